@@ -1,0 +1,150 @@
+/* hopgen runtime — the CUDA driver loaded with dlopen("libcuda.so.1"), modules JIT-compiled
+ * from PTX with an on-disk cache, tensor maps, cluster launch, timing.
+ *
+ * No link-time CUDA dependency: on a machine without the driver, hg_rt_open returns
+ * HG_ERR_NO_DRIVER with a sentence, and everything else in hopgen still works. */
+#ifndef HOPGEN_RUNTIME_H
+#define HOPGEN_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hopgen/sm90.h"
+#include "hopgen/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hg_rt hg_rt_t;             /* driver, context and device; one per process */
+typedef struct hg_module hg_module_t;     /* a loaded module */
+typedef struct hg_function hg_function_t; /* a kernel of a module (owned by the module) */
+typedef uint64_t hg_devptr_t;             /* CUdeviceptr */
+typedef void *hg_stream_t;                /* CUstream; NULL = the context's default stream */
+typedef void *hg_event_t;                 /* CUevent */
+
+typedef struct hg_device_info {
+  char name[128];
+  int ordinal;
+  int cc_major, cc_minor;
+  int sm_count;
+  int max_smem_per_block_optin; /* bytes a block may use after raising its limit */
+  int max_smem_per_sm;
+  int l2_bytes;
+  int clock_khz;
+  int mem_clock_khz;
+  int mem_bus_bits;
+  int driver_version; /* cuDriverGetVersion, e.g. 13000 */
+  uint64_t total_mem_bytes;
+} hg_device_info_t;
+
+/* Load the driver, pick device `ordinal`, retain its primary context. Fails with
+ * HG_ERR_NO_DRIVER (no libcuda.so.1), HG_ERR_NO_DEVICE (no device, or not sm_90). */
+hg_status_t hg_rt_open(int ordinal, hg_rt_t **out);
+void hg_rt_close(hg_rt_t *rt);
+const hg_device_info_t *hg_rt_device(const hg_rt_t *rt);
+
+/* ---------------------------------------------------------------- memory and streams */
+
+hg_status_t hg_rt_alloc(hg_rt_t *rt, size_t bytes, hg_devptr_t *out);
+void hg_rt_free(hg_rt_t *rt, hg_devptr_t p);
+hg_status_t hg_rt_upload(hg_rt_t *rt, hg_devptr_t dst, const void *src, size_t bytes);
+hg_status_t hg_rt_download(hg_rt_t *rt, void *dst, hg_devptr_t src, size_t bytes);
+hg_status_t hg_rt_copy_d2d(hg_rt_t *rt, hg_devptr_t dst, hg_devptr_t src, size_t bytes,
+                           hg_stream_t stream);
+hg_status_t hg_rt_memset8(hg_rt_t *rt, hg_devptr_t dst, uint8_t value, size_t bytes,
+                          hg_stream_t stream);
+hg_status_t hg_rt_stream_create(hg_rt_t *rt, hg_stream_t *out);
+void hg_rt_stream_destroy(hg_rt_t *rt, hg_stream_t s);
+hg_status_t hg_rt_sync(hg_rt_t *rt, hg_stream_t s); /* also reports a kernel's fault */
+hg_status_t hg_rt_event_create(hg_rt_t *rt, hg_event_t *out);
+void hg_rt_event_destroy(hg_rt_t *rt, hg_event_t e);
+hg_status_t hg_rt_event_record(hg_rt_t *rt, hg_event_t e, hg_stream_t s);
+hg_status_t hg_rt_event_elapsed_ms(hg_rt_t *rt, hg_event_t start, hg_event_t end, float *ms);
+
+/* ---------------------------------------------------------------- modules */
+
+typedef struct hg_jit_info {
+  bool cache_hit;    /* loaded from the on-disk cache, no JIT */
+  double compile_ms; /* JIT time (0 on a hit) */
+  double load_ms;    /* module load time */
+  char cache_path[512];
+} hg_jit_info_t;
+
+/* Compile PTX with the driver's JIT (the log goes into a failure's sentence) or load the
+ * compiled image from the cache ($HOPGEN_CACHE_DIR, else $XDG_CACHE_HOME/hopgen, else
+ * ~/.cache/hopgen; HOPGEN_CACHE_DIR=off disables it). Entries are keyed by a hash of the
+ * PTX, driver version and device; written atomically; a corrupt entry is recompiled. */
+hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out, hg_jit_info_t *info);
+void hg_rt_module_unload(hg_rt_t *rt, hg_module_t *m);
+/* The kernel `name`; dynamic shared memory above 48 KB is enabled here when smem_bytes
+ * asks for it (and refused with a sentence above the device's opt-in limit). */
+hg_status_t hg_rt_function(hg_rt_t *rt, hg_module_t *m, const char *name, uint32_t smem_bytes,
+                           hg_function_t **out);
+
+/* ---------------------------------------------------------------- tensor maps */
+
+/* An encoded CUtensorMap, passed by value as a kernel parameter. */
+typedef struct hg_tensormap {
+  _Alignas(64) uint64_t opaque[16];
+} hg_tensormap_t;
+
+/* Validate with hg_tensormap_validate (so the reason reaches the user), then encode with
+ * cuTensorMapEncodeTiled at global address base. */
+hg_status_t hg_rt_tensormap_encode(hg_rt_t *rt, const hg_tensormap_params_t *p, hg_devptr_t base,
+                                   hg_tensormap_t *out);
+
+/* ---------------------------------------------------------------- launch */
+
+typedef struct hg_launch {
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t cluster[3]; /* {0,0,0} or {1,1,1}: no cluster */
+  uint32_t smem_bytes; /* dynamic shared memory */
+  hg_stream_t stream;
+} hg_launch_t;
+
+/* Launch with cuLaunchKernelEx. args[i] points at the value of parameter i (an
+ * hg_tensormap_t for a tensor-map parameter). A cluster shape the device cannot
+ * schedule is refused with a sentence before launch. */
+hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, void **args);
+
+/* Milliseconds since an arbitrary epoch, monotonic (for host-side cold/warm timings). */
+double hg_now_ms(void);
+
+/* ---------------------------------------------------------------- cuBLAS reference */
+
+/* cuBLAS / cuBLASLt loaded with dlopen: the side-by-side reference for GEMM checks and
+ * benchmarks. HG_ERR_NO_DRIVER-style failure (HG_ERR_TOOL) with a sentence if absent. */
+typedef struct hg_blas hg_blas_t;
+
+/* D(MxN, row-major, ld ldd) = alpha * A(MxK) * B(KxN) + beta * C (same layout as D).
+ * A is K-major (row-major MxK, ld lda) when a_k_major, else M-major (column-major, ld
+ * lda). B is K-major (column-major KxN, each of the N columns contiguous in K, ld ldb)
+ * when b_k_major, else N-major (row-major KxN). Batches are strided by the *_batch
+ * strides (elements). fp8 takes per-tensor scales as device pointers to one f32 each
+ * (0 = 1.0); cuBLASLt requires K-major fp8 operands. */
+typedef struct hg_blas_gemm_args {
+  int64_t m, n, k;
+  int batch;
+  hg_dtype_t a_type, b_type, cd_type;
+  bool a_k_major, b_k_major;
+  int64_t lda, ldb, ldc, ldd;
+  int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
+  float alpha, beta;
+  hg_devptr_t a, b, c, d;
+  hg_devptr_t scale_a, scale_b;
+  hg_stream_t stream;
+} hg_blas_gemm_args_t;
+
+hg_status_t hg_blas_open(hg_rt_t *rt, hg_blas_t **out);
+void hg_blas_close(hg_blas_t *blas);
+/* Run one GEMM with cuBLASLt (heuristic algorithm, 32 MiB workspace; the same call is
+ * what benchmarks time). The first call for a shape picks and caches the algorithm. */
+hg_status_t hg_blas_gemm(hg_blas_t *blas, const hg_blas_gemm_args_t *args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

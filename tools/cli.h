@@ -1,0 +1,21 @@
+/* hopgen CLI: argument parsing and printing only; every behaviour lives in the library.
+ * Each command group lives in its own tools/cmd_<group>.c. A command returns the process
+ * exit status: 0 success, 1 failure (the status sentence printed to stderr), 2 usage. */
+#ifndef HOPGEN_CLI_H
+#define HOPGEN_CLI_H
+
+#include "hopgen/status.h"
+
+int hg_cmd_layout(int argc, char **argv); /* hopgen layout ... (argv[0] == "layout") */
+int hg_cmd_plan(int argc, char **argv);   /* hopgen plan tma|mma ... */
+int hg_cmd_tma(int argc, char **argv);    /* hopgen tma load|prefetch|multicast|store|reduce */
+int hg_cmd_gemm(int argc, char **argv);   /* hopgen gemm ... */
+int hg_cmd_bench(int argc, char **argv);  /* hopgen bench copy|gemm */
+int hg_cmd_demo(int argc, char **argv);   /* hopgen demo: the README's main job */
+
+/* Print "hopgen: <sentence>" to stderr and return 1 (for `return hg_cli_fail(s);`). */
+int hg_cli_fail(hg_status_t s);
+/* True when argv holds --help or -h. */
+int hg_cli_wants_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,11 @@
+/* hopgen tma: placeholder until its layer lands (replaced by the layer's own CLI). */
+#include <stdio.h>
+
+#include "cli.h"
+
+int hg_cmd_tma(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "hopgen: 'tma' is not built yet\n");
+  return 1;
+}
