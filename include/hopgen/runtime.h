@@ -66,10 +66,14 @@ hg_status_t hg_rt_event_elapsed_ms(hg_rt_t *rt, hg_event_t start, hg_event_t end
 /* ---------------------------------------------------------------- modules */
 
 typedef struct hg_jit_info {
-  bool cache_hit;    /* loaded from the on-disk cache, no JIT */
-  double compile_ms; /* JIT time (0 on a hit) */
-  double load_ms;    /* module load time */
-  char cache_path[512];
+  bool cache_hit;       /* loaded from the on-disk cache, no JIT */
+  double compile_ms;    /* JIT time (0 on a hit) */
+  double load_ms;       /* module load time (on a hit: the whole warm path, lookup included) */
+  char cache_path[512]; /* the entry's file ("" when the cache is off) */
+  /* Why the cache was bypassed or an entry replaced: "HOPGEN_CACHE_DIR=off", an unwritable
+   * directory, a damaged entry that was deleted and recompiled. "" when the cache simply
+   * worked. The cache never makes a load fail: it is an optimisation. */
+  char cache_note[256];
 } hg_jit_info_t;
 
 /* Compile PTX with the driver's JIT (the log goes into a failure's sentence) or load the

@@ -1,0 +1,239 @@
+/* Modules: PTX compiled by the driver's JIT linker (cuLinkCreate / cuLinkAddData /
+ * cuLinkComplete, CUDA Driver API "Module Management") into a cubin, kept in the on-disk
+ * cache (cache.c), loaded with cuModuleLoadData; kernels looked up and configured. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt_internal.h"
+
+/* Enough for any ptxas diagnostic worth reading; the status keeps ~1 KB of it anyway. */
+#define JIT_LOG_BYTES 8192
+
+/* Trailing newlines and spaces off a driver log (it ends each message with "\n"). */
+static void trim(char *s) {
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = '\0';
+}
+
+static hg_status_t jit_failure(const hg_cu_t *cu, CUresult r, const char *call, char *err,
+                               char *info) {
+  trim(err);
+  trim(info);
+  char what[256];
+  hg_cu_describe(cu, r, what, sizeof what);
+  return hg_error(HG_ERR_JIT, "the driver's JIT compiler rejected the PTX (%s: %s)%s%s%s%s", call,
+                  what, *err ? ":\n" : "", err, *info ? "\n" : "", info);
+}
+
+/* PTX -> cubin; the cubin is copied out (the linker owns its buffer) into *cubin. */
+static hg_status_t jit_compile(hg_rt_t *rt, const char *ptx, size_t len, void **cubin,
+                               size_t *cubin_size) {
+  const hg_cu_t *cu = &rt->cu;
+  char err[JIT_LOG_BYTES] = "", info[JIT_LOG_BYTES] = "";
+  /* The log buffers are written during cuLinkAddData and cuLinkComplete, so they live in
+   * this frame until cuLinkDestroy. Size options are unsigned ints passed by value in the
+   * pointer slot (CUjit_option documentation). */
+  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                          CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *vals[4] = {err, (void *)(uintptr_t)sizeof err, info, (void *)(uintptr_t)sizeof info};
+  CUlinkState link = NULL;
+  CUresult r = cu->cuLinkCreate(4, opts, vals, &link);
+  if (r != CUDA_SUCCESS) return hg_cu_fail(cu, r, "cuLinkCreate");
+  hg_status_t s = hg_ok();
+  /* PTX is text: the size covers the terminating NUL, which the JIT expects to find. */
+  r = cu->cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "hopgen.ptx", 0, NULL, NULL);
+  if (r != CUDA_SUCCESS) {
+    s = jit_failure(cu, r, "cuLinkAddData", err, info);
+  } else {
+    void *image = NULL;
+    size_t size = 0;
+    r = cu->cuLinkComplete(link, &image, &size);
+    if (r != CUDA_SUCCESS) {
+      s = jit_failure(cu, r, "cuLinkComplete", err, info);
+    } else if (!image || size == 0) {
+      s = hg_error(HG_ERR_JIT, "the driver's JIT linker returned an empty image");
+    } else {
+      *cubin = malloc(size);
+      if (!*cubin)
+        s = hg_error(HG_ERR_NOMEM, "cannot allocate %zu B for the compiled module", size);
+      else {
+        memcpy(*cubin, image, size);
+        *cubin_size = size;
+      }
+    }
+  }
+  cu->cuLinkDestroy(link);
+  return s;
+}
+
+static hg_status_t wrap_module(hg_rt_t *rt, CUmodule mod, hg_module_t **out) {
+  hg_module_t *m = (hg_module_t *)calloc(1, sizeof *m);
+  if (!m) {
+    rt->cu.cuModuleUnload(mod);
+    return hg_error(HG_ERR_NOMEM, "cannot allocate a module");
+  }
+  m->mod = mod;
+  *out = m;
+  return hg_ok();
+}
+
+hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
+                              hg_jit_info_t *info) {
+  hg_jit_info_t scratch;
+  if (!info) info = &scratch;
+  memset(info, 0, sizeof *info);
+  if (!out) return hg_error(HG_ERR_INVALID, "hg_rt_module_load needs somewhere to put the module");
+  *out = NULL;
+  if (!ptx || !*ptx) return hg_error(HG_ERR_INVALID, "hg_rt_module_load was given no PTX");
+  HG_TRY(hg_rt_bind(rt));
+  const double t0 = hg_now_ms();
+  const size_t len = strlen(ptx);
+  const hg_cu_t *cu = &rt->cu;
+
+  hg_cache_t cache;
+  hg_cache_from_env(&cache);
+  const hg_hash128_t key = hg_cache_key(ptx, len, rt->info.driver_version, rt->info.name,
+                                        rt->info.cc_major, rt->info.cc_minor);
+  if (cache.enabled)
+    hg_cache_path(&cache, key, info->cache_path, sizeof info->cache_path);
+  else
+    snprintf(info->cache_note, sizeof info->cache_note, "cache off: %s", cache.why_disabled);
+
+  /* Warm path: one file read and cuModuleLoadData. */
+  void *image = NULL;
+  size_t image_size = 0;
+  char why[sizeof info->cache_note];
+  hg_cache_result_t found = hg_cache_lookup(&cache, key, &image, &image_size, why, sizeof why);
+  if (why[0]) snprintf(info->cache_note, sizeof info->cache_note, "%s", why);
+  if (found == HG_CACHE_HIT) {
+    CUmodule mod = NULL;
+    CUresult r = cu->cuModuleLoadData(&mod, image);
+    free(image);
+    image = NULL;
+    if (r == CUDA_SUCCESS) {
+      info->cache_hit = true;
+      info->load_ms = hg_now_ms() - t0;
+      return wrap_module(rt, mod, out);
+    }
+    /* A valid entry the driver will not load (another driver wrote it under a colliding
+     * key, or the file is damaged in a way the checksum cannot see): replace it. */
+    hg_cache_remove(&cache, key);
+    char what[256];
+    snprintf(info->cache_note, sizeof info->cache_note,
+             "the cached cubin was refused by cuModuleLoadData (%s); it was deleted and the "
+             "PTX recompiled",
+             hg_cu_describe(cu, r, what, sizeof what));
+  }
+
+  const double tc = hg_now_ms();
+  HG_TRY(jit_compile(rt, ptx, len, &image, &image_size));
+  info->compile_ms = hg_now_ms() - tc;
+
+  if (cache.enabled) {
+    hg_status_t s = hg_cache_store(&cache, key, image, image_size);
+    if (!hg_is_ok(&s)) {
+      snprintf(info->cache_note, sizeof info->cache_note, "not cached: %.240s", s.msg);
+      info->cache_path[0] = '\0';
+    }
+  }
+
+  const double tl = hg_now_ms();
+  CUmodule mod = NULL;
+  CUresult r = cu->cuModuleLoadData(&mod, image);
+  info->load_ms = hg_now_ms() - tl;
+  free(image);
+  if (r != CUDA_SUCCESS) {
+    hg_cache_remove(&cache, key);
+    return hg_cu_fail(cu, r, "cuModuleLoadData of the freshly compiled cubin");
+  }
+  return wrap_module(rt, mod, out);
+}
+
+void hg_rt_module_unload(hg_rt_t *rt, hg_module_t *m) {
+  if (!m) return;
+  for (hg_function_t *f = m->functions; f;) {
+    hg_function_t *next = f->next;
+    free(f);
+    f = next;
+  }
+  if (rt) {
+    hg_status_t s = hg_rt_bind(rt);
+    if (hg_is_ok(&s)) rt->cu.cuModuleUnload(m->mod);
+  }
+  free(m);
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+hg_status_t hg_function_reserve_smem(hg_rt_t *rt, hg_function_t *f, uint32_t bytes) {
+  if ((int64_t)bytes <= (int64_t)f->dyn_smem_limit) return hg_ok();
+  const int optin = rt->info.max_smem_per_block_optin;
+  if ((int64_t)bytes + f->static_smem_bytes > (int64_t)optin)
+    return hg_error(HG_ERR_INVALID,
+                    "kernel %s asks for %" PRIu32 " B of dynamic shared memory on top of its %d B "
+                    "of static shared memory, but device %d (%s) allows at most %d B per block",
+                    f->name, bytes, f->static_smem_bytes, rt->info.ordinal, rt->info.name, optin);
+  CUresult r =
+      rt->cu.cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+  if (r != CUDA_SUCCESS)
+    return hg_cu_fail(&rt->cu, r,
+                      "cuFuncSetAttribute(%s, MAX_DYNAMIC_SHARED_SIZE_BYTES = %" PRIu32 ")",
+                      f->name, bytes);
+  f->dyn_smem_limit = (int)bytes;
+  return hg_ok();
+}
+
+static hg_status_t func_attr(hg_rt_t *rt, hg_function_t *f, CUfunction_attribute a,
+                             const char *what, int *out) {
+  CUresult r = rt->cu.cuFuncGetAttribute(out, a, f->fn);
+  if (r != CUDA_SUCCESS) return hg_cu_fail(&rt->cu, r, "cuFuncGetAttribute(%s, %s)", f->name, what);
+  return hg_ok();
+}
+
+hg_status_t hg_rt_function(hg_rt_t *rt, hg_module_t *m, const char *name, uint32_t smem_bytes,
+                           hg_function_t **out) {
+  if (!out) return hg_error(HG_ERR_INVALID, "hg_rt_function needs somewhere to put the kernel");
+  *out = NULL;
+  if (!m || !name || !*name)
+    return hg_error(HG_ERR_INVALID, "hg_rt_function needs a module and a kernel name");
+  if (strlen(name) >= sizeof(((hg_function_t *)0)->name))
+    return hg_error(HG_ERR_INVALID, "kernel name %.40s... is longer than %zu characters", name,
+                    sizeof(((hg_function_t *)0)->name) - 1);
+  HG_TRY(hg_rt_bind(rt));
+  /* The same kernel asked for twice is the same object (the module owns it). */
+  for (hg_function_t *f = m->functions; f; f = f->next) {
+    if (strcmp(f->name, name) == 0) {
+      HG_TRY(hg_function_reserve_smem(rt, f, smem_bytes));
+      *out = f;
+      return hg_ok();
+    }
+  }
+  CUfunction fn = NULL;
+  CUresult r = rt->cu.cuModuleGetFunction(&fn, m->mod, name);
+  if (r == CUDA_ERROR_NOT_FOUND)
+    return hg_error(HG_ERR_INVALID, "the module has no kernel named %s (its .entry name)", name);
+  if (r != CUDA_SUCCESS) return hg_cu_fail(&rt->cu, r, "cuModuleGetFunction(%s)", name);
+  hg_function_t *f = (hg_function_t *)calloc(1, sizeof *f);
+  if (!f) return hg_error(HG_ERR_NOMEM, "cannot allocate a kernel handle");
+  f->fn = fn;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  hg_status_t s = func_attr(rt, f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES",
+                            &f->static_smem_bytes);
+  if (hg_is_ok(&s))
+    s = func_attr(rt, f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK",
+                  &f->max_threads);
+  if (hg_is_ok(&s))
+    s = func_attr(rt, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  "MAX_DYNAMIC_SHARED_SIZE_BYTES", &f->dyn_smem_limit);
+  if (hg_is_ok(&s)) s = hg_function_reserve_smem(rt, f, smem_bytes);
+  if (!hg_is_ok(&s)) {
+    free(f);
+    return s;
+  }
+  f->next = m->functions;
+  m->functions = f;
+  *out = f;
+  return hg_ok();
+}
