@@ -203,6 +203,24 @@ hg_status_t hg_layout_show(const hg_composed_t *l, FILE *out);
  * layout into l's domain), cells are labelled T<thread>V<value>. */
 hg_status_t hg_layout_svg(const hg_composed_t *l, const hg_layout_t *tv, FILE *out);
 
+/* ---------------------------------------------------------------- operations by name */
+
+/* One operation, named like its CuTe function ("composition", "logical_divide", ...). */
+typedef struct hg_layout_op_info {
+  const char *name;
+  int min_args, max_args;
+  const char *usage;   /* argument synopsis, e.g. "LAYOUT TILER" */
+  const char *summary; /* one line */
+} hg_layout_op_info_t;
+
+/* The i-th operation hg_layout_op knows (i = 0, 1, ... until NULL). */
+const hg_layout_op_info_t *hg_layout_op_info(int i);
+/* Run an operation on arguments in the notation and write its result in canonical
+ * notation into buf: what `hopgen layout OP ARGS...` and `hopgen layout eval` (the golden
+ * vector format, where "_" marks an unused optional argument) print. Slices print
+ * "LAYOUT offset N". */
+hg_status_t hg_layout_op(const char *op, int argc, const char *const *argv, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

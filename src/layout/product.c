@@ -1,0 +1,323 @@
+/* Products (logical, zipped, tiled, flat, blocked, raked), local_partition, the common
+ * vector of two layouts, and recasting between element widths.
+ *
+ * pycute has no blocked/raked products, upcast/downcast or max_common_*; those follow
+ * CuTe's C++ (include/cute/layout.hpp, tensor_impl.hpp) with its static-layout checks
+ * turned into errors. */
+#include <string.h>
+
+#include "layout_internal.h"
+
+hg_status_t hg_logical_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
+  return hgl_tiler_op(HGL_OP_LOGICAL_PRODUCT, "logical_product", l, t, out);
+}
+hg_status_t hg_zipped_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
+  return hgl_tiler_op(HGL_OP_ZIPPED_PRODUCT, "zipped_product", l, t, out);
+}
+hg_status_t hg_tiled_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
+  return hgl_tiler_op(HGL_OP_TILED_PRODUCT, "tiled_product", l, t, out);
+}
+hg_status_t hg_flat_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
+  return hgl_tiler_op(HGL_OP_FLAT_PRODUCT, "flat_product", l, t, out);
+}
+
+/* ---------------------------------------------------------------- blocked / raked */
+
+/* CuTe's append<R>: pad with 1:0 modes up to rank R (an integer layout becomes a tuple). */
+static hg_status_t pad_rank(const hg_layout_t *l, int r, hg_layout_t *out) {
+  if (hgl_rank(l) >= r) {
+    *out = *l;
+    return hg_ok();
+  }
+  hg_layout_t p, one = hg_layout_1d(1, 0);
+  if (hg_is_int(&l->shape)) {
+    hgl_layout_empty(&p);
+    HG_TRY(hgl_layout_push(&p, l));
+  } else {
+    p = *l;
+  }
+  while (hgl_rank(&p) < r) HG_TRY(hgl_layout_push(&p, &one));
+  *out = p;
+  return hg_ok();
+}
+
+/* logical_product of the padded layouts, then mode i of the result is the coalesced pair
+ * (block_i, tiler_i) for blocked_product, (tiler_i, block_i) for raked_product. */
+static hg_status_t rank_product(const char *name, bool raked, const hg_layout_t *block,
+                                const hg_layout_t *tiler, hg_layout_t *out) {
+  HG_TRY(hgl_check_layout(block, name));
+  HG_TRY(hgl_check_layout(tiler, name));
+  int rb = hgl_rank(block), rt = hgl_rank(tiler), r = rb > rt ? rb : rt;
+  hg_layout_t pb, pt, prod, h0, h1, m0, m1, pair, c, res;
+  hg_status_t s = pad_rank(block, r, &pb);
+  if (hg_is_ok(&s)) s = pad_rank(tiler, r, &pt);
+  if (hg_is_ok(&s)) s = hgl_logical_product(&pb, &pt, &prod);
+  if (hg_is_ok(&s)) {
+    hgl_mode(&prod, 0, &h0);
+    hgl_mode(&prod, 1, &h1);
+    hgl_layout_empty(&res);
+    for (int i = 0; i < r && hg_is_ok(&s); i++) {
+      /* With rank 1 each half is one mode as a whole (CuTe's zip of two non-tuples). */
+      if (r == 1) {
+        m0 = h0;
+        m1 = h1;
+      } else {
+        hgl_mode(&h0, i, &m0);
+        hgl_mode(&h1, i, &m1);
+      }
+      hgl_layout_empty(&pair);
+      s = hgl_layout_push(&pair, raked ? &m1 : &m0);
+      if (hg_is_ok(&s)) s = hgl_layout_push(&pair, raked ? &m0 : &m1);
+      if (hg_is_ok(&s)) s = hgl_coalesce(&pair, &c);
+      if (hg_is_ok(&s)) s = hgl_layout_push(&res, &c);
+    }
+  }
+  if (!hg_is_ok(&s)) {
+    char x[256], y[256];
+    return hg_status_wrap(s, "%s of %s and %s: ", name, hgl_lstr(block, x, sizeof x),
+                          hgl_lstr(tiler, y, sizeof y));
+  }
+  *out = res;
+  return hg_ok();
+}
+
+hg_status_t hg_blocked_product(const hg_layout_t *l, const hg_layout_t *b, hg_layout_t *out) {
+  return rank_product("blocked_product", false, l, b, out);
+}
+
+hg_status_t hg_raked_product(const hg_layout_t *l, const hg_layout_t *b, hg_layout_t *out) {
+  return rank_product("raked_product", true, l, b, out);
+}
+
+/* ---------------------------------------------------------------- local_partition */
+
+hg_status_t hg_local_partition(const hg_layout_t *l, const hg_layout_t *thr, int64_t idx,
+                               hg_layout_t *out, int64_t *offset) {
+  HG_TRY(hgl_check_layout(l, "local_partition"));
+  HG_TRY(hgl_check_layout(thr, "local_partition: thread layout"));
+  char x[256], y[256];
+  int64_t nthr;
+  HG_TRY(hgl_size(thr, &nthr));
+  if (idx < 0 || idx >= nthr)
+    return hg_error(HG_ERR_INVALID,
+                    "local_partition: thread index %lld is outside the thread layout %s "
+                    "(0 <= index < %lld)",
+                    (long long)idx, hgl_lstr(thr, x, sizeof x), (long long)nthr);
+  /* The tiler is the size of each thread mode (CuTe's product_each(shape(thr))). */
+  hg_tiler_t t;
+  memset(&t, 0, sizeof t);
+  int r = hgl_rank(thr);
+  hg_layout_t tm;
+  if (hg_is_int(&thr->shape)) {
+    t.mode[0] = hg_layout_1d(thr->shape.v[0], 1);
+  } else {
+    if (r > HG_TILER_MAX)
+      return hg_error(HG_ERR_CAPACITY,
+                      "local_partition: thread layout %s has %d modes, more than "
+                      "HG_TILER_MAX = %d",
+                      hgl_lstr(thr, x, sizeof x), r, HG_TILER_MAX);
+    t.rank = r;
+    for (int i = 0; i < r; i++) {
+      int64_t n;
+      hgl_mode(thr, i, &tm);
+      HG_TRY(hgl_size(&tm, &n));
+      t.mode[i] = hg_layout_1d(n, 1);
+    }
+  }
+  /* Thread index -> coordinate in thr: per leaf (idx // stride) % shape, CuTe's
+   * get_hier_coord, which inverts a compact layout; then each top-level mode's
+   * coordinate becomes 1-D within that mode (get_flat_coord). */
+  hg_tuple_t coord;
+  hgl_empty(&coord);
+  for (int i = 0; i < r; i++) {
+    hgl_mode(thr, i, &tm);
+    int64_t s[HG_TUPLE_MAX], d[HG_TUPLE_MAX], c1 = 0, run = 1;
+    int n = hgl_flat(&tm, s, d);
+    for (int k = 0; k < n; k++) {
+      int64_t q, c, p;
+      if (d[k] == 0 && s[k] != 1)
+        return hg_error(HG_ERR_INVALID,
+                        "local_partition: thread layout %s has a mode %lld:0; a stride-0 mode "
+                        "cannot map a thread index back to a coordinate",
+                        hgl_lstr(thr, x, sizeof x), (long long)s[k]);
+      if (d[k] == 0) {
+        c = 0;
+      } else {
+        HG_TRY(hgl_floordiv(idx, d[k], &q));
+        HG_TRY(hgl_mod(q, s[k], &c));
+      }
+      HG_TRY(hgl_mul(c, run, &p));
+      HG_TRY(hgl_add(c1, p, &c1));
+      HG_TRY(hgl_mul(run, s[k], &run));
+    }
+    HG_TRY(hgl_push_int(&coord, c1));
+  }
+  if (hg_is_int(&thr->shape)) coord = hg_int(coord.v[1]);
+  hg_layout_t z, m1;
+  HG_TRY(hgl_tiler_op(HGL_OP_ZIPPED_DIVIDE, "local_partition", l, &t, &z));
+  /* Slice (coord, (_,...,_)): fix the position inside the tile, keep every tile. */
+  hgl_mode(&z, 1, &m1);
+  int r1 = hgl_rank(&m1);
+  hg_tuple_t crd, rest;
+  hgl_empty(&crd);
+  HG_TRY(hgl_push(&crd, &coord));
+  if (hg_is_int(&m1.shape)) {
+    rest = hg_int(HG_UNDERSCORE);
+  } else {
+    hgl_empty(&rest);
+    for (int i = 0; i < r1; i++) HG_TRY(hgl_push_int(&rest, HG_UNDERSCORE));
+  }
+  HG_TRY(hgl_push(&crd, &rest));
+  hg_status_t s = hg_slice(&z, &crd, out, offset);
+  if (!hg_is_ok(&s))
+    return hg_status_wrap(s,
+                          "local_partition of %s by thread %lld of %s: ", hgl_lstr(l, x, sizeof x),
+                          (long long)idx, hgl_lstr(thr, y, sizeof y));
+  return s;
+}
+
+/* ---------------------------------------------------------------- common vector */
+
+/* common = coalesce(a o right_inverse(b)); its first mode is the shared contiguous run
+ * when that mode has stride 1. */
+static hg_status_t common_of(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *inv_b,
+                             hg_layout_t *first, bool *contiguous) {
+  hg_layout_t comp, common;
+  HG_TRY(hgl_right_inverse(b, inv_b));
+  HG_TRY(hgl_composition(a, inv_b, &comp));
+  HG_TRY(hgl_coalesce(&comp, &common));
+  hgl_mode(&common, 0, first);
+  *contiguous = hg_is_int(&first->stride) && first->stride.v[0] == 1;
+  return hg_ok();
+}
+
+hg_status_t hg_max_common_vector(const hg_layout_t *a, const hg_layout_t *b, int64_t *out) {
+  HG_TRY(hgl_check_layout(a, "max_common_vector"));
+  HG_TRY(hgl_check_layout(b, "max_common_vector"));
+  hg_layout_t inv, first;
+  bool contiguous;
+  hg_status_t s = common_of(a, b, &inv, &first, &contiguous);
+  if (!hg_is_ok(&s)) {
+    char x[256], y[256];
+    return hg_status_wrap(s, "max_common_vector of %s and %s: ", hgl_lstr(a, x, sizeof x),
+                          hgl_lstr(b, y, sizeof y));
+  }
+  *out = contiguous ? first.shape.v[0] : 1;
+  return hg_ok();
+}
+
+hg_status_t hg_max_common_layout(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out) {
+  HG_TRY(hgl_check_layout(a, "max_common_layout"));
+  HG_TRY(hgl_check_layout(b, "max_common_layout"));
+  hg_layout_t inv, first;
+  bool contiguous;
+  hg_status_t s = common_of(a, b, &inv, &first, &contiguous);
+  if (hg_is_ok(&s)) {
+    if (!contiguous) {
+      *out = hg_layout_1d(1, 0);
+      return hg_ok();
+    }
+    s = hgl_composition(&inv, &first, out);
+  }
+  if (!hg_is_ok(&s)) {
+    char x[256], y[256];
+    return hg_status_wrap(s, "max_common_layout of %s and %s: ", hgl_lstr(a, x, sizeof x),
+                          hgl_lstr(b, y, sizeof y));
+  }
+  return s;
+}
+
+/* ---------------------------------------------------------------- recast */
+
+/* CuTe's shape_div on static integers: a and b must divide one another; the quotient
+ * rounds away from zero (so a smaller a gives +-1). */
+static hg_status_t cute_shape_div(int64_t a, int64_t b, const char *what, int64_t *out) {
+  if (b == 0 || (a == INT64_MIN && b == -1))
+    return hg_error(HG_ERR_INVALID, "%s: shape_div(%lld, %lld) is undefined", what, (long long)a,
+                    (long long)b);
+  bool ok = a % b == 0 || (a != 0 && (a == -1 || b % a == 0));
+  if (!ok)
+    return hg_error(HG_ERR_INVALID,
+                    "%s: %lld and %lld do not divide one another (CuTe's shape_div condition)",
+                    what, (long long)a, (long long)b);
+  int64_t q = a / b;
+  *out = q != 0 ? q : ((a > 0) - (a < 0)) * ((b > 0) - (b < 0));
+  return hg_ok();
+}
+
+hg_status_t hg_upcast(const hg_layout_t *l, int64_t n, hg_layout_t *out) {
+  HG_TRY(hgl_check_layout(l, "upcast"));
+  char x[256], what[320];
+  snprintf(what, sizeof what, "upcast<%lld> of %s", (long long)n, hgl_lstr(l, x, sizeof x));
+  if (n < 1) return hg_error(HG_ERR_INVALID, "%s: the factor must be >= 1", what);
+  hg_layout_t r = *l;
+  for (int i = 0; i < l->shape.n; i++) {
+    if (l->shape.arity[i] != HG_LEAF) continue;
+    int64_t s = l->shape.v[i], d = l->stride.v[i], k;
+    if (d == 0) continue; /* a broadcast mode stays as it is */
+    if (d == INT64_MIN) return hg_error(HG_ERR_OVERFLOW, "%s: |stride| overflows int64", what);
+    /* A stride smaller than n packs n/|d| elements of this mode into one; larger strides
+     * just shrink by n. */
+    HG_TRY(cute_shape_div(n, d < 0 ? -d : d, what, &k));
+    HG_TRY(cute_shape_div(s, k, what, &r.shape.v[i]));
+    HG_TRY(cute_shape_div(d, n, what, &r.stride.v[i]));
+  }
+  *out = r;
+  return hg_ok();
+}
+
+hg_status_t hg_downcast(const hg_layout_t *l, int64_t n, hg_layout_t *out) {
+  HG_TRY(hgl_check_layout(l, "downcast"));
+  char x[256];
+  if (n < 1)
+    return hg_error(HG_ERR_INVALID, "downcast<%lld> of %s: the factor must be >= 1", (long long)n,
+                    hgl_lstr(l, x, sizeof x));
+  bool has1 = false;
+  for (int i = 0; i < l->shape.n; i++)
+    if (l->shape.arity[i] == HG_LEAF && l->stride.v[i] == 1) has1 = true;
+  if (!has1)
+    return hg_error(HG_ERR_INVALID,
+                    "downcast<%lld> of %s: no mode has stride 1 (downcast requires adjacent "
+                    "elements)",
+                    (long long)n, hgl_lstr(l, x, sizeof x));
+  hg_layout_t r = *l;
+  for (int i = 0; i < l->shape.n; i++) {
+    if (l->shape.arity[i] != HG_LEAF) continue;
+    hg_status_t s;
+    if (l->stride.v[i] == 1 || l->stride.v[i] == -1)
+      s = hgl_mul(l->shape.v[i], n, &r.shape.v[i]);
+    else
+      s = hgl_mul(l->stride.v[i], n, &r.stride.v[i]);
+    if (!hg_is_ok(&s))
+      return hg_status_wrap(s, "downcast<%lld> of %s: ", (long long)n, hgl_lstr(l, x, sizeof x));
+  }
+  *out = r;
+  return hg_ok();
+}
+
+static int gcd_int(int a, int b) {
+  while (b) {
+    int t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+hg_status_t hg_recast_layout(const hg_layout_t *l, int old_bits, int new_bits, hg_layout_t *out) {
+  HG_TRY(hgl_check_layout(l, "recast_layout"));
+  if (old_bits < 1 || new_bits < 1)
+    return hg_error(HG_ERR_INVALID, "recast_layout from %d to %d bits: element widths must be >= 1",
+                    old_bits, new_bits);
+  int g = gcd_int(old_bits, new_bits), num = new_bits / g, den = old_bits / g;
+  if (num == 1 && den == 1) {
+    *out = *l;
+    return hg_ok();
+  }
+  if (num == 1) return hg_downcast(l, den, out);
+  if (den == 1) return hg_upcast(l, num, out);
+  return hg_error(HG_ERR_UNSUPPORTED,
+                  "recast_layout from %d to %d bits: the ratio %d/%d is neither an integer nor "
+                  "its inverse (CuTe does not support this recast)",
+                  old_bits, new_bits, num, den);
+}

@@ -1,0 +1,478 @@
+/* The notation: parse and print tuples, layouts, tilers and swizzled layouts.
+ *
+ * Canonical output is what the golden vectors use: `(4,8):(1,4)`, no spaces, a rank-1
+ * tuple keeps its parentheses `(4)`. Input also accepts CuTe's and pycute's printed
+ * forms: `_4` static integers, spaces anywhere between tokens, a trailing comma `(4,)`. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "layout_internal.h"
+
+/* ---------------------------------------------------------------- printing */
+
+typedef struct sbuf {
+  char *buf;
+  size_t size;
+  size_t len; /* length the full text needs */
+} sbuf_t;
+
+static void sb_puts(sbuf_t *b, const char *s) {
+  size_t n = strlen(s);
+  if (b->size > 0 && b->len < b->size - 1) {
+    size_t room = b->size - 1 - b->len;
+    memcpy(b->buf + b->len, s, n < room ? n : room);
+  }
+  b->len += n;
+  if (b->size > 0) b->buf[b->len < b->size ? b->len : b->size - 1] = '\0';
+}
+
+static void sb_int(sbuf_t *b, int64_t v) {
+  char tmp[32];
+  if (v == HG_UNDERSCORE)
+    snprintf(tmp, sizeof tmp, "_");
+  else
+    snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+  sb_puts(b, tmp);
+}
+
+static int sb_tuple(sbuf_t *b, const hg_tuple_t *t, int i) {
+  if (t->arity[i] == HG_LEAF) {
+    sb_int(b, t->v[i]);
+    return i + 1;
+  }
+  int k = t->arity[i];
+  sb_puts(b, "(");
+  i++;
+  for (int j = 0; j < k; j++) {
+    if (j) sb_puts(b, ",");
+    i = sb_tuple(b, t, i);
+  }
+  sb_puts(b, ")");
+  return i;
+}
+
+static int sb_done(sbuf_t *b) {
+  if (b->size > 0 && b->len == 0) b->buf[0] = '\0';
+  return b->len > (size_t)INT32_MAX ? INT32_MAX : (int)b->len;
+}
+
+int hg_tuple_print(const hg_tuple_t *t, char *buf, size_t size) {
+  sbuf_t b = {buf, size, 0};
+  if (!hgl_tuple_valid(t))
+    sb_puts(&b, "<invalid tuple>");
+  else
+    sb_tuple(&b, t, 0);
+  return sb_done(&b);
+}
+
+static void sb_layout(sbuf_t *b, const hg_layout_t *l) {
+  if (!hgl_tuple_valid(&l->shape) || !hgl_tuple_valid(&l->stride)) {
+    sb_puts(b, "<invalid layout>");
+    return;
+  }
+  sb_tuple(b, &l->shape, 0);
+  sb_puts(b, ":");
+  sb_tuple(b, &l->stride, 0);
+}
+
+int hg_layout_print(const hg_layout_t *l, char *buf, size_t size) {
+  sbuf_t b = {buf, size, 0};
+  sb_layout(&b, l);
+  return sb_done(&b);
+}
+
+int hg_tiler_print(const hg_tiler_t *t, char *buf, size_t size) {
+  sbuf_t b = {buf, size, 0};
+  if (t->rank == 0) {
+    sb_layout(&b, &t->mode[0]);
+  } else if (t->rank < 0 || t->rank > HG_TILER_MAX) {
+    sb_puts(&b, "<invalid tiler>");
+  } else {
+    sb_puts(&b, "[");
+    for (int i = 0; i < t->rank; i++) {
+      if (i) sb_puts(&b, ",");
+      if (t->skip[i])
+        sb_puts(&b, "_");
+      else
+        sb_layout(&b, &t->mode[i]);
+    }
+    sb_puts(&b, "]");
+  }
+  return sb_done(&b);
+}
+
+int hg_composed_print(const hg_composed_t *c, char *buf, size_t size) {
+  sbuf_t b = {buf, size, 0};
+  if (c->sw.b != 0 || c->offset != 0) {
+    char tmp[96];
+    snprintf(tmp, sizeof tmp, "Sw<%d,%d,%d> o %lld o ", c->sw.b, c->sw.m, c->sw.s,
+             (long long)c->offset);
+    sb_puts(&b, tmp);
+  }
+  sb_layout(&b, &c->layout);
+  return sb_done(&b);
+}
+
+const char *hgl_lstr(const hg_layout_t *l, char *buf, size_t size) {
+  sbuf_t b = {buf, size, 0};
+  sb_layout(&b, l);
+  if (b.len >= size && size > 4) memcpy(buf + size - 4, "...", 4);
+  return buf;
+}
+
+const char *hgl_tstr(const hg_tuple_t *t, char *buf, size_t size) {
+  hg_tuple_print(t, buf, size);
+  if (strlen(buf) + 1 >= size && size > 4) memcpy(buf + size - 4, "...", 4);
+  return buf;
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+void hgl_skip_ws(hgl_cursor_t *c) {
+  while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r') c->p++;
+}
+
+hg_status_t hgl_parse_error(const hgl_cursor_t *c, const char *fmt, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  long col = (long)(c->p - c->text) + 1;
+  if (*c->p)
+    return hg_error(HG_ERR_PARSE, "cannot parse \"%.200s\": %s at column %ld (found '%c')", c->text,
+                    what, col, *c->p);
+  return hg_error(HG_ERR_PARSE, "cannot parse \"%.200s\": %s at column %ld (end of text)", c->text,
+                  what, col);
+}
+
+hg_status_t hgl_parse_int(hgl_cursor_t *c, int64_t *out) {
+  const char *start = c->p;
+  bool neg = false;
+  if (*c->p == '+' || *c->p == '-') {
+    neg = *c->p == '-';
+    c->p++;
+  }
+  if (!isdigit((unsigned char)*c->p)) return hgl_parse_error(c, "expected a digit");
+  /* Accumulate negatively so that INT64_MIN's magnitude is representable; INT64_MIN itself
+   * is refused below because it is the `_` marker. */
+  int64_t v = 0;
+  while (isdigit((unsigned char)*c->p)) {
+    int d = *c->p - '0';
+    if (v < (INT64_MIN + d) / 10) {
+      hgl_cursor_t at = {c->text, start};
+      return hgl_parse_error(&at, "integer does not fit int64");
+    }
+    v = v * 10 - d;
+    c->p++;
+  }
+  if (!neg) {
+    if (v == INT64_MIN) {
+      hgl_cursor_t at = {c->text, start};
+      return hgl_parse_error(&at, "integer does not fit int64");
+    }
+    v = -v;
+  } else if (v == INT64_MIN) {
+    hgl_cursor_t at = {c->text, start};
+    return hgl_parse_error(&at, "integer -9223372036854775808 is reserved (it marks `_`)");
+  }
+  *out = v;
+  return hg_ok();
+}
+
+static hg_status_t add_node(hgl_cursor_t *c, hg_tuple_t *t, int8_t arity, int64_t v) {
+  if (t->n >= HG_TUPLE_MAX)
+    return hg_error(HG_ERR_CAPACITY,
+                    "cannot parse \"%.200s\": more than HG_TUPLE_MAX = %d nodes (integers plus "
+                    "parenthesised groups) at column %ld",
+                    c->text, HG_TUPLE_MAX, (long)(c->p - c->text) + 1);
+  t->arity[t->n] = arity;
+  t->v[t->n] = v;
+  t->n++;
+  return hg_ok();
+}
+
+static hg_status_t parse_elem(hgl_cursor_t *c, hg_tuple_t *t) {
+  hgl_skip_ws(c);
+  char ch = *c->p;
+  if (ch == '(') {
+    int me = t->n;
+    HG_TRY(add_node(c, t, 0, 0));
+    c->p++;
+    hgl_skip_ws(c);
+    if (*c->p == ')') return hgl_parse_error(c, "empty tuple ()");
+    for (;;) {
+      if (t->arity[me] >= 127) return hgl_parse_error(c, "more than 127 elements in a tuple");
+      HG_TRY(parse_elem(c, t));
+      t->arity[me]++;
+      hgl_skip_ws(c);
+      if (*c->p == ',') {
+        c->p++;
+        hgl_skip_ws(c);
+        if (*c->p == ')') { /* pycute prints a rank-1 tuple as (4,) */
+          c->p++;
+          return hg_ok();
+        }
+        continue;
+      }
+      if (*c->p == ')') {
+        c->p++;
+        return hg_ok();
+      }
+      return hgl_parse_error(c, "expected ',' or ')'");
+    }
+  }
+  if (ch == '_') {
+    c->p++;
+    if (isdigit((unsigned char)*c->p) || *c->p == '-' || *c->p == '+') {
+      int64_t v; /* CuTe prints static integers as _4 */
+      HG_TRY(hgl_parse_int(c, &v));
+      return add_node(c, t, HG_LEAF, v);
+    }
+    return add_node(c, t, HG_LEAF, HG_UNDERSCORE);
+  }
+  if (isdigit((unsigned char)ch) || ch == '-' || ch == '+') {
+    int64_t v;
+    HG_TRY(hgl_parse_int(c, &v));
+    return add_node(c, t, HG_LEAF, v);
+  }
+  return hgl_parse_error(c, "expected an integer, '_' or '('");
+}
+
+hg_status_t hgl_parse_tuple(hgl_cursor_t *c, hg_tuple_t *out) {
+  hg_tuple_t t;
+  t.n = 0;
+  HG_TRY(parse_elem(c, &t));
+  *out = t;
+  return hg_ok();
+}
+
+static hg_status_t expect_end(hgl_cursor_t *c) {
+  hgl_skip_ws(c);
+  if (*c->p) return hgl_parse_error(c, "unexpected text after the value");
+  return hg_ok();
+}
+
+hg_status_t hg_tuple_parse(const char *text, hg_tuple_t *out) {
+  if (!text) return hg_error(HG_ERR_PARSE, "cannot parse a NULL tuple text");
+  hgl_cursor_t c = {text, text};
+  hg_tuple_t t;
+  HG_TRY(hgl_parse_tuple(&c, &t));
+  HG_TRY(expect_end(&c));
+  *out = t;
+  return hg_ok();
+}
+
+hg_status_t hgl_parse_layout(hgl_cursor_t *c, hg_layout_t *out) {
+  hg_layout_t l;
+  const char *start = c->p;
+  HG_TRY(hgl_parse_tuple(c, &l.shape));
+  hgl_skip_ws(c);
+  if (*c->p != ':') return hgl_parse_error(c, "expected ':' between shape and stride");
+  c->p++;
+  HG_TRY(hgl_parse_tuple(c, &l.stride));
+  if (!hg_tuple_congruent(&l.shape, &l.stride)) {
+    char a[256], b[256];
+    hgl_cursor_t at = {c->text, start};
+    return hgl_parse_error(&at, "shape %s and stride %s are not congruent (same nesting)",
+                           hgl_tstr(&l.shape, a, sizeof a), hgl_tstr(&l.stride, b, sizeof b));
+  }
+  for (int i = 0; i < l.shape.n; i++) {
+    if (l.shape.arity[i] != HG_LEAF) continue;
+    if (l.shape.v[i] == HG_UNDERSCORE || l.stride.v[i] == HG_UNDERSCORE) {
+      hgl_cursor_t at = {c->text, start};
+      return hgl_parse_error(&at, "a layout cannot hold '_'");
+    }
+    if (l.shape.v[i] < 0) {
+      hgl_cursor_t at = {c->text, start};
+      return hgl_parse_error(&at, "shape %lld is negative (shapes are sizes, >= 0)",
+                             (long long)l.shape.v[i]);
+    }
+  }
+  *out = l;
+  return hg_ok();
+}
+
+hg_status_t hg_layout_parse(const char *text, hg_layout_t *out) {
+  if (!text) return hg_error(HG_ERR_PARSE, "cannot parse a NULL layout text");
+  hgl_cursor_t c = {text, text};
+  hg_layout_t l;
+  HG_TRY(hgl_parse_layout(&c, &l));
+  HG_TRY(expect_end(&c));
+  *out = l;
+  return hg_ok();
+}
+
+/* One element of a tiler: a layout, or an integer n meaning n:1. */
+static hg_status_t parse_tiler_layout(hgl_cursor_t *c, hg_layout_t *out, bool *shape_only,
+                                      hg_tuple_t *shape) {
+  const char *start = c->p;
+  hg_tuple_t t;
+  HG_TRY(hgl_parse_tuple(c, &t));
+  hgl_skip_ws(c);
+  if (*c->p == ':') {
+    c->p = start;
+    *shape_only = false;
+    return hgl_parse_layout(c, out);
+  }
+  *shape_only = true;
+  *shape = t;
+  return hg_ok();
+}
+
+static hg_status_t int_tiler_mode(hgl_cursor_t *c, const char *start, int64_t v, hg_layout_t *out) {
+  if (v == HG_UNDERSCORE || v < 0) {
+    hgl_cursor_t at = {c->text, start};
+    return hgl_parse_error(&at, "a tiler size must be an integer >= 0");
+  }
+  *out = hg_layout_1d(v, 1);
+  return hg_ok();
+}
+
+hg_status_t hg_tiler_parse(const char *text, hg_tiler_t *out) {
+  if (!text) return hg_error(HG_ERR_PARSE, "cannot parse a NULL tiler text");
+  hgl_cursor_t c = {text, text};
+  hg_tiler_t r;
+  memset(&r, 0, sizeof r);
+  hgl_skip_ws(&c);
+  if (*c.p == '[') {
+    c.p++;
+    for (;;) {
+      hgl_skip_ws(&c);
+      if (r.rank >= HG_TILER_MAX)
+        return hgl_parse_error(&c, "a by-mode tiler holds at most HG_TILER_MAX = %d slots",
+                               HG_TILER_MAX);
+      const char *start = c.p;
+      if (c.p[0] == '_' && !isdigit((unsigned char)c.p[1]) && c.p[1] != '-' && c.p[1] != '+') {
+        c.p++;
+        r.skip[r.rank] = true;
+        r.mode[r.rank] = hg_layout_1d(1, 0);
+      } else {
+        bool shape_only;
+        hg_tuple_t shape;
+        HG_TRY(parse_tiler_layout(&c, &r.mode[r.rank], &shape_only, &shape));
+        if (shape_only) {
+          if (!hg_is_int(&shape)) {
+            hgl_cursor_t at = {text, start};
+            return hgl_parse_error(&at, "a tiler slot is '_', an integer or a layout (nested "
+                                        "by-mode tilers are not supported)");
+          }
+          HG_TRY(int_tiler_mode(&c, start, shape.v[0], &r.mode[r.rank]));
+        }
+      }
+      r.rank++;
+      hgl_skip_ws(&c);
+      if (*c.p == ',') {
+        c.p++;
+        continue;
+      }
+      if (*c.p == ']') {
+        c.p++;
+        break;
+      }
+      return hgl_parse_error(&c, "expected ',' or ']' in a by-mode tiler");
+    }
+  } else {
+    const char *start = c.p;
+    bool shape_only;
+    hg_tuple_t shape;
+    HG_TRY(parse_tiler_layout(&c, &r.mode[0], &shape_only, &shape));
+    if (shape_only) {
+      if (hg_is_int(&shape)) {
+        HG_TRY(int_tiler_mode(&c, start, shape.v[0], &r.mode[0]));
+      } else {
+        /* A tuple of sizes is a by-mode tiler, as CuTe treats a Shape tiler. */
+        if (hg_tuple_depth(&shape) != 1) {
+          hgl_cursor_t at = {text, start};
+          return hgl_parse_error(&at, "a shape tiler must be a flat tuple of sizes");
+        }
+        if (shape.arity[0] > HG_TILER_MAX) {
+          hgl_cursor_t at = {text, start};
+          return hgl_parse_error(&at, "a by-mode tiler holds at most HG_TILER_MAX = %d slots",
+                                 HG_TILER_MAX);
+        }
+        r.rank = shape.arity[0];
+        for (int i = 0; i < r.rank; i++) {
+          if (shape.v[i + 1] == HG_UNDERSCORE) {
+            r.skip[i] = true;
+            r.mode[i] = hg_layout_1d(1, 0);
+          } else {
+            HG_TRY(int_tiler_mode(&c, start, shape.v[i + 1], &r.mode[i]));
+          }
+        }
+      }
+    }
+  }
+  HG_TRY(expect_end(&c));
+  *out = r;
+  return hg_ok();
+}
+
+/* Sw<B,M,S> (CuTe) or SW_B_M_S (pycute). */
+static hg_status_t parse_swizzle(hgl_cursor_t *c, hg_swizzle_t *sw) {
+  int64_t v[3];
+  const char *start = c->p;
+  bool angle = strncmp(c->p, "Sw<", 3) == 0;
+  c->p += 3;
+  for (int i = 0; i < 3; i++) {
+    hgl_skip_ws(c);
+    HG_TRY(hgl_parse_int(c, &v[i]));
+    hgl_skip_ws(c);
+    if (i < 2) {
+      if (*c->p != (angle ? ',' : '_'))
+        return hgl_parse_error(c, "expected '%c' in a swizzle", angle ? ',' : '_');
+      c->p++;
+    }
+  }
+  if (angle) {
+    if (*c->p != '>') return hgl_parse_error(c, "expected '>' closing Sw<B,M,S>");
+    c->p++;
+  }
+  if (v[0] < -1000 || v[0] > 1000 || v[1] < -1000 || v[1] > 1000 || v[2] < -1000 || v[2] > 1000) {
+    hgl_cursor_t at = {c->text, start};
+    return hgl_parse_error(&at, "swizzle parameters out of range");
+  }
+  hg_status_t s = hg_swizzle_make((int)v[0], (int)v[1], (int)v[2], sw);
+  if (!hg_is_ok(&s)) return hg_status_wrap(s, "cannot parse \"%.200s\": ", c->text);
+  return hg_ok();
+}
+
+static hg_status_t expect_o(hgl_cursor_t *c) {
+  hgl_skip_ws(c);
+  if (*c->p != 'o') return hgl_parse_error(c, "expected 'o' (composition)");
+  c->p++;
+  return hg_ok();
+}
+
+hg_status_t hg_composed_parse(const char *text, hg_composed_t *out) {
+  if (!text) return hg_error(HG_ERR_PARSE, "cannot parse a NULL layout text");
+  hgl_cursor_t c = {text, text};
+  hg_composed_t r;
+  memset(&r, 0, sizeof r);
+  hgl_skip_ws(&c);
+  if (strncmp(c.p, "Sw<", 3) == 0 || strncmp(c.p, "SW_", 3) == 0) {
+    HG_TRY(parse_swizzle(&c, &r.sw));
+    HG_TRY(expect_o(&c));
+    hgl_skip_ws(&c);
+    const char *start = c.p;
+    hg_tuple_t t;
+    HG_TRY(hgl_parse_tuple(&c, &t));
+    hgl_skip_ws(&c);
+    if (*c.p == ':') {
+      c.p = start;
+    } else {
+      if (!hg_is_int(&t) || t.v[0] == HG_UNDERSCORE) {
+        hgl_cursor_t at = {text, start};
+        return hgl_parse_error(&at, "expected an integer offset or a layout after 'o'");
+      }
+      r.offset = t.v[0];
+      HG_TRY(expect_o(&c));
+    }
+  }
+  HG_TRY(hgl_parse_layout(&c, &r.layout));
+  HG_TRY(expect_end(&c));
+  *out = r;
+  return hg_ok();
+}
