@@ -69,6 +69,9 @@ hg_status_t hg_builder_create(const char *kernel_name, hg_builder_t **out);
 void hg_builder_destroy(hg_builder_t *b);
 hg_status_t hg_builder_status(const hg_builder_t *b); /* the first recorded misuse, or OK */
 hg_type_t hg_val_type(const hg_builder_t *b, hg_val_t v);
+/* Name a value for readers of the output (a PTX register suffix, an MLIR comment); no
+ * semantic effect. Characters outside [A-Za-z0-9_] become '_'; at most 23 are kept. */
+void hg_b_name(hg_builder_t *b, hg_val_t v, const char *name);
 
 /* ---------------------------------------------------------------- kernel attributes */
 
@@ -85,6 +88,9 @@ void hg_b_set_cluster(hg_builder_t *b, int x, int y, int z);
 /* Kernel parameters in declaration order; the runtime passes arguments in that order. */
 hg_val_t hg_b_param(hg_builder_t *b, hg_type_t type, const char *name); /* I32, I64, F32 */
 hg_val_t hg_b_param_tmap(hg_builder_t *b, const char *name); /* .param .align 64 .b8 [128] */
+/* The parameters recorded so far, for code that marshals launch arguments. */
+int hg_builder_param_count(const hg_builder_t *b);
+hg_type_t hg_builder_param_type(const hg_builder_t *b, int i); /* HG_T_NONE out of range */
 
 /* ---------------------------------------------------------------- shared memory */
 
@@ -253,7 +259,8 @@ void hg_b_fence_proxy_async(hg_builder_t *b);               /* fence.proxy.async
 void hg_b_fence_mbarrier_init(hg_builder_t *b); /* fence.mbarrier_init.release.cluster */
 void hg_b_cluster_arrive(hg_builder_t *b, bool relaxed);
 void hg_b_cluster_wait(hg_builder_t *b);
-hg_val_t hg_b_elect_sync(hg_builder_t *b); /* -> PRED, true in one lane of the warp */
+/* -> PRED, true in one lane of the warp; all 32 lanes must execute it together. */
+hg_val_t hg_b_elect_sync(hg_builder_t *b);
 
 /* mbarrier operations; addr is the I32 shared::cta address of an 8-byte barrier. */
 void hg_b_mbar_init(hg_builder_t *b, hg_val_t addr, hg_val_t count);
@@ -357,7 +364,12 @@ typedef struct hg_ptxas_report {
   int spill_store_bytes;
   int spill_load_bytes;
   int stack_frame_bytes;
-  int smem_bytes;
+  int smem_bytes; /* static shared memory (hopgen kernels use dynamic: usually 0) */
+  int barriers;   /* named barriers used */
+  /* ptxas reported (C7508) that setmaxnreg is ignored: no register cap at entry. */
+  bool setmaxnreg_ignored;
+  /* ptxas's warning and "Potential Performance Loss" lines, "" when none (truncated). */
+  char notes[512];
 } hg_ptxas_report_t;
 
 /* Assemble PTX with `ptxas -arch=sm_90a -v`; a rejection carries ptxas's message. */

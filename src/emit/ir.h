@@ -1,0 +1,327 @@
+/* hopgen emit layer — the builder's recorded kernel: a small, backend-neutral, structured IR.
+ *
+ * Who reads this header: builder.c (which writes the IR), ptx.c (the PTX printer), and
+ * mlir.c (the MLIR printer). A backend is a printer: it walks the op list once, front to
+ * back, and writes text. Nothing in the IR is PTX- or MLIR-specific: there are no
+ * instruction strings, register names or dialect names here, only what the generator
+ * asked for (the opcodes mirror the hg_b_* calls of include/hopgen/emit.h one to one).
+ *
+ * ----------------------------------------------------------------------------- values
+ * Every value is an entry of b->values, indexed by its hg_val_t id (id 0 is "none" and
+ * the entry is unused). A value has a type (hg_type_t) and a kind:
+ *   HG_VK_SSA      defined once, by the op b->values[id].def;
+ *   HG_VK_VAR      a variable (hg_b_var): defined by an HG_OP_VAR op and overwritten by
+ *                  HG_OP_ASSIGN and by HG_OP_WGMMA (its accumulators);
+ *   HG_VK_COUNTER  the counter of an hg_b_for (defined by the HG_OP_FOR op, read-only for
+ *                  the generator, advanced by the loop itself);
+ *   HG_VK_PARAM    a kernel parameter: defined at kernel entry (def = -1), usable anywhere.
+ * `scope` is the region instance whose body defined the value (0 = the kernel body). The
+ * builder guarantees that every operand is visible where it is used: its scope is the
+ * kernel body or a region that encloses the use. So a backend may map SSA values to
+ * registers (PTX) or to SSA values (MLIR) without checking dominance itself; variables
+ * need a mutable home (PTX register, MLIR memref/alloca slot or loop-carried value).
+ *
+ * ----------------------------------------------------------------------------- ops
+ * b->ops is the kernel body in program order. Control flow is structured and spelled
+ * with marker ops that always nest properly (the builder rejects anything else):
+ *   HG_OP_IF [pred] ... (HG_OP_ELSE ...)? HG_OP_ENDIF
+ *   HG_OP_LOOP ... HG_OP_BREAK_IF [pred] (at any depth of ifs) ... HG_OP_ENDLOOP
+ *   HG_OP_FOR [start, end, step] -> counter ... HG_OP_ENDFOR
+ * Each marker links to its partners (see hg_ir_op_t.open / .mid / .close), and every op
+ * records its nesting depth, so a printer can either print linearly (labels and
+ * branches) or recurse region by region (scf.if / scf.while).
+ *
+ * Operands and results are value ids stored in one pool (b->pool); an op owns the slice
+ * [first_operand, first_operand + num_operands) and likewise for results. The operand
+ * order of each opcode is documented next to it below. Optional operands keep their
+ * slot and hold 0 (HG_NONE) when absent, so positions never shift. Results are fresh SSA
+ * values, except for ops that write variables in place: HG_OP_ASSIGN (results[0] = the
+ * variable) and HG_OP_WGMMA (results = the accumulator variables, which are also its
+ * leading operands).
+ *
+ * Immediate attributes (an opcode's sub-operation, widths, counts, flags) live in the
+ * union `u`; the member to read is named next to each opcode below. */
+#ifndef HOPGEN_EMIT_IR_H
+#define HOPGEN_EMIT_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hopgen/emit.h"
+
+/* Limits of the fixed-size parts of a builder; a generator that needs more gets
+ * HG_ERR_CAPACITY with a sentence. Values, ops and operands are unbounded (heap). */
+#define HG_IR_MAX_NAME 128  /* kernel name, including the NUL */
+#define HG_IR_MAX_PARAMS 64 /* kernel parameters */
+#define HG_IR_MAX_PARAM_NAME 64
+#define HG_IR_MAX_DEPTH 64 /* nesting of if/loop/for */
+#define HG_IR_MAX_HINT 24  /* a value's name hint, including the NUL */
+#define HG_IR_MAX_SMEM_BYTES                                                                       \
+  232448u /* 227 KB: the most dynamic shared memory a CTA may                                      \
+           * opt into on sm_90 (CUDA C Programming Guide,                                          \
+           * "Compute Capabilities", technical specifications) */
+
+typedef enum hg_ir_opcode {
+  /* ---------------------------------------------- bookkeeping */
+  HG_OP_COMMENT, /* u.comment: offset of the NUL-terminated text in b->strings */
+  HG_OP_CONST,   /* -> [v]; u.cnst.i (PRED 0/1, I32, I64) or u.cnst.f (F32); type = v's type */
+  HG_OP_VAR,     /* -> [var]; operands [init] (init may be 0: uninitialised) */
+  HG_OP_ASSIGN,  /* results [var]; operands [value]: var := value */
+
+  /* ---------------------------------------------- arithmetic (result type = operand type
+   * unless noted). Integer signedness is carried by the opcode/sub-op, never by a type. */
+  HG_OP_BIN,        /* -> [d]; [x, y]; u.bin. I32/I64 integer ops, F32 for HG_F*, PRED and/or/xor */
+  HG_OP_MAD,        /* -> [d]; [x, y, z]: x*y+z, low half, I32 or I64 */
+  HG_OP_FFMA,       /* -> [d]; [x, y, z]: fused x*y+z, round to nearest, F32 */
+  HG_OP_NOT,        /* -> [d]; [x]: bitwise not (I32/I64) or logical not (PRED) */
+  HG_OP_CMP,        /* -> [PRED]; [x, y]; u.cmp (integer EQ/NE/_S/_U on I32/I64, HG_F* on F32) */
+  HG_OP_SELECT,     /* -> [d]; [pred, x, y]: pred ? x : y */
+  HG_OP_SEXT,       /* -> [I64]; [I32] sign-extended */
+  HG_OP_ZEXT,       /* -> [I64]; [I32] zero-extended */
+  HG_OP_TRUNC,      /* -> [I32]; [I64] low 32 bits */
+  HG_OP_I2F,        /* -> [F32]; [I32] signed, round to nearest */
+  HG_OP_F2I,        /* -> [I32]; [F32] signed, round toward zero */
+  HG_OP_BITCAST,    /* -> [d]; [x]; I32 <-> F32, same bits; u.to = d's type */
+  HG_OP_PACK_F32X2, /* -> [I32]; [lo, hi] F32; u.dtype = HG_BF16 or HG_F16; lo in bits 0..15 */
+  HG_OP_UNPACK_F32, /* -> [F32]; [bits] I32; u.dtype = HG_BF16/HG_F16 (low 16 bits) or
+                     * HG_E4M3/HG_E5M2 (low 8 bits) */
+
+  /* ---------------------------------------------- special registers, shared memory */
+  HG_OP_SREG,      /* -> [I32]; u.sreg */
+  HG_OP_CLOCK64,   /* -> [I64] */
+  HG_OP_SMEM_ADDR, /* -> [I32] shared::cta address of (aligned dynamic smem base +
+                    * u.smem_offset); the base's alignment is b->smem_max_align */
+
+  /* ---------------------------------------------- structured control flow */
+  HG_OP_IF,       /* [pred]; mid = its ELSE or -1, close = its ENDIF */
+  HG_OP_ELSE,     /* open = its IF, close = its ENDIF */
+  HG_OP_ENDIF,    /* open = its IF, mid = its ELSE or -1 */
+  HG_OP_LOOP,     /* close = its ENDLOOP; runs until a BREAK_IF fires */
+  HG_OP_BREAK_IF, /* [pred]; open = the innermost enclosing LOOP (never a FOR) */
+  HG_OP_ENDLOOP,  /* open = its LOOP */
+  HG_OP_FOR,      /* -> [counter I32]; [start, end, step] I32; close = its ENDFOR.
+                   * for (counter = start; counter < end (signed); counter += step) */
+  HG_OP_ENDFOR,   /* open = its FOR */
+  HG_OP_RETURN,   /* this thread leaves the kernel */
+
+  /* ---------------------------------------------- memory */
+  HG_OP_LOAD,  /* -> [u.mem.n values of u.mem.type]; [addr]; u.mem.{space, type, bits, n}.
+                * bits 8/16: one narrow unsigned integer zero-extended into an I32 */
+  HG_OP_STORE, /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n}; type = the values' type */
+  HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v F32] */
+  HG_OP_MAPA,           /* -> [I32 shared::cluster]; [addr I32 shared::cta, cta_rank I32] */
+
+  /* ---------------------------------------------- synchronisation */
+  HG_OP_BAR_SYNC,          /* u.bar.{id, threads}; threads 0 = the whole CTA */
+  HG_OP_BAR_ARRIVE,        /* u.bar.{id, threads}; threads > 0 */
+  HG_OP_FENCE_PROXY_ASYNC, /* generic-proxy writes to shared::cta become visible to the
+                            * async proxy (TMA, wgmma) */
+  HG_OP_FENCE_MBAR_INIT,   /* release mbarrier.init to the cluster */
+  HG_OP_CLUSTER_ARRIVE,    /* u.relaxed */
+  HG_OP_CLUSTER_WAIT,
+  HG_OP_ELECT_SYNC,            /* -> [PRED]; true in exactly one lane of the (full) warp */
+  HG_OP_MBAR_INIT,             /* [addr, count] */
+  HG_OP_MBAR_ARRIVE,           /* [addr] */
+  HG_OP_MBAR_ARRIVE_CLUSTER,   /* [addr (shared::cta, local offset), cta_rank]: arrive,
+                                * release at cluster scope, on that CTA's barrier */
+  HG_OP_MBAR_ARRIVE_EXPECT_TX, /* [addr, bytes] */
+  HG_OP_MBAR_EXPECT_TX,        /* [addr, bytes] */
+  HG_OP_MBAR_TRY_WAIT,         /* -> [PRED]; [addr, parity] */
+  HG_OP_MBAR_WAIT,             /* [addr, parity]: spin on try_wait until the phase completes */
+
+  /* ---------------------------------------------- TMA. Coordinates are I32, signed,
+   * dimension 0 innermost, and must reach the instruction unchanged. */
+  HG_OP_CACHE_POLICY, /* -> [I64]; u.policy (fraction 1.0) */
+  HG_OP_TMA_LOAD,     /* [tmap, dst, bar, mcast_mask|0, cache_hint|0, c0..c(rank-1)]; u.tma.rank */
+  HG_OP_TMA_PREFETCH, /* [tmap, c0..]; u.tma.rank */
+  HG_OP_TMA_STORE,    /* [tmap, src, c0..]; u.tma.rank */
+  HG_OP_TMA_REDUCE,   /* [tmap, src, c0..]; u.tma.{rank, red} */
+  HG_OP_BULK_COMMIT,
+  HG_OP_BULK_WAIT,     /* u.bulk_wait.{n, read} */
+  HG_OP_TMAP_PREFETCH, /* [tmap] */
+
+  /* ---------------------------------------------- warpgroup MMA and friends */
+  HG_OP_WGMMA_FENCE,
+  HG_OP_WGMMA_COMMIT,
+  HG_OP_WGMMA_WAIT, /* u.wait_n */
+  HG_OP_WGMMA,      /* results [acc...]; operands [acc..., a..., desc_b, scale_d]; u.wgmma.
+                     * hg_ir_wgmma_num_acc / hg_ir_wgmma_num_a give the counts. */
+  HG_OP_SETMAXNREG, /* u.maxnreg.{increase, regs} */
+  HG_OP_STMATRIX,   /* [addr, r0..r(num-1)]; u.stmatrix.{num, trans} */
+
+  HG_OP_COUNT
+} hg_ir_opcode_t;
+
+/* Operand positions of the TMA ops (the coordinates follow). */
+enum {
+  HG_IR_TMA_LOAD_TMAP = 0,
+  HG_IR_TMA_LOAD_DST = 1,
+  HG_IR_TMA_LOAD_BAR = 2,
+  HG_IR_TMA_LOAD_MCAST = 3,
+  HG_IR_TMA_LOAD_HINT = 4,
+  HG_IR_TMA_LOAD_COORDS = 5,
+  HG_IR_TMA_PREFETCH_COORDS = 1,
+  HG_IR_TMA_STORE_SRC = 1, /* also TMA_REDUCE */
+  HG_IR_TMA_STORE_COORDS = 2,
+};
+
+typedef enum hg_ir_value_kind {
+  HG_VK_SSA,
+  HG_VK_VAR,
+  HG_VK_COUNTER,
+  HG_VK_PARAM,
+} hg_ir_value_kind_t;
+
+typedef struct hg_ir_value {
+  hg_type_t type;
+  hg_ir_value_kind_t kind;
+  int32_t def;               /* index of the defining op in b->ops; -1 for parameters */
+  int32_t scope;             /* region instance that defined it; 0 = kernel body */
+  int32_t param;             /* index in b->params for HG_VK_PARAM, else -1 */
+  char hint[HG_IR_MAX_HINT]; /* [A-Za-z0-9_]* naming the value's origin ("tid_x", "i",
+                              * a parameter's name, hg_b_name's text); "" when none */
+} hg_ir_value_t;
+
+typedef struct hg_ir_op {
+  hg_ir_opcode_t code;
+  int32_t depth; /* number of regions (if/else/loop/for bodies) around this op; markers
+                  * carry the depth of the region they open or close (outside it) */
+  int32_t first_operand, num_operands; /* slice of b->pool */
+  int32_t first_result, num_results;   /* slice of b->pool */
+  int32_t open, mid, close;            /* region partners (op indices, -1 when none); see opcodes */
+  union {
+    struct {
+      int64_t i;
+      float f;
+    } cnst;
+    hg_binop_t bin;
+    hg_cmp_t cmp;
+    hg_type_t to;
+    hg_dtype_t dtype;
+    hg_sreg_t sreg;
+    uint32_t smem_offset;
+    struct {
+      hg_space_t space;
+      hg_type_t type;
+      int bits; /* 8, 16 (narrow, n = 1), or 32/64 = the type's width */
+      int n;    /* 1, 2, 4 */
+    } mem;
+    struct {
+      int id;
+      int threads;
+    } bar;
+    bool relaxed;
+    hg_cache_policy_t policy;
+    struct {
+      int rank;
+      hg_reduce_op_t red;
+    } tma;
+    struct {
+      int n;
+      bool read;
+    } bulk_wait;
+    int wait_n;
+    hg_wgmma_op_t wgmma;
+    struct {
+      bool increase;
+      int regs;
+    } maxnreg;
+    struct {
+      int num;
+      bool trans;
+    } stmatrix;
+    int32_t comment;
+  } u;
+} hg_ir_op_t;
+
+typedef struct hg_ir_param {
+  hg_type_t type; /* I32, I64, F32 or TMAP */
+  char name[HG_IR_MAX_PARAM_NAME];
+  int32_t value; /* the value id that reads it */
+} hg_ir_param_t;
+
+/* One open region while building (the builder's stack; empty once the kernel is done). */
+typedef struct hg_ir_frame {
+  hg_ir_opcode_t code; /* HG_OP_IF, HG_OP_LOOP or HG_OP_FOR */
+  int32_t op;          /* index of the opening op */
+  int32_t scope;       /* region instance of the body being built */
+  bool has_else;
+} hg_ir_frame_t;
+
+struct hg_builder {
+  char name[HG_IR_MAX_NAME];
+  hg_status_t status; /* sticky: the first misuse */
+
+  /* kernel attributes; 0 = unset */
+  int threads, min_ctas;
+  int cluster[3];
+
+  hg_ir_param_t params[HG_IR_MAX_PARAMS];
+  int nparams;
+
+  hg_ir_value_t *values; /* [0] unused */
+  int32_t nvalues, cap_values;
+  hg_ir_op_t *ops;
+  int32_t nops, cap_ops;
+  int32_t *pool; /* operand and result ids */
+  int32_t npool, cap_pool;
+  char *strings; /* comment texts, NUL-separated */
+  int32_t nstrings, cap_strings;
+
+  /* dynamic shared memory: reservations are bump-allocated from the aligned base */
+  uint32_t smem_used;      /* bytes reserved, from the base */
+  uint32_t smem_max_align; /* largest alignment requested (>= 16 once anything is reserved) */
+
+  hg_ir_frame_t stack[HG_IR_MAX_DEPTH];
+  int depth;
+  int32_t *scope_op; /* region instance -> index of the op that opened it (-1: kernel body) */
+  int32_t nscopes, cap_scopes;
+
+  /* what the backends need to know up front */
+  bool uses_setmaxnreg, uses_wgmma;
+};
+
+/* The base of dynamic shared memory is guaranteed 16-byte aligned; a larger requested
+ * alignment is established at run time by rounding the base up, which can waste up to
+ * align - 16 bytes: that slack is part of hg_builder_smem_bytes. */
+#define HG_IR_SMEM_BASE_ALIGN 16u
+
+/* ----------------------------------------------------------------------------- walking */
+
+static inline const hg_ir_value_t *hg_ir_value(const hg_builder_t *b, int32_t id) {
+  return &b->values[id];
+}
+static inline const int32_t *hg_ir_operands(const hg_builder_t *b, const hg_ir_op_t *op) {
+  return b->pool + op->first_operand;
+}
+static inline const int32_t *hg_ir_results(const hg_builder_t *b, const hg_ir_op_t *op) {
+  return b->pool + op->first_result;
+}
+static inline const char *hg_ir_comment_text(const hg_builder_t *b, const hg_ir_op_t *op) {
+  return b->strings + op->u.comment;
+}
+
+/* K of one wgmma for its operand types (16 for f16/bf16, 8 for tf32, 32 for 8-bit). */
+int hg_ir_wgmma_k(const hg_wgmma_op_t *op);
+/* Accumulator registers: n/2 (f32, s32) or n/4 (f16, two halves each). */
+int hg_ir_wgmma_num_acc(const hg_wgmma_op_t *op);
+/* A operands: 4 fragment registers when a_regs, else 1 descriptor. */
+int hg_ir_wgmma_num_a(const hg_wgmma_op_t *op);
+/* HG_OK when the ISA has this wgmma (shape, type combination, transpose flags); otherwise
+ * a sentence naming the rule (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
+ * Accumulate": wgmma.mma_async shapes and types). */
+hg_status_t hg_ir_wgmma_validate(const hg_wgmma_op_t *op);
+
+/* Everything a backend checks before printing: the sticky status, regions all closed,
+ * and kernel-level rules that only hold once the whole kernel is known (setmaxnreg needs
+ * a register cap at entry; warpgroup instructions need whole warpgroups). */
+hg_status_t hg_ir_check_complete(const hg_builder_t *b);
+
+/* Stable names for messages and debug output: "bin", "tma_load", ... and "I32", ... */
+const char *hg_ir_opcode_name(hg_ir_opcode_t code);
+const char *hg_ir_type_name(hg_type_t t);
+/* Bytes the kernel needs as dynamic shared memory, slack included (hg_builder_smem_bytes). */
+uint32_t hg_ir_smem_total(const hg_builder_t *b);
+
+#endif
