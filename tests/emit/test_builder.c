@@ -1,0 +1,680 @@
+/* The builder: misuse gets an exact sentence and sticks; the recorded IR has the shape
+ * the backends rely on (region links, depths, scopes, operand slots); shared-memory
+ * accounting; parameters. No ptxas needed. */
+#include "emit/ir.h"
+#include "hg_test.h"
+
+static hg_builder_t *fresh(void) {
+  hg_builder_t *b = NULL;
+  hg_status_t s = hg_builder_create("k", &b);
+  if (s.code != HG_OK) {
+    fprintf(stderr, "hg_builder_create failed: %s\n", s.msg);
+    exit(1);
+  }
+  return b;
+}
+
+/* Run `body` on a fresh builder and expect its sticky status to contain `fragment`. */
+#define EXPECT_MISUSE(fragment, ...)                                                               \
+  do {                                                                                             \
+    hg_builder_t *b = fresh();                                                                     \
+    __VA_ARGS__;                                                                                   \
+    CHECK_ERR(hg_builder_status(b), HG_ERR_INVALID, fragment);                                     \
+    hg_builder_destroy(b);                                                                         \
+  } while (0)
+
+static void test_create(void) {
+  hg_builder_t *b = NULL;
+  CHECK_ERR(hg_builder_create("1abc", &b), HG_ERR_INVALID,
+            "kernel name '1abc' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  CHECK(b == NULL);
+  CHECK_ERR(hg_builder_create("a-b", &b), HG_ERR_INVALID, "'a-b' is not an identifier");
+  CHECK_ERR(hg_builder_create(NULL, &b), HG_ERR_INVALID, "'(null)' is not an identifier");
+  char longname[300];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  CHECK_ERR(hg_builder_create(longname, &b), HG_ERR_CAPACITY, "is longer than 127 characters");
+  CHECK_OK(hg_builder_create("_ok9", &b));
+  CHECK_OK(hg_builder_status(b));
+  hg_builder_destroy(b);
+  hg_builder_destroy(NULL);
+  CHECK_ERR(hg_builder_status(NULL), HG_ERR_INVALID, "the builder is NULL");
+}
+
+static void test_type_mismatch_names_both_types_and_the_op(void) {
+  EXPECT_MISUSE("hg_b_bin(HG_ADD): operand types differ: x is I32 but y is F32",
+                hg_b_bin(b, HG_ADD, hg_b_i32(b, 1), hg_b_f32(b, 1.0f)));
+  EXPECT_MISUSE("hg_b_bin(HG_FADD) needs F32 operands, but x and y are I32",
+                hg_b_bin(b, HG_FADD, hg_b_i32(b, 1), hg_b_i32(b, 2)));
+  EXPECT_MISUSE("hg_b_bin(HG_MUL) needs I32 or I64 operands, but x and y are F32",
+                hg_b_bin(b, HG_MUL, hg_b_f32(b, 1), hg_b_f32(b, 2)));
+  EXPECT_MISUSE("hg_b_bin(HG_ADD) needs I32 or I64 operands, but x and y are PRED",
+                hg_b_bin(b, HG_ADD, hg_b_pred(b, true), hg_b_pred(b, false)));
+  EXPECT_MISUSE("hg_b_cmp(HG_LT_S): operand types differ: x is I32 but y is I64",
+                hg_b_cmp(b, HG_LT_S, hg_b_i32(b, 1), hg_b_i64(b, 2)));
+  EXPECT_MISUSE("hg_b_cmp(HG_LT_S) needs I32 or I64 (floats compare with HG_FLT..HG_FEQ) "
+                "operands, but x and y are F32",
+                hg_b_cmp(b, HG_LT_S, hg_b_f32(b, 1), hg_b_f32(b, 2)));
+  EXPECT_MISUSE("hg_b_cmp(HG_FLT) needs F32 operands, but x and y are I32",
+                hg_b_cmp(b, HG_FLT, hg_b_i32(b, 1), hg_b_i32(b, 2)));
+  EXPECT_MISUSE("hg_b_mad: operand types differ: x and y are I32 but z is I64",
+                hg_b_mad(b, hg_b_i32(b, 1), hg_b_i32(b, 2), hg_b_i64(b, 3)));
+  EXPECT_MISUSE("hg_b_ffma needs F32 operands, but they are I32",
+                hg_b_ffma(b, hg_b_i32(b, 1), hg_b_i32(b, 2), hg_b_i32(b, 3)));
+  EXPECT_MISUSE("hg_b_not needs an I32, I64 or PRED operand, but x is F32",
+                hg_b_not(b, hg_b_f32(b, 1)));
+  EXPECT_MISUSE("hg_b_select: the predicate must be PRED, but the constant 1 (I32) is I32",
+                hg_b_select(b, hg_b_i32(b, 1), hg_b_i32(b, 1), hg_b_i32(b, 2)));
+  EXPECT_MISUSE("hg_b_sext: the operand must be I32, but the constant 1 (I64) is I64",
+                hg_b_sext(b, hg_b_i64(b, 1)));
+  EXPECT_MISUSE("hg_b_trunc: the operand must be I64, but the constant 1 (I32) is I32",
+                hg_b_trunc(b, hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_bitcast: I64 to F32 is not a bitcast (only I32 <-> F32)",
+                hg_b_bitcast(b, HG_T_F32, hg_b_i64(b, 1)));
+  EXPECT_MISUSE("hg_b_pack_f32x2: packs to bf16 or f16, not e4m3",
+                hg_b_pack_f32x2(b, HG_E4M3, hg_b_f32(b, 1), hg_b_f32(b, 2)));
+  EXPECT_MISUSE("hg_b_unpack_f32: unpacks bf16, f16, e4m3 or e5m2, not f32",
+                hg_b_unpack_f32(b, HG_F32, hg_b_i32(b, 0)));
+  EXPECT_MISUSE("hg_b_tma_load: coordinate 1 must be I32, but value #", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c[2] = {hg_b_i32(b, 0), hg_b_sext(b, hg_b_i32(b, -1))};
+    hg_b_tma_load(b, m, hg_b_i32(b, 0), hg_b_i32(b, 0), 2, c, HG_NONE, HG_NONE);
+  });
+  EXPECT_MISUSE("(I64 from hg_b_sext) is I64", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c[2] = {hg_b_i32(b, 0), hg_b_sext(b, hg_b_i32(b, -1))};
+    hg_b_tma_store(b, m, hg_b_i32(b, 0), 2, c);
+  });
+  EXPECT_MISUSE("hg_b_tma_load: the tensor map must be TMAP, but parameter 'p' (I64) is I64", {
+    hg_val_t p = hg_b_param(b, HG_T_I64, "p");
+    hg_val_t c = hg_b_i32(b, 0);
+    hg_b_tma_load(b, p, c, c, 1, &c, HG_NONE, HG_NONE);
+  });
+  EXPECT_MISUSE("hg_b_tma_load: the multicast mask must be I32", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c = hg_b_i32(b, 0);
+    hg_b_tma_load(b, m, c, c, 1, &c, hg_b_i64(b, 3), HG_NONE);
+  });
+  EXPECT_MISUSE("hg_b_tma_load: the cache hint must be I64", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c = hg_b_i32(b, 0);
+    hg_b_tma_load(b, m, c, c, 1, &c, HG_NONE, c);
+  });
+  EXPECT_MISUSE("hg_b_load: the HG_GLOBAL address must be I64", {
+    hg_val_t out[1];
+    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 1, hg_b_i32(b, 0), out);
+  });
+  EXPECT_MISUSE("hg_b_load: the HG_SHARED address must be I32", {
+    hg_val_t out[1];
+    hg_b_load(b, HG_SHARED, HG_T_I32, 0, 1, hg_b_i64(b, 0), out);
+  });
+  EXPECT_MISUSE("hg_b_store: value 1 must be I32, but the constant 1 (F32) is F32", {
+    hg_val_t v[2] = {hg_b_i32(b, 1), hg_b_f32(b, 1)};
+    hg_b_store(b, HG_SHARED, 0, 2, hg_b_i32(b, 0), v);
+  });
+  EXPECT_MISUSE("hg_b_mbar_init: the mbarrier address must be I32",
+                hg_b_mbar_init(b, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_if: the condition must be PRED, but the constant 1 (I32) is I32",
+                hg_b_if(b, hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_for: end must be I32",
+                hg_b_for(b, hg_b_i32(b, 0), hg_b_i64(b, 4), hg_b_i32(b, 1)));
+}
+
+static void test_operand_validity(void) {
+  EXPECT_MISUSE("hg_b_bin(HG_ADD): y is HG_NONE", hg_b_bin(b, HG_ADD, hg_b_i32(b, 1), HG_NONE));
+  EXPECT_MISUSE("hg_b_not: x is value #999, which this builder never made",
+                hg_b_not(b, (hg_val_t){999}));
+  EXPECT_MISUSE("hg_b_bin: 99 is not an hg_binop_t",
+                hg_b_bin(b, (hg_binop_t)99, hg_b_i32(b, 1), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_sreg: 77 is not an hg_sreg_t", hg_b_sreg(b, (hg_sreg_t)77));
+  EXPECT_MISUSE("hg_b_param: parameter 'x' has type TMAP; scalar parameters are I32, I64 or F32 "
+                "(tensor maps use hg_b_param_tmap)",
+                hg_b_param(b, HG_T_TMAP, "x"));
+  EXPECT_MISUSE("hg_b_param: parameter name '2x' is not an identifier",
+                hg_b_param(b, HG_T_I32, "2x"));
+  EXPECT_MISUSE("hg_b_param_tmap: a parameter named 'x' already exists (parameter 0)", {
+    hg_b_param(b, HG_T_I32, "x");
+    hg_b_param_tmap(b, "x");
+  });
+  EXPECT_MISUSE("hg_b_select cannot choose between tensor maps (TMAP)", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_b_select(b, hg_b_pred(b, true), m, m);
+  });
+  EXPECT_MISUSE("hg_b_var: a variable has type PRED, I32, I64 or F32, not TMAP",
+                hg_b_var(b, HG_T_TMAP, HG_NONE));
+  EXPECT_MISUSE("hg_b_var: the initial value must be F32, but the constant 0 (I32) is I32",
+                hg_b_var(b, HG_T_F32, hg_b_i32(b, 0)));
+}
+
+static void test_assign_rules(void) {
+  EXPECT_MISUSE("hg_b_assign: the destination, the constant 5 (I32), is not a variable (only "
+                "values made by hg_b_var can be assigned)",
+                hg_b_assign(b, hg_b_i32(b, 5), hg_b_i32(b, 6)));
+  EXPECT_MISUSE("hg_b_assign: the destination, parameter 'n' (I32), is not a variable", {
+    hg_val_t n = hg_b_param(b, HG_T_I32, "n");
+    hg_b_assign(b, n, hg_b_i32(b, 6));
+  });
+  EXPECT_MISUSE("hg_b_assign: the destination, value #", {
+    hg_val_t t = hg_b_sreg(b, HG_TID_X);
+    hg_b_assign(b, t, hg_b_i32(b, 6));
+  });
+  EXPECT_MISUSE("'tid_x' (I32 from hg_b_sreg), is not a variable", {
+    hg_val_t t = hg_b_sreg(b, HG_TID_X);
+    hg_b_assign(b, t, hg_b_i32(b, 6));
+  });
+  EXPECT_MISUSE("hg_b_assign: cannot assign the constant 1 (F32) to variable #", {
+    hg_val_t v = hg_b_var(b, HG_T_I32, HG_NONE);
+    hg_b_assign(b, v, hg_b_f32(b, 1));
+  });
+  EXPECT_MISUSE("is the counter of an hg_b_for, which is read-only", {
+    hg_val_t i = hg_b_for(b, hg_b_i32(b, 0), hg_b_i32(b, 4), hg_b_i32(b, 1));
+    hg_b_assign(b, i, hg_b_i32(b, 2));
+  });
+  /* assigning inside nested regions to an outer variable is the point of variables */
+  hg_builder_t *b = fresh();
+  hg_val_t v = hg_b_var(b, HG_T_I32, hg_b_i32(b, 0));
+  hg_b_loop(b);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, v, hg_b_i32(b, 3)));
+  hg_b_assign(b, v, hg_b_bin(b, HG_ADD, v, hg_b_i32(b, 1)));
+  hg_b_endif(b);
+  hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, v, hg_b_i32(b, 10)));
+  hg_b_endloop(b);
+  hg_b_store(b, HG_SHARED, 0, 1, hg_b_i32(b, 0), &v);
+  CHECK_OK(hg_builder_status(b));
+  hg_builder_destroy(b);
+}
+
+static void test_regions_balance(void) {
+  EXPECT_MISUSE("hg_b_endif without an open hg_b_if: regions are unbalanced", hg_b_endif(b));
+  EXPECT_MISUSE("hg_b_else without an open hg_b_if: regions are unbalanced", hg_b_else(b));
+  EXPECT_MISUSE("hg_b_endloop without an open hg_b_loop: regions are unbalanced", hg_b_endloop(b));
+  EXPECT_MISUSE("hg_b_endfor without an open hg_b_for", hg_b_endfor(b));
+  EXPECT_MISUSE("hg_b_endloop, but the innermost open region is the hg_b_if at op 2 (close it "
+                "with hg_b_endif first): regions are unbalanced",
+                {
+                  hg_b_loop(b);
+                  hg_b_if(b, hg_b_pred(b, true));
+                  hg_b_endloop(b);
+                });
+  EXPECT_MISUSE("hg_b_endif, but the innermost open region is the hg_b_for at op", {
+    hg_b_if(b, hg_b_pred(b, true));
+    hg_b_for(b, hg_b_i32(b, 0), hg_b_i32(b, 4), hg_b_i32(b, 1));
+    hg_b_endif(b);
+  });
+  EXPECT_MISUSE("hg_b_else: the hg_b_if at op 1 already has an hg_b_else", {
+    hg_b_if(b, hg_b_pred(b, true));
+    hg_b_else(b);
+    hg_b_else(b);
+  });
+  EXPECT_MISUSE("hg_b_break_if outside any hg_b_loop", hg_b_break_if(b, hg_b_pred(b, true)));
+  EXPECT_MISUSE("hg_b_break_if inside the hg_b_for at op 3: for loops have no break (use "
+                "hg_b_loop with a counter variable)",
+                {
+                  hg_b_for(b, hg_b_i32(b, 0), hg_b_i32(b, 4), hg_b_i32(b, 1));
+                  hg_b_break_if(b, hg_b_pred(b, true));
+                });
+  /* an unclosed region is caught when the kernel is emitted */
+  hg_builder_t *b = fresh();
+  hg_b_loop(b);
+  hg_b_if(b, hg_b_pred(b, true));
+  hg_b_endif(b);
+  CHECK_OK(hg_builder_status(b));
+  hg_text_t t = {0};
+  CHECK_ERR(hg_emit_ptx(b, &t), HG_ERR_INVALID,
+            "kernel 'k' is incomplete: the hg_b_loop at op 0 is never closed by hg_b_endloop "
+            "(regions are unbalanced)");
+  CHECK(t.data == NULL);
+  hg_builder_destroy(b);
+  /* nesting depth has a limit, reported as capacity */
+  b = fresh();
+  for (int k = 0; k < HG_IR_MAX_DEPTH + 1; k++) hg_b_loop(b);
+  CHECK_ERR(hg_builder_status(b), HG_ERR_CAPACITY, "hg_b_loop: regions nest deeper than 64");
+  hg_builder_destroy(b);
+}
+
+static void test_values_do_not_escape_their_region(void) {
+  EXPECT_MISUSE("hg_b_store: value 0 is value #4 (I32 from hg_b_bin), defined inside the "
+                "hg_b_if body opened at op 1, and used outside it; values defined inside an "
+                "if/loop body may only be used inside it (carry the value out in a variable: "
+                "hg_b_var + hg_b_assign)",
+                {
+                  hg_b_if(b, hg_b_pred(b, true));
+                  hg_val_t x = hg_b_bin(b, HG_ADD, hg_b_i32(b, 1), hg_b_i32(b, 1));
+                  hg_b_endif(b);
+                  hg_b_store(b, HG_SHARED, 0, 1, hg_b_i32(b, 0), &x);
+                });
+  /* then-values are invisible in the else body */
+  EXPECT_MISUSE("defined inside the hg_b_if body opened at op 1, and used outside it", {
+    hg_b_if(b, hg_b_pred(b, true));
+    hg_val_t x = hg_b_i32(b, 7);
+    hg_b_else(b);
+    hg_b_not(b, x);
+  });
+  EXPECT_MISUSE("defined inside the hg_b_else body opened at op 1", {
+    hg_b_if(b, hg_b_pred(b, true));
+    hg_b_else(b);
+    hg_val_t x = hg_b_i32(b, 7);
+    hg_b_endif(b);
+    hg_b_not(b, x);
+  });
+  EXPECT_MISUSE("hg_b_not: x is the constant 7 (I32), defined inside the hg_b_loop body opened "
+                "at op 0",
+                {
+                  hg_b_loop(b);
+                  hg_val_t x = hg_b_i32(b, 7);
+                  hg_b_break_if(b, hg_b_pred(b, true));
+                  hg_b_endloop(b);
+                  hg_b_not(b, x);
+                });
+  EXPECT_MISUSE("hg_b_not: x is loop counter #4 'i' (I32 from hg_b_for), defined inside the "
+                "hg_b_for body opened at op 3",
+                {
+                  hg_val_t i = hg_b_for(b, hg_b_i32(b, 0), hg_b_i32(b, 4), hg_b_i32(b, 1));
+                  hg_b_endfor(b);
+                  hg_b_not(b, i);
+                });
+  EXPECT_MISUSE("variable #", {
+    hg_b_if(b, hg_b_pred(b, true));
+    hg_val_t v = hg_b_var(b, HG_T_I32, HG_NONE);
+    hg_b_endif(b);
+    hg_b_assign(b, v, hg_b_i32(b, 1));
+  });
+  /* outer values are visible at any depth; params everywhere */
+  hg_builder_t *b = fresh();
+  hg_val_t outer = hg_b_i32(b, 1);
+  hg_b_if(b, hg_b_pred(b, true));
+  hg_b_loop(b);
+  hg_val_t n = hg_b_param(b, HG_T_I32, "n"); /* declared inside, visible after */
+  hg_b_break_if(b, hg_b_cmp(b, HG_EQ, outer, n));
+  hg_b_endloop(b);
+  hg_b_endif(b);
+  hg_b_not(b, n);
+  CHECK_OK(hg_builder_status(b));
+  hg_builder_destroy(b);
+}
+
+static void test_widths_and_ranks(void) {
+  hg_val_t out[4];
+  EXPECT_MISUSE("hg_b_load: vector width 3 is not 1, 2 or 4",
+                hg_b_load(b, HG_SHARED, HG_T_I32, 0, 3, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_store: vector width 8 is not 1, 2 or 4",
+                hg_b_store(b, HG_SHARED, 0, 8, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_load: a vector of 4 I64 is 256 bits; sm_90 moves at most 128 bits per "
+                "access",
+                hg_b_load(b, HG_SHARED, HG_T_I64, 0, 4, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_load: 8-bit accesses are scalar (n = 1), not vectors of 2",
+                hg_b_load(b, HG_SHARED, HG_T_I32, 8, 2, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_load: 16-bit accesses move an I32, not F32",
+                hg_b_load(b, HG_SHARED, HG_T_F32, 16, 1, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_load: bits = 12 does not fit I32 (8 or 16 for a narrow access, 0 or 32 "
+                "otherwise)",
+                hg_b_load(b, HG_SHARED, HG_T_I32, 12, 1, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_load: element type PRED is not I32, I64 or F32",
+                hg_b_load(b, HG_SHARED, HG_T_PRED, 0, 1, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_tma_load: rank 6 is outside 1..5", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c[6] = {0};
+    hg_b_tma_load(b, m, hg_b_i32(b, 0), hg_b_i32(b, 0), 6, c, HG_NONE, HG_NONE);
+  });
+  EXPECT_MISUSE("hg_b_tma_prefetch: rank 0 is outside 1..5", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c[1] = {0};
+    hg_b_tma_prefetch(b, m, 0, c);
+  });
+  EXPECT_MISUSE("hg_b_tma_reduce: rank -1 is outside 1..5", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c[1] = {0};
+    hg_b_tma_reduce(b, HG_RED_ADD, m, hg_b_i32(b, 0), -1, c);
+  });
+  EXPECT_MISUSE("hg_b_tma_reduce: 9 is not an hg_reduce_op_t", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c[1] = {hg_b_i32(b, 0)};
+    hg_b_tma_reduce(b, (hg_reduce_op_t)9, m, hg_b_i32(b, 0), 1, c);
+  });
+  EXPECT_MISUSE("hg_b_stmatrix: 3 matrices is not x1, x2 or x4",
+                hg_b_stmatrix(b, 3, false, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_bar_sync: barrier id 16 is outside 0..15", hg_b_bar_sync(b, 16, 0));
+  EXPECT_MISUSE("hg_b_bar_sync: thread count 100 is not a multiple of 32 in 0..1024",
+                hg_b_bar_sync(b, 1, 100));
+  EXPECT_MISUSE("hg_b_bar_arrive: threads must be a positive multiple of 32 (bar.arrive has no "
+                "whole-CTA form)",
+                hg_b_bar_arrive(b, 1, 0));
+  EXPECT_MISUSE("hg_b_setmaxnreg: 100 registers is not a multiple of 8 in 24..256",
+                hg_b_setmaxnreg(b, true, 100));
+  EXPECT_MISUSE("hg_b_setmaxnreg: 16 registers", hg_b_setmaxnreg(b, false, 16));
+  EXPECT_MISUSE("hg_b_bulk_wait: -1 pending groups is outside 0..63", hg_b_bulk_wait(b, -1, true));
+  EXPECT_MISUSE("hg_b_wgmma_wait: 9 pending groups is outside 0..7", hg_b_wgmma_wait(b, 9));
+  EXPECT_MISUSE("hg_b_set_threads: 2000 threads is outside 1..1024", hg_b_set_threads(b, 2000));
+  EXPECT_MISUSE("hg_b_set_min_ctas: 33 CTAs per SM is outside 0..32", hg_b_set_min_ctas(b, 33));
+  EXPECT_MISUSE("hg_b_set_cluster: cluster 4x4x2 is not a valid cluster shape",
+                hg_b_set_cluster(b, 4, 4, 2));
+  EXPECT_MISUSE("hg_b_set_cluster: cluster 0x2x1", hg_b_set_cluster(b, 0, 2, 1));
+  EXPECT_MISUSE("hg_b_cache_policy: 5 is not an hg_cache_policy_t",
+                hg_b_cache_policy(b, (hg_cache_policy_t)5));
+}
+
+/* ---------------------------------------------------------------- wgmma */
+
+/* Record one wgmma with freshly made operands; returns the builder's status. */
+static hg_status_t try_wgmma(hg_wgmma_op_t op) {
+  hg_builder_t *b = fresh();
+  hg_val_t acc[128], a[4];
+  int nacc = op.acc == HG_F16 ? op.n / 4 : op.n / 2;
+  if (nacc < 1) nacc = 1;
+  if (nacc > 128) nacc = 128;
+  for (int k = 0; k < nacc; k++)
+    acc[k] = hg_b_var(b, op.acc == HG_F32 ? HG_T_F32 : HG_T_I32, HG_NONE);
+  for (int k = 0; k < 4; k++) a[k] = op.a_regs ? hg_b_i32(b, 0) : hg_b_i64(b, 0);
+  hg_b_wgmma(b, &op, acc, a, hg_b_i64(b, 0), hg_b_pred(b, false));
+  hg_status_t s = hg_builder_status(b);
+  hg_builder_destroy(b);
+  return s;
+}
+
+static hg_wgmma_op_t W(int n, hg_dtype_t a, hg_dtype_t bt, hg_dtype_t acc) {
+  return (hg_wgmma_op_t){.n = n, .a = a, .b = bt, .acc = acc};
+}
+
+static void test_wgmma_shapes_and_types(void) {
+  /* every N the ISA lists, per family, is accepted; neighbours are not */
+  static const hg_dtype_t fams[][3] = {
+      {HG_F16, HG_F16, HG_F32},   {HG_F16, HG_F16, HG_F16},   {HG_BF16, HG_BF16, HG_F32},
+      {HG_TF32, HG_TF32, HG_F32}, {HG_E4M3, HG_E5M2, HG_F16}, {HG_E5M2, HG_E4M3, HG_F32},
+      {HG_S8, HG_U8, HG_S32},     {HG_U8, HG_U8, HG_S32},
+  };
+  for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+    bool integer = fams[f][2] == HG_S32;
+    for (int n = 1; n <= 264; n++) {
+      bool valid = integer ? (n == 8 || n == 16 || n == 24 || (n >= 32 && n <= 256 && n % 16 == 0))
+                           : (n % 8 == 0 && n >= 8 && n <= 256);
+      hg_wgmma_op_t op = W(n, fams[f][0], fams[f][1], fams[f][2]);
+      hg_status_t s = hg_ir_wgmma_validate(&op);
+      if ((s.code == HG_OK) != valid) HG_FAIL("family %zu n=%d: %s", f, n, s.msg);
+      hg_test_checks++;
+    }
+  }
+  CHECK_ERR(try_wgmma(W(40, HG_S8, HG_U8, HG_S32)), HG_ERR_INVALID,
+            "hg_b_wgmma: n = 40 is not an N that wgmma offers for s8 x u8 (8, 16, 24, then "
+            "multiples of 16 up to 256)");
+  CHECK_ERR(try_wgmma(W(12, HG_BF16, HG_BF16, HG_F32)), HG_ERR_INVALID,
+            "hg_b_wgmma: n = 12 is not an N that wgmma offers for bf16 x bf16 (multiples of 8 "
+            "from 8 to 256)");
+  CHECK_ERR(try_wgmma(W(264, HG_F16, HG_F16, HG_F32)), HG_ERR_INVALID, "n = 264 is not an N");
+  CHECK_ERR(try_wgmma(W(64, HG_F16, HG_BF16, HG_F32)), HG_ERR_INVALID,
+            "hg_b_wgmma: f16 x bf16 is not a wgmma type combination (A and B are both f16, both "
+            "bf16, both tf32, both 8-bit floats e4m3/e5m2, or both 8-bit integers s8/u8)");
+  CHECK_ERR(try_wgmma(W(64, HG_E4M3, HG_S8, HG_F32)), HG_ERR_INVALID,
+            "e4m3 x s8 is not a wgmma type combination");
+  CHECK_ERR(try_wgmma(W(64, HG_F32, HG_F32, HG_F32)), HG_ERR_INVALID,
+            "f32 x f32 is not a wgmma type combination");
+  CHECK_ERR(try_wgmma(W(64, HG_BF16, HG_BF16, HG_F16)), HG_ERR_INVALID,
+            "hg_b_wgmma: accumulator f16 is not allowed for bf16 x bf16 (it must be f32)");
+  CHECK_ERR(try_wgmma(W(64, HG_S8, HG_S8, HG_F32)), HG_ERR_INVALID,
+            "accumulator f32 is not allowed for s8 x s8 (it must be s32)");
+  CHECK_ERR(try_wgmma(W(64, HG_TF32, HG_TF32, HG_F16)), HG_ERR_INVALID,
+            "accumulator f16 is not allowed for tf32 x tf32 (it must be f32)");
+  CHECK_ERR(try_wgmma(W(64, HG_E4M3, HG_E4M3, HG_S32)), HG_ERR_INVALID,
+            "accumulator s32 is not allowed for e4m3 x e4m3 (it must be f16 or f32)");
+
+  hg_wgmma_op_t t = W(64, HG_E4M3, HG_E4M3, HG_F32);
+  t.trans_b = true;
+  CHECK_ERR(try_wgmma(t), HG_ERR_INVALID,
+            "hg_b_wgmma: trans_b needs 16-bit operands (f16 or bf16); e4m3 operands must be "
+            "K-major, so the transpose flag does not exist for them");
+  t = W(64, HG_S8, HG_S8, HG_S32);
+  t.trans_a = true;
+  CHECK_ERR(try_wgmma(t), HG_ERR_INVALID, "trans_a needs 16-bit operands (f16 or bf16); s8");
+  t = W(64, HG_TF32, HG_TF32, HG_F32);
+  t.trans_a = true;
+  CHECK_ERR(try_wgmma(t), HG_ERR_INVALID, "trans_a needs 16-bit operands (f16 or bf16); tf32");
+  t = W(64, HG_BF16, HG_BF16, HG_F32);
+  t.trans_a = true;
+  t.a_regs = true;
+  CHECK_ERR(try_wgmma(t), HG_ERR_INVALID, "hg_b_wgmma: trans_a with A from registers");
+  t.trans_a = false;
+  t.trans_b = true;
+  CHECK_OK(try_wgmma(t));
+  CHECK_OK(try_wgmma(W(256, HG_F16, HG_F16, HG_F16)));
+  CHECK_OK(try_wgmma(W(256, HG_E5M2, HG_E5M2, HG_F32)));
+}
+
+static void test_wgmma_operands(void) {
+  hg_wgmma_op_t op = W(16, HG_BF16, HG_BF16, HG_F32); /* 8 f32 accumulators */
+  EXPECT_MISUSE("hg_b_wgmma: accumulator 3 is the constant 0 (F32), not a variable (wgmma "
+                "overwrites its accumulators, so they must come from hg_b_var)",
+                {
+                  hg_val_t acc[8];
+                  for (int k = 0; k < 8; k++)
+                    acc[k] = k == 3 ? hg_b_f32(b, 0) : hg_b_var(b, HG_T_F32, HG_NONE);
+                  hg_val_t a = hg_b_i64(b, 0);
+                  hg_b_wgmma(b, &op, acc, &a, a, hg_b_pred(b, true));
+                });
+  EXPECT_MISUSE("hg_b_wgmma: accumulator 5 must be F32, but variable #", {
+    hg_val_t acc[8];
+    for (int k = 0; k < 8; k++) acc[k] = hg_b_var(b, k == 5 ? HG_T_I32 : HG_T_F32, HG_NONE);
+    hg_val_t a = hg_b_i64(b, 0);
+    hg_b_wgmma(b, &op, acc, &a, a, hg_b_pred(b, true));
+  });
+  EXPECT_MISUSE("hg_b_wgmma: accumulators 0 and 7 are the same variable", {
+    hg_val_t acc[8];
+    for (int k = 0; k < 7; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+    acc[7] = acc[0];
+    hg_val_t a = hg_b_i64(b, 0);
+    hg_b_wgmma(b, &op, acc, &a, a, hg_b_pred(b, true));
+  });
+  EXPECT_MISUSE("hg_b_wgmma: the A descriptor must be I64, but the constant 0 (I32) is I32", {
+    hg_val_t acc[8];
+    for (int k = 0; k < 8; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+    hg_val_t a = hg_b_i32(b, 0);
+    hg_b_wgmma(b, &op, acc, &a, hg_b_i64(b, 0), hg_b_pred(b, true));
+  });
+  EXPECT_MISUSE("hg_b_wgmma: scale_d must be PRED, but the constant 1 (I32) is I32", {
+    hg_val_t acc[8];
+    for (int k = 0; k < 8; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+    hg_val_t a = hg_b_i64(b, 0);
+    hg_b_wgmma(b, &op, acc, &a, a, hg_b_i32(b, 1));
+  });
+  EXPECT_MISUSE("hg_b_wgmma: A fragment register 2 must be I32", {
+    hg_wgmma_op_t r = op;
+    r.a_regs = true;
+    hg_val_t acc[8], a[4];
+    for (int k = 0; k < 8; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+    for (int k = 0; k < 4; k++) a[k] = k == 2 ? hg_b_i64(b, 0) : hg_b_i32(b, 0);
+    hg_b_wgmma(b, &r, acc, a, hg_b_i64(b, 0), hg_b_pred(b, true));
+  });
+}
+
+static void test_kernel_level_rules(void) {
+  hg_builder_t *b = fresh();
+  hg_b_set_threads(b, 384);
+  hg_b_setmaxnreg(b, true, 240);
+  hg_text_t t = {0};
+  CHECK_ERR(hg_emit_ptx(b, &t), HG_ERR_INVALID,
+            "kernel 'k' uses setmaxnreg but has no register cap at entry: set the thread count "
+            "(hg_b_set_threads) and the minimum CTAs per SM (hg_b_set_min_ctas, usually 1), or "
+            "ptxas ignores setmaxnreg");
+  hg_b_set_min_ctas(b, 1);
+  hg_b_set_threads(b, 96);
+  CHECK_ERR(hg_emit_ptx(b, &t), HG_ERR_INVALID,
+            "kernel 'k' has 96 threads, not a multiple of 128: wgmma and setmaxnreg work on "
+            "whole warpgroups (4 warps)");
+  hg_b_set_threads(b, 384);
+  CHECK_OK(hg_emit_ptx(b, &t));
+  hg_text_free(&t);
+  hg_builder_destroy(b);
+}
+
+/* ---------------------------------------------------------------- sticky errors */
+
+static void test_errors_stick(void) {
+  hg_builder_t *b = fresh();
+  hg_val_t x = hg_b_i32(b, 1);
+  hg_b_bin(b, HG_ADD, x, hg_b_f32(b, 2)); /* the first misuse */
+  int32_t ops = b->nops;
+  hg_b_endif(b); /* a second misuse: ignored */
+  hg_val_t y = hg_b_i32(b, 3);
+  CHECK(hg_val_is_none(y));
+  CHECK_EQ(b->nops, ops);
+  CHECK_ERR(hg_builder_status(b), HG_ERR_INVALID, "operand types differ");
+  hg_text_t t = {0};
+  CHECK_ERR(hg_emit_ptx(b, &t), HG_ERR_INVALID, "hg_b_bin(HG_ADD): operand types differ");
+  CHECK(t.data == NULL);
+  CHECK_EQ(hg_val_type(b, x), HG_T_I32);
+  CHECK_EQ(hg_val_type(b, HG_NONE), HG_T_NONE);
+  CHECK_EQ(hg_val_type(b, (hg_val_t){12345}), HG_T_NONE);
+  hg_builder_destroy(b);
+}
+
+/* ---------------------------------------------------------------- IR shape */
+
+static void test_ir_structure(void) {
+  hg_builder_t *b = fresh();
+  hg_val_t p = hg_b_param(b, HG_T_I32, "n");            /* no op */
+  hg_val_t c = hg_b_cmp(b, HG_LT_S, p, hg_b_i32(b, 4)); /* ops 0, 1 */
+  hg_b_if(b, c);                                        /* 2 */
+  hg_b_loop(b);                                         /* 3 */
+  hg_b_break_if(b, c);                                  /* 4 */
+  hg_b_if(b, c);                                        /* 5 */
+  hg_b_break_if(b, c);                                  /* 6 */
+  hg_b_endif(b);                                        /* 7 */
+  hg_b_endloop(b);                                      /* 8 */
+  hg_b_else(b);                                         /* 9 */
+  hg_val_t i = hg_b_for(b, p, p, p);                    /* 10 */
+  hg_b_comment(b, "body");                              /* 11 */
+  hg_b_endfor(b);                                       /* 12 */
+  hg_b_endif(b);                                        /* 13 */
+  CHECK_OK(hg_builder_status(b));
+  CHECK_EQ(b->nops, 14);
+  const hg_ir_op_t *o = b->ops;
+  CHECK_EQ(o[2].code, HG_OP_IF);
+  CHECK_EQ(o[2].mid, 9);
+  CHECK_EQ(o[2].close, 13);
+  CHECK_EQ(o[2].depth, 0);
+  CHECK_EQ(o[3].depth, 1);
+  CHECK_EQ(o[3].close, 8);
+  CHECK_EQ(o[4].open, 3);
+  CHECK_EQ(o[4].depth, 2);
+  CHECK_EQ(o[6].open, 3); /* break_if inside an if still names its loop */
+  CHECK_EQ(o[6].depth, 3);
+  CHECK_EQ(o[5].mid, -1);
+  CHECK_EQ(o[5].close, 7);
+  CHECK_EQ(o[7].open, 5);
+  CHECK_EQ(o[8].open, 3);
+  CHECK_EQ(o[9].code, HG_OP_ELSE);
+  CHECK_EQ(o[9].open, 2);
+  CHECK_EQ(o[9].close, 13);
+  CHECK_EQ(o[9].depth, 0);
+  CHECK_EQ(o[10].close, 12);
+  CHECK_EQ(o[11].depth, 2);
+  CHECK_STR(hg_ir_comment_text(b, &o[11]), "body");
+  CHECK_EQ(o[12].open, 10);
+  CHECK_EQ(o[13].open, 2);
+  CHECK_EQ(o[13].mid, 9);
+  CHECK_EQ(o[13].depth, 0);
+  /* values: kinds, scopes, defs, hints */
+  const hg_ir_value_t *vp = hg_ir_value(b, p.id), *vi = hg_ir_value(b, i.id);
+  CHECK_EQ(vp->kind, HG_VK_PARAM);
+  CHECK_EQ(vp->def, -1);
+  CHECK_EQ(vp->param, 0);
+  CHECK_STR(vp->hint, "n");
+  CHECK_EQ(vi->kind, HG_VK_COUNTER);
+  CHECK_EQ(vi->def, 10);
+  CHECK(vi->scope != 0);
+  CHECK_EQ(hg_ir_results(b, &o[10])[0], i.id);
+  CHECK_EQ(hg_ir_operands(b, &o[10])[1], p.id);
+  CHECK_STR(hg_ir_opcode_name(HG_OP_TMA_LOAD), "tma_load");
+  CHECK_STR(hg_ir_type_name(HG_T_TMAP), "TMAP");
+  hg_builder_destroy(b);
+
+  /* TMA operand slots and wgmma in-place results */
+  b = fresh();
+  hg_val_t m = hg_b_param_tmap(b, "m");
+  hg_val_t z = hg_b_i32(b, 0);
+  hg_val_t cs[3] = {z, z, z};
+  hg_b_tma_load(b, m, z, z, 3, cs, HG_NONE, hg_b_cache_policy(b, HG_EVICT_LAST));
+  const hg_ir_op_t *t = &b->ops[b->nops - 1];
+  CHECK_EQ(t->code, HG_OP_TMA_LOAD);
+  CHECK_EQ(t->num_operands, HG_IR_TMA_LOAD_COORDS + 3);
+  CHECK_EQ(hg_ir_operands(b, t)[HG_IR_TMA_LOAD_MCAST], 0);
+  CHECK(hg_ir_operands(b, t)[HG_IR_TMA_LOAD_HINT] != 0);
+  CHECK_EQ(t->u.tma.rank, 3);
+  hg_wgmma_op_t op = W(8, HG_F16, HG_F16, HG_F16); /* 2 accumulators */
+  hg_val_t acc[2] = {hg_b_var(b, HG_T_I32, HG_NONE), hg_b_var(b, HG_T_I32, HG_NONE)};
+  hg_val_t d = hg_b_i64(b, 0);
+  hg_b_wgmma(b, &op, acc, &d, d, hg_b_pred(b, true));
+  CHECK_OK(hg_builder_status(b));
+  const hg_ir_op_t *w = &b->ops[b->nops - 1];
+  CHECK_EQ(w->code, HG_OP_WGMMA);
+  CHECK_EQ(w->num_results, 2);
+  CHECK_EQ(w->num_operands, 2 + 1 + 2);
+  CHECK_EQ(hg_ir_results(b, w)[1], acc[1].id);
+  CHECK_EQ(hg_ir_operands(b, w)[1], acc[1].id);
+  CHECK_EQ(hg_ir_wgmma_k(&w->u.wgmma), 16);
+  CHECK_EQ(hg_builder_param_count(b), 1);
+  CHECK_EQ(hg_builder_param_type(b, 0), HG_T_TMAP);
+  CHECK_EQ(hg_builder_param_type(b, 1), HG_T_NONE);
+  hg_b_name(b, z, "zero/coord");
+  CHECK_STR(hg_ir_value(b, z.id)->hint, "zero_coord");
+  hg_builder_destroy(b);
+}
+
+/* ---------------------------------------------------------------- shared memory */
+
+static void test_smem_accounting(void) {
+  hg_builder_t *b = fresh();
+  CHECK_EQ(hg_builder_smem_bytes(b), 0);
+  CHECK_EQ(hg_b_smem_reserve(b, 8, 8), 0);
+  CHECK_EQ(hg_builder_smem_bytes(b), 8); /* 16-byte base alignment suffices: no slack */
+  CHECK_EQ(hg_b_smem_reserve(b, 100, 4), 8);
+  CHECK_EQ(hg_b_smem_reserve(b, 4096, 1024), 1024);
+  /* 5120 reserved + 1008 slack for rounding a 16-aligned base up to 1024 */
+  CHECK_EQ(hg_builder_smem_bytes(b), 5120 + 1008);
+  CHECK_EQ(hg_b_smem_reserve(b, 1, 1), 5120);
+  CHECK_EQ(hg_builder_smem_bytes(b), 5121 + 1008);
+  hg_val_t a = hg_b_smem_addr(b, 1024);
+  CHECK_EQ(hg_val_type(b, a), HG_T_I32);
+  CHECK_OK(hg_builder_status(b));
+  hg_b_smem_addr(b, 5121);
+  CHECK_ERR(hg_builder_status(b), HG_ERR_INVALID,
+            "hg_b_smem_addr: offset 5121 is past the 5121 bytes of shared memory reserved so far "
+            "(reserve with hg_b_smem_reserve first)");
+  hg_builder_destroy(b);
+
+  EXPECT_MISUSE("hg_b_smem_reserve: alignment 48 is not a power of two in 1..1024",
+                hg_b_smem_reserve(b, 8, 48));
+  EXPECT_MISUSE("hg_b_smem_reserve: alignment 2048 is not a power of two",
+                hg_b_smem_reserve(b, 8, 2048));
+  EXPECT_MISUSE("hg_b_smem_reserve: a reservation of 0 bytes reserves nothing",
+                hg_b_smem_reserve(b, 0, 8));
+  EXPECT_MISUSE("hg_b_smem_reserve: 233456 bytes of shared memory (232448 reserved + 1008 of "
+                "alignment slack) exceed the 232448 bytes (227 KB) a CTA may use on sm_90",
+                hg_b_smem_reserve(b, 232448, 1024));
+  EXPECT_MISUSE("hg_b_smem_reserve: 232464 bytes of shared memory (232464 reserved + 0 of "
+                "alignment slack) exceed",
+                {
+                  hg_b_smem_reserve(b, 232448, 16);
+                  hg_b_smem_reserve(b, 16, 16);
+                });
+  hg_builder_t *ok = fresh();
+  CHECK_EQ(hg_b_smem_reserve(ok, 232448 - 1008, 1024), 0);
+  CHECK_EQ(hg_builder_smem_bytes(ok), 232448);
+  CHECK_OK(hg_builder_status(ok));
+  hg_builder_destroy(ok);
+}
+
+int main(void) {
+  HG_RUN(test_create);
+  HG_RUN(test_type_mismatch_names_both_types_and_the_op);
+  HG_RUN(test_operand_validity);
+  HG_RUN(test_assign_rules);
+  HG_RUN(test_regions_balance);
+  HG_RUN(test_values_do_not_escape_their_region);
+  HG_RUN(test_widths_and_ranks);
+  HG_RUN(test_wgmma_shapes_and_types);
+  HG_RUN(test_wgmma_operands);
+  HG_RUN(test_kernel_level_rules);
+  HG_RUN(test_errors_stick);
+  HG_RUN(test_ir_structure);
+  HG_RUN(test_smem_accounting);
+  return hg_test_finish();
+}
