@@ -154,6 +154,7 @@ static int cmd_show(int argc, char **argv) {
 
 int hg_cmd_layout(int argc, char **argv) {
   if (argc < 2) {
+    fprintf(stderr, "hopgen: layout: missing operation\n");
     usage(stderr);
     return 2;
   }

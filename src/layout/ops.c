@@ -306,6 +306,13 @@ hg_status_t hg_layout_op(const char *op, int argc, const char *const *argv, char
     hg_swizzle_t sw;
     HG_TRY(parse_swizzle_args(argv[0], &sw));
     HG_TRY(arg_int("swizzle offset", argv[1], &n));
+    /* A zero shift moves nothing (only B = 0 allows it); the reference pycute rejects it
+     * (its shift helper never terminates), and the vector format follows the reference. */
+    if (sw.s == 0)
+      return hg_error(HG_ERR_INVALID,
+                      "swizzle %s: a shift of 0 is rejected, as the reference pycute rejects it "
+                      "(use B = 0 with a non-zero shift for the identity)",
+                      argv[0]);
     return put_int(hg_swizzle_apply(sw, n), buf, size);
   }
   case K_MAKE_LAYOUT:
