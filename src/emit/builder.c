@@ -1050,7 +1050,7 @@ void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t add
   if (!check_width(b, "hg_b_store", type, bits, n)) return;
   int32_t opd[5] = {addr.id, vals[0].id};
   for (int k = 1; k < n; k++) {
-    char role[16];
+    char role[24];
     snprintf(role, sizeof role, "value %d", k);
     if (!use(b, "hg_b_store", role, vals[k], type)) return;
     opd[1 + k] = vals[k].id;
