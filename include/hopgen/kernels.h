@@ -48,6 +48,9 @@ hg_status_t hg_gen_fill_random(hg_dtype_t dtype, hg_backend_t be, hg_kernel_t *k
  * not a multiple of 16 bytes) into an aligned scratch buffer. */
 hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k);
 
+/* ---------------------------------------------------------------- TMA copy kernels */
+/* (owned by the TMA kernels work: specs, generators, run/check drivers, streaming copy) */
+
 /* ---------------------------------------------------------------- GEMM */
 
 typedef enum hg_gemm_schedule {
