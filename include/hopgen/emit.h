@@ -95,12 +95,14 @@ hg_type_t hg_builder_param_type(const hg_builder_t *b, int i); /* HG_T_NONE out 
 /* ---------------------------------------------------------------- shared memory */
 
 /* Reserve bytes of dynamic shared memory with the given alignment (a power of two up
- * to 1024); returns the byte offset from the (1024-byte aligned) base. Reservations are
- * static: the kernel's dynamic shared-memory size is hg_builder_smem_bytes. */
+ * to 1024); returns the byte offset from the base, which the kernel aligns at run time
+ * to the largest alignment reserved. Reservations are static: the kernel's dynamic
+ * shared-memory size is hg_builder_smem_bytes (at most 227 KB on sm_90). */
 uint32_t hg_b_smem_reserve(hg_builder_t *b, uint32_t bytes, uint32_t align);
 /* The 32-bit shared::cta address of base + offset_bytes (I32). */
 hg_val_t hg_b_smem_addr(hg_builder_t *b, uint32_t offset_bytes);
-/* Bytes to pass as dynamic shared memory at launch (reservations plus alignment slack). */
+/* Bytes to pass as dynamic shared memory at launch: reservations plus alignment slack
+ * (largest alignment - 16, since only 16-byte alignment of the base is guaranteed). */
 uint32_t hg_builder_smem_bytes(const hg_builder_t *b);
 
 /* ---------------------------------------------------------------- constants, variables */
@@ -216,10 +218,14 @@ hg_val_t hg_b_clock64(hg_builder_t *b);           /* -> I64 */
 
 /* ---------------------------------------------------------------- control flow */
 
+/* if/else/endif. Around warpgroup instructions (wgmma, setmaxnreg) the condition must be
+ * the same for all 128 threads of a warpgroup (derive it from tid.x >> 7): ptxas cannot
+ * check this, and a divergent warpgroup is undefined behaviour. */
 void hg_b_if(hg_builder_t *b, hg_val_t pred);
 void hg_b_else(hg_builder_t *b);
 void hg_b_endif(hg_builder_t *b);
-/* loop { ... } runs until a hg_b_break_if inside it (at any nesting of ifs) fires. */
+/* loop { ... } runs until a hg_b_break_if inside it (at any nesting of ifs) fires.
+ * hg_b_break_if leaves the innermost hg_b_loop; it is an error inside an hg_b_for. */
 void hg_b_loop(hg_builder_t *b);
 void hg_b_break_if(hg_builder_t *b, hg_val_t pred);
 void hg_b_endloop(hg_builder_t *b);
@@ -234,7 +240,7 @@ void hg_b_comment(hg_builder_t *b, const char *text);
 /* ---------------------------------------------------------------- memory */
 
 typedef enum hg_space {
-  HG_GLOBAL,         /* address: I64 generic/global pointer */
+  HG_GLOBAL,         /* address: I64 generic pointer (cudaMalloc); converted with cvta.to.global */
   HG_SHARED,         /* address: I32 shared::cta */
   HG_SHARED_CLUSTER, /* address: I32 shared::cluster (from hg_b_mapa) */
 } hg_space_t;
@@ -299,6 +305,8 @@ hg_val_t hg_b_cache_policy(hg_builder_t *b, hg_cache_policy_t p); /* -> I64 */
  * mcast_mask: HG_NONE, or an I32 whose low 16 bits name the receiving CTAs (the box
  * lands at the same smem offset and signals the same barrier offset in each).
  * cache_hint: HG_NONE or an I64 from hg_b_cache_policy. */
+/* The innermost coordinate times the element size must be a multiple of 16 bytes or the
+ * kernel dies with an illegal instruction (validate it where it is known). */
 void hg_b_tma_load(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_dst, hg_val_t bar, int rank,
                    const hg_val_t *coords, hg_val_t mcast_mask, hg_val_t cache_hint);
 void hg_b_tma_prefetch(hg_builder_t *b, hg_val_t tmap, int rank, const hg_val_t *coords);
@@ -324,8 +332,10 @@ void hg_b_wgmma_fence(hg_builder_t *b);
 void hg_b_wgmma_commit(hg_builder_t *b);
 void hg_b_wgmma_wait(hg_builder_t *b, int n);
 /* acc: the accumulator variables (n/2 F32 for f32 acc; n/4 I32 for f16 acc holding two
- * halves each; n/2 I32 for s32). a: one I64 descriptor, or the A fragment registers
- * (4 I32) when a_regs. desc_b: I64. scale_d: a PRED (false: overwrite D). */
+ * halves each; n/2 I32 for s32), in the ISA's fragment order. a: one I64 descriptor, or
+ * the A fragment registers (4 I32) when a_regs. desc_b: I64. scale_d: a PRED (false:
+ * overwrite D). Issue hg_b_wgmma_fence before the first wgmma and after any other
+ * instruction touched the accumulators or A registers (PTX ISA, wgmma.fence). */
 void hg_b_wgmma(hg_builder_t *b, const hg_wgmma_op_t *op, const hg_val_t *acc, const hg_val_t *a,
                 hg_val_t desc_b, hg_val_t scale_d);
 void hg_b_setmaxnreg(hg_builder_t *b, bool increase, int regs);

@@ -17,12 +17,15 @@ static bool live(const hg_builder_t *b) {
   return b && b->status.code == HG_OK;
 }
 
-/* Record the first failure; always returns false so callers can `return fail(...)`. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+#define HG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HG_PRINTF(f, a)
 #endif
-static bool
-fail(hg_builder_t *b, hg_code_t code, const char *fmt, ...) {
+
+/* Record the first failure; always returns false so callers can `return fail(...)`. */
+static bool fail(hg_builder_t *b, hg_code_t code, const char *fmt, ...) HG_PRINTF(3, 4);
+static bool fail(hg_builder_t *b, hg_code_t code, const char *fmt, ...) {
   if (!b || b->status.code != HG_OK) return false;
   b->status.code = code;
   va_list ap;

@@ -40,7 +40,25 @@
  * leading operands).
  *
  * Immediate attributes (an opcode's sub-operation, widths, counts, flags) live in the
- * union `u`; the member to read is named next to each opcode below. */
+ * union `u`; the member to read is named next to each opcode below.
+ *
+ * A printer, in outline (see ptx.c for the complete one):
+ *
+ *   HG_TRY(hg_ir_check_complete(b));          // sticky status, balance, kernel rules
+ *   for (int i = 0; i < b->nparams; i++) ...  // b->params[i]: type, name, value id
+ *   for (int32_t i = 0; i < b->nops; i++) {
+ *     const hg_ir_op_t *op = &b->ops[i];
+ *     const int32_t *in = hg_ir_operands(b, op), *out = hg_ir_results(b, op);
+ *     switch (op->code) {
+ *     case HG_OP_BIN: print(out[0], op->u.bin, in[0], in[1]); break;
+ *     case HG_OP_IF:  open a region on in[0]; its else is op->mid, its end op->close
+ *     ...
+ *     }
+ *   }
+ *
+ * Kernel-level facts a printer needs are plain fields of struct hg_builder below:
+ * name, threads, min_ctas, cluster, the shared-memory layout (smem_used, smem_max_align,
+ * hg_ir_smem_total) and whether setmaxnreg / wgmma appear. */
 #ifndef HOPGEN_EMIT_IR_H
 #define HOPGEN_EMIT_IR_H
 

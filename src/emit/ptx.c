@@ -28,17 +28,19 @@ typedef struct sbuf {
 } sbuf_t;
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+#define HG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HG_PRINTF(f, a)
 #endif
-static void
-put(sbuf_t *s, const char *fmt, ...) {
+
+static void vput(sbuf_t *s, const char *fmt, va_list ap) {
   if (s->oom) return;
   for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
+    va_list aq;
+    va_copy(aq, ap);
     size_t room = s->cap - s->len;
-    int n = vsnprintf(s->data ? s->data + s->len : NULL, s->data ? room : 0, fmt, ap);
-    va_end(ap);
+    int n = vsnprintf(s->data ? s->data + s->len : NULL, s->data ? room : 0, fmt, aq);
+    va_end(aq);
     if (n < 0) {
       s->oom = true;
       return;
@@ -57,6 +59,14 @@ put(sbuf_t *s, const char *fmt, ...) {
     s->data = p;
     s->cap = cap;
   }
+}
+
+static void put(sbuf_t *s, const char *fmt, ...) HG_PRINTF(2, 3);
+static void put(sbuf_t *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vput(s, fmt, ap);
+  va_end(ap);
 }
 
 /* ----------------------------------------------------------------------------- printer */
@@ -116,22 +126,14 @@ static const char *R(const printer_t *p, int32_t id) {
 }
 
 /* One instruction line, indented by nesting depth. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-ins(printer_t *p, const char *fmt, ...) {
-  char line[1024];
+static void ins(printer_t *p, const char *fmt, ...) HG_PRINTF(2, 3);
+static void ins(printer_t *p, const char *fmt, ...) {
+  put(&p->body, "\t%*s", 2 * p->depth, "");
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
+  vput(&p->body, fmt, ap);
   va_end(ap);
-  if (n >= (int)sizeof line) {
-    /* long operand lists (wgmma) go through put directly; this never truncates them */
-    p->body.oom = true;
-    return;
-  }
-  put(&p->body, "\t%*s%s\n", 2 * p->depth, "", line);
+  put(&p->body, "\n");
 }
 
 static void label(printer_t *p, const char *fmt, int32_t n) {
@@ -381,7 +383,13 @@ static void print_op(printer_t *p, int32_t i) {
     while (*t) {
       const char *nl = strchr(t, '\n');
       int len = nl ? (int)(nl - t) : (int)strlen(t);
-      put(&p->body, "\t%*s// %.*s\n", 2 * p->depth, "", len, t);
+      /* PTX source is ASCII: control and non-ASCII bytes become '?' in comments */
+      put(&p->body, "\t%*s// ", 2 * p->depth, "");
+      for (int c = 0; c < len; c++) {
+        unsigned char ch = (unsigned char)t[c];
+        put(&p->body, "%c", ch < 0x20 || ch >= 0x7f ? '?' : (char)ch);
+      }
+      put(&p->body, "\n");
       t += len + (nl ? 1 : 0);
     }
     break;

@@ -238,6 +238,7 @@ static void test_control_flow_and_comments(void) {
   hg_val_t out = hg_b_param(b, HG_T_I64, "out");
   hg_val_t n = hg_b_param(b, HG_T_I32, "n");
   hg_b_comment(b, "sum the odd numbers below n\nin a loop with an if");
+  hg_b_comment(b, "odd\tchars: \xc3\xa9");
   hg_val_t sum = hg_b_var(b, HG_T_I32, hg_b_i32(b, 0));
   hg_val_t k = hg_b_var(b, HG_T_I32, hg_b_i32(b, 0));
   hg_val_t done = hg_b_var(b, HG_T_PRED, hg_b_pred(b, false));
@@ -271,6 +272,7 @@ static void test_control_flow_and_comments(void) {
   if (emit_and_assemble(b, &ptx, NULL)) {
     CHECK(has(ptx.data, "// sum the odd numbers below n\n"));
     CHECK(has(ptx.data, "// in a loop with an if\n"));
+    CHECK(has(ptx.data, "// odd?chars: ??\n")); /* PTX is ASCII */
     CHECK(has(ptx.data, "_loop:\n"));
     CHECK(has(ptx.data, "_endloop:\n"));
     CHECK(has(ptx.data, "_else:\n"));
