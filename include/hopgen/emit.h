@@ -304,8 +304,8 @@ hg_val_t hg_b_cache_policy(hg_builder_t *b, hg_cache_policy_t p); /* -> I64 */
  * coords: rank (1..5) I32 values, dimension 0 innermost, signed and passed unchanged.
  * mcast_mask: HG_NONE, or an I32 whose low 16 bits name the receiving CTAs (the box
  * lands at the same smem offset and signals the same barrier offset in each).
- * cache_hint: HG_NONE or an I64 from hg_b_cache_policy. */
-/* The innermost coordinate times the element size must be a multiple of 16 bytes or the
+ * cache_hint: HG_NONE or an I64 from hg_b_cache_policy.
+ * The innermost coordinate times the element size must be a multiple of 16 bytes or the
  * kernel dies with an illegal instruction (validate it where it is known). */
 void hg_b_tma_load(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_dst, hg_val_t bar, int rank,
                    const hg_val_t *coords, hg_val_t mcast_mask, hg_val_t cache_hint);
