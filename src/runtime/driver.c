@@ -143,7 +143,7 @@ const char *hg_cu_hint(CUresult r) {
 }
 
 hg_status_t hg_cu_fail(const hg_cu_t *cu, CUresult r, const char *fmt, ...) {
-  char call[256];
+  char call[768]; /* a tensor map's full parameter list fits */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(call, sizeof call, fmt, ap);

@@ -1,0 +1,44 @@
+/* What the mock driver (mock_libcuda.c) and mock cuBLASLt (mock_cublaslt.c) tell a test
+ * about how hopgen called them. Plain C types only: the mocks include the real <cuda.h>
+ * and <cublasLt.h>, the tests do not. */
+#ifndef HG_TEST_RUNTIME_MOCK_API_H
+#define HG_TEST_RUNTIME_MOCK_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mock_cuda_state {
+  /* Entry points whose ABI hopgen must not receive (an older or newer variant than the
+   * signature it declares), as "name@version" list; "" when every lookup was right. */
+  char wrong_abi[512];
+  int proc_lookups;     /* cuGetProcAddress_v2 calls */
+  int flags_not_legacy; /* lookups without CU_GET_PROC_ADDRESS_LEGACY_STREAM */
+  int compiles, loads, occupancy_calls, launches;
+  int link_size_without_nul; /* cuLinkAddData calls whose size did not cover the NUL */
+  int link_logs_missing;     /* cuLinkCreate calls without both log buffers */
+  unsigned last_grid[3], last_block[3], last_cluster[3], last_smem;
+  int last_num_attrs;
+  void *last_stream;
+  int nonportable_set;
+  int dyn_smem_value; /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+  int live_allocations;
+  int wrong_context; /* calls made while the primary context was not current */
+  int retained;      /* primary context retain count */
+} mock_cuda_state_t;
+
+typedef mock_cuda_state_t *(*mock_cuda_state_fn)(void);
+/* Is [ptr, ptr + bytes) inside one live mock allocation? (used by the mock cuBLASLt) */
+typedef int (*mock_cuda_range_ok_fn)(uint64_t ptr, size_t bytes);
+
+typedef struct mock_blas_state {
+  int matmuls, heuristics;
+  int last_transa, last_transb;
+  int last_compute;
+  int bad_alignment; /* a pointer less aligned than the algorithm was chosen for */
+  int out_of_range;  /* an operand reached outside its allocation */
+  int workspace_missing;
+} mock_blas_state_t;
+
+typedef mock_blas_state_t *(*mock_blas_state_fn)(void);
+
+#endif

@@ -1,0 +1,288 @@
+/* The whole runtime against a mock driver and a mock cuBLASLt, on any machine.
+ *
+ * The mocks (mock_libcuda.c, mock_cublaslt.c) are compiled here, at run time, against the
+ * CUDA toolkit's own <cuda.h>, <cudaTypedefs.h> and <cublasLt.h>: so the values, layouts
+ * and signatures that hopgen declares for itself meet NVIDIA's, and the ABI version hopgen
+ * asks cuGetProcAddress for is checked against the toolkit's PFN typedefs. Then the same
+ * device suite that test_gpu.c runs on a Hopper GPU runs here (suite.h), plus what only a
+ * mock can show: refusals of non-Hopper devices and old drivers, the dlsym fallback, the
+ * cluster schedulability refusal, and what exactly reached the driver.
+ *
+ * Without a C compiler or the toolkit headers the test says so and is skipped (77). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "suite.h"
+
+static char mock_dir[512], mock_cuda_path[700], mock_blas_path[700];
+
+static mock_cuda_state_t *suite_mock_state(void) {
+  static mock_cuda_state_fn fn;
+  if (!fn) {
+    void *h = dlopen(mock_cuda_path, RTLD_NOW | RTLD_NOLOAD);
+    if (h) *(void **)&fn = dlsym(h, "mock_cuda_state");
+  }
+  static mock_cuda_state_t none;
+  return fn ? fn() : &none;
+}
+
+static mock_blas_state_t *mock_blas(void) {
+  static mock_blas_state_fn fn;
+  if (!fn) {
+    void *h = dlopen(mock_blas_path, RTLD_NOW | RTLD_NOLOAD);
+    if (h) *(void **)&fn = dlsym(h, "mock_blas_state");
+  }
+  static mock_blas_state_t none;
+  return fn ? fn() : &none;
+}
+
+/* ---------------------------------------------------------------- building the mocks */
+
+static const char *cuda_include(void) {
+  static char buf[600];
+  const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/opt/cuda",
+                         "/usr"};
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+    if (!roots[i] || !*roots[i]) continue;
+    snprintf(buf, sizeof buf, "%s/include/cublasLt.h", roots[i]);
+    if (access(buf, R_OK) == 0) {
+      snprintf(buf, sizeof buf, "%s/include", roots[i]);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+/* 0 built, 77 cannot build here (skip), 1 the mock does not compile (a real failure:
+ * most likely a signature that no longer matches the toolkit's). */
+static int build_one(const char *cc, const char *inc, const char *src_dir, const char *src,
+                     const char *out) {
+  char cmd[3000], log[4096] = "";
+  snprintf(cmd, sizeof cmd,
+           "%s -shared -fPIC -std=gnu11 -O1 -Wno-deprecated-declarations "
+           "-Werror=incompatible-pointer-types -Werror=implicit-function-declaration "
+           "-I'%s' -I'%s' -o '%s' '%s/%s' -lm -ldl 2>&1",
+           cc, inc, src_dir, out, src_dir, src);
+  FILE *p = popen(cmd, "r");
+  if (!p) return 77;
+  size_t n = fread(log, 1, sizeof log - 1, p);
+  log[n] = '\0';
+  int st = pclose(p);
+  if (st == 0) return 0;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return 77; /* no compiler */
+  fprintf(stderr, "compiling %s failed:\n%s\n%s\n", src, cmd, log);
+  return 1;
+}
+
+static int build_mocks(void) {
+  const char *inc = cuda_include();
+  if (!inc) {
+    fprintf(stderr, "skipped: the CUDA toolkit headers (cuda.h, cublasLt.h) are not installed\n");
+    return 77;
+  }
+  const char *root = getenv("HOPGEN_SOURCE_DIR");
+  char src_dir[600];
+  snprintf(src_dir, sizeof src_dir, "%s/tests/runtime", root ? root : ".");
+  char probe[700];
+  snprintf(probe, sizeof probe, "%s/mock_libcuda.c", src_dir);
+  if (access(probe, R_OK) != 0) {
+    fprintf(stderr, "skipped: %s not found (set HOPGEN_SOURCE_DIR)\n", probe);
+    return 77;
+  }
+  const char *cc = getenv("CC");
+  if (!cc || !*cc) cc = "cc";
+  suite_tmpdir(mock_dir, sizeof mock_dir);
+  snprintf(mock_cuda_path, sizeof mock_cuda_path, "%s/libcuda-mock.so.1", mock_dir);
+  snprintf(mock_blas_path, sizeof mock_blas_path, "%s/libcublasLt-mock.so", mock_dir);
+  int r = build_one(cc, inc, src_dir, "mock_libcuda.c", mock_cuda_path);
+  if (r == 0) r = build_one(cc, inc, src_dir, "mock_cublaslt.c", mock_blas_path);
+  if (r == 77) fprintf(stderr, "skipped: no C compiler (%s) to build the mock driver\n", cc);
+  return r;
+}
+
+/* ---------------------------------------------------------------- what only a mock shows */
+
+static void clear_mock_env(void) {
+  const char *vars[] = {"MOCK_CUDA_DEVICES",     "MOCK_CUDA_CC",   "MOCK_CUDA_NAME",
+                        "MOCK_CUDA_DRIVER",      "MOCK_CUDA_INIT", "MOCK_CUDA_PROC",
+                        "MOCK_CUDA_MAX_CLUSTERS"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+}
+
+static void expect_open_fails(hg_code_t code, const char *fragment) {
+  hg_rt_t *rt = (hg_rt_t *)1;
+  hg_status_t s = hg_rt_open(0, &rt);
+  if (s.code != code || !strstr(s.msg, fragment))
+    HG_FAIL("hg_rt_open said %s \"%s\", expected %s with \"%s\"", hg_code_name(s.code), s.msg,
+            hg_code_name(code), fragment);
+  CHECK(rt == NULL);
+  CHECK_EQ(suite_mock_state()->retained, 0); /* nothing left retained */
+}
+
+static void test_open_refusals(void) {
+  clear_mock_env();
+  setenv("MOCK_CUDA_CC", "80", 1);
+  setenv("MOCK_CUDA_NAME", "NVIDIA A100-SXM4-80GB", 1);
+  expect_open_fails(HG_ERR_NO_DEVICE, "device 0 (NVIDIA A100-SXM4-80GB) is sm_80; hopgen's "
+                                      "kernels need a Hopper (sm_90) GPU");
+  setenv("MOCK_CUDA_CC", "100", 1);
+  setenv("MOCK_CUDA_NAME", "NVIDIA B200", 1);
+  expect_open_fails(HG_ERR_NO_DEVICE, "device 0 (NVIDIA B200) is sm_100;");
+  clear_mock_env();
+
+  setenv("MOCK_CUDA_DEVICES", "0", 1);
+  expect_open_fails(HG_ERR_NO_DEVICE, "no CUDA device is visible");
+  setenv("MOCK_CUDA_DEVICES", "2", 1);
+  hg_rt_t *rt = NULL;
+  CHECK_ERR(hg_rt_open(5, &rt), HG_ERR_NO_DEVICE,
+            "device ordinal 5 is out of range: 2 CUDA devices are visible");
+  CHECK_ERR(hg_rt_open(-1, &rt), HG_ERR_NO_DEVICE, "out of range");
+  CHECK_OK(hg_rt_open(1, &rt));
+  if (rt) {
+    CHECK_EQ(hg_rt_device(rt)->ordinal, 1);
+    CHECK_EQ(suite_mock_state()->retained, 1);
+    hg_rt_close(rt);
+  }
+  CHECK_EQ(suite_mock_state()->retained, 0);
+  clear_mock_env();
+
+  setenv("MOCK_CUDA_INIT", "100", 1); /* CUDA_ERROR_NO_DEVICE */
+  expect_open_fails(HG_ERR_NO_DEVICE, "cuInit found no CUDA device");
+  setenv("MOCK_CUDA_INIT", "803", 1);
+  expect_open_fails(HG_ERR_NO_DRIVER,
+                    "cuInit failed with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (system has unsupported");
+  clear_mock_env();
+
+  setenv("MOCK_CUDA_DRIVER", "11080", 1);
+  expect_open_fails(HG_ERR_NO_DRIVER,
+                    "the NVIDIA driver supports CUDA 11.8, but hopgen needs CUDA 12.0 or newer");
+  clear_mock_env();
+}
+
+/* Without cuGetProcAddress every entry point comes from dlsym by its ABI-suffixed name. */
+static void test_dlsym_fallback(void) {
+  clear_mock_env();
+  setenv("MOCK_CUDA_PROC", "0", 1);
+  hg_rt_t *rt = NULL;
+  CHECK_OK(hg_rt_open(0, &rt));
+  if (rt) {
+    CHECK_EQ(hg_rt_device(rt)->sm_count, 132);
+    hg_devptr_t p = 0;
+    CHECK_OK(hg_rt_alloc(rt, 4096, &p));
+    hg_rt_free(rt, p);
+    hg_rt_close(rt);
+  }
+  CHECK_STR(suite_mock_state()->wrong_abi, "");
+  clear_mock_env();
+}
+
+/* Every entry point was asked for at the version of the ABI hopgen declares, with the
+ * legacy-stream flag, and every call happened with the runtime's context current. */
+static void test_abi_audit(void) {
+  mock_cuda_state_t *st = suite_mock_state();
+  CHECK_STR(st->wrong_abi, "");
+  CHECK(st->proc_lookups >= 39);
+  CHECK_EQ(st->flags_not_legacy, 0);
+  CHECK_EQ(st->wrong_context, 0);
+  CHECK_EQ(st->link_size_without_nul, 0);
+  CHECK_EQ(st->link_logs_missing, 0);
+  mock_blas_state_t *b = mock_blas();
+  CHECK_EQ(b->bad_alignment, 0);
+  CHECK_EQ(b->out_of_range, 0);
+  CHECK_EQ(b->workspace_missing, 0);
+  CHECK(b->matmuls >= 10);
+}
+
+static void test_launch_plumbing(void) {
+  hg_jit_info_t info;
+  hg_module_t *m = suite_load(suite_ptx_fill, &info);
+  if (!m) return;
+  hg_function_t *f = NULL;
+  CHECK_OK(hg_rt_function(suite_rt, m, "hg_test_fill", 0, &f));
+  hg_stream_t s = NULL;
+  CHECK_OK(hg_rt_stream_create(suite_rt, &s));
+  hg_devptr_t out = 0;
+  uint32_t n = 100;
+  CHECK_OK(hg_rt_alloc(suite_rt, 4096, &out));
+  void *args[] = {&out, &n};
+  hg_launch_t l = {{3, 2, 1}, {64, 2, 1}, {0, 0, 0}, 4096, s};
+  CHECK_OK(hg_rt_launch(suite_rt, f, &l, args));
+  mock_cuda_state_t *st = suite_mock_state();
+  CHECK(st->last_stream == s);
+  CHECK_EQ(st->last_grid[0], 3);
+  CHECK_EQ(st->last_grid[1], 2);
+  CHECK_EQ(st->last_block[0], 64);
+  CHECK_EQ(st->last_block[1], 2);
+  CHECK_EQ(st->last_smem, 4096);
+  CHECK_EQ(st->last_num_attrs, 0);
+  CHECK_OK(hg_rt_sync(suite_rt, s));
+  hg_rt_stream_destroy(suite_rt, s);
+  hg_rt_free(suite_rt, out);
+  hg_rt_module_unload(suite_rt, m);
+}
+
+static void test_cluster_refused_when_unschedulable(void) {
+  hg_jit_info_t info;
+  hg_module_t *m = suite_load(suite_ptx_cluster, &info);
+  if (!m) return;
+  hg_function_t *f = NULL;
+  CHECK_OK(hg_rt_function(suite_rt, m, "hg_test_cluster_rank", 0, &f));
+  hg_devptr_t out = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, 4096, &out));
+  void *args[] = {&out};
+  setenv("MOCK_CUDA_MAX_CLUSTERS", "0", 1);
+  const int launches = suite_mock_state()->launches;
+  hg_launch_t l = {{8, 1, 1}, {128, 1, 1}, {4, 1, 1}, 64 * 1024, NULL};
+  CHECK_ERR(hg_rt_launch(suite_rt, f, &l, args), HG_ERR_INVALID,
+            "device 0 (NVIDIA H100 80GB HBM3) cannot co-schedule a 4x1x1 cluster of kernel "
+            "hg_test_cluster_rank (128 threads and 65536 B dynamic + 0 B static shared memory "
+            "per CTA)");
+  CHECK_EQ(suite_mock_state()->launches, launches); /* nothing was launched */
+  unsetenv("MOCK_CUDA_MAX_CLUSTERS");
+  CHECK_OK(hg_rt_launch(suite_rt, f, &l, args));
+  CHECK_OK(hg_rt_sync(suite_rt, NULL));
+  hg_rt_free(suite_rt, out);
+  hg_rt_module_unload(suite_rt, m);
+}
+
+int main(void) {
+  int built = build_mocks();
+  if (built != 0) {
+    if (mock_dir[0]) suite_rm_tree(mock_dir);
+    return built;
+  }
+  setenv("HOPGEN_LIBCUDA", mock_cuda_path, 1);
+  setenv("HOPGEN_LIBCUBLASLT", mock_blas_path, 1);
+
+  HG_RUN(test_open_refusals);
+  HG_RUN(test_dlsym_fallback);
+
+  clear_mock_env();
+  hg_status_t s = hg_rt_open(0, &suite_rt);
+  if (!hg_is_ok(&s)) {
+    fprintf(stderr, "hg_rt_open on the mock driver failed: %s\n", s.msg);
+    suite_rm_tree(mock_dir);
+    return 1;
+  }
+  suite_mock = true;
+  HG_RUN(suite_device);
+  HG_RUN(suite_memory);
+  HG_RUN(suite_streams_events);
+  HG_RUN(suite_jit_and_cache);
+  HG_RUN(suite_jit_error);
+  HG_RUN(suite_functions);
+  HG_RUN(suite_clusters);
+  HG_RUN(suite_tensormaps);
+  HG_RUN(suite_gemm);
+  HG_RUN(test_launch_plumbing);
+  HG_RUN(test_cluster_refused_when_unschedulable);
+  HG_RUN(test_abi_audit);
+  HG_RUN(suite_fault); /* last: the context is lost */
+  hg_rt_close(suite_rt);
+  CHECK_EQ(suite_mock_state()->retained, 0);
+  CHECK_EQ(suite_mock_state()->live_allocations, 0);
+  suite_rm_tree(mock_dir);
+  return hg_test_finish();
+}
