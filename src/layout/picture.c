@@ -24,7 +24,9 @@ static hg_status_t grid_of(const hg_composed_t *c, const char *what, grid_t *g) 
   if (n > HGL_PICTURE_MAX_CELLS)
     return hg_error(HG_ERR_INVALID, "%s: %s has %lld elements, more than the %d a picture shows",
                     what, hgl_lstr(&c->layout, x, sizeof x), (long long)n, HGL_PICTURE_MAX_CELLS);
-  if (hgl_rank(&c->layout) >= 2) {
+  if (n == 0) { /* an empty domain: no cells, whatever the other modes say */
+    g->rows = g->cols = 0;
+  } else if (hgl_rank(&c->layout) >= 2) {
     hg_layout_t m0;
     hgl_mode(&c->layout, 0, &m0);
     HG_TRY(hgl_size(&m0, &g->rows));
@@ -146,7 +148,9 @@ static hg_status_t svg_body(const hg_composed_t *l, const hg_layout_t *tv, FILE 
     HG_TRY(hgl_size(&m, &nthr));
     hgl_mode(tv, 1, &m);
     HG_TRY(hgl_size(&m, &nval));
-    if (nthr * nval > HGL_PICTURE_MAX_CELLS || nthr < 0 || nval < 0)
+    int64_t cells;
+    if (nthr < 0 || nval < 0 || __builtin_mul_overflow(nthr, nval, &cells) ||
+        cells > HGL_PICTURE_MAX_CELLS)
       return hg_error(HG_ERR_INVALID, "svg: the TV layout %s is too large to draw",
                       hgl_lstr(tv, x, sizeof x));
   }
