@@ -39,16 +39,21 @@ typedef struct hg_device_info {
   uint64_t total_mem_bytes;
 } hg_device_info_t;
 
-/* Load the driver, pick device `ordinal`, retain its primary context. Fails with
- * HG_ERR_NO_DRIVER (no libcuda.so.1), HG_ERR_NO_DEVICE (no device, or not sm_90). */
+/* Load the driver (libcuda.so.1, or the path in $HOPGEN_LIBCUDA), pick device `ordinal`,
+ * retain its primary context. Fails with HG_ERR_NO_DRIVER (no libcuda.so.1, cuInit failed,
+ * a driver older than CUDA 12.0) or HG_ERR_NO_DEVICE (no device, ordinal out of range, not
+ * sm_90). Every call binds the context to the calling thread, so any thread may use rt. */
 hg_status_t hg_rt_open(int ordinal, hg_rt_t **out);
 void hg_rt_close(hg_rt_t *rt);
 const hg_device_info_t *hg_rt_device(const hg_rt_t *rt);
 
 /* ---------------------------------------------------------------- memory and streams */
 
+/* Device memory (256-byte aligned); 0 bytes gives the null pointer, which free accepts. */
 hg_status_t hg_rt_alloc(hg_rt_t *rt, size_t bytes, hg_devptr_t *out);
 void hg_rt_free(hg_rt_t *rt, hg_devptr_t p);
+/* Synchronous copies (they wait for work on the default stream and on streams made by
+ * hg_rt_stream_create, which are blocking streams). */
 hg_status_t hg_rt_upload(hg_rt_t *rt, hg_devptr_t dst, const void *src, size_t bytes);
 hg_status_t hg_rt_download(hg_rt_t *rt, void *dst, hg_devptr_t src, size_t bytes);
 hg_status_t hg_rt_copy_d2d(hg_rt_t *rt, hg_devptr_t dst, hg_devptr_t src, size_t bytes,
@@ -57,10 +62,13 @@ hg_status_t hg_rt_memset8(hg_rt_t *rt, hg_devptr_t dst, uint8_t value, size_t by
                           hg_stream_t stream);
 hg_status_t hg_rt_stream_create(hg_rt_t *rt, hg_stream_t *out);
 void hg_rt_stream_destroy(hg_rt_t *rt, hg_stream_t s);
-hg_status_t hg_rt_sync(hg_rt_t *rt, hg_stream_t s); /* also reports a kernel's fault */
+/* Wait for a stream; a kernel's fault is reported here with a hint (an illegal instruction
+ * from TMA, say), after which the context is lost for the whole process. */
+hg_status_t hg_rt_sync(hg_rt_t *rt, hg_stream_t s);
 hg_status_t hg_rt_event_create(hg_rt_t *rt, hg_event_t *out);
 void hg_rt_event_destroy(hg_rt_t *rt, hg_event_t e);
 hg_status_t hg_rt_event_record(hg_rt_t *rt, hg_event_t e, hg_stream_t s);
+/* Waits for `end`, then the time between the two events. */
 hg_status_t hg_rt_event_elapsed_ms(hg_rt_t *rt, hg_event_t start, hg_event_t end, float *ms);
 
 /* ---------------------------------------------------------------- modules */
@@ -83,7 +91,9 @@ typedef struct hg_jit_info {
 hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out, hg_jit_info_t *info);
 void hg_rt_module_unload(hg_rt_t *rt, hg_module_t *m);
 /* The kernel `name`; dynamic shared memory above 48 KB is enabled here when smem_bytes
- * asks for it (and refused with a sentence above the device's opt-in limit). */
+ * asks for it (and refused with a sentence above the device's opt-in limit). Asking twice
+ * gives the same handle. A module and its kernels are not for concurrent use from several
+ * threads. */
 hg_status_t hg_rt_function(hg_rt_t *rt, hg_module_t *m, const char *name, uint32_t smem_bytes,
                            hg_function_t **out);
 
@@ -110,8 +120,11 @@ typedef struct hg_launch {
 } hg_launch_t;
 
 /* Launch with cuLaunchKernelEx. args[i] points at the value of parameter i (an
- * hg_tensormap_t for a tensor-map parameter). A cluster shape the device cannot
- * schedule is refused with a sentence before launch. */
+ * hg_tensormap_t for a tensor-map parameter). The grid must be a multiple of the cluster;
+ * clusters above 8 CTAs (up to 16) are allowed as non-portable sizes; a cluster shape the
+ * device cannot co-schedule (cuOccupancyMaxActiveClusters = 0) is refused with a sentence
+ * before launch. smem_bytes above the kernel's current limit raises it as hg_rt_function
+ * does. */
 hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, void **args);
 
 /* Milliseconds since an arbitrary epoch, monotonic (for host-side cold/warm timings). */
@@ -119,8 +132,10 @@ double hg_now_ms(void);
 
 /* ---------------------------------------------------------------- cuBLAS reference */
 
-/* cuBLAS / cuBLASLt loaded with dlopen: the side-by-side reference for GEMM checks and
- * benchmarks. HG_ERR_NO_DRIVER-style failure (HG_ERR_TOOL) with a sentence if absent. */
+/* cuBLASLt loaded with dlopen (libcublasLt.so.13, else .12; $HOPGEN_LIBCUBLASLT overrides):
+ * the side-by-side reference for GEMM checks and benchmarks. HG_ERR_TOOL with a sentence
+ * when the library is absent (checked before the runtime, so it is reported even without
+ * a GPU). Not for concurrent use from several threads. */
 typedef struct hg_blas hg_blas_t;
 
 /* D(MxN, row-major, ld ldd) = alpha * A(MxK) * B(KxN) + beta * C (same layout as D).
@@ -128,7 +143,11 @@ typedef struct hg_blas hg_blas_t;
  * lda). B is K-major (column-major KxN, each of the N columns contiguous in K, ld ldb)
  * when b_k_major, else N-major (row-major KxN). Batches are strided by the *_batch
  * strides (elements). fp8 takes per-tensor scales as device pointers to one f32 each
- * (0 = 1.0); cuBLASLt requires K-major fp8 operands. */
+ * (0 = 1.0); cuBLASLt requires K-major fp8 operands.
+ * Conveniences: a leading dimension of 0 is the tight one; batch 0 is 1; c = 0 lets D
+ * stand in for C (read only when beta != 0).
+ * Types (f32 accumulation): f16 x f16 and bf16 x bf16 -> the same type or f32; f32 or tf32
+ * -> f32; e4m3/e5m2 x e4m3/e5m2 (not e5m2 x e5m2) -> bf16, f16 or f32. */
 typedef struct hg_blas_gemm_args {
   int64_t m, n, k;
   int batch;

@@ -255,6 +255,11 @@ int main(void) {
   }
   setenv("HOPGEN_LIBCUDA", mock_cuda_path, 1);
   setenv("HOPGEN_LIBCUBLASLT", mock_blas_path, 1);
+  /* The mock's "cubins" stay out of the shared test cache (a real H100 with the same name
+   * and driver would compute the same keys; it would recover, but need not). */
+  char cache[600];
+  snprintf(cache, sizeof cache, "%s/cache", mock_dir);
+  setenv("HOPGEN_CACHE_DIR", cache, 1);
 
   HG_RUN(test_open_refusals);
   HG_RUN(test_dlsym_fallback);
