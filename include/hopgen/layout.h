@@ -32,6 +32,11 @@ extern "C" {
 /* The wildcard `_` in a coordinate or tiler slot (a leaf with this value). */
 #define HG_UNDERSCORE INT64_MIN
 
+/* Semantics follow NVIDIA's pycute (the golden vectors were computed with it): results
+ * carry its exact mode structure, and inputs it rejects with an assertion return an
+ * error here. Operations pycute lacks (blocked/raked products, flat_*, local_tile,
+ * local_partition, upcast/downcast, max_common_*) follow CuTe's C++ headers. */
+
 /* A hierarchical integer tuple stored in preorder: node 0 is the root. A node is either
  * an integer (arity HG_LEAF, value in v[]) or a tuple of arity[] children that follow it
  * in preorder. An integer at the root is a plain int (rank 1, depth 0). */
@@ -55,7 +60,7 @@ hg_status_t hg_tuple_flatten(const hg_tuple_t *t, hg_tuple_t *out); /* flat tupl
 hg_status_t hg_tuple_append(hg_tuple_t *t, const hg_tuple_t *elem); /* int becomes (int,elem) */
 bool hg_tuple_equal(const hg_tuple_t *a, const hg_tuple_t *b);
 bool hg_tuple_congruent(const hg_tuple_t *a, const hg_tuple_t *b); /* same tree structure */
-/* Leaf values in preorder into vals (at most cap); returns the count. */
+/* Leaf values in preorder into vals (at most cap); returns how many were stored. */
 int hg_tuple_leaf_values(const hg_tuple_t *t, int64_t *vals, int cap);
 
 hg_status_t hg_tuple_parse(const char *text, hg_tuple_t *out);
@@ -96,7 +101,9 @@ hg_status_t hg_layout_eval(const hg_layout_t *l, int64_t i, int64_t *out); /* L(
 hg_status_t hg_idx2crd(const hg_tuple_t *shape, int64_t idx, hg_tuple_t *out);
 
 /* Slicing with HG_UNDERSCORE in crd: the sub-layout of the `_` modes and the offset
- * contributed by the fixed ones (CuTe's slice and slice_and_offset). */
+ * contributed by the fixed ones (CuTe's slice and slice_and_offset). The kept modes are
+ * concatenated into a tuple, so (4,8):(1,4) at (_,3) is the rank-1 (4):(1) at offset 12;
+ * with no `_` at all the layout is 1:0. out or offset may be NULL. */
 hg_status_t hg_slice(const hg_layout_t *l, const hg_tuple_t *crd, hg_layout_t *out,
                      int64_t *offset);
 
@@ -108,7 +115,9 @@ hg_status_t hg_coalesce(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hg_coalesce_profile(const hg_layout_t *l, const hg_tuple_t *profile, hg_layout_t *out);
 hg_status_t hg_filter(const hg_layout_t *l, hg_layout_t *out); /* drop stride-0 and size-1 */
 hg_status_t hg_composition(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
-/* complement(l, cosize_bound): the layout of the "rest" of [0, cosize_bound). */
+/* complement(l, cosize_bound): the layout of the "rest" of [0, cosize_bound). pycute's
+ * version: modes sorted by stride must not overlap (its in-bound assertion), and the
+ * result may contain size-0 modes where a stride is below the span already covered. */
 hg_status_t hg_complement(const hg_layout_t *l, int64_t cosize_bound, hg_layout_t *out);
 hg_status_t hg_right_inverse(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hg_left_inverse(const hg_layout_t *l, hg_layout_t *out);
@@ -149,7 +158,9 @@ hg_status_t hg_raked_product(const hg_layout_t *l, const hg_layout_t *b, hg_layo
 hg_status_t hg_local_tile(const hg_layout_t *l, const hg_tiler_t *t, const hg_tuple_t *coord,
                           hg_layout_t *out, int64_t *offset);
 /* local_partition(l, thr, idx): the elements of l that thread idx of thread layout thr
- * owns (CuTe's outer-partition convention), plus the offset of its first element. */
+ * owns (CuTe's outer-partition convention), plus the offset of its first element. idx is
+ * an index in thr's codomain, mapped back to a coordinate through thr's strides (CuTe's
+ * get_flat_coord), so (2,16):(16,1) numbers threads row-major. */
 hg_status_t hg_local_partition(const hg_layout_t *l, const hg_layout_t *thr, int64_t idx,
                                hg_layout_t *out, int64_t *offset);
 
@@ -159,7 +170,9 @@ hg_status_t hg_max_common_vector(const hg_layout_t *a, const hg_layout_t *b, int
 hg_status_t hg_max_common_layout(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
 
 /* Recast a layout of elements to a layout of n-times wider (upcast) or narrower
- * (downcast) elements; recast_layout from old to new element bits. */
+ * (downcast) elements; recast_layout from old to new element bits (CuTe's C++ versions:
+ * upcast needs shapes/strides that divide, downcast needs a stride-1 mode, recast needs
+ * one width to be a multiple of the other). */
 hg_status_t hg_upcast(const hg_layout_t *l, int64_t n, hg_layout_t *out);
 hg_status_t hg_downcast(const hg_layout_t *l, int64_t n, hg_layout_t *out);
 hg_status_t hg_recast_layout(const hg_layout_t *l, int old_bits, int new_bits, hg_layout_t *out);
@@ -197,7 +210,8 @@ hg_status_t hg_layout_parse(const char *text, hg_layout_t *out);
 int hg_layout_print(const hg_layout_t *l, char *buf, size_t size);
 
 /* Print the layout as a 2-D table of indices like cute::print_layout (a rank-1 layout is
- * shown as one row; modes beyond the second are folded into the columns). */
+ * shown as one row; modes beyond the second are folded into the columns). At most 65,536
+ * cells. */
 hg_status_t hg_layout_show(const hg_composed_t *l, FILE *out);
 /* An SVG picture: cells coloured by value; with tv non-NULL (a (thread,value) -> index
  * layout into l's domain), cells are labelled T<thread>V<value>. */

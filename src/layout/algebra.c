@@ -297,9 +297,9 @@ hg_status_t hg_complement(const hg_layout_t *l, int64_t cosize_bound, hg_layout_
 
 hg_status_t hgl_right_inverse(const hg_layout_t *l, hg_layout_t *out) {
   int64_t s[HG_TUPLE_MAX], d[HG_TUPLE_MAX], k[HG_TUPLE_MAX][3];
-  bool over[HG_TUPLE_MAX];
   int n = hgl_flat(l, s, d);
-  /* Column-major strides of the flat shape, the inverse's strides. */
+  /* Column-major strides of the flat shape, the inverse's strides; one that overflows is
+   * marked INT64_MAX and is an error only if the inverse needs it. */
   int64_t run = 1;
   bool o = false;
   for (int i = 0; i < n; i++) {
@@ -313,11 +313,9 @@ hg_status_t hgl_right_inverse(const hg_layout_t *l, hg_layout_t *out) {
       o = true;
     }
   }
-  for (int i = 0; i < n; i++) over[i] = false;
   sort3(n, k);
   int64_t rs[HG_TUPLE_MAX], rd[HG_TUPLE_MAX], cur = 1;
   int m = 0;
-  (void)over;
   for (int i = 0; i < n; i++) {
     int64_t stride = k[i][0], shape = k[i][1];
     if (shape == 1) continue;
