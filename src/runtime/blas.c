@@ -15,7 +15,7 @@
  *
  * i.e. cuBLASLt's m = N, n = M, k = K, its "A" operand is hopgen's B and its "B" operand
  * is hopgen's A; C and D are described as column-major N x M with ldc / ldd.
- *   hopgen B, K-major (column k of ... each of the N columns contiguous in K): element
+ *   hopgen B, K-major (column-major K x N, each of the N columns contiguous in K): element
  *     (k, n) at n * ldb + k. cuBLASLt needs op(A') = B^T (N x K), element (n, k) at
  *     n * ldb + k: stored column-major K x N (rows K, cols N, ld ldb) and transposed:
  *     transa = T.
