@@ -299,7 +299,10 @@ typedef struct hg_tma_tensor {
 
 typedef struct hg_tma_options {
   hg_tma_op_t op;
-  int cluster;       /* CTAs receiving each box by multicast (loads); 0 or 1: none */
+  int cluster; /* CTAs receiving each box by multicast (loads); 0 or 1: none */
+  /* The multicast group's CTA ranks are first + i * mcast_rank_stride (0 means 1): e.g. the
+   * CTAs sharing an A tile in a 2 x 2 cluster whose rank is m + 2 n have stride 2. */
+  int mcast_rank_stride;
   int l2_promotion;  /* CUtensorMapL2promotion; -1: 256B (3), the default */
   bool oob_nan;      /* NaN instead of zero fill for out-of-bounds elements (floats) */
   bool origin_known; /* origin below is the tile origin: check it statically */
@@ -332,11 +335,12 @@ typedef struct hg_tma_plan {
   uint32_t tile_bytes;            /* bytes all boxes move */
   int num_boxes;
   hg_tma_box_t box[HG_TMA_MAX_BOXES]; /* sorted by smem_offset */
-  /* Multicast: CTA r of the cluster (0 <= r < cluster) issues boxes [cta_first_box[r],
-   * cta_first_box[r] + boxes_per_cta) with mask mcast_mask (every CTA of the cluster,
-   * rank 0 first: shift by the group's first rank when the group does not start at 0);
-   * every CTA's barrier expects expect_tx_bytes, the whole tile. */
+  /* Multicast: member i of the group (0 <= i < cluster) issues boxes [cta_first_box[i],
+   * cta_first_box[i] + boxes_per_cta) with mask mcast_mask << (rank of member 0): the mask
+   * has bit i * mcast_rank_stride set for every member. Every member's mbarrier expects
+   * expect_tx_bytes, the whole tile, although it issues only cta_issue_bytes. */
   int cluster;
+  int mcast_rank_stride;
   uint16_t mcast_mask;
   int boxes_per_cta;
   int cta_first_box[HG_TMA_MAX_CLUSTER];
@@ -391,6 +395,17 @@ hg_status_t hg_model_tma_load_multicast(const hg_tensormap_params_t *p, const vo
 hg_status_t hg_model_tma_store(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
                                size_t gmem_bytes, const int32_t *coords, const uint8_t *smem,
                                size_t smem_bytes, uint32_t src);
+
+/* What a kernel that issues every box of plan p for the tile at origin (per tensor mode)
+ * does, on the model: a load, multicast or not (member i of the group issues its slice into
+ * every member's shared memory; cta_smem[i] is member i's), a store or reduction from
+ * cta_smem[0], or a prefetch (nothing lands; the coordinates are still checked). smem_base
+ * is the stage buffer's shared-memory address; tx_bytes (p->cluster entries, or NULL) gets
+ * what each member's mbarrier was told. A convenience over the calls above for checking
+ * GPU results; it takes the plan's word for the tensor map, boxes and offsets. */
+hg_status_t hg_model_tma_run(const hg_tma_plan_t *p, void *gmem, size_t gmem_bytes,
+                             const int32_t *origin, uint8_t *const *cta_smem, size_t smem_bytes,
+                             uint32_t smem_base, uint32_t *tx_bytes);
 
 /* The shared-memory byte address wgmma reads element (mn, k) of an operand from, for a
  * descriptor (PTX ISA "Matrix Descriptor Format" and the canonical K-major and MN-major

@@ -256,6 +256,12 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
                     "a multicast cluster of %d CTAs is over 16: the multicast mask has 16 bits "
                     "(and a cluster at most 16 CTAs)",
                     opt->cluster);
+  const int rstride = opt->mcast_rank_stride > 0 ? opt->mcast_rank_stride : 1;
+  if ((cluster - 1) * rstride >= HG_TMA_MAX_CLUSTER)
+    return hg_error(HG_ERR_INVALID,
+                    "a multicast group of %d CTAs %d ranks apart reaches rank %d; the mask has "
+                    "16 bits (ranks 0..15)",
+                    cluster, rstride, (cluster - 1) * rstride);
   if (cluster > 1 && op != HG_TMA_LOAD)
     return hg_error(HG_ERR_INVALID,
                     "multicast (a cluster of %d) applies to loads only; a %s is issued by each "
@@ -399,7 +405,9 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
   p.smem_bytes = (uint32_t)foot;
   p.smem_align_bytes = ge.span ? 8 * ge.span : 128;
   p.cluster = cluster;
-  p.mcast_mask = (uint16_t)((1u << cluster) - 1u);
+  p.mcast_rank_stride = rstride;
+  p.mcast_mask = 0;
+  for (int c = 0; c < cluster; c++) p.mcast_mask |= (uint16_t)(1u << (c * rstride));
   p.boxes_per_cta = p.num_boxes / cluster;
   for (int c = 0; c < cluster; c++) p.cta_first_box[c] = c * p.boxes_per_cta;
   p.cta_issue_bytes = p.box_bytes * (uint32_t)p.boxes_per_cta;

@@ -274,8 +274,63 @@ static void test_odd_shapes(void) {
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
 
+/* Whole plans on the model: load a tile (multicast to 2 CTAs), store it from the second
+ * CTA into another tensor where it hangs over the edge, and reduce-add it twice. */
+static void test_run_plans(void) {
+  enum { M = 300, K = 200 };
+  static float a[M * K], out[M * K];
+  for (int i = 0; i < M * K; i++) a[i] = (float)(i % 1000);
+  hg_tma_tensor_t g;
+  memset(&g, 0, sizeof g);
+  g.dtype = HG_F32, g.rank = 2, g.shape[0] = M, g.shape[1] = K, g.stride[0] = K, g.stride[1] = 1;
+  const int tile[2] = {128, 64};
+  hg_composed_t lay;
+  CHECK_OK(hg_tma_smem_layout(&g, tile, HG_SWIZZLE_128B, &lay));
+  hg_tma_options_t o = hg_tma_options_default(HG_TMA_LOAD);
+  o.cluster = 2;
+  CHECK_OK(hg_tma_plan_make(&g, &lay, &o, &plan));
+  static uint8_t s0[65536], s1[65536];
+  uint8_t *ctas[2] = {s0, s1};
+  uint32_t tx[2];
+  const int32_t from[2] = {-20, 40};
+  CHECK_OK(hg_model_tma_run(&plan, a, sizeof a, from, ctas, sizeof s0, 1024, tx));
+  CHECK_EQ(tx[0], 128 * 64 * 4);
+  CHECK_EQ(tx[1], 128 * 64 * 4);
+  CHECK(!memcmp(s0, s1, sizeof s0));
+  CHECK_ERR(hg_model_tma_run(&plan, a, sizeof a, from, ctas, sizeof s0, 512, tx), HG_ERR_INVALID,
+            "is not a multiple of 1024 B");
+  for (int i = 0; i < M * K; i++) out[i] = -1;
+  o = hg_tma_options_default(HG_TMA_STORE);
+  CHECK_OK(hg_tma_plan_make(&g, &lay, &o, &plan));
+  const int32_t to[2] = {250, 160};
+  uint8_t *second[1] = {s1};
+  CHECK_OK(hg_model_tma_run(&plan, out, sizeof out, to, second, sizeof s1, 1024, NULL));
+  int bad = 0, written = 0;
+  for (int m = 0; m < M; m++)
+    for (int k = 0; k < K; k++) {
+      const int tm = m - 250, tk = k - 160;
+      float want = -1;
+      if (tm >= 0 && tm < 128 && tk >= 0 && tk < 64) {
+        const int sm = tm - 20, sk = tk + 40; /* the source element, zero outside */
+        want = sm >= 0 && sm < M && sk < K ? a[sm * K + sk] : 0;
+        written++;
+      }
+      if (out[m * K + k] != want && bad++ < 3)
+        HG_FAIL("store: out(%d,%d) = %g, expected %g", m, k, out[m * K + k], want);
+    }
+  CHECK_EQ(written, 50 * 40);
+  o = hg_tma_options_default(HG_TMA_REDUCE_ADD);
+  CHECK_OK(hg_tma_plan_make(&g, &lay, &o, &plan));
+  CHECK_OK(hg_model_tma_run(&plan, out, sizeof out, to, second, sizeof s1, 1024, NULL));
+  /* Tile element (30, 5) came from a(10, 45); it is now doubled. Outside the tile: -1. */
+  CHECK_EQ(out[280 * K + 165], 2 * a[10 * K + 45]);
+  CHECK_EQ(out[250 * K + 160], 0);
+  CHECK_EQ(out[249 * K + 160], -1);
+}
+
 int main(void) {
   HG_RUN(test_matrix);
   HG_RUN(test_odd_shapes);
+  HG_RUN(test_run_plans);
   return hg_test_finish();
 }

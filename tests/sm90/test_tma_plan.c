@@ -123,6 +123,16 @@ static void test_multicast_one_box(void) {
   CHECK_EQ(plan.map.box_dim[1], 8);
   CHECK_EQ(plan.mcast_mask, 0xffff);
   CHECK_EQ(plan.box[15].smem_offset, 15 * 1024);
+  /* The CTAs sharing an A tile in a 2 x 2 cluster (rank m + 2 n): ranks 0 and 2. */
+  o.cluster = 2;
+  o.mcast_rank_stride = 2;
+  CHECK_OK(plan_tile(&g, 128, 64, HG_SWIZZLE_128B, &o, &plan));
+  CHECK_EQ(plan.mcast_mask, 0x5);
+  CHECK_EQ(plan.mcast_rank_stride, 2);
+  o.cluster = 3;
+  o.mcast_rank_stride = 8;
+  CHECK_ERR(plan_tile(&g, 128, 64, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "a multicast group of 3 CTAs 8 ranks apart reaches rank 16");
 }
 
 static void test_mn_major_and_rank3(void) {
