@@ -142,9 +142,8 @@ static void print_coord(char *buf, size_t size, int rank, const int64_t *c) {
  * smem offset taken from the layout at its origin), then check every element of the tile:
  * where TMA puts it (box offset + row * pitch + inner * esize) must be where the layout
  * puts it (before the swizzle, which both apply to the same address bits). */
-static hg_status_t layout_boxes(const hg_tma_tensor_t *g, const hg_composed_t *smem,
-                                const int *tmap_mode, const int *tile, const tables_t *t,
-                                const geom_t *ge, hg_tma_plan_t *p) {
+static hg_status_t layout_boxes(const hg_composed_t *smem, const int *tmap_mode, const int *tile,
+                                const tables_t *t, const geom_t *ge, hg_tma_plan_t *p) {
   const int r = ge->rank;
   int64_t grid[HG_TMA_MAX_RANK], nb = 1; /* per tensor-map dimension */
   for (int d = 0; d < r; d++) {
@@ -204,7 +203,6 @@ static hg_status_t layout_boxes(const hg_tma_tensor_t *g, const hg_composed_t *s
                       bs, cs, got, want * ge->esize);
     }
   }
-  (void)g;
   /* Sort by shared-memory offset (stable insertion sort: at most 256 boxes). */
   for (int i = 1; i < p->num_boxes; i++) {
     hg_tma_box_t x = p->box[i];
@@ -323,7 +321,7 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
     ge.box[d] = largest_divisor(tile[m], run < 256 ? run : 256, 1);
     expect *= ge.box[d];
   }
-  HG_TRY(layout_boxes(g, smem, p.tmap_mode, tile, &t, &ge, &p));
+  HG_TRY(layout_boxes(smem, p.tmap_mode, tile, &t, &ge, &p));
 
   /* Multicast: each CTA issues 1/cluster of the boxes. When the boxes do not split evenly,
    * slice every box along its slowest dimension, so that each CTA's slices stay contiguous. */
@@ -351,7 +349,7 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
                         cluster, ge.box[0] * s, ge.box[0] * e);
       if (!ge.span) ge.pitch = (uint32_t)(ge.box[0] * e);
     }
-    HG_TRY(hg_status_wrap(layout_boxes(g, smem, p.tmap_mode, tile, &t, &ge, &p),
+    HG_TRY(hg_status_wrap(layout_boxes(smem, p.tmap_mode, tile, &t, &ge, &p),
                           "multicast over %d CTAs, slicing each box along tensor mode %d: ",
                           cluster, p.tmap_mode[ds]));
   }
