@@ -312,8 +312,12 @@ typedef struct hg_tma_options {
 hg_tma_options_t hg_tma_options_default(hg_tma_op_t op);
 
 /* One TMA instruction: coordinates RELATIVE to the tile origin, in tensor-map dimension
- * order (add the origin's tensor-map-ordered coordinates at run time), and the byte offset
- * of its destination (source) in the stage buffer. */
+ * order (add the origin's tensor-map-ordered coordinates at run time: dimension d takes the
+ * origin of tensor mode tmap_mode[d]), and the byte offset of its destination (source) in
+ * the stage buffer. Offsets along dimension 0 are multiples of 16 bytes; the run-time
+ * origin along tmap_mode[0] must be too (16 / element-size elements), or the GPU raises an
+ * illegal instruction (seen on an H200). Plans check it when the origin is known
+ * (hg_tma_options_t.origin_known, hg_tma_box_coords); generated kernels must ensure it. */
 typedef struct hg_tma_box {
   int32_t coord[HG_TMA_MAX_RANK];
   uint32_t smem_offset; /* bytes */
