@@ -49,7 +49,173 @@ hg_status_t hg_gen_fill_random(hg_dtype_t dtype, hg_backend_t be, hg_kernel_t *k
 hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k);
 
 /* ---------------------------------------------------------------- TMA copy kernels */
-/* (owned by the TMA kernels work: specs, generators, run/check drivers, streaming copy) */
+/* (owned by the TMA kernels work: specs, generators, run/check drivers, streaming copy)
+ *
+ * The kernels of the classic CuTe TMA tutorial, generated from a spec: each CTA moves one
+ * tile of a global tensor between global and shared memory with TMA, one elected thread
+ * issuing the boxes of the plan (hg_tma_plan_make) and an mbarrier counting the bytes.
+ *   load       one CTA per tile: poison the stage buffer, TMA-load the tile, wait on the
+ *              mbarrier, dump the whole stage buffer to global memory for the host to
+ *              compare byte by byte with hg_model_tma_load.
+ *   prefetch   the same, with an L2 prefetch (cp.async.bulk.prefetch.tensor) of every box
+ *              before the load.
+ *   multicast  a load with cluster > 1: the C CTAs of a cluster share one tile, each issues
+ *              its slice of the boxes with .multicast::cluster to all C, and every CTA
+ *              dumps the whole tile.
+ *   store, reduce-*  each CTA fills its stage buffer from a global image, then TMA-stores
+ *              (or reduces) the tile; the host compares the whole output allocation with
+ *              hg_model_tma_store (out-of-bounds elements skipped, the rest untouched). */
+
+/* One TMA copy kernel. Modes are in the order the user names them (a row-major [N, K]
+ * matrix is shape {N, K}, strides {K, 1}); tiles cover the grid with mode 0 varying
+ * fastest: tile t = (t0, t1, ...) starts at origin + (t0 * tile[0], t1 * tile[1], ...). */
+typedef struct hg_tma_spec {
+  hg_tma_op_t op;                  /* HG_TMA_LOAD (multicast when cluster > 1), _PREFETCH,
+                                      _STORE, _REDUCE_* */
+  hg_dtype_t dtype;                /* an 8, 16 or 32-bit type */
+  int rank;                        /* 1..5 */
+  int64_t shape[HG_TMA_MAX_RANK];  /* global extent per mode */
+  int64_t stride[HG_TMA_MAX_RANK]; /* elements; all 0: packed row-major (last mode contiguous) */
+  int tile[HG_TMA_MAX_RANK];       /* the CTA tile per mode (the planner picks the boxes) */
+  int grid[HG_TMA_MAX_RANK];       /* tiles along each mode; 0: enough to reach the end of the
+                                      tensor from the origin. The grid has prod(grid) tiles */
+  int32_t origin[HG_TMA_MAX_RANK]; /* where tile (0,...,0) starts: signed, may be negative;
+                                      along the unit-stride mode a multiple of 16 bytes */
+  int cluster;                     /* loads: CTAs sharing each tile by multicast; 0 or 1: none */
+  hg_swizzle_mode_t swizzle;       /* of the stage buffer (and the tensor map) */
+  bool oob_nan;                    /* loads of float types: NaN instead of zero fill */
+} hg_tma_spec_t;
+
+/* The tutorial's defaults: a 256 x 256 row-major f16 matrix, one 64 x 64 tile at (0, 0),
+ * 128B swizzle, no cluster (a multicast load is op HG_TMA_LOAD with cluster > 1). */
+hg_tma_spec_t hg_tma_spec_default(hg_tma_op_t op);
+/* Check a spec (types, ranks, extents, cluster, reduce op vs type, int32 range of every
+ * tile's coordinates), fill packed strides and automatic grid extents; the sentence names
+ * the field. hg_tma_generate and hg_tma_run call it. */
+hg_status_t hg_tma_spec_normalize(hg_tma_spec_t *spec);
+/* The TMA plan of a normalized spec: the stage layout hg_tma_smem_layout gives the tile,
+ * planned with hg_tma_plan_make (which refuses an innermost origin that is not a multiple
+ * of 16 bytes: the GPU raises an illegal instruction on such a coordinate). */
+hg_status_t hg_tma_spec_plan(const hg_tma_spec_t *spec, hg_tma_plan_t *plan);
+/* Tiles in the grid, CTAs launched (tiles x cluster) and the tensor's extent in bytes
+ * (from element 0 to one past the last element) of a normalized spec. */
+int64_t hg_tma_spec_tiles(const hg_tma_spec_t *spec);
+uint64_t hg_tma_spec_tensor_bytes(const hg_tma_spec_t *spec);
+/* "load f16 [256,256] tile [64,64] grid [1,1] origin [0,0] 128B" for logs. */
+int hg_tma_spec_print(const hg_tma_spec_t *spec, char *buf, size_t size);
+
+/* Generate the kernel (128 threads, 1-D grid of hg_tma_spec_tiles x cluster CTAs, cluster
+ * (cluster,1,1) when > 1) and its plan (plan may be NULL). Pure: no GPU. Parameters, in
+ * order: the tensor map; an I64 global pointer (loads: the smem dump, one plan.smem_bytes
+ * image per CTA; stores: the stage images, one per CTA); an I64 pointer to one u32 status
+ * word per CTA (1: finished, 2: the mbarrier wait timed out, after about 5 s); per mode
+ * the I32 origin; per mode the I32 tile count (grid). CTA c moves tile c (c / cluster
+ * with multicast), mode 0 fastest. Coordinates stay signed 32-bit from these parameters
+ * to the cp.async.bulk.tensor operands. */
+hg_status_t hg_tma_generate(const hg_tma_spec_t *spec, hg_backend_t be, hg_kernel_t *k,
+                            hg_tma_plan_t *plan);
+
+/* The byte the load kernels write into every shared-memory byte before the TMA load, so a
+ * byte TMA never wrote shows up (the model's simulated shared memory starts the same). */
+#define HG_TMA_POISON 0xAB
+#define HG_TMA_MAX_REPORT 16
+
+typedef struct hg_tma_run_options {
+  int runs;       /* the whole path (generate .. check) this many times; run 1 is the cold
+                     path, the last one the warm path (cache hit). 0 means 2. */
+  int max_report; /* mismatches described, up to HG_TMA_MAX_REPORT (0 means 8) */
+  uint64_t seed;  /* data seed; 0: derived from the clock (fresh data every run) */
+  hg_stream_t stream;
+} hg_tma_run_options_t;
+
+/* Host-side times of one pass through the path, milliseconds (hg_now_ms). */
+typedef struct hg_tma_timing {
+  double gen_ms;       /* spec -> PTX (generator + backend) */
+  double jit_ms;       /* hg_rt_module_load: JIT + load, or cache lookup + load */
+  double function_ms;  /* hg_rt_function (kernel handle, shared-memory opt-in) */
+  double encode_ms;    /* hg_rt_tensormap_encode */
+  double launch_ms;    /* hg_rt_launch returning */
+  double sync_ms;      /* the kernel running to completion (hg_rt_sync) */
+  double to_launch_ms; /* spec -> launched kernel: gen + jit + function + encode + launch */
+  double to_finish_ms; /* ... + sync: spec -> finished kernel */
+  hg_jit_info_t jit;
+} hg_tma_timing_t;
+
+/* One differing byte, described for a person. */
+typedef struct hg_tma_mismatch {
+  int64_t cta;     /* loads: the CTA whose shared memory differs; stores: -1 */
+  uint64_t offset; /* loads: byte in the stage buffer; stores: byte of the output tensor */
+  uint8_t expected, got;
+  char where[200]; /* "CTA 3 (tile (1,0), cluster rank 1), smem byte 130: box 2 element
+                      (1,1) = tensor (63,-8), out of bounds" */
+} hg_tma_mismatch_t;
+
+typedef struct hg_tma_result {
+  hg_tma_spec_t spec; /* normalized */
+  hg_tma_plan_t plan;
+  char kernel[64];
+  uint32_t ctas, threads, smem_bytes, cluster;
+  char device[128];
+  int runs;                   /* passes made */
+  hg_tma_timing_t cold, warm; /* first and last pass (the same when runs == 1) */
+  uint64_t bytes_compared;    /* per pass */
+  uint64_t mismatches;        /* differing bytes, over all passes */
+  uint64_t poison_left;       /* loads: differing bytes that still hold HG_TMA_POISON */
+  uint64_t untouched;         /* stores: differing bytes where the output kept its old value */
+  int64_t ctas_unfinished;    /* CTAs whose status word was not written (never ran to the end) */
+  int64_t ctas_timed_out;     /* CTAs whose mbarrier wait gave up (the phase never completed) */
+  int64_t first_bad_cta;      /* the first of those, or -1 */
+  int reported;               /* entries of first[] */
+  hg_tma_mismatch_t first[HG_TMA_MAX_REPORT];
+} hg_tma_result_t;
+
+/* Generate -> JIT (cache) -> encode -> launch -> download -> compare every byte with the
+ * CPU model, opts->runs times. Needs the runtime (the kernels layer calls the driver only
+ * in these run/check/bench drivers). HG_ERR_MISMATCH (result filled, first[] describing
+ * the first differences) when the GPU and the model disagree. */
+hg_status_t hg_tma_run(hg_rt_t *rt, const hg_tma_spec_t *spec, hg_backend_t be,
+                       const hg_tma_run_options_t *opts, hg_tma_result_t *result);
+
+/* ---- the streaming copy (bench): a persistent grid of TMA load -> store rings */
+
+typedef struct hg_copy_config {
+  int stages;       /* shared-memory ring depth per CTA (2..16); 0: 6 */
+  int box_rows;     /* rows of 256 u32 (1 KiB) per box, 1..256; 0: 32 (a 32 KiB box) */
+  int ctas_per_sm;  /* persistent CTAs per SM; 0: 1 */
+  bool evict_first; /* L2::evict_first cache hint on the loads (the data is read once) */
+} hg_copy_config_t;
+
+/* The copy kernel: parameters (src map, dst map: both the [rows, 256] u32 view of the
+ * buffers with box {256, box_rows}; I32 number of boxes), 32 threads, any grid. CTA c
+ * copies boxes c, c + nctaid, ... through its ring (see copy.c). */
+hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_t *k);
+
+typedef struct hg_copy_bench {
+  uint64_t bytes;   /* buffer size, a multiple of 1 KiB */
+  int warmup, runs; /* per side; 0: 3 and 25 */
+  hg_copy_config_t config;
+  uint64_t seed; /* 0: from the clock */
+} hg_copy_bench_t;
+
+typedef struct hg_copy_bench_result {
+  char device[128];
+  uint64_t bytes;
+  uint32_t ctas, threads, smem_bytes;
+  hg_copy_config_t config; /* with defaults filled */
+  /* Medians over runs of the kernel time (events) and the bandwidth, counting read + write
+   * (2 x bytes) for both. */
+  double copy_ms, copy_gbs, d2d_ms, d2d_gbs;
+  double copy_min_ms, copy_max_ms, d2d_min_ms, d2d_max_ms;
+  double ratio;         /* copy_gbs / d2d_gbs */
+  bool verified;        /* the copy's output equals its input, byte for byte */
+  hg_tma_timing_t path; /* spec -> launched copy kernel */
+} hg_copy_bench_result_t;
+
+/* Fill a fresh buffer with random data, copy it with the TMA kernel, verify every byte,
+ * then time both the kernel and hg_rt_copy_d2d of the same bytes in this process,
+ * interleaved. HG_ERR_MISMATCH when the copy is not exact. */
+hg_status_t hg_copy_bench_run(hg_rt_t *rt, const hg_copy_bench_t *bench, hg_backend_t be,
+                              hg_copy_bench_result_t *out);
 
 /* ---------------------------------------------------------------- GEMM */
 
@@ -77,6 +243,7 @@ typedef struct hg_gemm_problem {
   int64_t lda, ldb, ldc, ldd;
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
   float alpha, beta;
+  bool d_no_tma; /* force the direct-store epilogue (D's base is not 16-byte aligned) */
 } hg_gemm_problem_t;
 
 /* Fill 0 leading dimensions and batch strides with the packed values and check the
@@ -99,8 +266,104 @@ typedef struct hg_gemm_config {
  * batch_stride_a/b/c, alpha, beta. */
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
 
+/* Text form "128x256x64,c2x1,s4,coop,m8,e64": tile, cluster, stages, schedule (coop|pp),
+ * raster (m|n) and group, epilogue width (0 = automatic). Fields after the tile may be
+ * omitted (defaults: c1x1,s4,coop,m8,e0). */
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
+/* Whether the generator can build c for p; the sentence names the rule that fails. */
+hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* The most pipeline stages that fit in shared memory for c's tile. */
+int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* A configuration chosen from the problem's shape and the device's SM count. */
+hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
+
+/* A generated GEMM kernel and what running it needs: the TMA plans whose tensor maps the
+ * runner encodes (A, B, and D when the epilogue stores with TMA). Parameters in order:
+ * tmap_a, tmap_b, [tmap_d if tma_store], d, c, m, n, k, batch (I32), ldc, ldd,
+ * batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b (I64 device
+ * pointers to one f32 each, 0 = 1.0) for fp8]. Grid: 1-D, a multiple of the cluster size;
+ * any size (the kernel is persistent). */
+typedef struct hg_gemm_kernel {
+  hg_kernel_t k;
+  hg_gemm_problem_t problem; /* normalised */
+  hg_gemm_config_t config;
+  bool tma_store;
+  hg_tma_plan_t plan_a, plan_b, plan_d;
+} hg_gemm_kernel_t;
+
+/* Generate the kernel for p with configuration c through backend be. The code depends on
+ * the types, majorness, D's TMA-ability and c, not on M, N, K, batch or the leading
+ * dimensions (those are parameters and tensor-map fields), so one compiled kernel serves
+ * every shape of its kind. */
+hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, hg_backend_t be,
+                             hg_gemm_kernel_t *out);
+void hg_gemm_kernel_free(hg_gemm_kernel_t *k);
+
+/* A GEMM ready to run on the GPU: generated, JIT-compiled (through the on-disk cache) and
+ * sized (a persistent grid of as many clusters as the device runs at once). Operands TMA
+ * cannot address (leading dimension or batch stride not a multiple of 16 bytes, or a
+ * misaligned base) are repacked into aligned scratch on each run. */
+typedef struct hg_gemm_op hg_gemm_op_t;
+
+/* c = NULL: the configuration the tuner stored for this problem, else the heuristic's. */
+hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                              hg_backend_t be, hg_gemm_op_t **out);
+/* Encode the tensor maps for these pointers and launch on stream (asynchronous). c may be 0
+ * when beta is 0; scale_a/scale_b: device pointers to one f32 each for fp8 (0 = 1.0). */
+hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
+                           hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
+                           hg_stream_t stream);
+void hg_gemm_op_destroy(hg_gemm_op_t *op);
+const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op);
+const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
+int hg_gemm_op_grid(const hg_gemm_op_t *op);
+
+/* D = alpha * A x B + beta * C in one call (create, run, synchronise, destroy): the
+ * library's GEMM entry point. */
+hg_status_t hg_gemm(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                    hg_devptr_t a, hg_devptr_t b, hg_devptr_t cm, hg_devptr_t d,
+                    hg_devptr_t scale_a, hg_devptr_t scale_b, hg_stream_t stream);
+
+/* Run, check and time one problem on fresh random data (the driver of `hopgen gemm`). */
+typedef struct hg_gemm_run_options {
+  hg_backend_t backend;
+  const hg_gemm_config_t *config; /* NULL: tuned or heuristic */
+  bool check;                     /* compare with the f32 reference (and cuBLASLt) */
+  bool bench;                     /* time hopgen and cuBLASLt side by side */
+  int warmup, iters;
+  uint64_t seed; /* 0: a fresh seed from the clock */
+} hg_gemm_run_options_t;
+
+hg_gemm_run_options_t hg_gemm_run_options_default(void);
+
+typedef struct hg_gemm_report {
+  hg_gemm_config_t config;
+  char kernel[64];
+  bool tma_store, repacked_a, repacked_b;
+  int grid;
+  uint64_t seed;
+  double gen_ms;       /* spec -> PTX */
+  hg_jit_info_t jit;   /* JIT or cache hit, module load */
+  double first_run_ms; /* spec -> first launch finished (create + run + sync) */
+  bool checked;
+  double rel_err;      /* ||D - ref|| / ||ref||, ref the f32-accumulating GPU reference */
+  double rel_err_blas; /* the same for cuBLASLt's D (NaN when not run) */
+  double tolerance;
+  int64_t bad, first_bad; /* non-finite elements of D (unwritten) and the first one */
+  bool benched;
+  double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
+  char note[256];
+} hg_gemm_report_t;
+
+hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,
+                        hg_gemm_report_t *r);
+/* Time every configuration of a small search space that fits the problem, keep the fastest
+ * in the cache directory (gemm-tuned.txt), return it and its report. */
+hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,
+                         hg_gemm_config_t *best, hg_gemm_report_t *best_report);
+/* The stored winner for this problem on this device, if any. */
+bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out);
 
 #ifdef __cplusplus
 }
