@@ -127,6 +127,12 @@ typedef struct hg_launch {
  * does. */
 hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, void **args);
 
+/* How many clusters of l->cluster (CTAs of l->block threads with l->smem_bytes of dynamic
+ * shared memory) the device can run at once (cuOccupancyMaxActiveClusters): the size of a
+ * persistent grid, in clusters. */
+hg_status_t hg_rt_max_active_clusters(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l,
+                                      int *out);
+
 /* Milliseconds since an arbitrary epoch, monotonic (for host-side cold/warm timings). */
 double hg_now_ms(void);
 

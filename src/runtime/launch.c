@@ -247,3 +247,53 @@ hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, vo
                       l->block[2], cluster[0], cluster[1], cluster[2], l->smem_bytes);
   return hg_ok();
 }
+
+hg_status_t hg_rt_max_active_clusters(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l,
+                                      int *out) {
+  if (!rt || !f || !l || !out)
+    return hg_error(HG_ERR_INVALID, "hg_rt_max_active_clusters needs a runtime, a function, a "
+                                    "launch and an output");
+  uint32_t cluster[3] = {l->cluster[0], l->cluster[1], l->cluster[2]};
+  for (int i = 0; i < 3; i++)
+    if (cluster[i] == 0) cluster[i] = 1;
+  HG_TRY(hg_rt_bind(rt));
+  HG_TRY(hg_function_reserve_smem(rt, f, l->smem_bytes));
+  const uint32_t ctas = cluster[0] * cluster[1] * cluster[2];
+  if (ctas > HG_PORTABLE_CLUSTER && !f->nonportable_ok) {
+    CUresult r =
+        rt->cu.cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (r != CUDA_SUCCESS)
+      return hg_cu_fail(&rt->cu, r, "cuFuncSetAttribute(%s, NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1)",
+                        f->name);
+    f->nonportable_ok = true;
+  }
+  /* The occupancy query takes a launch configuration; only the cluster shape, block and
+   * shared memory matter, the grid is one cluster. */
+  CUlaunchAttribute attr;
+  memset(&attr, 0, sizeof attr);
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = cluster[0];
+  attr.value.clusterDim.y = cluster[1];
+  attr.value.clusterDim.z = cluster[2];
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDimX = cluster[0];
+  cfg.gridDimY = cluster[1];
+  cfg.gridDimZ = cluster[2];
+  cfg.blockDimX = l->block[0];
+  cfg.blockDimY = l->block[1];
+  cfg.blockDimZ = l->block[2];
+  cfg.sharedMemBytes = l->smem_bytes;
+  cfg.hStream = (CUstream)l->stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int active = 0;
+  CUresult r = rt->cu.cuOccupancyMaxActiveClusters(&active, f->fn, &cfg);
+  if (r != CUDA_SUCCESS)
+    return hg_cu_fail(&rt->cu, r,
+                      "cuOccupancyMaxActiveClusters(%s, cluster %" PRIu32 "x%" PRIu32 "x%" PRIu32
+                      ", %" PRIu32 " B dynamic smem)",
+                      f->name, cluster[0], cluster[1], cluster[2], l->smem_bytes);
+  *out = active;
+  return hg_ok();
+}

@@ -1,0 +1,260 @@
+/* GEMM problems and configurations: normalisation, validation with sentences, the
+ * heuristic that picks a configuration from the problem and the device, and the text form
+ * of a configuration ("128x256x64,c2x1,s4,coop,m8,e64") used by the CLI and the tuner. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hopgen/kernels.h"
+
+/* The most dynamic shared memory one CTA may use on sm_90 (227 KB). */
+#define SMEM_LIMIT 232448u
+/* Worst-case alignment slack the builder adds for the 1024-byte aligned base. */
+#define SMEM_SLACK 1024u
+
+static bool is16(hg_dtype_t t) {
+  return t == HG_BF16 || t == HG_F16;
+}
+static bool is8(hg_dtype_t t) {
+  return t == HG_E4M3 || t == HG_E5M2;
+}
+
+hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
+  if (p->m < 1 || p->n < 1 || p->k < 1)
+    return hg_error(HG_ERR_INVALID,
+                    "GEMM sizes must be at least 1: M = %" PRId64 ", N = %" PRId64 ", K = %" PRId64,
+                    p->m, p->n, p->k);
+  if (p->m > INT32_MAX || p->n > INT32_MAX || p->k > INT32_MAX)
+    return hg_error(HG_ERR_INVALID,
+                    "M, N and K must fit int32 (TMA coordinates are signed 32-bit): M = %" PRId64
+                    ", N = %" PRId64 ", K = %" PRId64,
+                    p->m, p->n, p->k);
+  if (p->batch == 0) p->batch = 1;
+  if (p->batch < 1) return hg_error(HG_ERR_INVALID, "batch = %d is not positive", p->batch);
+  const bool ab16 = is16(p->a_type) && is16(p->b_type);
+  const bool ab8 = is8(p->a_type) && is8(p->b_type);
+  if (!ab16 && !ab8)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "A %s x B %s: hopgen's GEMM takes bf16/f16 (both the same) or fp8 e4m3/e5m2 "
+                    "(any mix) operands",
+                    hg_dtype_name(p->a_type), hg_dtype_name(p->b_type));
+  if (ab16 && p->a_type != p->b_type)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "A %s x B %s: wgmma takes two 16-bit operands of the same type",
+                    hg_dtype_name(p->a_type), hg_dtype_name(p->b_type));
+  if (p->d_type != HG_BF16 && p->d_type != HG_F16 && p->d_type != HG_F32)
+    return hg_error(HG_ERR_UNSUPPORTED, "output type %s: D and C may be bf16, f16 or f32",
+                    hg_dtype_name(p->d_type));
+  if (ab8 && (!p->a_k_major || !p->b_k_major))
+    return hg_error(HG_ERR_INVALID,
+                    "fp8 operands must both be K-major (A row-major, B column-major): wgmma reads "
+                    "8-bit operands from shared memory K-major only (PTX ISA wgmma.mma_async, "
+                    "imm-trans is for 16-bit types); here A is %s-major and B is %s-major",
+                    p->a_k_major ? "K" : "M", p->b_k_major ? "K" : "N");
+  const int64_t a_rows = p->a_k_major ? p->m : p->k, a_cols = p->a_k_major ? p->k : p->m;
+  const int64_t b_rows = p->b_k_major ? p->n : p->k, b_cols = p->b_k_major ? p->k : p->n;
+  if (p->lda == 0) p->lda = a_cols;
+  if (p->ldb == 0) p->ldb = b_cols;
+  if (p->ldd == 0) p->ldd = p->n;
+  if (p->ldc == 0) p->ldc = p->ldd;
+  if (p->lda < a_cols)
+    return hg_error(HG_ERR_INVALID, "lda = %" PRId64 " is below %s = %" PRId64 " (A is %s-major)",
+                    p->lda, p->a_k_major ? "K" : "M", a_cols, p->a_k_major ? "K" : "M");
+  if (p->ldb < b_cols)
+    return hg_error(HG_ERR_INVALID, "ldb = %" PRId64 " is below %s = %" PRId64 " (B is %s-major)",
+                    p->ldb, p->b_k_major ? "K" : "N", b_cols, p->b_k_major ? "K" : "N");
+  if (p->ldd < p->n)
+    return hg_error(HG_ERR_INVALID, "ldd = %" PRId64 " is below N = %" PRId64, p->ldd, p->n);
+  if (p->ldc < p->n)
+    return hg_error(HG_ERR_INVALID, "ldc = %" PRId64 " is below N = %" PRId64, p->ldc, p->n);
+  if (p->batch_stride_a == 0) p->batch_stride_a = p->lda * a_rows;
+  if (p->batch_stride_b == 0) p->batch_stride_b = p->ldb * b_rows;
+  if (p->batch_stride_d == 0) p->batch_stride_d = p->ldd * p->m;
+  if (p->batch_stride_c == 0) p->batch_stride_c = p->ldc * p->m;
+  return hg_ok();
+}
+
+/* Shared memory a configuration needs, in bytes, as the generator lays it out. */
+static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
+  const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
+  const int ed = hg_dtype_bytes(p->d_type);
+  const uint32_t a = (uint32_t)((c->tile_m * c->tile_k * ea + 1023) / 1024 * 1024);
+  const uint32_t b = (uint32_t)((c->tile_n * c->tile_k * eb + 1023) / 1024 * 1024);
+  const int consumers = c->schedule == HG_SCHED_PINGPONG ? 2 : (c->tile_m >= 128 ? 2 : 1);
+  int epi_n = c->epi_n > 0 ? c->epi_n : 128 / ed;
+  if (epi_n > c->tile_n) epi_n = c->tile_n;
+  const uint32_t epi =
+      (uint32_t)consumers * 2u * (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
+  return (uint32_t)stages * (a + b) + 16u * (uint32_t)stages + epi + SMEM_SLACK;
+}
+
+int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  int s = 1;
+  while (s < 16 && smem_need(p, c, s + 1) <= SMEM_LIMIT) s++;
+  return s;
+}
+
+hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const int k_bytes = c->tile_k * hg_dtype_bytes(p->a_type);
+  if (c->tile_m != 64 && c->tile_m != 128 && c->tile_m != 256)
+    return hg_error(HG_ERR_INVALID, "tile M = %d: the generator takes 64, 128 or 256", c->tile_m);
+  if (c->schedule == HG_SCHED_PINGPONG && c->tile_m == 256)
+    return hg_error(HG_ERR_INVALID,
+                    "a ping-pong tile of 256 rows would give each consumer warpgroup %d "
+                    "accumulators per thread; use 128 or 64",
+                    256 * c->tile_n / 128);
+  if (c->tile_n < 16 || c->tile_n > 256 || c->tile_n % 16 != 0)
+    return hg_error(HG_ERR_INVALID, "tile N = %d: the generator takes multiples of 16 up to 256",
+                    c->tile_n);
+  if (k_bytes != 32 && k_bytes != 64 && k_bytes != 128)
+    return hg_error(HG_ERR_INVALID,
+                    "tile K = %d elements is %d B; K-blocks of 32, 64 or 128 bytes keep each "
+                    "stage row one swizzle span (64 for 16-bit types, 128 for fp8)",
+                    c->tile_k, k_bytes);
+  if (c->cluster_m < 1 || c->cluster_n < 1 || c->cluster_m * c->cluster_n > 16)
+    return hg_error(HG_ERR_INVALID,
+                    "cluster %dx%d: each side at least 1 and at most 16 CTAs in all", c->cluster_m,
+                    c->cluster_n);
+  if (c->stages < 2)
+    return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
+  const uint32_t need = smem_need(p, c, c->stages);
+  if (need > SMEM_LIMIT)
+    return hg_error(HG_ERR_INVALID,
+                    "%d stages of a %dx%dx%d tile need %u B of shared memory, over the %u B a "
+                    "CTA may use; at most %d stages fit",
+                    c->stages, c->tile_m, c->tile_n, c->tile_k, need, SMEM_LIMIT,
+                    hg_gemm_max_stages(p, c));
+  if (c->raster_group < 1)
+    return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
+  const int ed = hg_dtype_bytes(p->d_type);
+  if (c->epi_n != 0 && (c->epi_n > c->tile_n || c->tile_n % c->epi_n != 0 || c->epi_n * ed > 128 ||
+                        c->epi_n % (ed == 2 ? 16 : 8) != 0))
+    return hg_error(HG_ERR_INVALID,
+                    "epilogue width %d: it must divide tile N = %d, be a multiple of %d and span "
+                    "at most 128 B of %s",
+                    c->epi_n, c->tile_n, ed == 2 ? 16 : 8, hg_dtype_name(p->d_type));
+  return hg_ok();
+}
+
+int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d", c->tile_m, c->tile_n, c->tile_k,
+                  c->cluster_m, c->cluster_n, c->stages,
+                  c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
+                  c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n);
+}
+
+hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
+  hg_gemm_config_t c = {.cluster_m = 1,
+                        .cluster_n = 1,
+                        .stages = 4,
+                        .schedule = HG_SCHED_COOPERATIVE,
+                        .raster = HG_RASTER_M,
+                        .raster_group = 8};
+  char buf[128];
+  if (strlen(text) >= sizeof buf)
+    return hg_error(HG_ERR_PARSE, "configuration '%.40s...' is too long", text);
+  strcpy(buf, text);
+  int field = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char extra;
+    if (field == 0) {
+      if (sscanf(tok, "%dx%dx%d%c", &c.tile_m, &c.tile_n, &c.tile_k, &extra) != 3)
+        return hg_error(HG_ERR_PARSE,
+                        "configuration '%s': '%s' is not a tile MxNxK (e.g. 128x256x64)", text,
+                        tok);
+    } else if (tok[0] == 'c') {
+      if (sscanf(tok + 1, "%dx%d%c", &c.cluster_m, &c.cluster_n, &extra) != 2)
+        return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a cluster cMxN (e.g. c2x1)",
+                        text, tok);
+    } else if (tok[0] == 's') {
+      if (sscanf(tok + 1, "%d%c", &c.stages, &extra) != 1)
+        return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a stage count sN", text,
+                        tok);
+    } else if (!strcmp(tok, "coop")) {
+      c.schedule = HG_SCHED_COOPERATIVE;
+    } else if (!strcmp(tok, "pp")) {
+      c.schedule = HG_SCHED_PINGPONG;
+    } else if ((tok[0] == 'm' || tok[0] == 'n') &&
+               sscanf(tok + 1, "%d%c", &c.raster_group, &extra) == 1) {
+      c.raster = tok[0] == 'm' ? HG_RASTER_M : HG_RASTER_N;
+    } else if (tok[0] == 'e' && sscanf(tok + 1, "%d%c", &c.epi_n, &extra) == 1) {
+    } else {
+      return hg_error(HG_ERR_PARSE,
+                      "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
+                      "mG|nG, eN)",
+                      text, tok);
+    }
+    field++;
+  }
+  if (field == 0) return hg_error(HG_ERR_PARSE, "configuration is empty");
+  *out = c;
+  return hg_ok();
+}
+
+/* Estimated time of a configuration, in arbitrary units, from a two-roofline model per
+ * wave of tiles: each SM runs one tile at a time; a tile costs the larger of its MMA time
+ * (at an efficiency that falls for narrow tiles) and its share of operand bytes. Only the
+ * ranking matters; --tune measures the real thing. */
+static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sms) {
+  const double tm = c->tile_m, tn = c->tile_n;
+  const double tiles_m = (double)((p->m + c->tile_m - 1) / c->tile_m);
+  const double tiles_n = (double)((p->n + c->tile_n - 1) / c->tile_n);
+  const double tiles = tiles_m * tiles_n * p->batch;
+  const double waves = (double)(int64_t)((tiles + sms - 1) / sms);
+  /* MMA efficiency: 64-row tiles use one consumer warpgroup; narrow N issues short wgmma. */
+  double eff = (tm >= 128 ? 1.0 : 0.6) * (tn >= 128 ? 1.0 : tn >= 64 ? 0.85 : 0.6);
+  if (tm * tn >= 128 * 256) eff *= 1.04;
+  const double flops = 2.0 * tm * tn * (double)p->k;
+  const double mma = flops / eff; /* per SM at unit rate */
+  const double e = hg_dtype_bytes(p->a_type);
+  /* Bytes per tile from L2/HBM: the operand panels; the machine balance of H100 puts ~300
+   * FLOP per byte across all SMs, i.e. per SM the same ratio. */
+  const double bytes = (tm + tn) * (double)p->k * e;
+  const double mem = bytes * 300.0 * (e == 1 ? 2.0 : 1.0) / 4.0;
+  return waves * (mma > mem ? mma : mem);
+}
+
+hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_gemm_config_t *out) {
+  hg_gemm_problem_t p = *p_in;
+  HG_TRY(hg_gemm_problem_normalize(&p));
+  if (sm_count <= 0) sm_count = 132;
+  const bool fp8 = is8(p.a_type);
+  const int tile_k = fp8 ? 128 : 64;
+  static const int cand[][2] = {{128, 256}, {256, 128}, {128, 128}, {128, 64},
+                                {64, 256},  {64, 128},  {64, 64}};
+  hg_gemm_config_t best = {0};
+  double best_t = 0;
+  for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+    hg_gemm_config_t c = {.tile_m = cand[i][0],
+                          .tile_n = cand[i][1],
+                          .tile_k = tile_k,
+                          .cluster_m = 1,
+                          .cluster_n = 1,
+                          .stages = 2,
+                          .schedule = HG_SCHED_COOPERATIVE,
+                          .raster = HG_RASTER_M,
+                          .raster_group = 8,
+                          .epi_n = 0};
+    /* Share the operand that many tiles read: B across M when there are several M tiles,
+     * A across N when M fits one tile. */
+    const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
+    const int64_t tiles_n = (p.n + c.tile_n - 1) / c.tile_n;
+    if (tiles_m >= 2 && tiles_m * tiles_n >= 2 * sm_count / 2)
+      c.cluster_m = 2;
+    else if (tiles_m == 1 && tiles_n >= 2)
+      c.cluster_n = 2;
+    c.stages = hg_gemm_max_stages(&p, &c);
+    if (c.stages > 8) c.stages = 8;
+    hg_status_t ok = hg_gemm_config_check(&p, &c);
+    if (!hg_is_ok(&ok)) continue;
+    const double t = estimate(&p, &c, sm_count);
+    if (best.tile_m == 0 || t < best_t * 0.97) {
+      best = c;
+      best_t = t;
+    }
+  }
+  if (best.tile_m == 0) return hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem");
+  *out = best;
+  return hg_ok();
+}

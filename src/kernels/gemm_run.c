@@ -1,0 +1,745 @@
+/* Running generated GEMMs: the operation object (generate, JIT through the cache, encode
+ * tensor maps, launch a persistent grid), the one-call hg_gemm, and the driver behind
+ * `hopgen gemm --check/--bench/--tune` that compares with a reference and with cuBLASLt on
+ * the same fresh random data in the same process.
+ *
+ * The kernels layer calls the runtime here (ARCHITECTURE.md lists kernels -> sm90, emit):
+ * generation stays pure in gemm_gen.c; only these drivers need a GPU. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "hopgen/kernels.h"
+
+struct hg_gemm_op {
+  hg_rt_t *rt;
+  hg_backend_t be;
+  hg_gemm_problem_t user; /* the caller's problem, normalised */
+  hg_gemm_kernel_t gk;    /* the kernel, generated for the (maybe repacked) problem */
+  hg_module_t *mod;
+  hg_function_t *fn;
+  hg_jit_info_t jit;
+  int grid; /* CTAs of the persistent grid */
+  bool repack_a, repack_b;
+  hg_kernel_t rp_k[2];
+  hg_module_t *rp_mod[2];
+  hg_function_t *rp_fn[2];
+  hg_devptr_t scratch[2];
+  size_t scratch_bytes[2];
+  double create_ms;
+};
+
+static int64_t round_up64(int64_t x, int64_t q) {
+  return (x + q - 1) / q * q;
+}
+
+/* Bytes spanned by an operand of rows x cols (cols contiguous, leading dimension ld). */
+static size_t span_bytes(int64_t rows, int64_t ld, int batch, int64_t bs, int e) {
+  return (size_t)(((int64_t)(batch - 1) * bs + (rows - 1) * ld) + ld) * (size_t)e;
+}
+
+/* Whether TMA can read an operand as stored: leading dimension and batch stride multiples
+ * of 16 bytes (cuTensorMapEncodeTiled's globalStrides rule). */
+static bool tma_ok(int64_t ld, int batch, int64_t bs, int e) {
+  return (ld * e) % 16 == 0 && (batch == 1 || (bs * e) % 16 == 0);
+}
+
+static hg_status_t load_kernel(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,
+                               hg_jit_info_t *info) {
+  hg_jit_info_t local;
+  HG_TRY(hg_rt_module_load(rt, k->ptx.data, mod, info ? info : &local));
+  hg_status_t s = hg_rt_function(rt, *mod, k->name, k->smem_bytes, fn);
+  if (!hg_is_ok(&s)) {
+    hg_rt_module_unload(rt, *mod);
+    *mod = NULL;
+  }
+  return s;
+}
+
+void hg_gemm_op_destroy(hg_gemm_op_t *op) {
+  if (!op) return;
+  for (int i = 0; i < 2; i++) {
+    if (op->rp_mod[i]) hg_rt_module_unload(op->rt, op->rp_mod[i]);
+    hg_kernel_free(&op->rp_k[i]);
+    if (op->scratch[i]) hg_rt_free(op->rt, op->scratch[i]);
+  }
+  if (op->mod) hg_rt_module_unload(op->rt, op->mod);
+  hg_gemm_kernel_free(&op->gk);
+  free(op);
+}
+
+hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                              hg_backend_t be, hg_gemm_op_t **out) {
+  const double t0 = hg_now_ms();
+  *out = NULL;
+  hg_gemm_op_t *op = calloc(1, sizeof *op);
+  if (!op) return hg_error(HG_ERR_NOMEM, "out of memory for a GEMM operation");
+  op->rt = rt;
+  op->be = be;
+  op->user = *p;
+  hg_status_t s = hg_gemm_problem_normalize(&op->user);
+  const hg_device_info_t *dev = hg_rt_device(rt);
+  hg_gemm_config_t cfg;
+  if (hg_is_ok(&s)) {
+    if (c)
+      cfg = *c;
+    else
+      s = hg_gemm_tuned_lookup(&op->user, dev ? dev->name : "", &cfg)
+              ? hg_ok()
+              : hg_gemm_heuristic(&op->user, dev ? dev->sm_count : 132, &cfg);
+  }
+  /* Operands TMA cannot address are copied into aligned scratch first (reported in the
+   * run's notes): the kernel then sees packed, 16-byte aligned rows. */
+  hg_gemm_problem_t kp = op->user;
+  if (hg_is_ok(&s)) {
+    const int ea = hg_dtype_bytes(kp.a_type), eb = hg_dtype_bytes(kp.b_type);
+    const int64_t a_rows = kp.a_k_major ? kp.m : kp.k, a_cols = kp.a_k_major ? kp.k : kp.m;
+    const int64_t b_rows = kp.b_k_major ? kp.n : kp.k, b_cols = kp.b_k_major ? kp.k : kp.n;
+    op->repack_a = !tma_ok(kp.lda, kp.batch, kp.batch_stride_a, ea);
+    op->repack_b = !tma_ok(kp.ldb, kp.batch, kp.batch_stride_b, eb);
+    if (op->repack_a) {
+      kp.lda = round_up64(a_cols, 16 / ea);
+      kp.batch_stride_a = kp.lda * a_rows;
+    }
+    if (op->repack_b) {
+      kp.ldb = round_up64(b_cols, 16 / eb);
+      kp.batch_stride_b = kp.ldb * b_rows;
+    }
+    s = hg_gemm_generate(&kp, &cfg, be, &op->gk);
+  }
+  if (hg_is_ok(&s)) s = load_kernel(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
+  for (int i = 0; i < 2 && hg_is_ok(&s); i++) {
+    const bool need = i == 0 ? op->repack_a : op->repack_b;
+    if (!need) continue;
+    const int e = hg_dtype_bytes(i == 0 ? kp.a_type : kp.b_type);
+    s = hg_gen_repack(e, HG_BACKEND_PTX, &op->rp_k[i]);
+    if (hg_is_ok(&s)) s = load_kernel(rt, &op->rp_k[i], &op->rp_mod[i], &op->rp_fn[i], NULL);
+    if (hg_is_ok(&s)) {
+      const bool am = i == 0;
+      const int64_t rows = am ? (kp.a_k_major ? kp.m : kp.k) : (kp.b_k_major ? kp.n : kp.k);
+      const int64_t ld = am ? kp.lda : kp.ldb, bs = am ? kp.batch_stride_a : kp.batch_stride_b;
+      op->scratch_bytes[i] = span_bytes(rows, ld, kp.batch, bs, e);
+      s = hg_rt_alloc(rt, op->scratch_bytes[i], &op->scratch[i]);
+    }
+  }
+  if (hg_is_ok(&s)) {
+    /* The persistent grid: as many clusters as run at once, no more than there are tiles. */
+    const hg_gemm_config_t *k = &op->gk.config;
+    const int cs = k->cluster_m * k->cluster_n;
+    hg_launch_t l = {.grid = {(uint32_t)cs, 1, 1},
+                     .block = {op->gk.k.threads, 1, 1},
+                     .cluster = {(uint32_t)cs, 1, 1},
+                     .smem_bytes = op->gk.k.smem_bytes};
+    int active = 0;
+    s = hg_rt_max_active_clusters(rt, op->fn, &l, &active);
+    if (hg_is_ok(&s) && active < 1)
+      s = hg_error(HG_ERR_INVALID,
+                   "the device cannot run even one %d-CTA cluster of %s (%u B shared memory, %u "
+                   "threads per CTA)",
+                   cs, op->gk.k.name, op->gk.k.smem_bytes, op->gk.k.threads);
+    if (hg_is_ok(&s)) {
+      const int64_t tiles = ((kp.m + k->tile_m * k->cluster_m - 1) / (k->tile_m * k->cluster_m)) *
+                            ((kp.n + k->tile_n * k->cluster_n - 1) / (k->tile_n * k->cluster_n)) *
+                            kp.batch;
+      op->grid = (int)(tiles < active ? tiles : active) * cs;
+    }
+  }
+  if (!hg_is_ok(&s)) {
+    hg_gemm_op_destroy(op);
+    return s;
+  }
+  op->create_ms = hg_now_ms() - t0;
+  *out = op;
+  return hg_ok();
+}
+
+const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op) {
+  return &op->gk;
+}
+const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op) {
+  return &op->jit;
+}
+int hg_gemm_op_grid(const hg_gemm_op_t *op) {
+  return op->grid;
+}
+
+static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_stream_t stream) {
+  const hg_gemm_problem_t *u = &op->user, *k = &op->gk.problem;
+  const bool am = i == 0;
+  int64_t rows = am ? (u->a_k_major ? u->m : u->k) : (u->b_k_major ? u->n : u->k);
+  int64_t cols = am ? (u->a_k_major ? u->k : u->m) : (u->b_k_major ? u->k : u->n);
+  int64_t batch = u->batch;
+  int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
+  int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
+  int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
+  hg_devptr_t dst = op->scratch[i];
+  void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
+  const int64_t elems = rows * cols * batch;
+  int64_t blocks = (elems + 255) / 256;
+  if (blocks > 4096) blocks = 4096;
+  hg_launch_t l = {.grid = {(uint32_t)blocks, 1, 1},
+                   .block = {256, 1, 1},
+                   .smem_bytes = op->rp_k[i].smem_bytes,
+                   .stream = stream};
+  return hg_rt_launch(op->rt, op->rp_fn[i], &l, args);
+}
+
+hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
+                           hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
+                           hg_stream_t stream) {
+  const hg_gemm_problem_t *k = &op->gk.problem;
+  if (op->gk.tma_store && d % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "D at 0x%" PRIx64 " is not 16-byte aligned, which the TMA epilogue needs; "
+                    "create the operation with problem.d_no_tma = true",
+                    (uint64_t)d);
+  if (!op->repack_a && a % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "A at 0x%" PRIx64 " is not 16-byte aligned (TMA's globalAddress rule)",
+                    (uint64_t)a);
+  if (!op->repack_b && b % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "B at 0x%" PRIx64 " is not 16-byte aligned (TMA's globalAddress rule)",
+                    (uint64_t)b);
+  if (k->beta != 0 && !c && op->user.beta != 0)
+    return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
+  if (op->repack_a) {
+    HG_TRY(repack(op, 0, a, stream));
+    a = op->scratch[0];
+  }
+  if (op->repack_b) {
+    HG_TRY(repack(op, 1, b, stream));
+    b = op->scratch[1];
+  }
+  hg_tensormap_t ma, mb, md;
+  HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &op->gk.plan_a.map, a, &ma), "A: "));
+  HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &op->gk.plan_b.map, b, &mb), "B: "));
+  if (op->gk.tma_store)
+    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &op->gk.plan_d.map, d, &md), "D: "));
+  int32_t m = (int32_t)k->m, n = (int32_t)k->n, kk = (int32_t)k->k, batch = k->batch;
+  int64_t ldc = k->ldc, ldd = k->ldd, bsc = k->batch_stride_c, bsd = k->batch_stride_d;
+  float alpha = op->user.alpha, beta = op->user.beta;
+  hg_devptr_t cc = c ? c : d;
+  void *args[24];
+  int n_args = 0;
+  args[n_args++] = &ma;
+  args[n_args++] = &mb;
+  if (op->gk.tma_store) args[n_args++] = &md;
+  args[n_args++] = &d;
+  args[n_args++] = &cc;
+  args[n_args++] = &m;
+  args[n_args++] = &n;
+  args[n_args++] = &kk;
+  args[n_args++] = &batch;
+  args[n_args++] = &ldc;
+  args[n_args++] = &ldd;
+  args[n_args++] = &bsc;
+  args[n_args++] = &bsd;
+  args[n_args++] = &alpha;
+  args[n_args++] = &beta;
+  if (hg_dtype_bits(k->a_type) == 8) {
+    args[n_args++] = &scale_a;
+    args[n_args++] = &scale_b;
+  }
+  const uint32_t cs = (uint32_t)op->gk.k.cluster[0];
+  hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},
+                   .block = {op->gk.k.threads, 1, 1},
+                   .cluster = {cs, 1, 1},
+                   .smem_bytes = op->gk.k.smem_bytes,
+                   .stream = stream};
+  return hg_rt_launch(op->rt, op->fn, &l, args);
+}
+
+hg_status_t hg_gemm(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                    hg_devptr_t a, hg_devptr_t b, hg_devptr_t cm, hg_devptr_t d,
+                    hg_devptr_t scale_a, hg_devptr_t scale_b, hg_stream_t stream) {
+  hg_gemm_problem_t q = *p;
+  if (d % 16 != 0) q.d_no_tma = true;
+  hg_gemm_op_t *op;
+  HG_TRY(hg_gemm_op_create(rt, &q, c, HG_BACKEND_PTX, &op));
+  hg_status_t s = hg_gemm_op_run(op, a, b, cm, d, scale_a, scale_b, stream);
+  if (hg_is_ok(&s)) s = hg_rt_sync(rt, stream);
+  hg_gemm_op_destroy(op);
+  return s;
+}
+
+/* ------------------------------------------------------------------ tuned configurations */
+
+/* The tuner's winners live in one text file in the cache directory, a line per problem
+ * kind: "<key> <config>". Lookups read it; the tuner appends (the last line for a key
+ * wins). */
+static void tuned_path(char *buf, size_t size) {
+  const char *dir = getenv("HOPGEN_CACHE_DIR");
+  if (dir && !strcmp(dir, "off")) {
+    buf[0] = '\0';
+    return;
+  }
+  if (dir && *dir) {
+    snprintf(buf, size, "%s/gemm-tuned.txt", dir);
+    return;
+  }
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg)
+    snprintf(buf, size, "%s/hopgen/gemm-tuned.txt", xdg);
+  else if (home && *home)
+    snprintf(buf, size, "%s/.cache/hopgen/gemm-tuned.txt", home);
+  else
+    buf[0] = '\0';
+}
+
+static void tuned_key(const hg_gemm_problem_t *p, const char *device, char *buf, size_t size) {
+  char dev[64];
+  size_t j = 0;
+  for (size_t i = 0; device[i] && j + 1 < sizeof dev; i++)
+    dev[j++] = (device[i] == ' ' || device[i] == '\t') ? '_' : device[i];
+  dev[j] = '\0';
+  snprintf(buf, size, "%s|%s%s%s|%c%c|%" PRId64 "x%" PRId64 "x%" PRId64 "x%d", dev,
+           hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
+           p->a_k_major ? 'k' : 'm', p->b_k_major ? 'k' : 'n', p->m, p->n, p->k, p->batch);
+}
+
+bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out) {
+  char path[600], key[256], line[512];
+  tuned_path(path, sizeof path);
+  if (!path[0]) return false;
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  tuned_key(p, device, key, sizeof key);
+  bool found = false;
+  const size_t kl = strlen(key);
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, key, kl) != 0 || line[kl] != ' ') continue;
+    char *cfg = line + kl + 1;
+    cfg[strcspn(cfg, "\r\n")] = '\0';
+    hg_gemm_config_t c;
+    hg_status_t s = hg_gemm_config_parse(cfg, &c);
+    if (hg_is_ok(&s)) s = hg_gemm_config_check(p, &c);
+    if (hg_is_ok(&s)) {
+      *out = c;
+      found = true;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+static hg_status_t tuned_store(const hg_gemm_problem_t *p, const char *device,
+                               const hg_gemm_config_t *c) {
+  char path[600], key[256], cfg[128];
+  tuned_path(path, sizeof path);
+  if (!path[0]) return hg_ok();
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) {
+    *slash = '\0';
+    /* mkdir -p of the cache directory (its parent may not exist yet either). */
+    for (char *q = dir + 1; *q; q++)
+      if (*q == '/') {
+        *q = '\0';
+        mkdir(dir, 0755);
+        *q = '/';
+      }
+    mkdir(dir, 0755);
+  }
+  FILE *f = fopen(path, "a");
+  if (!f) return hg_error(HG_ERR_IO, "cannot append the tuned configuration to %s", path);
+  tuned_key(p, device, key, sizeof key);
+  hg_gemm_config_print(c, cfg, sizeof cfg);
+  fprintf(f, "%s %s\n", key, cfg);
+  fclose(f);
+  return hg_ok();
+}
+
+/* ------------------------------------------------------------------ check, bench, tune */
+
+/* Host view of one element of D (bf16, f16 or f32) as a double. */
+static double host_elem(hg_dtype_t t, const uint8_t *p) {
+  if (t == HG_F32) {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  memcpy(&h, p, 2);
+  if (t == HG_BF16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  /* IEEE half: sign, 5-bit exponent (bias 15), 10-bit fraction. */
+  const int sign = h >> 15, ex = (h >> 10) & 31, fr = h & 1023;
+  double v;
+  if (ex == 0)
+    v = ldexp(fr, -24);
+  else if (ex == 31)
+    v = fr ? NAN : INFINITY;
+  else
+    v = ldexp(1024 + fr, ex - 25);
+  return sign ? -v : v;
+}
+
+/* Device buffers of one run: operands with fresh random data, poisoned outputs. */
+typedef struct bufs {
+  hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b;
+  size_t a_bytes, b_bytes, c_bytes, d_bytes, ref_bytes;
+} bufs_t;
+
+typedef struct kits {
+  hg_kernel_t fill[3], ref;
+  hg_module_t *fill_mod[3], *ref_mod;
+  hg_function_t *fill_fn[3], *ref_fn;
+} kits_t;
+
+static void kits_free(hg_rt_t *rt, kits_t *k) {
+  for (int i = 0; i < 3; i++) {
+    if (k->fill_mod[i]) hg_rt_module_unload(rt, k->fill_mod[i]);
+    hg_kernel_free(&k->fill[i]);
+  }
+  if (k->ref_mod) hg_rt_module_unload(rt, k->ref_mod);
+  hg_kernel_free(&k->ref);
+}
+
+static void bufs_free(hg_rt_t *rt, bufs_t *b) {
+  hg_devptr_t *all[] = {&b->a, &b->b, &b->c, &b->d, &b->dref, &b->dblas, &b->scale_a, &b->scale_b};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (*all[i]) hg_rt_free(rt, *all[i]);
+}
+
+static hg_status_t fill_random(hg_rt_t *rt, kits_t *k, int slot, hg_dtype_t t, hg_devptr_t p,
+                               size_t bytes, uint64_t seed) {
+  if (!k->fill_fn[slot]) {
+    HG_TRY(hg_gen_fill_random(t, HG_BACKEND_PTX, &k->fill[slot]));
+    HG_TRY(load_kernel(rt, &k->fill[slot], &k->fill_mod[slot], &k->fill_fn[slot], NULL));
+  }
+  int64_t count = (int64_t)(bytes / (size_t)hg_dtype_bytes(t));
+  void *args[] = {&p, &count, &seed};
+  hg_launch_t l = {.grid = {1024, 1, 1}, .block = {256, 1, 1}};
+  return hg_rt_launch(rt, k->fill_fn[slot], &l, args);
+}
+
+static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t *p,
+                                 const bufs_t *b, float alpha_eff) {
+  if (!k->ref_fn) {
+    HG_TRY(hg_gen_gemm_reference(p, HG_BACKEND_PTX, &k->ref));
+    HG_TRY(load_kernel(rt, &k->ref, &k->ref_mod, &k->ref_fn, NULL));
+  }
+  hg_devptr_t a = b->a, bb = b->b, c = b->c ? b->c : b->d, d = b->dref;
+  int32_t m = (int32_t)p->m, n = (int32_t)p->n, kk = (int32_t)p->k;
+  int64_t lda = p->lda, ldb = p->ldb, ldc = p->ldc;
+  int64_t sa = p->batch_stride_a, sb = p->batch_stride_b, sc = p->batch_stride_c;
+  float alpha = alpha_eff, beta = p->beta;
+  void *args[] = {&a, &bb, &c, &d, &m, &n, &kk, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
+  hg_launch_t l = {
+      .grid = {(uint32_t)((p->n + 15) / 16), (uint32_t)((p->m + 15) / 16), (uint32_t)p->batch},
+      .block = {256, 1, 1},
+      .smem_bytes = k->ref.smem_bytes};
+  return hg_rt_launch(rt, k->ref_fn, &l, args);
+}
+
+/* Relative Frobenius error of D against the f32 reference (double on the host); any NaN
+ * or infinity in D (an unwritten, poisoned element) makes it infinite. */
+static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t d, hg_devptr_t ref,
+                           double *rel, int64_t *bad, int64_t *first_bad) {
+  const int e = hg_dtype_bytes(p->d_type);
+  const size_t d_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, e);
+  const size_t r_bytes = (size_t)(p->m * p->n * p->batch) * 4;
+  uint8_t *hd = malloc(d_bytes);
+  float *hr = malloc(r_bytes);
+  if (!hd || !hr) {
+    free(hd);
+    free(hr);
+    return hg_error(HG_ERR_NOMEM, "out of host memory for the comparison (%zu B)",
+                    d_bytes + r_bytes);
+  }
+  hg_status_t s = hg_rt_download(rt, hd, d, d_bytes);
+  if (hg_is_ok(&s)) s = hg_rt_download(rt, hr, ref, r_bytes);
+  double num = 0, den = 0;
+  *bad = 0;
+  *first_bad = -1;
+  if (hg_is_ok(&s))
+    for (int64_t z = 0; z < p->batch; z++)
+      for (int64_t i = 0; i < p->m; i++)
+        for (int64_t j = 0; j < p->n; j++) {
+          const double x = host_elem(
+              p->d_type, hd + (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e);
+          const double y = hr[(z * p->m + i) * p->n + j];
+          if (!isfinite(x)) {
+            if ((*bad)++ == 0) *first_bad = (z * p->m + i) * p->n + j;
+            continue;
+          }
+          num += (x - y) * (x - y);
+          den += y * y;
+        }
+  free(hd);
+  free(hr);
+  *rel = *bad ? INFINITY : (den > 0 ? sqrt(num / den) : sqrt(num));
+  return s;
+}
+
+/* The tolerance of a relative Frobenius error: the output's rounding (half an ulp relative,
+ * about 2^-9 for bf16, 2^-12 for f16) with headroom, or accumulation-order noise for f32. */
+static double tolerance(hg_dtype_t d) {
+  return d == HG_BF16 ? 1e-2 : d == HG_F16 ? 2e-3 : 1e-4;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median milliseconds of iters timed runs of fn after warmup untimed ones. */
+typedef hg_status_t (*run_fn)(void *ctx);
+static hg_status_t time_median(hg_rt_t *rt, run_fn fn, void *ctx, int warmup, int iters,
+                               float *ms) {
+  hg_event_t e0, e1;
+  HG_TRY(hg_rt_event_create(rt, &e0));
+  hg_status_t s = hg_rt_event_create(rt, &e1);
+  float *t = calloc((size_t)iters, sizeof *t);
+  if (!t) s = hg_error(HG_ERR_NOMEM, "out of memory for timings");
+  for (int i = 0; i < warmup && hg_is_ok(&s); i++) s = fn(ctx);
+  for (int i = 0; i < iters && hg_is_ok(&s); i++) {
+    s = hg_rt_event_record(rt, e0, NULL);
+    if (hg_is_ok(&s)) s = fn(ctx);
+    if (hg_is_ok(&s)) s = hg_rt_event_record(rt, e1, NULL);
+    if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    if (hg_is_ok(&s)) s = hg_rt_event_elapsed_ms(rt, e0, e1, &t[i]);
+  }
+  if (hg_is_ok(&s)) {
+    qsort(t, (size_t)iters, sizeof *t, cmp_float);
+    *ms = t[iters / 2];
+  }
+  free(t);
+  hg_rt_event_destroy(rt, e0);
+  hg_rt_event_destroy(rt, e1);
+  return s;
+}
+
+typedef struct run_ctx {
+  hg_gemm_op_t *op;
+  hg_blas_t *blas;
+  hg_blas_gemm_args_t blas_args;
+  bufs_t *b;
+} run_ctx_t;
+
+static hg_status_t run_hopgen(void *v) {
+  run_ctx_t *c = v;
+  return hg_gemm_op_run(c->op, c->b->a, c->b->b, c->b->c, c->b->d, c->b->scale_a, c->b->scale_b,
+                        NULL);
+}
+static hg_status_t run_blas(void *v) {
+  run_ctx_t *c = v;
+  return hg_blas_gemm(c->blas, &c->blas_args);
+}
+
+hg_gemm_run_options_t hg_gemm_run_options_default(void) {
+  hg_gemm_run_options_t o = {.backend = HG_BACKEND_PTX, .warmup = 5, .iters = 30, .seed = 0};
+  return o;
+}
+
+/* Allocate and fill the buffers of p with fresh random data (seed), scales 1.25 and 0.75
+ * for fp8 so that they are really applied. */
+static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t *p, bool need_ref,
+                                 bool need_blas, uint64_t seed, bufs_t *b) {
+  memset(b, 0, sizeof *b);
+  const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
+  const int ed = hg_dtype_bytes(p->d_type);
+  b->a_bytes = span_bytes(p->a_k_major ? p->m : p->k, p->lda, p->batch, p->batch_stride_a, ea);
+  b->b_bytes = span_bytes(p->b_k_major ? p->n : p->k, p->ldb, p->batch, p->batch_stride_b, eb);
+  b->d_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, ed);
+  b->c_bytes = span_bytes(p->m, p->ldc, p->batch, p->batch_stride_c, ed);
+  b->ref_bytes = (size_t)(p->m * p->n * p->batch) * 4;
+  HG_TRY(hg_rt_alloc(rt, b->a_bytes, &b->a));
+  HG_TRY(hg_rt_alloc(rt, b->b_bytes, &b->b));
+  HG_TRY(hg_rt_alloc(rt, b->d_bytes, &b->d));
+  if (p->beta != 0) HG_TRY(hg_rt_alloc(rt, b->c_bytes, &b->c));
+  if (need_ref) HG_TRY(hg_rt_alloc(rt, b->ref_bytes, &b->dref));
+  if (need_blas) HG_TRY(hg_rt_alloc(rt, b->d_bytes, &b->dblas));
+  HG_TRY(fill_random(rt, k, 0, p->a_type, b->a, b->a_bytes, seed * 3 + 1));
+  HG_TRY(fill_random(rt, k, 1, p->b_type, b->b, b->b_bytes, seed * 3 + 2));
+  if (b->c) HG_TRY(fill_random(rt, k, 2, p->d_type, b->c, b->c_bytes, seed * 3 + 3));
+  if (hg_dtype_bits(p->a_type) == 8) {
+    const float sa = 1.25f, sb = 0.75f;
+    HG_TRY(hg_rt_alloc(rt, 4, &b->scale_a));
+    HG_TRY(hg_rt_alloc(rt, 4, &b->scale_b));
+    HG_TRY(hg_rt_upload(rt, b->scale_a, &sa, 4));
+    HG_TRY(hg_rt_upload(rt, b->scale_b, &sb, 4));
+  }
+  return hg_rt_sync(rt, NULL);
+}
+
+static hg_blas_gemm_args_t blas_args_for(const hg_gemm_problem_t *p, const bufs_t *b,
+                                         hg_devptr_t d) {
+  hg_blas_gemm_args_t a = {.m = p->m,
+                           .n = p->n,
+                           .k = p->k,
+                           .batch = p->batch,
+                           .a_type = p->a_type,
+                           .b_type = p->b_type,
+                           .cd_type = p->d_type,
+                           .a_k_major = p->a_k_major,
+                           .b_k_major = p->b_k_major,
+                           .lda = p->lda,
+                           .ldb = p->ldb,
+                           .ldc = p->ldc,
+                           .ldd = p->ldd,
+                           .batch_stride_a = p->batch_stride_a,
+                           .batch_stride_b = p->batch_stride_b,
+                           .batch_stride_c = p->batch_stride_c,
+                           .batch_stride_d = p->batch_stride_d,
+                           .alpha = p->alpha,
+                           .beta = p->beta,
+                           .a = b->a,
+                           .b = b->b,
+                           .c = b->c ? b->c : d,
+                           .d = d,
+                           .scale_a = b->scale_a,
+                           .scale_b = b->scale_b};
+  return a;
+}
+
+hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gemm_run_options_t *o,
+                        hg_gemm_report_t *r) {
+  memset(r, 0, sizeof *r);
+  r->rel_err = r->rel_err_blas = NAN;
+  hg_gemm_problem_t p = *p_in;
+  HG_TRY(hg_gemm_problem_normalize(&p));
+  const uint64_t seed = o->seed ? o->seed : (uint64_t)time(NULL) ^ (uint64_t)(hg_now_ms() * 1000);
+  r->seed = seed;
+  kits_t kits;
+  memset(&kits, 0, sizeof kits);
+  bufs_t b;
+  hg_blas_t *blas = NULL;
+  hg_gemm_op_t *op = NULL;
+  hg_status_t s = hg_ok();
+  if (o->check || o->bench) {
+    hg_status_t bs = hg_blas_open(rt, &blas);
+    if (!hg_is_ok(&bs)) {
+      blas = NULL;
+      snprintf(r->note, sizeof r->note, "cuBLASLt unavailable: %.200s", bs.msg);
+    }
+  }
+  s = setup_buffers(rt, &kits, &p, o->check, blas != NULL, seed, &b);
+
+  const double t0 = hg_now_ms();
+  if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &p, o->config, o->backend, &op);
+  if (hg_is_ok(&s)) {
+    r->config = op->gk.config;
+    r->tma_store = op->gk.tma_store;
+    r->repacked_a = op->repack_a;
+    r->repacked_b = op->repack_b;
+    r->gen_ms = op->gk.k.gen_ms;
+    r->jit = op->jit;
+    r->grid = op->grid;
+    snprintf(r->kernel, sizeof r->kernel, "%s", op->gk.k.name);
+    /* First launch: poisoned D (0xFF bytes are NaN in bf16, f16 and f32). */
+    s = hg_rt_memset8(rt, b.d, 0xFF, b.d_bytes, NULL);
+    if (hg_is_ok(&s)) s = hg_gemm_op_run(op, b.a, b.b, b.c, b.d, b.scale_a, b.scale_b, NULL);
+    if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    r->first_run_ms = hg_now_ms() - t0;
+  }
+  const float alpha_eff = p.alpha * (hg_dtype_bits(p.a_type) == 8 ? 1.25f * 0.75f : 1.0f);
+  if (hg_is_ok(&s) && o->check) {
+    s = run_reference(rt, &kits, &p, &b, alpha_eff);
+    if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    if (hg_is_ok(&s)) s = compare(rt, &p, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad);
+    r->tolerance = tolerance(p.d_type);
+    r->checked = hg_is_ok(&s);
+    if (hg_is_ok(&s) && blas) {
+      hg_blas_gemm_args_t ba = blas_args_for(&p, &b, b.dblas);
+      s = hg_rt_memset8(rt, b.dblas, 0xFF, b.d_bytes, NULL);
+      if (hg_is_ok(&s)) s = hg_blas_gemm(blas, &ba);
+      if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+      int64_t bad2, fb2;
+      if (hg_is_ok(&s)) s = compare(rt, &p, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2);
+    }
+  }
+  if (hg_is_ok(&s) && o->bench) {
+    run_ctx_t ctx = {.op = op, .blas = blas, .b = &b};
+    const double flops = 2.0 * (double)p.m * (double)p.n * (double)p.k * p.batch;
+    /* Interleave the two: a block of hopgen, a block of cuBLASLt, twice, and keep the best
+     * median of each, so that a clock change during the run hits both alike. */
+    for (int round = 0; round < 2 && hg_is_ok(&s); round++) {
+      float ms;
+      s = time_median(rt, run_hopgen, &ctx, o->warmup, o->iters, &ms);
+      if (hg_is_ok(&s) && (r->ms == 0 || ms < r->ms)) r->ms = ms;
+      if (hg_is_ok(&s) && blas) {
+        ctx.blas_args = blas_args_for(&p, &b, b.dblas ? b.dblas : b.d);
+        s = time_median(rt, run_blas, &ctx, o->warmup, o->iters, &ms);
+        if (hg_is_ok(&s) && (r->blas_ms == 0 || ms < r->blas_ms)) r->blas_ms = ms;
+      }
+    }
+    if (hg_is_ok(&s)) {
+      r->tflops = flops / (r->ms * 1e-3) / 1e12;
+      if (blas && r->blas_ms > 0) {
+        r->blas_tflops = flops / (r->blas_ms * 1e-3) / 1e12;
+        r->ratio = r->blas_ms / r->ms;
+      }
+      r->benched = true;
+    }
+  }
+  if (op) hg_gemm_op_destroy(op);
+  if (blas) hg_blas_close(blas);
+  bufs_free(rt, &b);
+  kits_free(rt, &kits);
+  if (hg_is_ok(&s) && o->check && !(r->rel_err <= r->tolerance))
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): relative error %.3g against "
+                    "the f32 reference exceeds %.3g%s (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, r->rel_err, r->tolerance,
+                    r->bad ? ", with non-finite (unwritten) elements" : "", seed);
+  return s;
+}
+
+/* The tuner's search space: tiles that suit the shape, clusters along the shared operand,
+ * both schedules, the most stages that fit. */
+hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gemm_run_options_t *o,
+                         hg_gemm_config_t *best, hg_gemm_report_t *best_report) {
+  hg_gemm_problem_t p = *p_in;
+  HG_TRY(hg_gemm_problem_normalize(&p));
+  const bool fp8 = hg_dtype_bits(p.a_type) == 8;
+  static const int tiles[][2] = {{128, 256}, {256, 128}, {128, 128},
+                                 {128, 64},  {64, 256},  {64, 128}};
+  static const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
+  double best_ms = 0;
+  int tried = 0;
+  for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
+    for (size_t ci = 0; ci < sizeof clusters / sizeof clusters[0]; ci++)
+      for (int sched = 0; sched < 2; sched++) {
+        hg_gemm_config_t c = {.tile_m = tiles[ti][0],
+                              .tile_n = tiles[ti][1],
+                              .tile_k = fp8 ? 128 : 64,
+                              .cluster_m = clusters[ci][0],
+                              .cluster_n = clusters[ci][1],
+                              .stages = 2,
+                              .schedule = sched ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE,
+                              .raster = HG_RASTER_M,
+                              .raster_group = 8};
+        c.stages = hg_gemm_max_stages(&p, &c);
+        if (c.stages > 8) c.stages = 8;
+        hg_status_t ok = hg_gemm_config_check(&p, &c);
+        if (!hg_is_ok(&ok)) continue;
+        hg_gemm_run_options_t oo = *o;
+        oo.config = &c;
+        oo.check = false;
+        oo.bench = true;
+        hg_gemm_report_t rep;
+        hg_status_t s = hg_gemm_run(rt, &p, &oo, &rep);
+        tried++;
+        if (!hg_is_ok(&s)) continue; /* a configuration that fails to run is not a winner */
+        if (best_ms == 0 || rep.ms < best_ms) {
+          best_ms = rep.ms;
+          *best = c;
+          if (best_report) *best_report = rep;
+        }
+      }
+  if (best_ms == 0)
+    return hg_error(HG_ERR_INVALID, "the tuner found no configuration that runs (%d tried)", tried);
+  const hg_device_info_t *dev = hg_rt_device(rt);
+  return tuned_store(&p, dev ? dev->name : "", best);
+}
