@@ -171,8 +171,8 @@ hg_status_t hg_max_common_layout(const hg_layout_t *a, const hg_layout_t *b, hg_
 
 /* Recast a layout of elements to a layout of n-times wider (upcast) or narrower
  * (downcast) elements; recast_layout from old to new element bits (CuTe's C++ versions:
- * upcast needs shapes/strides that divide, downcast needs a stride-1 mode, recast needs
- * one width to be a multiple of the other). */
+ * upcast needs each non-zero stride and n to divide one another, downcast needs a
+ * stride-1 mode; a ratio like 24 -> 16 bits is upcast<2> then downcast<3>). */
 hg_status_t hg_upcast(const hg_layout_t *l, int64_t n, hg_layout_t *out);
 hg_status_t hg_downcast(const hg_layout_t *l, int64_t n, hg_layout_t *out);
 hg_status_t hg_recast_layout(const hg_layout_t *l, int old_bits, int new_bits, hg_layout_t *out);

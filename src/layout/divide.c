@@ -117,11 +117,17 @@ static hg_status_t tiled(const hg_layout_t *z, hg_layout_t *out) {
   return hg_ok();
 }
 
+/* CuTe's result(repeat<R0>(_), repeat<R1>(_)): each half is unpacked into its modes, but
+ * a rank-1 half stays whole, because repeat<1>(_) is a bare `_`. */
 static hg_status_t flat_modes(const hg_layout_t *z, hg_layout_t *out) {
   hg_layout_t r, m, x;
   hgl_layout_empty(&r);
   for (int h = 0; h < 2; h++) {
     hgl_mode(z, h, &m);
+    if (hgl_rank(&m) == 1) {
+      HG_TRY(hgl_layout_push(&r, &m));
+      continue;
+    }
     for (int i = 0; i < hgl_rank(&m); i++) {
       hgl_mode(&m, i, &x);
       HG_TRY(hgl_layout_push(&r, &x));
@@ -244,7 +250,7 @@ hg_status_t hg_local_tile(const hg_layout_t *l, const hg_tiler_t *t, const hg_tu
   int r0 = hgl_rank(&m0), r1 = hgl_rank(&m1);
   hg_tuple_t crd, part;
   hgl_empty(&crd);
-  if (r0 == 1 && hg_is_int(&m0.shape)) {
+  if (r0 == 1) { /* CuTe's repeat<1>(_) is a bare `_`: it keeps a rank-1 tile mode whole */
     part = hg_int(HG_UNDERSCORE);
   } else {
     hgl_empty(&part);

@@ -41,14 +41,15 @@ static hg_status_t pad_rank(const hg_layout_t *l, int r, hg_layout_t *out) {
   return hg_ok();
 }
 
-/* logical_product of the padded layouts, then mode i of the result is the coalesced pair
- * (block_i, tiler_i) for blocked_product, (tiler_i, block_i) for raked_product. */
+/* logical_product of the padded layouts, then mode i of the result is the pair
+ * (block_i, tiler_i) for blocked_product, (tiler_i, block_i) for raked_product: CuTe's
+ * zip of the two halves (CUTLASS 4.2 no longer coalesces the pairs). */
 static hg_status_t rank_product(const char *name, bool raked, const hg_layout_t *block,
                                 const hg_layout_t *tiler, hg_layout_t *out) {
   HG_TRY(hgl_check_layout(block, name));
   HG_TRY(hgl_check_layout(tiler, name));
   int rb = hgl_rank(block), rt = hgl_rank(tiler), r = rb > rt ? rb : rt;
-  hg_layout_t pb, pt, prod, h0, h1, m0, m1, pair, c, res;
+  hg_layout_t pb, pt, prod, h0, h1, m0, m1, pair, res;
   hg_status_t s = pad_rank(block, r, &pb);
   if (hg_is_ok(&s)) s = pad_rank(tiler, r, &pt);
   if (hg_is_ok(&s)) s = hgl_logical_product(&pb, &pt, &prod);
@@ -57,19 +58,22 @@ static hg_status_t rank_product(const char *name, bool raked, const hg_layout_t 
     hgl_mode(&prod, 1, &h1);
     hgl_layout_empty(&res);
     for (int i = 0; i < r && hg_is_ok(&s); i++) {
-      /* With rank 1 each half is one mode as a whole (CuTe's zip of two non-tuples). */
-      if (r == 1) {
-        m0 = h0;
-        m1 = h1;
-      } else {
-        hgl_mode(&h0, i, &m0);
-        hgl_mode(&h1, i, &m1);
-      }
+      /* zip takes mode i of each half, unless its first argument has an integer shape
+       * (rank 1): CuTe's zip then pairs the two halves whole. */
+      const hg_layout_t *first = raked ? &h1 : &h0, *second = raked ? &h0 : &h1;
+      bool tuples = !hg_is_int(&first->shape);
+      if (tuples)
+        hgl_mode(first, i, &m0);
+      else
+        m0 = *first;
+      if (tuples && !hg_is_int(&second->shape))
+        hgl_mode(second, i, &m1);
+      else
+        m1 = *second;
       hgl_layout_empty(&pair);
-      s = hgl_layout_push(&pair, raked ? &m1 : &m0);
-      if (hg_is_ok(&s)) s = hgl_layout_push(&pair, raked ? &m0 : &m1);
-      if (hg_is_ok(&s)) s = hgl_coalesce(&pair, &c);
-      if (hg_is_ok(&s)) s = hgl_layout_push(&res, &c);
+      s = hgl_layout_push(&pair, &m0);
+      if (hg_is_ok(&s)) s = hgl_layout_push(&pair, &m1);
+      if (hg_is_ok(&s)) s = hgl_layout_push(&res, &pair);
     }
   }
   if (!hg_is_ok(&s)) {
@@ -161,7 +165,7 @@ hg_status_t hg_local_partition(const hg_layout_t *l, const hg_layout_t *thr, int
   hg_tuple_t crd, rest;
   hgl_empty(&crd);
   HG_TRY(hgl_push(&crd, &coord));
-  if (hg_is_int(&m1.shape)) {
+  if (r1 == 1) { /* repeat<1>(_) is a bare `_`, keeping a rank-1 rest mode whole */
     rest = hg_int(HG_UNDERSCORE);
   } else {
     hgl_empty(&rest);
@@ -229,19 +233,11 @@ hg_status_t hg_max_common_layout(const hg_layout_t *a, const hg_layout_t *b, hg_
 
 /* ---------------------------------------------------------------- recast */
 
-/* CuTe's shape_div on static integers: a and b must divide one another; the quotient
- * rounds away from zero (so a smaller a gives +-1). */
-static hg_status_t cute_shape_div(int64_t a, int64_t b, const char *what, int64_t *out) {
-  if (b == 0 || (a == INT64_MIN && b == -1))
-    return hg_error(HG_ERR_INVALID, "%s: shape_div(%lld, %lld) is undefined", what, (long long)a,
-                    (long long)b);
-  bool ok = a % b == 0 || (a != 0 && (a == -1 || b % a == 0));
-  if (!ok)
-    return hg_error(HG_ERR_INVALID,
-                    "%s: %lld and %lld do not divide one another (CuTe's shape_div condition)",
-                    what, (long long)a, (long long)b);
-  int64_t q = a / b;
-  *out = q != 0 ? q : ((a > 0) - (a < 0)) * ((b > 0) - (b < 0));
+/* ceil(a / b) for a >= 0, b >= 1, as CuTe's ceil_div: (a + b - 1) / b. */
+static hg_status_t ceil_div_pos(int64_t a, int64_t b, int64_t *out) {
+  int64_t t;
+  HG_TRY(hgl_add(a, b - 1, &t));
+  *out = t / b;
   return hg_ok();
 }
 
@@ -256,11 +252,18 @@ hg_status_t hg_upcast(const hg_layout_t *l, int64_t n, hg_layout_t *out) {
     int64_t s = l->shape.v[i], d = l->stride.v[i], k;
     if (d == 0) continue; /* a broadcast mode stays as it is */
     if (d == INT64_MIN) return hg_error(HG_ERR_OVERFLOW, "%s: |stride| overflows int64", what);
-    /* A stride smaller than n packs n/|d| elements of this mode into one; larger strides
-     * just shrink by n. */
-    HG_TRY(cute_shape_div(n, d < 0 ? -d : d, what, &k));
-    HG_TRY(cute_shape_div(s, k, what, &r.shape.v[i]));
-    HG_TRY(cute_shape_div(d, n, what, &r.stride.v[i]));
+    int64_t ad = d < 0 ? -d : d;
+    if (ad % n != 0 && n % ad != 0)
+      return hg_error(HG_ERR_INVALID,
+                      "%s: stride %lld and the factor %lld do not divide one another (CuTe's "
+                      "divisibility condition for upcast)",
+                      what, (long long)d, (long long)n);
+    /* A stride below n packs n/|d| elements of this mode into one (rounding the count of
+     * packed elements up); larger strides just shrink by n. */
+    HG_TRY(ceil_div_pos(n, ad, &k));
+    HG_TRY(ceil_div_pos(s, k, &r.shape.v[i]));
+    HG_TRY(ceil_div_pos(ad, n, &r.stride.v[i]));
+    if (d < 0) r.stride.v[i] = -r.stride.v[i];
   }
   *out = r;
   return hg_ok();
@@ -316,8 +319,8 @@ hg_status_t hg_recast_layout(const hg_layout_t *l, int old_bits, int new_bits, h
   }
   if (num == 1) return hg_downcast(l, den, out);
   if (den == 1) return hg_upcast(l, num, out);
-  return hg_error(HG_ERR_UNSUPPORTED,
-                  "recast_layout from %d to %d bits: the ratio %d/%d is neither an integer nor "
-                  "its inverse (CuTe does not support this recast)",
-                  old_bits, new_bits, num, den);
+  /* A ratio like 2/3: up to the common multiple, then down (CuTe's recast_layout). */
+  hg_layout_t up;
+  HG_TRY(hg_upcast(l, num, &up));
+  return hg_downcast(&up, den, out);
 }

@@ -9,30 +9,29 @@
 static void test_blocked_raked_product(void) {
   hg_layout_t r;
   /* blocked_product((2,2):(1,2), (3,4):(1,3)): rank 2, so no padding.
-   * cosize(B) = 2*1 + 3*3 + 1 = 12, size(A) = 4 -> comp(A, 48): sorted modes 2:1, 2:2 give
-   * (1,1,12):(1,2,4) -> 12:4. 12:4 o (3,4):(1,3) = (3,4):(4,12) by mode.
-   * zip mode 0: (2,3):(1,4) (2*1 != 4, stays); mode 1: (2,4):(2,12) (2*2 != 12, stays). */
+   * logical_product: cosize(B) = 2*1 + 3*3 + 1 = 12, size(A) = 4 -> comp(A, 48): sorted
+   * modes 2:1, 2:2 give (1,1,12):(1,2,4) -> 12:4; 12:4 o (3,4):(1,3) = (3,4):(4,12) by mode.
+   * Mode i of the result pairs mode i of A with mode i of that: ((2,3),(2,4)):((1,4),(2,12)).
+   * (CUTLASS 4.2 zips without coalescing the pairs.) */
   CHECK_OK(hg_blocked_product(LP("(2,2):(1,2)"), LP("(3,4):(1,3)"), &r));
   CHECK_STR(P(&r), "((2,3),(2,4)):((1,4),(2,12))");
-  /* With a row-major tiler (3,4):(4,1): cosize 12 again, 12:4 o (3,4):(4,1) = (3,4):(16,4).
-   * mode 0: (2,3):(1,16); mode 1: (2,4):(2,4) coalesces (2*2 == 4) to 8:2. */
+  /* Row-major tiler (3,4):(4,1): cosize 12 again, 12:4 o (3,4):(4,1) = (3,4):(16,4). */
   hg_layout_t a = L("(2,2):(1,2)"), b = L("(3,4):(4,1)");
   CHECK_OK(hg_blocked_product(&a, &b, &r));
-  CHECK_STR(P(&r), "((2,3),8):((1,16),2)");
-  /* raked_product zips the other way: mode 0 (3,2):(16,1), mode 1 (4,2):(4,2) (4*4 != 2). */
+  CHECK_STR(P(&r), "((2,3),(2,4)):((1,16),(2,4))");
+  /* raked_product pairs the other way round: (tiler_i, block_i). */
   CHECK_OK(hg_raked_product(&a, &b, &r));
   CHECK_STR(P(&r), "((3,2),(4,2)):((16,1),(4,2))");
   /* Rank padding: tiler 3:1 becomes (3,1):(1,0), cosize 3, comp(A, 12) = 3:4;
-   * 3:4 o (3,1):(1,0) = (3,1):(4,0). mode 0: (2,3):(1,4); mode 1: (2,1):(2,0) -> 2:2. */
+   * 3:4 o (3,1):(1,0) = (3,1):(4,0) -> ((2,3),(2,1)):((1,4),(2,0)). */
   b = L("3:1");
   CHECK_OK(hg_blocked_product(&a, &b, &r));
-  CHECK_STR(P(&r), "((2,3),2):((1,4),2)");
-  /* Rank 1: comp(4:1, 12) = 3:4, 3:4 o 3:1 = 3:4; the single mode (4,3):(1,4) coalesces to
-   * 12:1 and stays wrapped as a rank-1 tuple (CuTe's make_layout of one mode). Raked keeps
-   * (3,4):(4,1), which does not coalesce. */
+  CHECK_STR(P(&r), "((2,3),(2,1)):((1,4),(2,0))");
+  /* Rank 1 with integer shapes: comp(4:1, 12) = 3:4, 3:4 o 3:1 = 3:4; CuTe's zip of two
+   * non-tuples pairs them whole, in a rank-1 tuple: ((4,3)):((1,4)); raked ((3,4)):((4,1)). */
   a = L("4:1");
   CHECK_OK(hg_blocked_product(&a, &b, &r));
-  CHECK_STR(P(&r), "(12):(1)");
+  CHECK_STR(P(&r), "((4,3)):((1,4))");
   CHECK_OK(hg_raked_product(&a, &b, &r));
   CHECK_STR(P(&r), "((3,4)):((4,1))");
 }
@@ -59,6 +58,15 @@ static void test_flat_divide_product(void) {
   CHECK_STR(P(&r), "(2,2,3,(2,2)):(1,2,2,(1,4))");
   CHECK_OK(hg_zipped_product(&a, &t, &r));
   CHECK_STR(P(&r), "((2,2),(3,(2,2))):((1,2),(2,(1,4)))");
+  /* A rank-1 half stays whole in flat_divide (CuTe's repeat<1>(_) is a bare `_`):
+   * zipped_divide(6:1, [2:1]) = ((2),(3)):((1),(2)), and flat_divide keeps both halves. */
+  a = L("6:1");
+  t = TL("[2:1]");
+  CHECK_OK(hg_flat_divide(&a, &t, &r));
+  CHECK_STR(P(&r), "((2),(3)):((1),(2))");
+  /* tiled_divide follows pycute instead and unpacks the rank-1 rest: ((2),3):((1),2). */
+  CHECK_OK(hg_tiled_divide(&a, &t, &r));
+  CHECK_STR(P(&r), "((2),3):((1),2)");
   /* A `_` slot: the whole mode goes to the rest, the tile gets 1:0 (pycute's hier_unzip). */
   a = L("(8,16):(16,1)");
   t = TL("[2:1,_]");
@@ -92,6 +100,14 @@ static void test_local_tile(void) {
   CHECK_STR(P(&r), "(8,16,4):(1,16,256)");
   c = T("(1,2,3)");
   CHECK_ERR(hg_local_tile(&a, &t, &c, &r, &off), HG_ERR_INVALID, "has 3 modes");
+  /* A rank-1 tiler: zipped_divide(4:1, [2:1]) = ((2),(2)):((1),(2)); the tile mode is kept
+   * whole, so tile (1) is ((2)):((1)) at offset 1*2. */
+  a = L("4:1");
+  t = TL("[2:1]");
+  c = T("(1)");
+  CHECK_OK(hg_local_tile(&a, &t, &c, &r, &off));
+  CHECK_STR(P(&r), "((2)):((1))");
+  CHECK_EQ(off, 2);
 }
 
 static void test_local_partition(void) {
@@ -138,14 +154,21 @@ static void test_recast(void) {
   CHECK_STR(P(&r), "(16,4):(1,16)");
   CHECK_OK(hg_recast_layout(&a, 8, 8, &r));
   CHECK_STR(P(&r), "(8,4):(1,8)");
-  CHECK_ERR(hg_recast_layout(&a, 24, 16, &r), HG_ERR_UNSUPPORTED, "2/3");
+  /* 24 -> 16 bits is the ratio 2/3: upcast<2> then downcast<3>: (4,4):(1,4) ->
+   * (12,4):(1,12). */
+  CHECK_OK(hg_recast_layout(&a, 24, 16, &r));
+  CHECK_STR(P(&r), "(12,4):(1,12)");
   /* A stride-0 mode is left alone; 4:1 upcast<4> packs all 4 into 1 element: 1:1. */
   a = L("(8,4):(0,1)");
   CHECK_OK(hg_upcast(&a, 4, &r));
   CHECK_STR(P(&r), "(8,1):(0,1)");
-  /* 3 elements cannot be packed in pairs. */
+  /* 3 elements packed in pairs round up to 2 (CuTe's ceil_div); the stride 3 of the
+   * other mode and the factor 2 do not divide one another. */
+  a = L("(3,4):(1,6)");
+  CHECK_OK(hg_upcast(&a, 2, &r));
+  CHECK_STR(P(&r), "(2,4):(1,3)");
   a = L("(3,4):(1,3)");
-  CHECK_ERR(hg_upcast(&a, 2, &r), HG_ERR_INVALID, "3 and 2 do not divide one another");
+  CHECK_ERR(hg_upcast(&a, 2, &r), HG_ERR_INVALID, "stride 3 and the factor 2 do not divide");
   a = L("(4,4):(2,8)");
   CHECK_ERR(hg_downcast(&a, 2, &r), HG_ERR_INVALID, "stride 1");
 }
