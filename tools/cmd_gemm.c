@@ -258,7 +258,10 @@ int hg_cmd_gemm(int argc, char **argv) {
     hg_gemm_config_t c = g.cfg;
     if (hg_is_ok(&s) && !g.have_cfg) s = hg_gemm_heuristic(&p, 132, &c);
     hg_gemm_kernel_t k;
-    if (hg_is_ok(&s)) s = hg_gemm_generate(&p, &c, g.be, &k);
+    hg_gemm_problem_t kp = p;
+    bool rep_a = false, rep_b = false;
+    if (hg_is_ok(&s)) hg_gemm_kernel_problem(&p, &kp, &rep_a, &rep_b);
+    if (hg_is_ok(&s)) s = hg_gemm_generate(&kp, &c, g.be, &k);
     if (!hg_is_ok(&s)) return hg_cli_fail(s);
     hg_ptxas_report_t rep;
     memset(&rep, 0, sizeof rep);
@@ -276,10 +279,16 @@ int hg_cmd_gemm(int argc, char **argv) {
              rep.spill_store_bytes + rep.spill_load_bytes);
     } else {
       printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
-             "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled\n",
+             "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled%s\n",
              k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
              k.k.gen_ms, hg_backend_name(g.be), hg_is_ok(&s) ? "ok" : "REJECTED", rep.registers,
-             rep.spill_store_bytes + rep.spill_load_bytes);
+             rep.spill_store_bytes + rep.spill_load_bytes,
+             rep_a || rep_b
+                 ? (rep_a && rep_b
+                        ? "\n  A and B are repacked before each run (TMA needs 16-byte rows)"
+                    : rep_a ? "\n  A is repacked before each run (TMA needs 16-byte rows)"
+                            : "\n  B is repacked before each run (TMA needs 16-byte rows)")
+                 : "");
     }
     hg_gemm_kernel_free(&k);
     return hg_is_ok(&s) ? 0 : hg_cli_fail(s);

@@ -211,6 +211,9 @@ typedef struct hg_copy_bench_result {
   hg_tma_timing_t path; /* spec -> launched copy kernel */
 } hg_copy_bench_result_t;
 
+/* Check a benchmark description (size, configuration) without a GPU; the sentence names
+ * what is wrong. hg_copy_bench_run calls it. */
+hg_status_t hg_copy_bench_validate(const hg_copy_bench_t *bench);
 /* Fill a fresh buffer with random data, copy it with the TMA kernel, verify every byte,
  * then time both the kernel and hg_rt_copy_d2d of the same bytes in this process,
  * interleaved. HG_ERR_MISMATCH when the copy is not exact. */
@@ -299,6 +302,12 @@ typedef struct hg_gemm_kernel {
 hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, hg_backend_t be,
                              hg_gemm_kernel_t *out);
 void hg_gemm_kernel_free(hg_gemm_kernel_t *k);
+
+/* The problem the kernel is generated for: p (normalised) with A and/or B repacked to
+ * packed, 16-byte aligned rows when TMA cannot address them as stored (leading dimension
+ * or batch stride not a multiple of 16 bytes); says which. */
+void hg_gemm_kernel_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *kp, bool *repack_a,
+                            bool *repack_b);
 
 /* A GEMM ready to run on the GPU: generated, JIT-compiled (through the on-disk cache) and
  * sized (a persistent grid of as many clusters as the device runs at once). Operands TMA

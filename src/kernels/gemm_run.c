@@ -48,6 +48,24 @@ static bool tma_ok(int64_t ld, int batch, int64_t bs, int e) {
   return (ld * e) % 16 == 0 && (batch == 1 || (bs * e) % 16 == 0);
 }
 
+void hg_gemm_kernel_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *kp, bool *repack_a,
+                            bool *repack_b) {
+  *kp = *p;
+  const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
+  const int64_t a_rows = p->a_k_major ? p->m : p->k, a_cols = p->a_k_major ? p->k : p->m;
+  const int64_t b_rows = p->b_k_major ? p->n : p->k, b_cols = p->b_k_major ? p->k : p->n;
+  *repack_a = !tma_ok(p->lda, p->batch, p->batch_stride_a, ea);
+  *repack_b = !tma_ok(p->ldb, p->batch, p->batch_stride_b, eb);
+  if (*repack_a) {
+    kp->lda = round_up64(a_cols, 16 / ea);
+    kp->batch_stride_a = kp->lda * a_rows;
+  }
+  if (*repack_b) {
+    kp->ldb = round_up64(b_cols, 16 / eb);
+    kp->batch_stride_b = kp->ldb * b_rows;
+  }
+}
+
 static hg_status_t load_kernel(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,
                                hg_jit_info_t *info) {
   hg_jit_info_t local;
@@ -96,19 +114,7 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
    * run's notes): the kernel then sees packed, 16-byte aligned rows. */
   hg_gemm_problem_t kp = op->user;
   if (hg_is_ok(&s)) {
-    const int ea = hg_dtype_bytes(kp.a_type), eb = hg_dtype_bytes(kp.b_type);
-    const int64_t a_rows = kp.a_k_major ? kp.m : kp.k, a_cols = kp.a_k_major ? kp.k : kp.m;
-    const int64_t b_rows = kp.b_k_major ? kp.n : kp.k, b_cols = kp.b_k_major ? kp.k : kp.n;
-    op->repack_a = !tma_ok(kp.lda, kp.batch, kp.batch_stride_a, ea);
-    op->repack_b = !tma_ok(kp.ldb, kp.batch, kp.batch_stride_b, eb);
-    if (op->repack_a) {
-      kp.lda = round_up64(a_cols, 16 / ea);
-      kp.batch_stride_a = kp.lda * a_rows;
-    }
-    if (op->repack_b) {
-      kp.ldb = round_up64(b_cols, 16 / eb);
-      kp.batch_stride_b = kp.ldb * b_rows;
-    }
+    hg_gemm_kernel_problem(&op->user, &kp, &op->repack_a, &op->repack_b);
     s = hg_gemm_generate(&kp, &cfg, be, &op->gk);
   }
   if (hg_is_ok(&s)) s = load_kernel(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);

@@ -259,7 +259,7 @@ static void describe_store(const hg_tma_check_t *x, uint64_t off, char *buf, siz
              rel, x->tensor[off]);
     return;
   }
-  int64_t tc[HG_TMA_MAX_RANK], q[HG_TMA_MAX_RANK];
+  int64_t tc[HG_TMA_MAX_RANK] = {0}, q[HG_TMA_MAX_RANK] = {0};
   bool covered = true;
   int64_t cta = 0, mul = 1;
   for (int m = 0; m < x->s.rank; m++) {

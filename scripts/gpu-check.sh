@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
+# checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all] [extra steps...]
+# Each mode is a list of steps; a step's log is logs/<step>.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/hopgen-gpu-out}
+mkdir -p "$OUT/logs"
+LOG=$OUT/logs
+export PATH="$PATH:/usr/local/cuda/bin"
+export HOPGEN_CACHE_DIR=${HOPGEN_CACHE_DIR:-/tmp/hopgen-cache}
+summary=$OUT/summary.txt
+: > "$summary"
+t_all=$(date +%s)
+
+step() { # step NAME CMD...: run, log, record PASS/FAIL and seconds
+  local name=$1; shift
+  local t0=$(date +%s%N)
+  if "$@" > "$LOG/$name.log" 2>&1; then r=PASS; else r="FAIL(rc=$?)"; fi
+  printf '%-28s %-12s %6d ms\n' "$name" "$r" $(( ($(date +%s%N) - t0) / 1000000 )) >> "$summary"
+  [ "$r" = PASS ] || { echo "---- $name (tail)"; tail -25 "$LOG/$name.log"; }
+}
+
+{ nvidia-smi; nvidia-smi -q | grep -iE 'clocks|MHz|Driver|Product' | head -40; } > "$LOG/device.txt" 2>&1
+git log -1 --format='commit %H %s' > "$LOG/commit.txt" 2>/dev/null || echo "commit unknown" > "$LOG/commit.txt"
+step build bash -c 'cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j"$(nproc)"'
+H=build-gpu/hopgen
+
+smoke() {
+  step rt-gpu-test ./build-gpu/tests/runtime_test_gpu
+  step gemm-small-rc bash -c "$H gemm 256 256 256 --check && $H gemm 1000 7 127 --check && $H gemm 129 263 77 --check --d f32"
+  step gemm-4096-check "$H" gemm 4096 4096 4096 --check --bench --iters 10
+  step gemm-8192-bench "$H" gemm 8192 8192 8192 --check --bench --iters 20
+}
+tests() { step ctest-all ctest --test-dir build-gpu -j8 --output-on-failure; }
+tma() { [ -x scripts/gpu-tma.sh ] && step tma-matrix scripts/gpu-tma.sh "$H" "$LOG/tma"; }
+gemm_awkward() {
+  local fails=0
+  for mnk in "1 1 1" "7 7 7" "127 1000 4097" "4097 127 1000" "1000 4097 7" "1 4097 127"; do
+    for lay in RC RR CR CC; do
+      "$H" gemm $mnk --layout $lay --check || fails=$((fails+1))
+    done
+    "$H" gemm $mnk --type e4m3 --check || fails=$((fails+1))
+    "$H" gemm $mnk --a e4m3 --b e5m2 --d f32 --check || fails=$((fails+1))
+  done
+  "$H" gemm 1000 1000 1000 --batch 3 --beta 0.5 --check || fails=$((fails+1))
+  "$H" gemm 512 384 256 --batch 4 --d f16 --layout CC --alpha 2 --beta -1 --check || fails=$((fails+1))
+  "$H" gemm 300 200 100 --lda 105 --ldb 111 --ldd 203 --ldc 207 --beta 1 --check || fails=$((fails+1))
+  return $fails
+}
+gemm() {
+  step gemm-awkward gemm_awkward
+  step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
+}
+mlir() {
+  step gemm-mlir-check bash -c "$H gemm 4096 4096 4096 --backend mlir --check --bench && $H gemm 8192 8192 8192 --backend mlir --check --bench"
+}
+
+mode=${1:-smoke}; shift || true
+case "$mode" in
+  smoke) smoke ;;
+  tests) tests ;;
+  tma) tma ;;
+  gemm) gemm ;;
+  mlir) mlir ;;
+  all) smoke; tests; tma; gemm; mlir ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+for extra in "$@"; do step "extra-$(echo "$extra" | tr -c 'A-Za-z0-9' _ | cut -c1-20)" bash -c "$extra"; done
+
+echo "==== $(cat "$LOG/commit.txt") total $(( $(date +%s) - t_all )) s"
+grep -m1 -E 'NVIDIA H[0-9]+' "$LOG/device.txt"; grep -m1 'Driver Version' "$LOG/device.txt"
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$OUT/logs"
+cat "$summary"
