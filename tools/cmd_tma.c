@@ -1,11 +1,566 @@
-/* hopgen tma: placeholder until its layer lands (replaced by the layer's own CLI). */
+/* hopgen tma: generate, ptxas-validate, run and check the TMA copy kernels of the CuTe
+ * tutorial (load, prefetch, multicast load, store, reduce). Parsing and printing only:
+ * hg_tma_generate and hg_tma_run (kernels.h) do the work. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "hopgen/kernels.h"
+
+/* ---------------------------------------------------------------- JSON helpers */
+
+static void json_str(FILE *f, const char *name, const char *v, const char *sep) {
+  fprintf(f, "\"%s\": \"", name);
+  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", f);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fprintf(f, "\"%s", sep);
+}
+
+static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const char *sep) {
+  fprintf(f, "\"%s\": [", name);
+  for (int i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", v[i]);
+  fprintf(f, "]%s", sep);
+}
+
+static void json_error(FILE *f, hg_status_t s) {
+  fprintf(f, "\"error\": {\"code\": \"%s\", ", hg_code_name(s.code));
+  json_str(f, "message", s.msg, "}");
+}
+
+static void usage(FILE *f) {
+  fprintf(
+      f, "usage: hopgen tma load|prefetch|multicast|store|reduce [options]\n\n"
+         "Generate the TMA copy kernel of the CuTe tutorial for a tile of a global tensor, check\n"
+         "it with ptxas -arch=sm_90a, and with --check run it on the GPU and compare every byte\n"
+         "of shared memory (loads) or of the output (stores) with the CPU model of TMA.\n\n"
+         "  load        each CTA loads its tile into shared memory (one thread, one mbarrier)\n"
+         "  prefetch    the same, after an L2 prefetch of the tile's boxes\n"
+         "  multicast   a cluster of CTAs shares each tile: each CTA multicasts its slice\n"
+         "  store       each CTA stores its tile from shared memory\n"
+         "  reduce      each CTA reduces its tile into the tensor (--reduce OP, default add)\n\n"
+         "options (lists are one value per tensor mode, in your mode order, e.g. N,K):\n"
+         "  --dtype T          u8 s8 e4m3 e5m2 u16 f16 bf16 u32 s32 f32 tf32 (default f16)\n"
+         "  --shape S0,S1,..   the global tensor (default 256,256); row-major by default\n"
+         "  --strides D0,..    element strides (default packed row-major: last mode contiguous)\n"
+         "  --tile T0,T1,..    the CTA tile (alias --box; default 64 rows x 128 B)\n"
+         "  --grid G0,G1,..    tiles along each mode (default auto: cover the tensor from the\n"
+         "                     origin); CTA c takes tile c, mode 0 fastest\n"
+         "  --origin O0,O1,..  where tile (0,..,0) starts; may be negative; along the\n"
+         "                     contiguous mode a multiple of 16 bytes (default 0,..)\n"
+         "  --cluster C        CTAs per cluster sharing each tile (multicast; default 2)\n"
+         "  --swizzle S        none, 32B, 64B, 128B (default 128B)\n"
+         "  --reduce OP        add min max inc dec and or xor (reduce; default add)\n"
+         "  --nan              NaN instead of zero for out-of-bounds elements (float loads)\n"
+         "  --backend B        ptx (default) or mlir\n"
+         "  --emit FILE        write the PTX ('-': standard output)\n"
+         "  --emit-mlir FILE   write the MLIR module (mlir backend)\n"
+         "  --no-ptxas         skip the ptxas check (default: on without --check)\n"
+         "  --ptxas            run the ptxas check with --check too\n"
+         "  --check            run on the GPU and compare with the model (needs an sm_90 GPU)\n"
+         "  --runs N           passes of --check (default 2: the cold path, then the warm path)\n"
+         "  --seed N           data seed (default: from the clock)\n"
+         "  --device N         GPU ordinal (default 0)\n"
+         "  --max-cold-ms MS   with --check: fail when spec -> launched kernel took longer on the\n"
+         "                     first pass\n"
+         "  --max-warm-ms MS   the same for the last pass\n"
+         "  --json             machine-readable result on standard output\n");
+}
+
+/* "a,b,c" (or "axbxc") -> values; returns the count, -1 on a malformed list. */
+static int parse_list(const char *s, int64_t *out, int cap) {
+  int n = 0;
+  const char *p = s;
+  if (!*p) return -1;
+  while (*p) {
+    char *end;
+    const long long v = strtoll(p, &end, 10);
+    if (end == p || n == cap) return -1;
+    out[n++] = v;
+    p = end;
+    if (*p == ',' || *p == 'x')
+      p++;
+    else if (*p)
+      return -1;
+  }
+  return n;
+}
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  const long long v = strtoll(s, &end, 0);
+  if (end == s || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b) {
+  fprintf(stderr, "hopgen: ");
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, " (hopgen tma --help)\n");
+  return 2;
+}
+
+static hg_tma_result_t result; /* large: keep off the stack */
+static hg_tma_plan_t plan;
+
+typedef struct out_state {
+  bool json;
+  FILE *f; /* where text goes: stdout, or stderr when --emit - owns stdout */
+} out_state_t;
+
+static void print_timing(FILE *f, const char *label, const hg_tma_timing_t *t) {
+  fprintf(f,
+          "  %s path: spec -> launched kernel %.2f ms (generate %.2f, JIT %.2f [%s], function "
+          "%.2f, encode %.3f, launch %.3f); finished %.2f ms\n",
+          label, t->to_launch_ms, t->gen_ms, t->jit_ms, t->jit.cache_hit ? "cache hit" : "compiled",
+          t->function_ms, t->encode_ms, t->launch_ms, t->to_finish_ms);
+  if (t->jit.cache_note[0]) fprintf(f, "    cache: %s\n", t->jit.cache_note);
+}
+
+static void json_timing(FILE *f, const char *name, const hg_tma_timing_t *t, const char *sep) {
+  fprintf(f,
+          "\"%s\": {\"to_launch_ms\": %.4f, \"to_finish_ms\": %.4f, \"gen_ms\": %.4f, "
+          "\"jit_ms\": %.4f, \"function_ms\": %.4f, \"encode_ms\": %.4f, \"launch_ms\": %.4f, "
+          "\"sync_ms\": %.4f, \"cache_hit\": %s, \"compile_ms\": %.4f, \"load_ms\": %.4f, ",
+          name, t->to_launch_ms, t->to_finish_ms, t->gen_ms, t->jit_ms, t->function_ms,
+          t->encode_ms, t->launch_ms, t->sync_ms, t->jit.cache_hit ? "true" : "false",
+          t->jit.compile_ms, t->jit.load_ms);
+  json_str(f, "cache_note", t->jit.cache_note, "}");
+  fputs(sep, f);
+}
+
+static void print_list_i64(FILE *f, int n, const int64_t *v) {
+  fputc('[', f);
+  for (int i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? "," : "", v[i]);
+  fputc(']', f);
+}
+
+static void json_spec(FILE *f, const hg_tma_spec_t *s) {
+  int64_t v[5][HG_TMA_MAX_RANK];
+  for (int m = 0; m < s->rank; m++) {
+    v[0][m] = s->shape[m];
+    v[1][m] = s->stride[m];
+    v[2][m] = s->tile[m];
+    v[3][m] = s->grid[m];
+    v[4][m] = s->origin[m];
+  }
+  fprintf(f, "\"spec\": {\"op\": \"%s\", \"dtype\": \"%s\", \"rank\": %d, ", hg_tma_op_name(s->op),
+          hg_dtype_name(s->dtype), s->rank);
+  json_ints(f, "shape", s->rank, v[0], ", ");
+  json_ints(f, "strides", s->rank, v[1], ", ");
+  json_ints(f, "tile", s->rank, v[2], ", ");
+  json_ints(f, "grid", s->rank, v[3], ", ");
+  json_ints(f, "origin", s->rank, v[4], ", ");
+  fprintf(f, "\"cluster\": %d, \"swizzle\": \"%s\", \"oob_nan\": %s}, ", s->cluster,
+          hg_swizzle_mode_name(s->swizzle), s->oob_nan ? "true" : "false");
+}
+
+static void json_plan(FILE *f, const hg_tma_plan_t *p) {
+  int64_t box[HG_TMA_MAX_RANK], dims[HG_TMA_MAX_RANK], str[HG_TMA_MAX_RANK];
+  for (int d = 0; d < p->map.rank; d++) {
+    box[d] = p->map.box_dim[d];
+    dims[d] = (int64_t)p->map.global_dim[d];
+    if (d) str[d - 1] = (int64_t)p->map.global_stride_bytes[d - 1];
+  }
+  fprintf(f, "\"plan\": {\"boxes\": %d, ", p->num_boxes);
+  json_ints(f, "box_dim", p->map.rank, box, ", ");
+  json_ints(f, "global_dim", p->map.rank, dims, ", ");
+  json_ints(f, "global_stride_bytes", p->map.rank - 1, str, ", ");
+  fprintf(f,
+          "\"box_bytes\": %" PRIu32 ", \"tile_bytes\": %" PRIu32 ", \"stage_bytes\": %" PRIu32
+          ", \"stage_align_bytes\": %" PRIu32 ", \"expect_tx_bytes\": %" PRIu32
+          ", \"boxes_per_cta\": %d, \"mcast_mask\": %u}, ",
+          p->box_bytes, p->tile_bytes, p->smem_bytes, p->smem_align_bytes, p->expect_tx_bytes,
+          p->boxes_per_cta, (unsigned)p->mcast_mask);
+}
+
+/* Write text to a file ('-': stdout). */
+static hg_status_t write_file(const char *path, const char *text) {
+  if (!text) text = "";
+  if (!strcmp(path, "-")) {
+    fputs(text, stdout);
+    fflush(stdout);
+    return hg_ok();
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) return hg_error(HG_ERR_IO, "cannot open %s for writing", path);
+  const size_t n = strlen(text);
+  const bool ok = fwrite(text, 1, n, f) == n;
+  if (fclose(f) != 0 || !ok) return hg_error(HG_ERR_IO, "cannot write %s", path);
+  return hg_ok();
+}
 
 int hg_cmd_tma(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "hopgen: 'tma' is not built yet\n");
-  return 1;
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (hg_cli_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  const char *opname = argv[1];
+  hg_tma_op_t op;
+  bool multicast = false, is_reduce = false;
+  if (!strcmp(opname, "load"))
+    op = HG_TMA_LOAD;
+  else if (!strcmp(opname, "prefetch"))
+    op = HG_TMA_PREFETCH;
+  else if (!strcmp(opname, "multicast")) {
+    op = HG_TMA_LOAD;
+    multicast = true;
+  } else if (!strcmp(opname, "store"))
+    op = HG_TMA_STORE;
+  else if (!strcmp(opname, "reduce")) {
+    op = HG_TMA_REDUCE_ADD;
+    is_reduce = true;
+  } else {
+    hg_status_t s = hg_tma_op_parse(opname, &op); /* reduce-add, reduce-xor, ... */
+    if (!hg_is_ok(&s) || !hg_tma_op_is_reduce(op))
+      return usage_error("unknown TMA kernel '%s'%s: expected load, prefetch, multicast, store "
+                         "or reduce",
+                         opname, "");
+  }
+
+  hg_tma_spec_t s = hg_tma_spec_default(op);
+  int64_t shape[8], strides[8], tile[8], grid[8], origin[8];
+  int nshape = -1, nstrides = -1, ntile = -1, ngrid = -1, norigin = -1;
+  bool check = false, json = false, no_ptxas = false, want_ptxas = false;
+  int64_t cluster = multicast ? 2 : 1, runs = 2, device = 0, seed = 0;
+  double max_cold = 0, max_warm = 0;
+  hg_backend_t be = HG_BACKEND_PTX;
+  const char *emit = NULL, *emit_mlir = NULL;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = NULL;
+    char name[32];
+    /* --opt=value or --opt value; values may start with '-' (negative origins) */
+    const char *eq = strchr(a, '=');
+    if (eq && !strncmp(a, "--", 2) && (size_t)(eq - a) < sizeof name) {
+      snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+      a = name;
+      v = eq + 1;
+    }
+    const bool flag = !strcmp(a, "--check") || !strcmp(a, "--json") || !strcmp(a, "--nan") ||
+                      !strcmp(a, "--no-ptxas") || !strcmp(a, "--ptxas");
+    if (!flag && !v) {
+      if (i + 1 >= argc) return usage_error("option %s needs a value%s", a, "");
+      v = argv[++i];
+    }
+    if (!strcmp(a, "--check"))
+      check = true;
+    else if (!strcmp(a, "--json"))
+      json = true;
+    else if (!strcmp(a, "--nan"))
+      s.oob_nan = true;
+    else if (!strcmp(a, "--no-ptxas"))
+      no_ptxas = true;
+    else if (!strcmp(a, "--ptxas"))
+      want_ptxas = true;
+    else if (!strcmp(a, "--dtype")) {
+      hg_status_t st = hg_dtype_parse(v, &s.dtype);
+      if (!hg_is_ok(&st)) return usage_error("--dtype %s: %s", v, st.msg);
+    } else if (!strcmp(a, "--shape")) {
+      if ((nshape = parse_list(v, shape, 8)) < 1)
+        return usage_error("--shape '%s' is not a list of integers like 256,256%s", v, "");
+    } else if (!strcmp(a, "--strides") || !strcmp(a, "--stride")) {
+      if ((nstrides = parse_list(v, strides, 8)) < 1)
+        return usage_error("--strides '%s' is not a list of integers like 256,1%s", v, "");
+    } else if (!strcmp(a, "--tile") || !strcmp(a, "--box")) {
+      if ((ntile = parse_list(v, tile, 8)) < 1)
+        return usage_error("--tile '%s' is not a list of integers like 64,64%s", v, "");
+    } else if (!strcmp(a, "--grid")) {
+      if (!strcmp(v, "auto"))
+        ngrid = 0;
+      else if ((ngrid = parse_list(v, grid, 8)) < 1)
+        return usage_error("--grid '%s' is not 'auto' or a list of integers like 4,4%s", v, "");
+    } else if (!strcmp(a, "--origin")) {
+      if ((norigin = parse_list(v, origin, 8)) < 1)
+        return usage_error("--origin '%s' is not a list of integers like -16,64%s", v, "");
+    } else if (!strcmp(a, "--cluster")) {
+      if (parse_i64(v, 1, 16, &cluster))
+        return usage_error("--cluster '%s' is not a cluster size in 1..16%s", v, "");
+    } else if (!strcmp(a, "--swizzle")) {
+      hg_status_t st = hg_swizzle_mode_parse(v, &s.swizzle);
+      if (!hg_is_ok(&st)) return usage_error("--swizzle %s: %s", v, st.msg);
+    } else if (!strcmp(a, "--reduce")) {
+      char full[32];
+      snprintf(full, sizeof full, "reduce-%s", v);
+      hg_tma_op_t r;
+      hg_status_t st = hg_tma_op_parse(full, &r);
+      if (!hg_is_ok(&st) || !hg_tma_op_is_reduce(r))
+        return usage_error("--reduce '%s' is not one of add min max inc dec and or xor%s", v, "");
+      if (!is_reduce && !hg_tma_op_is_reduce(op))
+        return usage_error("--reduce applies to 'hopgen tma reduce', not '%s'%s", opname, "");
+      s.op = op = r;
+    } else if (!strcmp(a, "--backend")) {
+      hg_status_t st = hg_backend_parse(v, &be);
+      if (!hg_is_ok(&st)) return usage_error("--backend %s: %s", v, st.msg);
+    } else if (!strcmp(a, "--emit"))
+      emit = v;
+    else if (!strcmp(a, "--emit-mlir"))
+      emit_mlir = v;
+    else if (!strcmp(a, "--runs")) {
+      if (parse_i64(v, 1, 1000, &runs)) return usage_error("--runs '%s' is not 1..1000%s", v, "");
+    } else if (!strcmp(a, "--seed")) {
+      if (parse_i64(v, 0, INT64_MAX, &seed))
+        return usage_error("--seed '%s' is not a non-negative integer%s", v, "");
+    } else if (!strcmp(a, "--device")) {
+      if (parse_i64(v, 0, 1023, &device))
+        return usage_error("--device '%s' is not a device ordinal%s", v, "");
+    } else if (!strcmp(a, "--max-cold-ms") || !strcmp(a, "--max-warm-ms")) {
+      char *end;
+      const double ms = strtod(v, &end);
+      if (end == v || *end || ms <= 0)
+        return usage_error("%s '%s' is not a positive number of milliseconds", a, v);
+      if (!strcmp(a, "--max-cold-ms"))
+        max_cold = ms;
+      else
+        max_warm = ms;
+    } else
+      return usage_error("unknown option '%s'%s", a, "");
+  }
+  if (cluster > 1 && !multicast)
+    return usage_error("--cluster is for 'hopgen tma multicast' (a %s is issued by each CTA for "
+                       "its own tile)%s",
+                       opname, "");
+  if (multicast && cluster < 2)
+    return usage_error("multicast needs --cluster 2 or more (use 'load' for one CTA per tile)%s%s",
+                       "", "");
+
+  /* The spec. Rank from --shape (default 2); every other list must have as many values. */
+  const int rank = nshape > 0 ? nshape : 2;
+  if (rank > HG_TMA_MAX_RANK) {
+    fprintf(stderr, "hopgen: --shape has %d modes; TMA tensors have 1 to 5\n", rank);
+    return 2;
+  }
+  s.rank = rank;
+  struct {
+    const char *name;
+    int n;
+  } lists[] = {
+      {"--strides", nstrides}, {"--tile", ntile}, {"--grid", ngrid}, {"--origin", norigin}};
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    if (lists[i].n > 0 && lists[i].n != rank) {
+      fprintf(stderr,
+              "hopgen: %s has %d value(s) but the tensor has %d mode(s) (--shape): give one per "
+              "mode\n",
+              lists[i].name, lists[i].n, rank);
+      return 2;
+    }
+  const int esize = hg_dtype_bytes(s.dtype);
+  const int span = hg_swizzle_mode_bytes(s.swizzle);
+  for (int m = 0; m < rank; m++) {
+    s.shape[m] = nshape > 0 ? shape[m] : 256;
+    s.stride[m] = nstrides > 0 ? strides[m] : 0;
+    /* default tile: 64 rows of 128 B (or the swizzle span, if wider), outer modes 1 */
+    int64_t def = m == rank - 1   ? (span > 128 ? span : 128) / (esize > 0 ? esize : 1)
+                  : m == rank - 2 ? 64
+                                  : 1;
+    const int64_t t = ntile > 0 ? tile[m] : def;
+    const int64_t g = ngrid > 0 ? grid[m] : 0;
+    const int64_t o = norigin > 0 ? origin[m] : 0;
+    if (t < 1 || t > 65536 || g < 0 || g > 65536 || o < INT32_MIN || o > INT32_MAX) {
+      fprintf(stderr,
+              "hopgen: mode %d: tile %" PRId64 " (1..65536), grid %" PRId64
+              " (1..65536) or origin %" PRId64 " (a signed 32-bit coordinate) is out of range\n",
+              m, t, g, o);
+      return 2;
+    }
+    s.tile[m] = (int)t;
+    s.grid[m] = (int)g;
+    s.origin[m] = (int32_t)o;
+  }
+  s.cluster = (int)cluster;
+
+  out_state_t out = {json, stdout};
+  if (emit && !strcmp(emit, "-")) out.f = stderr;
+
+  /* Generate (pure). */
+  hg_kernel_t k;
+  hg_status_t st = hg_tma_spec_normalize(&s);
+  if (hg_is_ok(&st)) st = hg_tma_generate(&s, be, &k, &plan);
+  if (!hg_is_ok(&st)) {
+    if (json) {
+      printf("{\"command\": \"tma\", \"ok\": false, ");
+      json_error(stdout, st);
+      printf("}\n");
+    }
+    return hg_cli_fail(st);
+  }
+  char what[256];
+  hg_tma_spec_print(&s, what, sizeof what);
+  const int64_t ctas = hg_tma_spec_tiles(&s) * s.cluster;
+  if (!json) {
+    FILE *f = out.f;
+    fprintf(f, "tma %s\n", what);
+    fprintf(f, "  kernel %s: %" PRId64 " CTA(s) x %u threads, %u B dynamic shared memory", k.name,
+            ctas, k.threads, k.smem_bytes);
+    if (s.cluster > 1) fprintf(f, ", clusters of %d", s.cluster);
+    fprintf(f, "; generated in %.2f ms (%s backend)\n", k.gen_ms, hg_backend_name(be));
+    fprintf(f, "  plan: %d box(es) of ", plan.num_boxes);
+    int64_t bx[HG_TMA_MAX_RANK];
+    for (int d = 0; d < plan.map.rank; d++) bx[d] = plan.map.box_dim[d];
+    print_list_i64(f, plan.map.rank, bx);
+    fprintf(f,
+            " (tensor-map order), %" PRIu32 " B per tile, stage buffer %" PRIu32
+            " B aligned to %" PRIu32,
+            plan.tile_bytes, plan.smem_bytes, plan.smem_align_bytes);
+    if (op == HG_TMA_LOAD || op == HG_TMA_PREFETCH)
+      fprintf(f, ", expect_tx %" PRIu32 " B", plan.expect_tx_bytes);
+    if (s.cluster > 1)
+      fprintf(f, ", %d box(es) per CTA, mask 0x%04x", plan.boxes_per_cta, plan.mcast_mask);
+    fputc('\n', f);
+  }
+  if (emit) st = write_file(emit, k.ptx.data);
+  if (hg_is_ok(&st) && emit_mlir) {
+    if (!k.mlir.data)
+      st = hg_error(HG_ERR_INVALID,
+                    "--emit-mlir needs --backend mlir (the PTX backend makes no MLIR)");
+    else
+      st = write_file(emit_mlir, k.mlir.data);
+  }
+
+  /* ptxas: by default without --check (the driver's JIT checks the code with --check). */
+  hg_ptxas_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  bool ptxas_ran = false;
+  if (hg_is_ok(&st) && !no_ptxas && (!check || want_ptxas)) {
+    st = hg_ptxas_check(k.ptx.data, &rep);
+    ptxas_ran = hg_is_ok(&st);
+    if (!hg_is_ok(&st))
+      st = hg_status_wrap(st,
+                          "ptxas -arch=sm_90a rejected %s (or could not run; --no-ptxas skips "
+                          "this check): ",
+                          k.name);
+    else if (!json)
+      fprintf(out.f, "  ptxas -arch=sm_90a: ok, %d registers, %d B spilled%s%s\n", rep.registers,
+              rep.spill_store_bytes, rep.notes[0] ? "; " : "", rep.notes);
+  }
+
+  /* Run and check on the GPU. */
+  hg_rt_t *rt = NULL;
+  double open_ms = 0;
+  bool ran = false;
+  hg_status_t run_st = hg_ok();
+  if (hg_is_ok(&st) && check) {
+    const double t0 = hg_now_ms();
+    run_st = hg_rt_open((int)device, &rt);
+    open_ms = hg_now_ms() - t0;
+    if (!hg_is_ok(&run_st)) {
+      run_st = hg_status_wrap(run_st, "--check cannot run on the GPU: ");
+    } else {
+      hg_tma_run_options_t o;
+      memset(&o, 0, sizeof o);
+      o.runs = (int)runs;
+      o.seed = (uint64_t)seed;
+      run_st = hg_tma_run(rt, &s, be, &o, &result);
+      ran = result.runs > 0;
+      if (hg_is_ok(&run_st) && max_cold > 0 && result.cold.to_launch_ms > max_cold)
+        run_st = hg_error(HG_ERR_MISMATCH,
+                          "the cold path (spec -> launched kernel, first pass) took %.2f ms, over "
+                          "--max-cold-ms %.2f",
+                          result.cold.to_launch_ms, max_cold);
+      if (hg_is_ok(&run_st) && max_warm > 0 && result.warm.to_launch_ms > max_warm)
+        run_st = hg_error(HG_ERR_MISMATCH,
+                          "the warm path (spec -> launched kernel, pass %d) took %.2f ms, over "
+                          "--max-warm-ms %.2f%s",
+                          result.runs, result.warm.to_launch_ms, max_warm,
+                          result.warm.jit.cache_hit ? "" : " (and it was not a cache hit)");
+    }
+  }
+
+  if (!json && check && ran) {
+    FILE *f = out.f;
+    const hg_tma_result_t *r = &result;
+    fprintf(f, "  GPU: %s (opened in %.1f ms)\n", r->device, open_ms);
+    const bool pass = hg_is_ok(&run_st);
+    fprintf(f,
+            "  check: %s, %d pass(es), %" PRIu64 " B compared per pass (%s), %" PRIu64 " differ\n",
+            r->mismatches || r->ctas_timed_out || r->ctas_unfinished ? "FAIL" : "PASS", r->runs,
+            r->bytes_compared,
+            op == HG_TMA_LOAD || op == HG_TMA_PREFETCH ? "every CTA's whole stage buffer"
+                                                       : "the whole output allocation and guards",
+            r->mismatches);
+    if (r->mismatches) {
+      if (op == HG_TMA_LOAD || op == HG_TMA_PREFETCH)
+        fprintf(f,
+                "    %" PRIu64 " of the differing bytes still hold the 0x%02X poison (TMA never "
+                "wrote them)\n",
+                r->poison_left, HG_TMA_POISON);
+      else
+        fprintf(f, "    %" PRIu64 " of the differing bytes kept their old value (never written)\n",
+                r->untouched);
+      for (int i = 0; i < r->reported; i++)
+        fprintf(f, "    byte 0x%02X expected, 0x%02X got: %s\n", r->first[i].expected,
+                r->first[i].got, r->first[i].where);
+    }
+    if (r->ctas_timed_out || r->ctas_unfinished)
+      fprintf(f,
+              "    CTAs: %" PRId64 " timed out on the mbarrier, %" PRId64
+              " never finished (first: CTA %" PRId64 ")\n",
+              r->ctas_timed_out, r->ctas_unfinished, r->first_bad_cta);
+    print_timing(f, "cold", &r->cold);
+    if (r->runs > 1) print_timing(f, "warm", &r->warm);
+    (void)pass;
+  }
+
+  if (json) {
+    FILE *f = stdout;
+    const bool ok = hg_is_ok(&st) && hg_is_ok(&run_st);
+    fprintf(f, "{\"command\": \"tma\", \"ok\": %s, ", ok ? "true" : "false");
+    json_spec(f, &s);
+    fprintf(f, "\"kernel\": {");
+    json_str(f, "name", k.name, ", ");
+    fprintf(f,
+            "\"ctas\": %" PRId64 ", \"threads\": %u, \"smem_bytes\": %u, \"cluster\": %d, "
+            "\"gen_ms\": %.4f, \"backend\": \"%s\"}, ",
+            ctas, k.threads, k.smem_bytes, s.cluster, k.gen_ms, hg_backend_name(be));
+    json_plan(f, &plan);
+    fprintf(f, "\"ptxas\": {\"ran\": %s, \"registers\": %d, \"spill_store_bytes\": %d}, ",
+            ptxas_ran ? "true" : "false", rep.registers, rep.spill_store_bytes);
+    fprintf(f, "\"check\": {\"ran\": %s", ran ? "true" : "false");
+    if (ran) {
+      const hg_tma_result_t *r = &result;
+      fprintf(f, ", \"passed\": %s, ", hg_is_ok(&run_st) ? "true" : "false");
+      json_str(f, "device", r->device, ", ");
+      fprintf(f,
+              "\"open_ms\": %.3f, \"runs\": %d, \"bytes_compared\": %" PRIu64
+              ", \"mismatches\": %" PRIu64 ", \"poison_left\": %" PRIu64 ", \"untouched\": %" PRIu64
+              ", \"ctas_timed_out\": %" PRId64 ", \"ctas_unfinished\": %" PRId64 ", \"first\": [",
+              open_ms, r->runs, r->bytes_compared, r->mismatches, r->poison_left, r->untouched,
+              r->ctas_timed_out, r->ctas_unfinished);
+      for (int i = 0; i < r->reported; i++) {
+        fprintf(f,
+                "%s{\"cta\": %" PRId64 ", \"offset\": %" PRIu64 ", \"expected\": %u, \"got\": %u, ",
+                i ? ", " : "", r->first[i].cta, r->first[i].offset, r->first[i].expected,
+                r->first[i].got);
+        json_str(f, "where", r->first[i].where, "}");
+      }
+      fprintf(f, "], ");
+      json_timing(f, "cold", &r->cold, ", ");
+      json_timing(f, "warm", &r->warm, "");
+    }
+    fprintf(f, "}");
+    if (!ok) {
+      fprintf(f, ", ");
+      json_error(f, hg_is_ok(&st) ? run_st : st);
+    }
+    fprintf(f, "}\n");
+  }
+  hg_kernel_free(&k);
+  if (rt) hg_rt_close(rt);
+  if (!hg_is_ok(&st)) return hg_cli_fail(st);
+  if (!hg_is_ok(&run_st)) return hg_cli_fail(run_st);
+  return 0;
 }

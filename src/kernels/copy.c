@@ -379,15 +379,10 @@ static hg_status_t bench_body(bench_state_t *st, const hg_copy_bench_t *in, hg_b
   return hg_ok();
 }
 
-hg_status_t hg_copy_bench_run(hg_rt_t *rt, const hg_copy_bench_t *bench, hg_backend_t be,
-                              hg_copy_bench_result_t *out) {
-  if (!out) return hg_error(HG_ERR_INVALID, "hg_copy_bench_run needs somewhere to put the result");
-  memset(out, 0, sizeof *out);
-  if (!rt) return hg_error(HG_ERR_NO_DRIVER, "no runtime: open the GPU with hg_rt_open first");
-  if (!bench) return hg_error(HG_ERR_INVALID, "hg_copy_bench_run needs a benchmark description");
-  out->bytes = bench->bytes;
-  out->config = bench->config;
-  HG_TRY(copy_config_normalize(&out->config));
+hg_status_t hg_copy_bench_validate(const hg_copy_bench_t *bench) {
+  if (!bench) return hg_error(HG_ERR_INVALID, "no copy benchmark description given");
+  hg_copy_config_t c = bench->config;
+  HG_TRY(copy_config_normalize(&c));
   if (bench->bytes < COPY_ROW_BYTES || bench->bytes % COPY_ROW_BYTES != 0)
     return hg_error(HG_ERR_INVALID,
                     "the copy benchmark moves whole 1 KiB rows: %" PRIu64
@@ -396,6 +391,20 @@ hg_status_t hg_copy_bench_run(hg_rt_t *rt, const hg_copy_bench_t *bench, hg_back
   if (bench->bytes / COPY_ROW_BYTES > (uint64_t)INT32_MAX / 2)
     return hg_error(HG_ERR_INVALID, "%" PRIu64 " B is more rows than 32-bit TMA coordinates reach",
                     bench->bytes);
+  if (bench->warmup < 0 || bench->runs < 0)
+    return hg_error(HG_ERR_INVALID, "warm-up and run counts are >= 0 (0: the defaults)");
+  return hg_ok();
+}
+
+hg_status_t hg_copy_bench_run(hg_rt_t *rt, const hg_copy_bench_t *bench, hg_backend_t be,
+                              hg_copy_bench_result_t *out) {
+  if (!out) return hg_error(HG_ERR_INVALID, "hg_copy_bench_run needs somewhere to put the result");
+  memset(out, 0, sizeof *out);
+  HG_TRY(hg_copy_bench_validate(bench));
+  if (!rt) return hg_error(HG_ERR_NO_DRIVER, "no runtime: open the GPU with hg_rt_open first");
+  out->bytes = bench->bytes;
+  out->config = bench->config;
+  HG_TRY(copy_config_normalize(&out->config));
   bench_state_t st;
   memset(&st, 0, sizeof st);
   st.rt = rt;
