@@ -18,6 +18,8 @@ hg_status_t hgl_check_layout(const hg_layout_t *l, const char *what) {
                     what, hgl_tstr(&l->shape, a, sizeof a), hgl_tstr(&l->stride, b, sizeof b));
   }
   for (int i = 0; i < l->shape.n; i++) {
+    if (l->shape.arity[i] == 0)
+      return hg_error(HG_ERR_INVALID, "%s: a layout cannot hold an empty tuple ()", what);
     if (l->shape.arity[i] != HG_LEAF) continue;
     if (l->shape.v[i] == HG_UNDERSCORE || l->stride.v[i] == HG_UNDERSCORE)
       return hg_error(HG_ERR_INVALID, "%s: a layout cannot hold '_'", what);
@@ -192,6 +194,9 @@ static hg_status_t prefix_strides(const hg_tuple_t *shape, hg_tuple_t *stride) {
 
 static hg_status_t check_shape(const hg_tuple_t *shape, const char *what) {
   if (!hgl_tuple_valid(shape)) return hg_error(HG_ERR_INVALID, "%s: malformed shape tuple", what);
+  for (int i = 0; i < shape->n; i++)
+    if (shape->arity[i] == 0)
+      return hg_error(HG_ERR_INVALID, "%s: a shape cannot hold an empty tuple ()", what);
   for (int i = 0; i < shape->n; i++)
     if (shape->arity[i] == HG_LEAF && (shape->v[i] < 0 || shape->v[i] == HG_UNDERSCORE)) {
       char a[256];

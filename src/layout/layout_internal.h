@@ -17,9 +17,6 @@ hg_status_t hgl_sub(int64_t a, int64_t b, int64_t *out);
 hg_status_t hgl_floordiv(int64_t a, int64_t b, int64_t *out); /* Python a // b */
 hg_status_t hgl_mod(int64_t a, int64_t b, int64_t *out);      /* Python a % b */
 hg_status_t hgl_ceildiv(int64_t a, int64_t b, int64_t *out);  /* -((-a) // b) */
-/* pycute's shape_div on integers: a and b must divide one another; then ceil(a / b)
- * computed as (a + b - 1) // b. `what` names the operation for the message. */
-hg_status_t hgl_shape_div(int64_t a, int64_t b, const char *what, int64_t *out);
 
 /* ---------------------------------------------------------------- tuple trees */
 

@@ -58,8 +58,12 @@ hg_status_t hg_layout_show(const hg_composed_t *l, FILE *out) {
   if (!out) return hg_error(HG_ERR_INVALID, "show: NULL output stream");
   grid_t g;
   HG_TRY(grid_of(l, "show", &g));
-  /* Width: the widest value or column index, like print_layout's num_digits(cosize). */
+  /* Width: print_layout's num_digits(cosize), widened if a value or column index needs
+   * more (a swizzle or a negative stride can exceed the cosize). */
   int w = digits(g.cols > 0 ? g.cols - 1 : 0);
+  int64_t cosize;
+  hg_status_t cs = hgl_cosize(&l->layout, &cosize);
+  if (hg_is_ok(&cs) && digits(cosize) > w) w = digits(cosize);
   for (int64_t m = 0; m < g.rows; m++)
     for (int64_t n = 0; n < g.cols; n++) {
       int64_t v;

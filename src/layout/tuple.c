@@ -57,27 +57,6 @@ hg_status_t hgl_ceildiv(int64_t a, int64_t b, int64_t *out) {
   return hg_ok();
 }
 
-hg_status_t hgl_shape_div(int64_t a, int64_t b, const char *what, int64_t *out) {
-  int64_t ra, rb;
-  if (b == 0)
-    return hg_error(HG_ERR_INVALID, "%s: shape_div(%lld, 0) divides by zero", what, (long long)a);
-  HG_TRY(hgl_mod(a, b, &ra));
-  if (a == 0) {
-    rb = 1; /* b % 0 is undefined; a % b == 0 already holds */
-  } else {
-    HG_TRY(hgl_mod(b, a, &rb));
-  }
-  if (ra != 0 && rb != 0)
-    return hg_error(HG_ERR_INVALID,
-                    "%s: %lld and %lld do not divide one another (CuTe's divisibility condition "
-                    "for shape_div)",
-                    what, (long long)a, (long long)b);
-  int64_t t;
-  HG_TRY(hgl_add(a, b, &t));
-  HG_TRY(hgl_sub(t, 1, &t));
-  return hgl_floordiv(t, b, out);
-}
-
 /* ---------------------------------------------------------------- tree helpers */
 
 int hgl_end(const hg_tuple_t *t, int i) {

@@ -276,6 +276,11 @@ static void test_algebra_errors(void) {
   bad = L("(2,2):(1,2)");
   bad.stride = hg_int(1);
   CHECK_ERR(hg_coalesce(&bad, &r), HG_ERR_INVALID, "not congruent");
+  /* (2,()):(1,()) -- an empty tuple built by hand (the parser refuses "()"). */
+  bad = L("(2,2):(1,2)");
+  bad.shape.arity[2] = 0;
+  bad.stride.arity[2] = 0;
+  CHECK_ERR(hg_coalesce(&bad, &r), HG_ERR_INVALID, "empty tuple");
   hg_tuple_t s = T("(4,-2)");
   CHECK_ERR(hg_make_layout(&s, &s, &r), HG_ERR_INVALID, "negative");
 }
