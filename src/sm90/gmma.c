@@ -100,7 +100,7 @@ static hg_status_t check_swizzle_mode(hg_swizzle_mode_t sw) {
 
 hg_status_t hg_gmma_layout_atom(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_t sw,
                                 hg_composed_t *out) {
-  int e;
+  int e = 0;
   HG_TRY(check_elem(t, &e));
   HG_TRY(check_swizzle_mode(sw));
   const int span = sw == HG_SWIZZLE_NONE ? 16 : hg_swizzle_mode_bytes(sw);
@@ -220,7 +220,7 @@ static hg_status_t divide2(const hg_layout_t *l, int64_t t0, int64_t t1, hg_layo
 
 hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_major_t major,
                               uint32_t smem_addr, hg_gmma_desc_fields_t *out) {
-  int e;
+  int e = 0;
   HG_TRY(check_elem(t, &e));
   const int kdim = hg_wgmma_k(t);
   if (kdim == 0)
@@ -375,14 +375,15 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
   /* Every element: where the layout puts it, and where a wgmma with this descriptor reads it
    * (the CPU model). Any difference means the layout is not canonical. */
   int64_t t0[256], t1[32], n0, n1;
+  uint32_t addrs[256 * 32];
   HG_TRY(hg_sm90_mode_table(l, 0, t0, 256, &n0));
   HG_TRY(hg_sm90_mode_table(l, 1, t1, 32, &n1));
+  HG_TRY(hg_sm90_wgmma_addrs(desc, t, major, (int)n0, addrs));
   for (int64_t i = 0; i < n0; i++)
     for (int64_t k = 0; k < n1; k++) {
       const int64_t want =
           (int64_t)smem_addr + e * hg_swizzle_apply(layout->sw, layout->offset + t0[i] + t1[k]);
-      uint32_t got;
-      HG_TRY(hg_model_wgmma_addr(desc, t, major, (int)i, (int)k, &got));
+      const uint32_t got = addrs[i * n1 + k];
       if ((int64_t)got != want)
         return hg_error(HG_ERR_INVALID,
                         "not a canonical %s GMMA layout: element (%" PRId64 ", %" PRId64
@@ -396,7 +397,7 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
 
 hg_status_t hg_gmma_operand_from_layout(const hg_composed_t *layout, hg_dtype_t t, hg_major_t major,
                                         int atom_mn, hg_gmma_operand_t *out) {
-  int e;
+  int e = 0;
   HG_TRY(check_elem(t, &e));
   const int kdim = hg_wgmma_k(t);
   if (kdim == 0)
@@ -510,7 +511,7 @@ hg_status_t hg_gmma_operand_from_layout(const hg_composed_t *layout, hg_dtype_t 
 
 hg_status_t hg_gmma_operand_make(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_t sw, int mn,
                                  int k, int atom_mn, hg_gmma_operand_t *out) {
-  int e;
+  int e = 0;
   HG_TRY(check_elem(t, &e));
   if (hg_wgmma_k(t) == 0)
     return hg_error(HG_ERR_INVALID, "%s is not a wgmma operand type", hg_dtype_name(t));

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hopgen/sm90.h"
+#include "sm90_internal.h"
 
 uint32_t hg_model_swizzle_addr(hg_swizzle_mode_t m, uint32_t addr) {
   /* TMA and wgmma XOR the 16-byte chunk index (address bits 4..) with address bits 7..:
@@ -336,34 +336,37 @@ hg_status_t hg_model_tma_store(const hg_tensormap_params_t *p, hg_tma_op_t op, v
 
 /* ---------------------------------------------------------------- wgmma */
 
-hg_status_t hg_model_wgmma_addr(uint64_t desc, hg_dtype_t t, hg_major_t major, int mn, int k,
-                                uint32_t *addr) {
-  const hg_gmma_desc_fields_t f = hg_gmma_desc_decode(desc);
-  const int kdim = hg_wgmma_k(t);
-  if (kdim == 0)
+/* The descriptor checks shared by the wgmma functions below. */
+static hg_status_t wgmma_check(uint64_t desc, hg_dtype_t t, hg_major_t major,
+                               hg_gmma_desc_fields_t *f, uint32_t *e, int *kdim, uint32_t *span) {
+  *f = hg_gmma_desc_decode(desc);
+  *kdim = hg_wgmma_k(t);
+  if (*kdim == 0)
     return hg_error(HG_ERR_INVALID, "wgmma model: element type %s is not a wgmma operand type",
                     hg_dtype_name(t));
-  const uint32_t e = (uint32_t)hg_dtype_bytes(t);
-  if (major == HG_MAJOR_MN && e != 2)
+  *e = (uint32_t)hg_dtype_bytes(t);
+  if (major == HG_MAJOR_MN && *e != 2)
     return hg_error(HG_ERR_INVALID,
                     "wgmma model: an MN-major operand must have 16-bit elements, not %s",
                     hg_dtype_name(t));
-  if (mn < 0 || mn >= 256 || k < 0 || k >= kdim)
-    return hg_error(HG_ERR_INVALID,
-                    "wgmma model: element (%d, %d) is outside the 256 x %d operand of a %s wgmma",
-                    mn, k, kdim, hg_dtype_name(t));
-  if (f.base_offset != 0)
+  if (major != HG_MAJOR_K && major != HG_MAJOR_MN)
+    return hg_error(HG_ERR_INVALID, "wgmma model: majorness %d is neither K nor MN", (int)major);
+  if (f->base_offset != 0)
     return hg_error(HG_ERR_UNSUPPORTED, "wgmma model: base offset %d is not modelled (only 0)",
-                    f.base_offset);
-  const hg_swizzle_mode_t sw = hg_gmma_swizzle_mode(f.layout_type);
-  const uint32_t span = (uint32_t)hg_swizzle_mode_bytes(sw); /* 0 with no swizzle */
+                    f->base_offset);
+  *span = (uint32_t)hg_swizzle_mode_bytes(hg_gmma_swizzle_mode(f->layout_type)); /* 0: none */
   /* With base offset 0 the pattern's row phase comes from address bits 7..; a start address
    * inside a pattern row group would need the base offset, which is not modelled. */
-  if (span && (f.start_address >> 7) & (span / 16 - 1))
+  if (*span && (f->start_address >> 7) & (*span / 16 - 1))
     return hg_error(HG_ERR_UNSUPPORTED,
                     "wgmma model: start address 0x%" PRIx32 " is not aligned to the %" PRIu32
                     " B swizzle pattern (that needs a base offset, which is not modelled)",
-                    f.start_address, span * 8);
+                    f->start_address, *span * 8);
+  return hg_ok();
+}
+
+static uint32_t wgmma_addr(const hg_gmma_desc_fields_t *f, uint32_t e, uint32_t span,
+                           hg_major_t major, int mn, int k) {
   uint32_t lin;
   if (major == HG_MAJOR_K) {
     /* Rows along MN, K contiguous: core matrices of 8 rows x 16 bytes. The operand's K is
@@ -373,9 +376,9 @@ hg_status_t hg_model_wgmma_addr(uint64_t desc, hg_dtype_t t, hg_major_t major, i
     const uint32_t kb = (uint32_t)k * e, chunk = kb / 16, c = kb % 16;
     const uint32_t r = (uint32_t)mn % 8, grp = (uint32_t)mn / 8;
     if (span == 0)
-      lin = f.start_address + grp * f.sbo_bytes + chunk * f.lbo_bytes + r * 16 + c;
+      lin = f->start_address + grp * f->sbo_bytes + chunk * f->lbo_bytes + r * 16 + c;
     else
-      lin = f.start_address + grp * f.sbo_bytes + r * span + chunk * 16 + c;
+      lin = f->start_address + grp * f->sbo_bytes + r * span + chunk * 16 + c;
   } else {
     /* MN contiguous: a core matrix is 8 rows along K of 16 bytes along MN. With no swizzle,
      * core matrices adjacent in MN are SBO apart and those adjacent in K (8 k apart) LBO
@@ -384,34 +387,61 @@ hg_status_t hg_model_wgmma_addr(uint64_t desc, hg_dtype_t t, hg_major_t major, i
     const uint32_t mb = (uint32_t)mn * e, chunk = mb / 16, c = mb % 16;
     const uint32_t r = (uint32_t)k % 8, kg = (uint32_t)k / 8;
     if (span == 0) {
-      lin = f.start_address + chunk * f.sbo_bytes + kg * f.lbo_bytes + r * 16 + c;
+      lin = f->start_address + chunk * f->sbo_bytes + kg * f->lbo_bytes + r * 16 + c;
     } else {
       const uint32_t w = span / 16;
-      lin = f.start_address + (chunk / w) * f.lbo_bytes + kg * f.sbo_bytes + r * span +
+      lin = f->start_address + (chunk / w) * f->lbo_bytes + kg * f->sbo_bytes + r * span +
             (chunk % w) * 16 + c;
     }
   }
-  *addr = hg_model_swizzle_addr(sw, lin);
+  return hg_model_swizzle_addr(hg_gmma_swizzle_mode(f->layout_type), lin);
+}
+
+hg_status_t hg_model_wgmma_addr(uint64_t desc, hg_dtype_t t, hg_major_t major, int mn, int k,
+                                uint32_t *addr) {
+  hg_gmma_desc_fields_t f;
+  uint32_t e = 0, span = 0;
+  int kdim;
+  HG_TRY(wgmma_check(desc, t, major, &f, &e, &kdim, &span));
+  if (mn < 0 || mn >= 256 || k < 0 || k >= kdim)
+    return hg_error(HG_ERR_INVALID,
+                    "wgmma model: element (%d, %d) is outside the 256 x %d operand of a %s wgmma",
+                    mn, k, kdim, hg_dtype_name(t));
+  *addr = wgmma_addr(&f, e, span, major, mn, k);
+  return hg_ok();
+}
+
+hg_status_t hg_sm90_wgmma_addrs(uint64_t desc, hg_dtype_t t, hg_major_t major, int rows,
+                                uint32_t *addrs) {
+  hg_gmma_desc_fields_t f;
+  uint32_t e = 0, span = 0;
+  int kdim;
+  HG_TRY(wgmma_check(desc, t, major, &f, &e, &kdim, &span));
+  if (rows < 1 || rows > 256)
+    return hg_error(HG_ERR_INVALID, "wgmma model: %d rows is outside 1..256", rows);
+  for (int mn = 0; mn < rows; mn++)
+    for (int k = 0; k < kdim; k++) addrs[mn * kdim + k] = wgmma_addr(&f, e, span, major, mn, k);
   return hg_ok();
 }
 
 hg_status_t hg_model_wgmma_read(uint64_t desc, hg_dtype_t t, hg_major_t major, int rows,
                                 const uint8_t *smem, size_t smem_bytes, void *out) {
-  const int kdim = hg_wgmma_k(t);
-  const int e = hg_dtype_bytes(t);
+  hg_gmma_desc_fields_t f;
+  uint32_t e = 0, span = 0;
+  int kdim;
+  HG_TRY(wgmma_check(desc, t, major, &f, &e, &kdim, &span));
   if (rows < 1 || rows > 256)
     return hg_error(HG_ERR_INVALID, "wgmma model: %d rows is outside 1..256", rows);
   uint8_t *o = out;
   for (int mn = 0; mn < rows; mn++)
     for (int k = 0; k < kdim; k++) {
-      uint32_t a;
-      HG_TRY(hg_model_wgmma_addr(desc, t, major, mn, k, &a));
-      if ((size_t)a + (size_t)e > smem_bytes)
+      const uint32_t a = wgmma_addr(&f, e, span, major, mn, k);
+      if ((size_t)a + e > smem_bytes)
         return hg_error(HG_ERR_INVALID,
                         "wgmma model: element (%d, %d) is read from 0x%" PRIx32
                         ", past the %zu B of shared memory",
                         mn, k, a, smem_bytes);
-      memcpy(o + ((size_t)mn * (size_t)kdim + (size_t)k) * (size_t)e, smem + a, (size_t)e);
+      memcpy(o + ((size_t)mn * (size_t)kdim + (size_t)k) * e, smem + a, e);
     }
   return hg_ok();
 }

@@ -23,4 +23,8 @@ hg_swizzle_t hg_sm90_swizzle_for(hg_swizzle_mode_t m, int esize);
 hg_status_t hg_sm90_mode_table(const hg_layout_t *l, int m, int64_t *tab, int64_t cap,
                                int64_t *size);
 
+/* The model's addresses of a whole operand: addrs[mn * K + k] for mn < rows (model.c). */
+hg_status_t hg_sm90_wgmma_addrs(uint64_t desc, hg_dtype_t t, hg_major_t major, int rows,
+                                uint32_t *addrs);
+
 #endif

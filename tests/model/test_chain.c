@@ -20,7 +20,20 @@ typedef struct cfg {
 } cfg_t;
 
 static hg_tma_plan_t plan;
-static int cases_run, cases_failed;
+static int cases_run, cases_failed, cases_seen;
+
+/* Sanitizer builds check memory safety, not coverage (the release build runs everything):
+ * they take every 4th case of the matrix, which keeps them under a minute. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MATRIX_STRIDE 4
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MATRIX_STRIDE 4
+#endif
+#endif
+#ifndef MATRIX_STRIDE
+#define MATRIX_STRIDE 1
+#endif
 
 static void describe(const cfg_t *c, char *buf, size_t n) {
   snprintf(buf, n, "%s %s-major %s tile %dx%d atom %d cluster %d origin (%d,%d) tensor %lldx%lld",
@@ -254,7 +267,7 @@ static void test_matrix(void) {
             /* Clusters 1, 2 and 4 at the corner and over the edge; 1 elsewhere. */
             for (int cl = 1; cl <= (oi < 2 && ai == 0 ? 4 : 1); cl *= 2) {
               c.cluster = cl;
-              run_case(&c);
+              if (cases_seen++ % MATRIX_STRIDE == 0) run_case(&c);
             }
           }
         }
