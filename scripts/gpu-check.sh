@@ -23,8 +23,10 @@ step() { # step NAME CMD...: run, log, record PASS/FAIL and seconds
 }
 
 { nvidia-smi; nvidia-smi -q | grep -iE 'clocks|MHz|Driver|Product' | head -40; } > "$LOG/device.txt" 2>&1
-git log -1 --format='commit %H %s' > "$LOG/commit.txt" 2>/dev/null || echo "commit unknown" > "$LOG/commit.txt"
-step build bash -c 'cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j"$(nproc)"'
+echo "commit ${HOPGEN_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" > "$LOG/commit.txt"
+# Warnings stay warnings here: the GPU machine's compiler differs from CI's, and CI is where
+# -Werror is enforced; a run of device time must not die on a new warning.
+step build bash -c 'cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-Wno-error && cmake --build build-gpu -j"$(nproc)"'
 H=build-gpu/hopgen
 
 smoke() {
