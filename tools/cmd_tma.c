@@ -253,6 +253,15 @@ int hg_cmd_tma(int argc, char **argv) {
     }
     const bool flag = !strcmp(a, "--check") || !strcmp(a, "--json") || !strcmp(a, "--nan") ||
                       !strcmp(a, "--no-ptxas") || !strcmp(a, "--ptxas");
+    static const char *const valued[] = {"--dtype",   "--shape",       "--strides",    "--stride",
+                                         "--tile",    "--box",         "--grid",       "--origin",
+                                         "--cluster", "--swizzle",     "--reduce",     "--backend",
+                                         "--emit",    "--emit-mlir",   "--runs",       "--seed",
+                                         "--device",  "--max-cold-ms", "--max-warm-ms"};
+    bool known = flag;
+    for (size_t j = 0; j < sizeof valued / sizeof valued[0] && !known; j++)
+      known = !strcmp(a, valued[j]);
+    if (!known) return usage_error("unknown option '%s'%s", a, "");
     if (!flag && !v) {
       if (i + 1 >= argc) return usage_error("option %s needs a value%s", a, "");
       v = argv[++i];

@@ -164,8 +164,8 @@ static int print_list64(char *buf, size_t size, int n, const int64_t *v) {
 }
 
 int hg_tma_spec_print(const hg_tma_spec_t *s, char *buf, size_t size) {
-  int64_t shape[HG_TMA_MAX_RANK], stride[HG_TMA_MAX_RANK], tile[HG_TMA_MAX_RANK],
-      grid[HG_TMA_MAX_RANK], origin[HG_TMA_MAX_RANK];
+  int64_t shape[HG_TMA_MAX_RANK] = {0}, stride[HG_TMA_MAX_RANK] = {0}, tile[HG_TMA_MAX_RANK] = {0},
+          grid[HG_TMA_MAX_RANK] = {0}, origin[HG_TMA_MAX_RANK] = {0};
   const int r = s->rank >= 1 && s->rank <= HG_TMA_MAX_RANK ? s->rank : 0;
   for (int m = 0; m < r; m++) {
     shape[m] = s->shape[m];
@@ -178,7 +178,12 @@ int hg_tma_spec_print(const hg_tma_spec_t *s, char *buf, size_t size) {
   print_list64(a, sizeof a, r, shape);
   print_list64(b, sizeof b, r, stride);
   print_list64(c, sizeof c, r, tile);
-  print_list64(d, sizeof d, r, grid);
+  bool auto_grid = true;
+  for (int m = 0; m < r; m++) auto_grid = auto_grid && grid[m] == 0;
+  if (auto_grid)
+    snprintf(d, sizeof d, "auto");
+  else
+    print_list64(d, sizeof d, r, grid);
   print_list64(e, sizeof e, r, origin);
   const bool mc = s->op == HG_TMA_LOAD && s->cluster > 1;
   char cl[32] = "";

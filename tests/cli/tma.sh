@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# hopgen tma and hopgen bench copy end to end, without a GPU: every kernel generates and
+# passes ptxas, --emit writes the PTX, --json is valid JSON, bad input gets a sentence and
+# the documented exit code (1: a rule broke, 2: usage), and --check / bench copy on a
+# machine without the driver say so in a sentence and exit 1.
+set -u
+cli=${1:?usage: tma.sh PATH_TO_HOPGEN}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+if ! command -v ptxas > /dev/null && [ ! -x /usr/local/cuda/bin/ptxas ]; then
+  echo "SKIP: ptxas not found"
+  exit 77
+fi
+
+# ok FRAGMENT ARGS...: exits 0 and stdout contains FRAGMENT.
+ok() {
+  local frag=$1
+  shift
+  if "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; then
+    if grep -qF -- "$frag" "$tmp/out"; then pass; else
+      fail "$* printed '$(head -c 600 "$tmp/out")', which lacks '$frag'"
+    fi
+  else
+    fail "$* exited $?: $(cat "$tmp/err")"
+  fi
+}
+# bad CODE FRAGMENT ARGS...: exits CODE with "hopgen: ...FRAGMENT..." on stderr.
+bad() {
+  local code=$1 frag=$2
+  shift 2
+  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code ($(cat "$tmp/err"))"; return; fi
+  if grep -q "^hopgen: " "$tmp/err" && grep -qF -- "$frag" "$tmp/err"; then pass; else
+    fail "$* said '$(cat "$tmp/err")', expected 'hopgen: ...$frag...'"
+  fi
+}
+
+# --help everywhere.
+ok "usage: hopgen tma" tma --help
+ok "usage: hopgen tma" tma load --help
+ok "usage: hopgen bench copy" bench copy --help
+ok "usage: hopgen bench copy" bench --help
+
+# The tutorial's kernels: generated and accepted by ptxas.
+ok "ptxas -arch=sm_90a: ok" tma load
+ok "kernel hg_tma_load_f16_64x64_sw128:" tma load --shape 256,256 --tile 64,64
+ok "hg_tma_prefetch_f16_128x64_sw128" tma prefetch --tile 128,64
+ok "clusters of 2" tma multicast
+ok "hg_tma_load_bf16_64x64_sw128_mc4" tma multicast --cluster 4 --dtype bf16
+ok "ptxas -arch=sm_90a: ok" tma store --dtype u8 --swizzle 64B
+ok "hg_tma_reduce_add_f32" tma reduce --dtype f32 --tile 64,32
+ok "hg_tma_reduce_xor_u32" tma reduce --reduce xor --dtype u32 --tile 8,32 --swizzle none
+ok "hg_tma_reduce_min_s32" tma reduce-min --dtype s32 --tile 8,32
+# Negative origins in every mode (the innermost a multiple of 16 B), overhanging tiles,
+# padded rows, rank 3, NaN fill, --opt=value spelling.
+ok "origin [-3,-8]" tma load --shape 100,200 --strides 208,1 --origin=-3,-8
+ok "grid [4,2,3]" tma load --shape 3,40,104 --tile 1,32,64 --origin -1,-7,-32 --swizzle 128B
+ok "nan-fill" tma load --dtype f32 --tile 32,32 --nan --origin 0,-4
+ok "box(es) of [256]" tma load --shape 5000 --tile 256 --swizzle none --origin -64
+
+# --emit writes the PTX; '-' is standard output (the summary then goes to stderr).
+ok "ptxas" tma load --emit "$tmp/k.ptx"
+if grep -q "^.visible .entry hg_tma_load_f16_64x64_sw128(" "$tmp/k.ptx" &&
+  grep -q "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
+    "$tmp/k.ptx"; then pass; else fail "--emit wrote no load kernel"; fi
+if "$cli" tma multicast --emit - 2> /dev/null | grep -q "multicast::cluster"; then pass; else
+  fail "--emit - did not print the multicast PTX"
+fi
+
+# --json: one valid object.
+for args in "load" "multicast --cluster 4" "store --dtype u32" "reduce --reduce add --dtype u32"; do
+  # shellcheck disable=SC2086
+  if "$cli" tma $args --json > "$tmp/j" 2> "$tmp/err"; then
+    if command -v python3 > /dev/null; then
+      if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] and d["check"]["ran"] is False and d["ptxas"]["ran"], d' "$tmp/j"; then pass; else
+        fail "tma $args --json: $(cat "$tmp/j")"
+      fi
+    elif grep -q '"ok": true' "$tmp/j"; then pass; else fail "tma $args --json: $(cat "$tmp/j")"; fi
+  else
+    fail "tma $args --json exited non-zero: $(cat "$tmp/err")"
+  fi
+done
+
+# Rules, each with its sentence (exit 1).
+bad 1 "multiple of 16 B" tma load --origin 0,-4
+bad 1 "multiple of 16 B" tma load --shape 64,100
+bad 1 "u32 only" tma reduce --reduce inc --dtype f16
+bad 1 "8, 16 or 32-bit" tma load --dtype f64
+bad 1 "signed 32-bit" tma load --origin 2147483600,0
+bad 1 "swizzle row" tma load --dtype f32 --tile 64,48 --swizzle 128B
+ok "2 box(es)" tma load --dtype f32 --tile 64,64 --swizzle 128B
+bad 1 "--emit-mlir needs --backend mlir" tma load --emit-mlir "$tmp/k.mlir"
+# Usage errors (exit 2).
+bad 2 "unknown TMA kernel" tma copy
+bad 2 "--cluster is for" tma load --cluster 2
+bad 2 "multicast needs --cluster 2" tma multicast --cluster 1
+bad 2 "one per mode" tma load --shape 64,64 --tile 64
+bad 2 "not a list of integers" tma load --shape 64,abc
+bad 2 "unknown option" tma load --frobnicate
+bad 2 "needs a value" tma load --shape
+bad 2 "--reduce applies" tma store --reduce add
+bad 2 "unknown benchmark" bench frobnicate
+bad 2 "--bytes" bench copy --bytes 12Q
+
+# The MLIR backend: passed through (an error sentence until it lands, then PTX).
+"$cli" tma load --backend mlir --no-ptxas > /dev/null 2> "$tmp/err"
+rc=$?
+if [ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -q "^hopgen: " "$tmp/err"; }; then pass; else
+  fail "tma load --backend mlir exited $rc: $(cat "$tmp/err")"
+fi
+
+# No driver: --check and bench copy say so and exit 1; without --check all still works.
+export HOPGEN_LIBCUDA=/nonexistent/libcuda.so.1
+bad 1 "--check cannot run on the GPU" tma load --check
+bad 1 "no NVIDIA driver" tma multicast --check --json
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["ok"] and d["error"]["code"] == "no-driver", d' "$tmp/out" 2> /dev/null ||
+  grep -q '"code": "no-driver"' "$tmp/out"; then pass; else fail "--check --json without a driver: $(cat "$tmp/out")"; fi
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M
+bad 1 "multiple of 1024" bench copy --bytes 1000
+bad 1 "227 KiB" bench copy --stages 16 --box-rows 64
+ok "ptxas -arch=sm_90a: ok" tma store
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
