@@ -637,11 +637,16 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "mbarrier.arrive.shared::cta.b64 _, [%s];", R(p, o[0]));
     break;
   case HG_OP_MBAR_ARRIVE_CLUSTER: {
-    /* the remote barrier's shared::cluster address, then a cluster-scope release arrive
-     * (the state result must be the sink _ for shared::cluster) */
+    /* the remote barrier's shared::cluster address, then an arrive with the default
+     * semantics (.release at .cta scope; the state result must be the sink _ for
+     * shared::cluster). Not .release.cluster: ptxas implements that with MEMBAR.ALL.GPU
+     * before every arrive (seen in sm_90a SASS), which cost a GEMM about 30% when each
+     * consumer warp releases every pipeline stage to its cluster peers. Arrivals signal
+     * "done reading" of data that async-proxy operations (wgmma, TMA) wrote and read; no
+     * generic-proxy write needs publishing cluster-wide. */
     int t = tmp_b32(p);
     ins(p, "mapa.shared::cluster.u32 %%tr%d, %s, %s;", t, R(p, o[0]), R(p, o[1]));
-    ins(p, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%%tr%d];", t);
+    ins(p, "mbarrier.arrive.shared::cluster.b64 _, [%%tr%d];", t);
     break;
   }
   case HG_OP_MBAR_ARRIVE_EXPECT_TX:

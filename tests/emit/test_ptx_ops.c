@@ -218,7 +218,7 @@ static void test_sync_cluster_and_mbarriers(void) {
                             "barrier.cluster.arrive;",
                             "barrier.cluster.wait;",
                             "mbarrier.arrive.shared::cta.b64 _, [",
-                            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%tr",
+                            "mbarrier.arrive.shared::cluster.b64 _, [%tr",
                             "mbarrier.arrive.expect_tx.shared::cta.b64 _, [",
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [",
                             "mbarrier.try_wait.parity.shared::cta.b64 %p",
