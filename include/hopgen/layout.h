@@ -35,7 +35,8 @@ extern "C" {
 /* Semantics follow NVIDIA's pycute (the golden vectors were computed with it): results
  * carry its exact mode structure, and inputs it rejects with an assertion return an
  * error here. Operations pycute lacks (blocked/raked products, flat_*, local_tile,
- * local_partition, upcast/downcast, max_common_*) follow CuTe's C++ headers. */
+ * local_partition, upcast/downcast, max_common_*) follow CuTe's C++ headers (CUTLASS 4.2),
+ * built on this library's (pycute's) divide and composition. */
 
 /* A hierarchical integer tuple stored in preorder: node 0 is the root. A node is either
  * an integer (arity HG_LEAF, value in v[]) or a tuple of arity[] children that follow it
@@ -149,6 +150,8 @@ hg_status_t hg_logical_product(const hg_layout_t *l, const hg_tiler_t *t, hg_lay
 hg_status_t hg_zipped_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out);
 hg_status_t hg_tiled_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out);
 hg_status_t hg_flat_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out);
+/* Rank-preserving products: mode i is (block_i, tiler_i) (blocked) or (tiler_i, block_i)
+ * (raked) after padding both to the larger rank with 1:0; the pairs are not coalesced. */
 hg_status_t hg_blocked_product(const hg_layout_t *l, const hg_layout_t *b, hg_layout_t *out);
 hg_status_t hg_raked_product(const hg_layout_t *l, const hg_layout_t *b, hg_layout_t *out);
 
