@@ -198,9 +198,11 @@ static void test_backends(void) {
   CHECK_OK(hg_builder_create("k", &b));
   hg_b_set_threads(b, 32);
   hg_text_t t = {0};
-  CHECK_ERR(hg_emit(b, HG_BACKEND_MLIR, &t), HG_ERR_UNSUPPORTED,
-            "the MLIR backend is not built yet");
-  CHECK(t.data == NULL);
+  /* Both backends yield PTX for the same kernel (the MLIR one through mlir-opt-22/llc-22,
+   * which scripts/deps.sh installs; tests/emit/test_mlir*.c cover it in depth). */
+  CHECK_OK(hg_emit(b, HG_BACKEND_MLIR, &t));
+  CHECK(t.data && strstr(t.data, ".entry k"));
+  hg_text_free(&t);
   CHECK_OK(hg_emit(b, HG_BACKEND_PTX, &t));
   CHECK(t.data && strstr(t.data, ".visible .entry k"));
   CHECK_EQ(t.len, strlen(t.data));
