@@ -996,11 +996,13 @@ static void print_op(mprinter_t *p, int32_t i) {
     }
     break;
   }
-  case HG_OP_BAR_ARRIVE: {
-    int id = cst(p, op->u.bar.id, "i32"), n = cst(p, op->u.bar.threads, "i32");
-    L(p, "nvvm.barrier.arrive id = %%t%d number_of_threads = %%t%d", id, n);
+  case HG_OP_BAR_ARRIVE:
+    /* inline assembly with immediates: nvvm.barrier.arrive is itself inline assembly,
+     * with the id and count in registers, and a register barrier id hides from ptxas
+     * which named barriers the kernel uses; ptx.c prints immediates */
+    L(p, "llvm.inline_asm has_side_effects \"bar.arrive %d, %d;\", \"\" : () -> ()", op->u.bar.id,
+      op->u.bar.threads);
     break;
-  }
   case HG_OP_FENCE_PROXY_ASYNC:
     L(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = "
          "#nvvm.shared_space<cta>}");
