@@ -67,6 +67,7 @@ case "$mode" in
   gemm) gemm ;;
   mlir) mlir ;;
   all) smoke; tests; tma; gemm; mlir ;;
+  none) ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 for extra in "$@"; do step "extra-$(echo "$extra" | tr -c 'A-Za-z0-9' _ | cut -c1-20)" bash -c "$extra"; done
