@@ -26,7 +26,12 @@ step() { # step NAME CMD...: run, log, record PASS/FAIL and seconds
 echo "commit ${HOPGEN_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" > "$LOG/commit.txt"
 # Warnings stay warnings here: the GPU machine's compiler differs from CI's, and CI is where
 # -Werror is enforced; a run of device time must not die on a new warning.
-step build bash -c 'cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-Wno-error && cmake --build build-gpu -j"$(nproc)"'
+# A build directory kept from an earlier call may hold objects newer than the sources that
+# arrived since (the copy keeps modification times): rebuild from scratch when any source
+# differs from what the stamp recorded.
+stamp=$(find src include tools tests bench examples CMakeLists.txt -type f -print0 | sort -z | xargs -0 cat | md5sum | cut -c1-16)
+if [ "$(cat build-gpu/.stamp 2>/dev/null)" != "$stamp" ]; then rm -rf build-gpu; fi
+step build bash -c 'cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-Wno-error && cmake --build build-gpu -j"$(nproc)"' && echo "$stamp" > build-gpu/.stamp
 H=build-gpu/hopgen
 
 smoke() {
@@ -70,7 +75,8 @@ case "$mode" in
   none) ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
-for extra in "$@"; do step "extra-$(echo "$extra" | tr -c 'A-Za-z0-9' _ | cut -c1-20)" bash -c "$extra"; done
+i=0
+for extra in "$@"; do i=$((i+1)); step "x$i-$(echo "$extra" | sed 's|build-gpu/hopgen ||' | tr -c 'A-Za-z0-9' _ | cut -c1-24)" bash -c "$extra"; done
 
 echo "==== $(cat "$LOG/commit.txt") total $(( $(date +%s) - t_all )) s"
 grep -m1 -E 'NVIDIA H[0-9]+' "$LOG/device.txt"; grep -m1 'Driver Version' "$LOG/device.txt"
