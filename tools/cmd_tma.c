@@ -39,41 +39,48 @@ static void json_error(FILE *f, hg_status_t s) {
 
 static void usage(FILE *f) {
   fprintf(
-      f, "usage: hopgen tma load|prefetch|multicast|store|reduce [options]\n\n"
-         "Generate the TMA copy kernel of the CuTe tutorial for a tile of a global tensor, check\n"
-         "it with ptxas -arch=sm_90a, and with --check run it on the GPU and compare every byte\n"
-         "of shared memory (loads) or of the output (stores) with the CPU model of TMA.\n\n"
-         "  load        each CTA loads its tile into shared memory (one thread, one mbarrier)\n"
-         "  prefetch    the same, after an L2 prefetch of the tile's boxes\n"
-         "  multicast   a cluster of CTAs shares each tile: each CTA multicasts its slice\n"
-         "  store       each CTA stores its tile from shared memory\n"
-         "  reduce      each CTA reduces its tile into the tensor (--reduce OP, default add)\n\n"
-         "options (lists are one value per tensor mode, in your mode order, e.g. N,K):\n"
-         "  --dtype T          u8 s8 e4m3 e5m2 u16 f16 bf16 u32 s32 f32 tf32 (default f16)\n"
-         "  --shape S0,S1,..   the global tensor (default 256,256); row-major by default\n"
-         "  --strides D0,..    element strides (default packed row-major: last mode contiguous)\n"
-         "  --tile T0,T1,..    the CTA tile (alias --box; default 64 rows x 128 B)\n"
-         "  --grid G0,G1,..    tiles along each mode (default auto: cover the tensor from the\n"
-         "                     origin); CTA c takes tile c, mode 0 fastest\n"
-         "  --origin O0,O1,..  where tile (0,..,0) starts; may be negative; along the\n"
-         "                     contiguous mode a multiple of 16 bytes (default 0,..)\n"
-         "  --cluster C        CTAs per cluster sharing each tile (multicast; default 2)\n"
-         "  --swizzle S        none, 32B, 64B, 128B (default 128B)\n"
-         "  --reduce OP        add min max inc dec and or xor (reduce; default add)\n"
-         "  --nan              NaN instead of zero for out-of-bounds elements (float loads)\n"
-         "  --backend B        ptx (default) or mlir\n"
-         "  --emit FILE        write the PTX ('-': standard output)\n"
-         "  --emit-mlir FILE   write the MLIR module (mlir backend)\n"
-         "  --no-ptxas         skip the ptxas check (default: on without --check)\n"
-         "  --ptxas            run the ptxas check with --check too\n"
-         "  --check            run on the GPU and compare with the model (needs an sm_90 GPU)\n"
-         "  --runs N           passes of --check (default 2: the cold path, then the warm path)\n"
-         "  --seed N           data seed (default: from the clock)\n"
-         "  --device N         GPU ordinal (default 0)\n"
-         "  --max-cold-ms MS   with --check: fail when spec -> launched kernel took longer on the\n"
-         "                     first pass\n"
-         "  --max-warm-ms MS   the same for the last pass\n"
-         "  --json             machine-readable result on standard output\n");
+      f,
+      "usage: hopgen tma load|prefetch|multicast|store|reduce [options]\n"
+      "       hopgen tma --batch FILE [options]\n\n"
+      "Generate the TMA copy kernel of the CuTe tutorial for a tile of a global tensor, check\n"
+      "it with ptxas -arch=sm_90a, and with --check run it on the GPU and compare every byte\n"
+      "of shared memory (loads) or of the output (stores) with the CPU model of TMA.\n\n"
+      "  load        each CTA loads its tile into shared memory (one thread, one mbarrier)\n"
+      "  prefetch    the same, after an L2 prefetch of the tile's boxes\n"
+      "  multicast   a cluster of CTAs shares each tile: each CTA multicasts its slice\n"
+      "  store       each CTA stores its tile from shared memory\n"
+      "  reduce      each CTA reduces its tile into the tensor (--reduce OP, default add)\n\n"
+      "options (lists are one value per tensor mode, in your mode order, e.g. N,K):\n"
+      "  --dtype T          u8 s8 e4m3 e5m2 u16 f16 bf16 u32 s32 f32 tf32 (default f16)\n"
+      "  --shape S0,S1,..   the global tensor (default 256,256); row-major by default\n"
+      "  --strides D0,..    element strides (default packed row-major: last mode contiguous)\n"
+      "  --tile T0,T1,..    the CTA tile (alias --box; default 64 rows x 128 B)\n"
+      "  --grid G0,G1,..    tiles along each mode (default auto: cover the tensor from the\n"
+      "                     origin); CTA c takes tile c, mode 0 fastest\n"
+      "  --origin O0,O1,..  where tile (0,..,0) starts; may be negative; along the\n"
+      "                     contiguous mode a multiple of 16 bytes (default 0,..)\n"
+      "  --cluster C        CTAs per cluster sharing each tile (multicast; default 2)\n"
+      "  --swizzle S        none, 32B, 64B, 128B (default 128B)\n"
+      "  --reduce OP        add min max inc dec and or xor (reduce; default add)\n"
+      "  --nan              NaN instead of zero for out-of-bounds elements (float loads)\n"
+      "  --backend B        ptx (default) or mlir\n"
+      "  --emit FILE        write the PTX ('-': standard output)\n"
+      "  --emit-mlir FILE   write the MLIR module (mlir backend)\n"
+      "  --no-ptxas         skip the ptxas check (default: on without --check)\n"
+      "  --ptxas            run the ptxas check with --check too\n"
+      "  --check            run on the GPU and compare with the model (needs an sm_90 GPU)\n"
+      "  --runs N           passes of --check (default 2: the cold path, then the warm path)\n"
+      "  --seed N           data seed (default: from the clock)\n"
+      "  --device N         GPU ordinal (default 0)\n"
+      "  --max-cold-ms MS   with --check: fail when spec -> launched kernel took longer on the\n"
+      "                     first pass\n"
+      "  --max-warm-ms MS   the same for the last pass\n"
+      "  --json             machine-readable result on standard output (one object per case)\n\n"
+      "--batch FILE runs one case per line of FILE ('OP options...'; '#' starts a comment; '-'\n"
+      "reads standard input), with the options given after FILE appended to every line, in\n"
+      "one process and one GPU context: a PASS, FAIL or REFUSED (the planner's rule, before any\n"
+      "GPU work) line per case, the first differences under a failure, and a tally last. Exit\n"
+      "status 1 when a case failed. A kernel fault ends the CUDA context: later cases say so.\n");
 }
 
 /* "a,b,c" (or "axbxc") -> values; returns the count, -1 on a malformed list. */
@@ -103,20 +110,8 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   return 0;
 }
 
-static int usage_error(const char *fmt, const char *a, const char *b) {
-  fprintf(stderr, "hopgen: ");
-  fprintf(stderr, fmt, a, b);
-  fprintf(stderr, " (hopgen tma --help)\n");
-  return 2;
-}
-
 static hg_tma_result_t result; /* large: keep off the stack */
 static hg_tma_plan_t plan;
-
-typedef struct out_state {
-  bool json;
-  FILE *f; /* where text goes: stdout, or stderr when --emit - owns stdout */
-} out_state_t;
 
 static void print_timing(FILE *f, const char *label, const hg_tma_timing_t *t) {
   fprintf(f,
@@ -200,16 +195,30 @@ static hg_status_t write_file(const char *path, const char *text) {
   return hg_ok();
 }
 
-int hg_cmd_tma(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  if (hg_cli_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  const char *opname = argv[1];
+/* One invocation's state that a batch shares: the GPU, opened at the first --check. */
+typedef struct tma_ctx {
+  bool batch;
+  bool rt_tried;
+  hg_status_t rt_status;
+  hg_rt_t *rt;
+  int64_t device;
+  double open_ms;
+  bool context_lost; /* a kernel fault killed the CUDA context: later cases cannot run */
+} tma_ctx_t;
+
+/* What one case came to (single mode: the exit status; batch mode: the tally). */
+enum { CASE_PASS = 0, CASE_FAIL = 1, CASE_USAGE = 2, CASE_REFUSED = 3 };
+
+static int usage_error(const char *fmt, const char *a, const char *b) {
+  fprintf(stderr, "hopgen: ");
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, " (hopgen tma --help)\n");
+  return CASE_USAGE;
+}
+
+/* One kernel: argv[0] is the operation, the rest its options. */
+static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
+  const char *opname = argv[0];
   hg_tma_op_t op;
   bool multicast = false, is_reduce = false;
   if (!strcmp(opname, "load"))
@@ -236,11 +245,11 @@ int hg_cmd_tma(int argc, char **argv) {
   int64_t shape[8], strides[8], tile[8], grid[8], origin[8];
   int nshape = -1, nstrides = -1, ntile = -1, ngrid = -1, norigin = -1;
   bool check = false, json = false, no_ptxas = false, want_ptxas = false;
-  int64_t cluster = multicast ? 2 : 1, runs = 2, device = 0, seed = 0;
+  int64_t cluster = multicast ? 2 : 1, runs = 2, seed = 0;
   double max_cold = 0, max_warm = 0;
   hg_backend_t be = HG_BACKEND_PTX;
   const char *emit = NULL, *emit_mlir = NULL;
-  for (int i = 2; i < argc; i++) {
+  for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = NULL;
     char name[32];
@@ -325,7 +334,7 @@ int hg_cmd_tma(int argc, char **argv) {
       if (parse_i64(v, 0, INT64_MAX, &seed))
         return usage_error("--seed '%s' is not a non-negative integer%s", v, "");
     } else if (!strcmp(a, "--device")) {
-      if (parse_i64(v, 0, 1023, &device))
+      if (parse_i64(v, 0, 1023, &cx->device))
         return usage_error("--device '%s' is not a device ordinal%s", v, "");
     } else if (!strcmp(a, "--max-cold-ms") || !strcmp(a, "--max-warm-ms")) {
       char *end;
@@ -336,8 +345,7 @@ int hg_cmd_tma(int argc, char **argv) {
         max_cold = ms;
       else
         max_warm = ms;
-    } else
-      return usage_error("unknown option '%s'%s", a, "");
+    }
   }
   if (cluster > 1 && !multicast)
     return usage_error("--cluster is for 'hopgen tma multicast' (a %s is issued by each CTA for "
@@ -346,12 +354,14 @@ int hg_cmd_tma(int argc, char **argv) {
   if (multicast && cluster < 2)
     return usage_error("multicast needs --cluster 2 or more (use 'load' for one CTA per tile)%s%s",
                        "", "");
+  if (cx->batch && emit && !strcmp(emit, "-"))
+    return usage_error("--emit - does not mix with --batch (give a file)%s%s", "", "");
 
   /* The spec. Rank from --shape (default 2); every other list must have as many values. */
   const int rank = nshape > 0 ? nshape : 2;
   if (rank > HG_TMA_MAX_RANK) {
     fprintf(stderr, "hopgen: --shape has %d modes; TMA tensors have 1 to 5\n", rank);
-    return 2;
+    return CASE_USAGE;
   }
   s.rank = rank;
   struct {
@@ -365,7 +375,7 @@ int hg_cmd_tma(int argc, char **argv) {
               "hopgen: %s has %d value(s) but the tensor has %d mode(s) (--shape): give one per "
               "mode\n",
               lists[i].name, lists[i].n, rank);
-      return 2;
+      return CASE_USAGE;
     }
   const int esize = hg_dtype_bytes(s.dtype);
   const int span = hg_swizzle_mode_bytes(s.swizzle);
@@ -384,34 +394,39 @@ int hg_cmd_tma(int argc, char **argv) {
               "hopgen: mode %d: tile %" PRId64 " (1..65536), grid %" PRId64
               " (1..65536) or origin %" PRId64 " (a signed 32-bit coordinate) is out of range\n",
               m, t, g, o);
-      return 2;
+      return CASE_USAGE;
     }
     s.tile[m] = (int)t;
     s.grid[m] = (int)g;
     s.origin[m] = (int32_t)o;
   }
   s.cluster = (int)cluster;
-
-  out_state_t out = {json, stdout};
-  if (emit && !strcmp(emit, "-")) out.f = stderr;
-
-  /* Generate (pure). */
+  /* In a batch, text goes to stdout; --emit - moves the single case's text to stderr. */
+  FILE *text = emit && !strcmp(emit, "-") ? stderr : stdout;
+  /* Generate (pure). A refusal here is the planner's or the spec's rule, not the GPU's. */
   hg_kernel_t k;
   hg_status_t st = hg_tma_spec_normalize(&s);
+  char what[256];
+  hg_tma_spec_print(&s, what, sizeof what);
   if (hg_is_ok(&st)) st = hg_tma_generate(&s, be, &k, &plan);
   if (!hg_is_ok(&st)) {
     if (json) {
-      printf("{\"command\": \"tma\", \"ok\": false, ");
+      printf("{\"command\": \"tma\", \"ok\": false, \"refused\": true, ");
+      json_str(stdout, "case", what, ", ");
       json_error(stdout, st);
       printf("}\n");
     }
-    return hg_cli_fail(st);
+    if (cx->batch) {
+      if (!json) printf("REFUSED %s\n        %s\n", what, st.msg);
+      return CASE_REFUSED;
+    }
+    hg_cli_fail(st);
+    return CASE_FAIL;
   }
-  char what[256];
   hg_tma_spec_print(&s, what, sizeof what);
   const int64_t ctas = hg_tma_spec_tiles(&s) * s.cluster;
-  if (!json) {
-    FILE *f = out.f;
+  if (!json && !cx->batch) {
+    FILE *f = text;
     fprintf(f, "tma %s\n", what);
     fprintf(f, "  kernel %s: %" PRId64 " CTA(s) x %u threads, %u B dynamic shared memory", k.name,
             ctas, k.threads, k.smem_bytes);
@@ -452,29 +467,34 @@ int hg_cmd_tma(int argc, char **argv) {
                           "ptxas -arch=sm_90a rejected %s (or could not run; --no-ptxas skips "
                           "this check): ",
                           k.name);
-    else if (!json)
-      fprintf(out.f, "  ptxas -arch=sm_90a: ok, %d registers, %d B spilled%s%s\n", rep.registers,
+    else if (!json && !cx->batch)
+      fprintf(text, "  ptxas -arch=sm_90a: ok, %d registers, %d B spilled%s%s\n", rep.registers,
               rep.spill_store_bytes, rep.notes[0] ? "; " : "", rep.notes);
   }
 
-  /* Run and check on the GPU. */
-  hg_rt_t *rt = NULL;
-  double open_ms = 0;
+  /* Run and check on the GPU (opened once per process). */
   bool ran = false;
   hg_status_t run_st = hg_ok();
   if (hg_is_ok(&st) && check) {
-    const double t0 = hg_now_ms();
-    run_st = hg_rt_open((int)device, &rt);
-    open_ms = hg_now_ms() - t0;
-    if (!hg_is_ok(&run_st)) {
-      run_st = hg_status_wrap(run_st, "--check cannot run on the GPU: ");
+    if (!cx->rt_tried) {
+      cx->rt_tried = true;
+      const double t0 = hg_now_ms();
+      cx->rt_status = hg_rt_open((int)cx->device, &cx->rt);
+      cx->open_ms = hg_now_ms() - t0;
+    }
+    if (!hg_is_ok(&cx->rt_status)) {
+      run_st = hg_status_wrap(cx->rt_status, "--check cannot run on the GPU: ");
+    } else if (cx->context_lost) {
+      run_st = hg_error(HG_ERR_CUDA, "not run: an earlier case's kernel fault destroyed the CUDA "
+                                     "context (see the first failure above)");
     } else {
       hg_tma_run_options_t o;
       memset(&o, 0, sizeof o);
       o.runs = (int)runs;
       o.seed = (uint64_t)seed;
-      run_st = hg_tma_run(rt, &s, be, &o, &result);
+      run_st = hg_tma_run(cx->rt, &s, be, &o, &result);
       ran = result.runs > 0;
+      if (run_st.code == HG_ERR_CUDA) cx->context_lost = true;
       if (hg_is_ok(&run_st) && max_cold > 0 && result.cold.to_launch_ms > max_cold)
         run_st = hg_error(HG_ERR_MISMATCH,
                           "the cold path (spec -> launched kernel, first pass) took %.2f ms, over "
@@ -488,19 +508,29 @@ int hg_cmd_tma(int argc, char **argv) {
                           result.warm.jit.cache_hit ? "" : " (and it was not a cache hit)");
     }
   }
+  const bool ok = hg_is_ok(&st) && hg_is_ok(&run_st);
+  const hg_tma_result_t *r = &result;
 
+  if (!json && cx->batch) {
+    printf("%-7s %s", ok ? "PASS" : "FAIL", what);
+    if (ran)
+      printf(" | %" PRId64 " CTAs, %" PRIu64 " B compared, %.1f ms (%s)", ctas, r->bytes_compared,
+             r->cold.to_finish_ms, r->cold.jit.cache_hit ? "cached" : "JIT");
+    printf("\n");
+    if (!ok) printf("        %s\n", (hg_is_ok(&st) ? run_st : st).msg);
+  }
   if (!json && check && ran) {
-    FILE *f = out.f;
-    const hg_tma_result_t *r = &result;
-    fprintf(f, "  GPU: %s (opened in %.1f ms)\n", r->device, open_ms);
-    const bool pass = hg_is_ok(&run_st);
-    fprintf(f,
-            "  check: %s, %d pass(es), %" PRIu64 " B compared per pass (%s), %" PRIu64 " differ\n",
-            r->mismatches || r->ctas_timed_out || r->ctas_unfinished ? "FAIL" : "PASS", r->runs,
-            r->bytes_compared,
-            op == HG_TMA_LOAD || op == HG_TMA_PREFETCH ? "every CTA's whole stage buffer"
-                                                       : "the whole output allocation and guards",
-            r->mismatches);
+    FILE *f = text;
+    if (!cx->batch) {
+      fprintf(f, "  GPU: %s (opened in %.1f ms)\n", r->device, cx->open_ms);
+      fprintf(
+          f, "  check: %s, %d pass(es), %" PRIu64 " B compared per pass (%s), %" PRIu64 " differ\n",
+          r->mismatches || r->ctas_timed_out || r->ctas_unfinished ? "FAIL" : "PASS", r->runs,
+          r->bytes_compared,
+          op == HG_TMA_LOAD || op == HG_TMA_PREFETCH ? "every CTA's whole stage buffer"
+                                                     : "the whole output allocation and guards",
+          r->mismatches);
+    }
     if (r->mismatches) {
       if (op == HG_TMA_LOAD || op == HG_TMA_PREFETCH)
         fprintf(f,
@@ -519,15 +549,16 @@ int hg_cmd_tma(int argc, char **argv) {
               "    CTAs: %" PRId64 " timed out on the mbarrier, %" PRId64
               " never finished (first: CTA %" PRId64 ")\n",
               r->ctas_timed_out, r->ctas_unfinished, r->first_bad_cta);
-    print_timing(f, "cold", &r->cold);
-    if (r->runs > 1) print_timing(f, "warm", &r->warm);
-    (void)pass;
+    if (!cx->batch) {
+      print_timing(f, "cold", &r->cold);
+      if (r->runs > 1) print_timing(f, "warm", &r->warm);
+    }
   }
 
   if (json) {
     FILE *f = stdout;
-    const bool ok = hg_is_ok(&st) && hg_is_ok(&run_st);
     fprintf(f, "{\"command\": \"tma\", \"ok\": %s, ", ok ? "true" : "false");
+    json_str(f, "case", what, ", ");
     json_spec(f, &s);
     fprintf(f, "\"kernel\": {");
     json_str(f, "name", k.name, ", ");
@@ -540,14 +571,13 @@ int hg_cmd_tma(int argc, char **argv) {
             ptxas_ran ? "true" : "false", rep.registers, rep.spill_store_bytes);
     fprintf(f, "\"check\": {\"ran\": %s", ran ? "true" : "false");
     if (ran) {
-      const hg_tma_result_t *r = &result;
       fprintf(f, ", \"passed\": %s, ", hg_is_ok(&run_st) ? "true" : "false");
       json_str(f, "device", r->device, ", ");
       fprintf(f,
               "\"open_ms\": %.3f, \"runs\": %d, \"bytes_compared\": %" PRIu64
               ", \"mismatches\": %" PRIu64 ", \"poison_left\": %" PRIu64 ", \"untouched\": %" PRIu64
               ", \"ctas_timed_out\": %" PRId64 ", \"ctas_unfinished\": %" PRId64 ", \"first\": [",
-              open_ms, r->runs, r->bytes_compared, r->mismatches, r->poison_left, r->untouched,
+              cx->open_ms, r->runs, r->bytes_compared, r->mismatches, r->poison_left, r->untouched,
               r->ctas_timed_out, r->ctas_unfinished);
       for (int i = 0; i < r->reported; i++) {
         fprintf(f,
@@ -566,10 +596,82 @@ int hg_cmd_tma(int argc, char **argv) {
       json_error(f, hg_is_ok(&st) ? run_st : st);
     }
     fprintf(f, "}\n");
+    fflush(f);
   }
   hg_kernel_free(&k);
-  if (rt) hg_rt_close(rt);
+  if (cx->batch) return ok ? CASE_PASS : CASE_FAIL;
   if (!hg_is_ok(&st)) return hg_cli_fail(st);
   if (!hg_is_ok(&run_st)) return hg_cli_fail(run_st);
+  return CASE_PASS;
+}
+
+/* --batch FILE: one case per line ("OP options...", '#' comments), the remaining command-
+ * line options appended to every line; one GPU context for all. */
+static int tma_batch(tma_ctx_t *cx, const char *path, int argc, char **argv) {
+  FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "hopgen: cannot open the batch file %s\n", path);
+    return 1;
+  }
+  char line[2048];
+  int counts[4] = {0, 0, 0, 0}, lineno = 0;
+  const double t0 = hg_now_ms();
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    char *words[96];
+    int n = 0;
+    for (char *tok = strtok(line, " \t\r\n"); tok && n < 64; tok = strtok(NULL, " \t\r\n")) {
+      if (tok[0] == '#') break;
+      words[n++] = tok;
+    }
+    if (n == 0) continue;
+    for (int i = 0; i < argc && n < 95; i++) words[n++] = argv[i];
+    words[n] = NULL;
+    const int r = tma_case(cx, n, words);
+    if (r == CASE_USAGE)
+      fprintf(stderr, "hopgen: %s: line %d: malformed case (the message above says why)\n", path,
+              lineno);
+    counts[r]++;
+    fflush(stdout);
+  }
+  if (f != stdin) fclose(f);
+  fprintf(stdout,
+          "batch %s: %d passed, %d failed, %d refused by the planner, %d malformed (%.1f s)\n",
+          path, counts[CASE_PASS], counts[CASE_FAIL], counts[CASE_REFUSED], counts[CASE_USAGE],
+          (hg_now_ms() - t0) / 1000.0);
+  if (counts[CASE_FAIL] || counts[CASE_USAGE]) {
+    fprintf(stderr, "hopgen: %d of the batch's %d case(s) failed%s\n",
+            counts[CASE_FAIL] + counts[CASE_USAGE],
+            counts[CASE_PASS] + counts[CASE_FAIL] + counts[CASE_REFUSED] + counts[CASE_USAGE],
+            cx->context_lost ? " (a kernel fault destroyed the CUDA context: the cases after it "
+                               "did not run)"
+                             : "");
+    return 1;
+  }
   return 0;
+}
+
+int hg_cmd_tma(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (hg_cli_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
+  tma_ctx_t cx;
+  memset(&cx, 0, sizeof cx);
+  int rc;
+  if (!strcmp(argv[1], "--batch")) {
+    if (argc < 3)
+      return usage_error("--batch needs a file of cases ('-': standard input)%s%s", "", "");
+    cx.batch = true;
+    rc = tma_batch(&cx, argv[2], argc - 3, argv + 3);
+  } else {
+    rc = tma_case(&cx, argc - 1, argv + 1);
+    if (rc == CASE_REFUSED) rc = 1;
+  }
+  if (cx.rt) hg_rt_close(cx.rt);
+  return rc;
 }

@@ -86,6 +86,17 @@ for args in "load" "multicast --cluster 4" "store --dtype u32" "reduce --reduce 
   fi
 done
 
+# --batch: one case per line, options appended, REFUSED for the planner's rules.
+printf '%s\n' '# cases' 'load --tile 64,64' 'multicast --cluster 4 --tile 8,64  # refused' \
+  'store --dtype u32 --tile 8,32' 'reduce --reduce xor --dtype u32 --tile 8,32 --origin -8,-4' \
+  > "$tmp/batch.txt"
+ok "3 passed, 0 failed, 1 refused by the planner, 0 malformed" tma --batch "$tmp/batch.txt" --no-ptxas
+if grep -q "^REFUSED multicast" "$tmp/out" && [ "$(grep -c '^PASS ' "$tmp/out")" -eq 3 ]; then pass; else
+  fail "--batch lines: $(cat "$tmp/out")"
+fi
+echo 'load --frobnicate' >> "$tmp/batch.txt"
+bad 1 "line 6: malformed case" tma --batch "$tmp/batch.txt" --no-ptxas
+
 # Rules, each with its sentence (exit 1).
 bad 1 "multiple of 16 B" tma load --origin 0,-4
 bad 1 "multiple of 16 B" tma load --shape 64,100
