@@ -163,16 +163,16 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
         return hg_error(HG_ERR_PARSE,
                         "configuration '%s': '%s' is not a tile MxNxK (e.g. 128x256x64)", text,
                         tok);
-    } else if (tok[0] == 'c') {
-      if (sscanf(tok + 1, "%dx%d%c", &c.cluster_m, &c.cluster_n, &extra) != 2)
-        return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a cluster cMxN (e.g. c2x1)",
-                        text, tok);
     } else if (tok[0] == 's') {
       if (sscanf(tok + 1, "%d%c", &c.stages, &extra) != 1)
         return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a stage count sN", text,
                         tok);
     } else if (!strcmp(tok, "coop")) {
       c.schedule = HG_SCHED_COOPERATIVE;
+    } else if (tok[0] == 'c') {
+      if (sscanf(tok + 1, "%dx%d%c", &c.cluster_m, &c.cluster_n, &extra) != 2)
+        return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a cluster cMxN (e.g. c2x1)",
+                        text, tok);
     } else if (!strcmp(tok, "pp")) {
       c.schedule = HG_SCHED_PINGPONG;
     } else if ((tok[0] == 'm' || tok[0] == 'n') &&

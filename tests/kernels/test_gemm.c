@@ -1,0 +1,223 @@
+/* GEMM generator without a GPU: configuration text, problem and configuration rules with
+ * their sentences, the heuristic over the issue's shape set, and ptxas on every
+ * configuration the heuristic and the tuner can pick (no spills, setmaxnreg honoured). */
+#include "hg_test.h"
+#include "hopgen/kernels.h"
+
+static void test_config_text(void) {
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4,coop,m8,e64", &c));
+  CHECK_EQ(c.tile_m, 128);
+  CHECK_EQ(c.tile_n, 256);
+  CHECK_EQ(c.tile_k, 64);
+  CHECK_EQ(c.cluster_m, 2);
+  CHECK_EQ(c.cluster_n, 1);
+  CHECK_EQ(c.stages, 4);
+  CHECK_EQ(c.schedule, HG_SCHED_COOPERATIVE);
+  CHECK_EQ(c.raster, HG_RASTER_M);
+  CHECK_EQ(c.raster_group, 8);
+  CHECK_EQ(c.epi_n, 64);
+  char buf[128];
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK_STR(buf, "128x256x64,c2x1,s4,coop,m8,e64");
+  /* Fields after the tile are optional and in any order; 'coop' is not a cluster. */
+  CHECK_OK(hg_gemm_config_parse("64x128x128,pp,n4,s6,coop,c1x2", &c));
+  CHECK_EQ(c.schedule, HG_SCHED_COOPERATIVE);
+  CHECK_EQ(c.raster, HG_RASTER_N);
+  CHECK_EQ(c.raster_group, 4);
+  CHECK_EQ(c.cluster_n, 2);
+  CHECK_EQ(c.stages, 6);
+  CHECK_ERR(hg_gemm_config_parse("128x256", &c), HG_ERR_PARSE, "is not a tile MxNxK");
+  CHECK_ERR(hg_gemm_config_parse("128x256x64,c2", &c), HG_ERR_PARSE, "is not a cluster cMxN");
+  CHECK_ERR(hg_gemm_config_parse("128x256x64,fast", &c), HG_ERR_PARSE, "unknown field 'fast'");
+  CHECK_ERR(hg_gemm_config_parse("", &c), HG_ERR_PARSE, "empty");
+}
+
+static hg_gemm_problem_t problem(int64_t m, int64_t n, int64_t k, hg_dtype_t t) {
+  hg_gemm_problem_t p = {.m = m,
+                         .n = n,
+                         .k = k,
+                         .batch = 1,
+                         .a_type = t,
+                         .b_type = t,
+                         .d_type = HG_BF16,
+                         .a_k_major = true,
+                         .b_k_major = true,
+                         .alpha = 1};
+  return p;
+}
+
+static void test_problem_rules(void) {
+  hg_gemm_problem_t p = problem(100, 200, 300, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.lda, 300); /* packed K-major A */
+  CHECK_EQ(p.ldb, 300); /* packed K-major B (columns of K) */
+  CHECK_EQ(p.ldd, 200);
+  CHECK_EQ(p.batch_stride_d, 200 * 100);
+  p = problem(100, 200, 300, HG_E4M3);
+  p.b_k_major = false;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "fp8 operands must both be K-major");
+  p = problem(100, 200, 300, HG_BF16);
+  p.b_type = HG_F16;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "the same type");
+  p = problem(0, 200, 300, HG_BF16);
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "at least 1");
+  p = problem(100, 200, 300, HG_BF16);
+  p.lda = 299;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "lda = 299 is below K = 300");
+  p = problem(100, 200, 300, HG_BF16);
+  p.d_type = HG_E4M3;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "D and C may be bf16, f16 or f32");
+
+  /* Repack decisions: a 7-element row of bf16 is 14 B, not a multiple of 16. */
+  p = problem(1000, 7, 127, HG_BF16);
+  p.b_k_major = false; /* B row-major K x N, rows of N = 7 */
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  hg_gemm_problem_t kp;
+  bool ra, rb;
+  hg_gemm_kernel_problem(&p, &kp, &ra, &rb);
+  CHECK(ra);             /* A rows of K = 127 elements: 254 B */
+  CHECK(rb);             /* B rows of N = 7 elements */
+  CHECK_EQ(kp.lda, 128); /* rounded up to 16 B = 8 bf16 */
+  CHECK_EQ(kp.ldb, 8);
+  CHECK_EQ(kp.batch_stride_b, 8 * 127);
+}
+
+static void test_config_rules(void) {
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s5", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "at most 4 stages fit");
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4,pp", &c));
+  CHECK_OK(hg_gemm_config_check(&p, &c)); /* 256 rows would be refused; 128x256 pp fits */
+  hg_gemm_kernel_t k;
+  CHECK_ERR(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k), HG_ERR_INVALID,
+            "256 accumulator values in 256 registers");
+  CHECK_OK(hg_gemm_config_parse("96x256x64", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "tile M = 96");
+  CHECK_OK(hg_gemm_config_parse("128x200x64", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "tile N = 200");
+  CHECK_OK(hg_gemm_config_parse("128x128x48", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "tile K = 48 elements is 96 B");
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c4x8", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "cluster 4x8");
+  CHECK_OK(hg_gemm_config_parse("128x128x64,e48", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "epilogue width 48");
+}
+
+/* Generate, assemble, and require no spills: the consumers hold 128 accumulators. */
+static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  hg_gemm_problem_t kp;
+  bool ra, rb;
+  hg_gemm_problem_t q = *p;
+  hg_status_t s = hg_gemm_problem_normalize(&q);
+  CHECK_OK(s);
+  hg_gemm_kernel_problem(&q, &kp, &ra, &rb);
+  hg_gemm_kernel_t k;
+  s = hg_gemm_generate(&kp, c, HG_BACKEND_PTX, &k);
+  char cfg[128];
+  hg_gemm_config_print(c, cfg, sizeof cfg);
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("%s (%s): %s", cfg, hg_dtype_name(p->a_type), s.msg);
+    return;
+  }
+  hg_ptxas_report_t r;
+  s = hg_ptxas_check(k.k.ptx.data, &r);
+  if (!hg_is_ok(&s)) HG_FAIL("%s: ptxas: %s", cfg, s.msg);
+  if (r.spill_store_bytes || r.spill_load_bytes || r.stack_frame_bytes)
+    HG_FAIL("%s (%s %c%c -> %s): %d B spilled, %d B stack", cfg, hg_dtype_name(p->a_type),
+            p->a_k_major ? 'k' : 'm', p->b_k_major ? 'k' : 'n', hg_dtype_name(p->d_type),
+            r.spill_store_bytes + r.spill_load_bytes, r.stack_frame_bytes);
+  if (r.setmaxnreg_ignored) HG_FAIL("%s: ptxas ignored setmaxnreg", cfg);
+  CHECK(strstr(k.k.ptx.data, "wgmma.mma_async") != NULL);
+  hg_gemm_kernel_free(&k);
+}
+
+static const int64_t shapes[][3] = {
+    {2048, 2048, 2048},  {4096, 4096, 4096},  {8192, 8192, 8192}, {16384, 16384, 16384},
+    {8192, 28672, 8192}, {8192, 8192, 28672}, {4096, 7168, 2048}, {4096, 2112, 7168},
+    {4096, 24576, 1536}, {4096, 7168, 16384}, {128, 7168, 2048},  {128, 24576, 1536},
+    {64, 7168, 16384},   {1, 1, 1},           {127, 1000, 4097},  {4097, 7, 1000}};
+
+static void test_heuristic_shapes(void) {
+  const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      hg_gemm_problem_t p = problem(shapes[i][0], shapes[i][1], shapes[i][2], types[t]);
+      hg_gemm_config_t c;
+      CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      CHECK_OK(hg_gemm_config_check(&p, &c));
+      check_generates(&p, &c);
+    }
+}
+
+/* The tuner's space (hg_gemm_tune): tiles x clusters x schedules at the most stages that
+ * fit, for bf16 and fp8; plus every layout and output type on one configuration. */
+static void test_tuner_space(void) {
+  static const int tiles[][2] = {{128, 256}, {256, 128}, {128, 128},
+                                 {128, 64},  {64, 256},  {64, 128}};
+  static const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
+  const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
+  int n = 0;
+  for (int t = 0; t < 2; t++)
+    for (size_t ti = 0; ti < 6; ti++)
+      for (size_t ci = 0; ci < 3; ci++)
+        for (int sched = 0; sched < 2; sched++) {
+          hg_gemm_problem_t p = problem(4096, 4096, 4096, types[t]);
+          CHECK_OK(hg_gemm_problem_normalize(&p));
+          hg_gemm_config_t c = {.tile_m = tiles[ti][0],
+                                .tile_n = tiles[ti][1],
+                                .tile_k = t ? 128 : 64,
+                                .cluster_m = clusters[ci][0],
+                                .cluster_n = clusters[ci][1],
+                                .stages = 2,
+                                .schedule = sched ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE,
+                                .raster = HG_RASTER_M,
+                                .raster_group = 8};
+          c.stages = hg_gemm_max_stages(&p, &c);
+          if (c.stages > 8) c.stages = 8;
+          hg_status_t ok = hg_gemm_config_check(&p, &c);
+          if (!hg_is_ok(&ok)) continue;
+          hg_gemm_kernel_t k;
+          ok = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+          if (!hg_is_ok(&ok)) {
+            /* The only refusal the generator may add: too many accumulators per thread. */
+            CHECK(strstr(ok.msg, "accumulator values") != NULL);
+            continue;
+          }
+          hg_gemm_kernel_free(&k);
+          check_generates(&p, &c);
+          n++;
+        }
+  CHECK(n >= 40);
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4", &c));
+  const hg_dtype_t outs[] = {HG_BF16, HG_F16, HG_F32};
+  for (int lay = 0; lay < 4; lay++)
+    for (int o = 0; o < 3; o++) {
+      hg_gemm_problem_t p = problem(4096, 4096, 4096, o == 1 ? HG_F16 : HG_BF16);
+      p.a_k_major = lay & 1;
+      p.b_k_major = (lay >> 1) & 1;
+      p.d_type = outs[o];
+      check_generates(&p, &c);
+    }
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  p.b_type = HG_E5M2;
+  p.d_type = HG_F32;
+  CHECK_OK(hg_gemm_config_parse("128x256x128,c2x1,s4", &c));
+  check_generates(&p, &c);
+  /* The direct-store epilogue (D rows of 7 bf16 elements cannot take TMA). */
+  p = problem(1000, 7, 127, HG_BF16);
+  CHECK_OK(hg_gemm_config_parse("128x64x64,c1x1,s4", &c));
+  check_generates(&p, &c);
+}
+
+int main(void) {
+  HG_RUN(test_config_text);
+  HG_RUN(test_problem_rules);
+  HG_RUN(test_config_rules);
+  HG_RUN(test_heuristic_shapes);
+  HG_RUN(test_tuner_space);
+  return hg_test_finish();
+}
