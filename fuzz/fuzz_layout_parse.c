@@ -1,6 +1,7 @@
 /* libFuzzer target: the layout notation parsers. Whatever the bytes, parsing must return
  * a status without crashing; whatever parses must print canonically and parse back to the
- * same value (print and parse are inverses on canonical text). */
+ * same value (print and parse are inverses on canonical text). Tab-separated input also
+ * runs a named operation, "op<TAB>args...", as the CLI does. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(ok(hg_composed_parse(out, &c2)));
     hg_composed_print(&c2, again, sizeof again);
     check(strcmp(out, again) == 0);
+  }
+  /* The named operations on text, as `hopgen layout OP ARGS` and `eval` run them:
+   * "op<TAB>arg1<TAB>arg2<TAB>arg3". */
+  char *field[4];
+  int nf = 0;
+  for (char *q = text; nf < 4;) {
+    field[nf++] = q;
+    char *tab = strchr(q, '\t');
+    if (!tab) break;
+    *tab = '\0';
+    q = tab + 1;
+  }
+  if (nf >= 2) {
+    hg_status_t s =
+        hg_layout_op(field[0], nf - 1, (const char *const *)(field + 1), out, sizeof out);
+    check(ok(s) ? strlen(out) < sizeof out : s.msg[0] != '\0');
   }
   /* Printing into tiny buffers must stay inside them. */
   char tiny[3];
