@@ -1049,12 +1049,14 @@ static void print_op(mprinter_t *p, int32_t i) {
   }
   case HG_OP_MBAR_ARRIVE_CLUSTER: {
     /* nvvm: nvgpu has no remote arrive. mapa to the barrier in CTA cta_rank, then an
-     * arrive on a shared::cluster pointer with cluster scope, which NVPTX prints as
-     * mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr] (as ptx.c) */
+     * arrive on the shared::cluster pointer with the default semantics (.release.cta),
+     * which NVPTX prints as mbarrier.arrive.shared::cluster.b64 _, [addr], as ptx.c does.
+     * Not scope = cluster (.release.cluster): ptxas implements that with a MEMBAR.ALL.GPU
+     * before every arrive, which throttled the GEMM's stage releases (see ptx.c). */
     int ptr = ptr_shared(p, V(p, o[0], n0), 3);
     int m = tmp(p);
     L(p, "%%t%d = nvvm.mapa %%t%d, %s : !llvm.ptr<3> -> !llvm.ptr<7>", m, ptr, V(p, o[1], n1));
-    L(p, "nvvm.mbarrier.arrive %%t%d {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>", m);
+    L(p, "nvvm.mbarrier.arrive %%t%d : !llvm.ptr<7>", m);
     break;
   }
   case HG_OP_MBAR_EXPECT_TX: {

@@ -1,0 +1,444 @@
+/* The generators through the MLIR backend: every TMA copy kernel variant of the GPU check
+ * matrix (tests/kernels/test_tma_kernels.c: 1/2/4-byte types x swizzles x tile shapes x
+ * load / prefetch / multicast 2 and 4 / store / every reduce op the type allows, origins
+ * negative in every mode) and a matrix of GEMM configurations (16-bit and fp8 types, every
+ * majorness, cooperative and ping-pong, clusters, TMA-store and direct epilogues), each
+ * generated with HG_BACKEND_MLIR, lowered by mlir-opt-22, accepted by ptxas -arch=sm_90a,
+ * and compared with the same kernel from the PTX backend: the same entry (name, parameter
+ * types and order), directives, launch facts, and the same number of each TMA, mbarrier,
+ * cluster and wgmma instruction; no local memory. Kernels are built by a few threads, as
+ * the lowering is mostly waiting on child processes. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hopgen/kernels.h"
+#include "test_mlir_util.h"
+
+/* ---------------------------------------------------------------- jobs */
+
+typedef enum { JOB_TMA, JOB_GEMM } job_kind_t;
+
+typedef struct job {
+  job_kind_t kind;
+  hg_tma_spec_t tma;
+  bool may_refuse; /* multicast variants the planner may refuse (as the PTX test allows) */
+  hg_gemm_problem_t problem;
+  hg_gemm_config_t config;
+  /* results */
+  bool ok, refused;
+  double lower_ms;
+  int regs_mlir, regs_ptx;
+  char what[200];
+  char msg[1400];
+} job_t;
+
+static job_t *jobs;
+static int njobs, cap_jobs;
+static atomic_int next_job;
+
+static job_t *add_job(void) {
+  if (njobs == cap_jobs) {
+    cap_jobs = cap_jobs ? 2 * cap_jobs : 256;
+    job_t *j = realloc(jobs, sizeof *jobs * (size_t)cap_jobs);
+    if (!j) {
+      fprintf(stderr, "out of memory\n");
+      exit(1);
+    }
+    jobs = j;
+  }
+  job_t *j = &jobs[njobs++];
+  memset(j, 0, sizeof *j);
+  return j;
+}
+
+/* ---------------------------------------------------------------- comparing the PTX */
+
+/* The parameter list of the entry, names dropped: ".align 64 .b8 [128]|.u64|.u32|..." */
+static void entry_signature(const char *ptx, char *out, size_t size) {
+  out[0] = '\0';
+  const char *e = ptx ? strstr(ptx, ".entry ") : NULL;
+  if (!e) return;
+  const char *open = strchr(e, '('), *close = open ? strchr(open, ')') : NULL;
+  if (!open || !close) return;
+  size_t at = 0;
+  for (const char *p = open + 1; p < close;) {
+    const char *comma = memchr(p, ',', (size_t)(close - p));
+    const char *end = comma ? comma : close;
+    char decl[200];
+    snprintf(decl, sizeof decl, "%.*s", (int)(end - p), p);
+    /* the declaration without its name: every token but the last, plus any [size] */
+    char *last = strrchr(decl, ' ');
+    const char *bracket = strchr(decl, '[');
+    char norm[200] = "";
+    if (last) {
+      *last = '\0';
+      const char *d = decl;
+      while (*d == '\n' || *d == '\t' || *d == ' ') d++;
+      snprintf(norm, sizeof norm, "%s%s", d, bracket ? bracket : "");
+    }
+    int n = snprintf(out + at, size - at, "%s%s", at ? "|" : "", norm);
+    if (n > 0) at = (size_t)n < size - at ? at + (size_t)n : size - 1;
+    p = end + 1;
+  }
+}
+
+/* The performance-tuning and cluster directives, in order. */
+static void directives(const char *ptx, char *out, size_t size) {
+  out[0] = '\0';
+  size_t at = 0;
+  for (const char *line = ptx; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    if (!strncmp(line, ".reqntid", 8) || !strncmp(line, ".maxntid", 8) ||
+        !strncmp(line, ".minnctapersm", 13) || !strncmp(line, ".explicitcluster", 16) ||
+        !strncmp(line, ".reqnctapercluster", 18) || !strncmp(line, ".maxnreg", 8)) {
+      int n = snprintf(out + at, size - at, "%.*s;", (int)len, line);
+      if (n > 0) at = (size_t)n < size - at ? at + (size_t)n : size - 1;
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+}
+
+static const char *const counted[] = {
+    "cp.async.bulk.tensor.",
+    "cp.reduce.async.bulk.tensor.",
+    "cp.async.bulk.prefetch.tensor.",
+    ".multicast::cluster",
+    ".L2::cache_hint",
+    "mbarrier.init.",
+    "mbarrier.arrive.expect_tx.",
+    "mbarrier.try_wait",
+    "mapa.",
+    "barrier.cluster.arrive",
+    "barrier.cluster.wait",
+    "fence.proxy.async",
+    "fence.mbarrier_init",
+    "cp.async.bulk.commit_group",
+    "cp.async.bulk.wait_group",
+    "wgmma.fence",
+    "wgmma.mma_async",
+    "wgmma.commit_group",
+    "wgmma.wait_group",
+    "setmaxnreg.",
+    "stmatrix.",
+    "elect.sync",
+};
+
+#define APPEND(j, ...)                                                                             \
+  do {                                                                                             \
+    size_t at_ = strlen((j)->msg);                                                                 \
+    if (at_ + 1 < sizeof(j)->msg) snprintf((j)->msg + at_, sizeof(j)->msg - at_, __VA_ARGS__);     \
+  } while (0)
+
+/* Everything the two kernels must share; a difference goes into j->msg. */
+static void compare(job_t *j, const hg_kernel_t *kp, const hg_kernel_t *km,
+                    const hg_ptxas_report_t *rep) {
+  char sp[1024], sm[1024];
+  entry_signature(kp->ptx.data, sp, sizeof sp);
+  entry_signature(km->ptx.data, sm, sizeof sm);
+  if (strcmp(sp, sm)) APPEND(j, " parameters differ: ptx (%.400s) mlir (%.400s);", sp, sm);
+  char entry[200];
+  snprintf(entry, sizeof entry, ".visible .entry %s(", km->name);
+  if (!strstr(km->ptx.data, entry)) APPEND(j, " no entry '%s';", km->name);
+  directives(kp->ptx.data, sp, sizeof sp);
+  directives(km->ptx.data, sm, sizeof sm);
+  if (strcmp(sp, sm)) APPEND(j, " directives differ: ptx %.300s mlir %.300s;", sp, sm);
+  if (kp->smem_bytes != km->smem_bytes || kp->threads != km->threads ||
+      memcmp(kp->cluster, km->cluster, sizeof kp->cluster) || strcmp(kp->name, km->name))
+    APPEND(j, " launch facts differ;");
+  for (size_t c = 0; c < sizeof counted / sizeof counted[0]; c++) {
+    int a = mlir_count(kp->ptx.data, counted[c]), b = mlir_count(km->ptx.data, counted[c]);
+    if (a != b) APPEND(j, " %d x '%s' in ptx, %d in mlir;", a, counted[c], b);
+  }
+  if (strstr(km->ptx.data, ".local") || rep->stack_frame_bytes || rep->spill_store_bytes ||
+      rep->spill_load_bytes)
+    APPEND(j, " local memory (stack %d B, spills %d/%d B);", rep->stack_frame_bytes,
+           rep->spill_store_bytes, rep->spill_load_bytes);
+  if (strstr(rep->notes, "serialized")) APPEND(j, " ptxas: %s;", rep->notes);
+  if (!km->mlir.data || !strstr(km->mlir.data, "gpu.module @hopgen"))
+    APPEND(j, " the kernel does not carry its MLIR;");
+}
+
+/* The job's kernel through backend be (for a GEMM, its hg_kernel_t taken out). */
+static hg_status_t generate(job_t *j, hg_backend_t be, hg_kernel_t *k) {
+  *k = (hg_kernel_t){0};
+  if (j->kind == JOB_TMA) return hg_tma_generate(&j->tma, be, k, NULL);
+  hg_gemm_kernel_t g;
+  hg_status_t s = hg_gemm_generate(&j->problem, &j->config, be, &g);
+  if (hg_is_ok(&s)) {
+    *k = g.k;
+    g.k = (hg_kernel_t){0};
+    hg_gemm_kernel_free(&g);
+  }
+  return s;
+}
+
+static void run_job(job_t *j) {
+  hg_kernel_t kp = {0}, km = {0};
+  hg_status_t s = generate(j, HG_BACKEND_PTX, &kp);
+  if (!hg_is_ok(&s)) {
+    if (j->may_refuse && s.code == HG_ERR_INVALID &&
+        (strstr(s.msg, "cluster") || strstr(s.msg, "multicast"))) {
+      j->refused = j->ok = true;
+      /* the MLIR backend refuses the same spec with the same sentence */
+      hg_status_t m = generate(j, HG_BACKEND_MLIR, &km);
+      if (m.code != s.code || strcmp(m.msg, s.msg)) {
+        j->ok = false;
+        snprintf(j->msg, sizeof j->msg, "refused differently: ptx '%.500s', mlir '%.500s'", s.msg,
+                 m.msg);
+      }
+      hg_kernel_free(&km);
+      return;
+    }
+    snprintf(j->msg, sizeof j->msg, "PTX backend: %s", s.msg);
+    return;
+  }
+  double t0 = mlir_test_now_ms();
+  s = generate(j, HG_BACKEND_MLIR, &km);
+  j->lower_ms = mlir_test_now_ms() - t0;
+  if (!hg_is_ok(&s)) {
+    snprintf(j->msg, sizeof j->msg, "MLIR backend: %s", s.msg);
+    goto out;
+  }
+  hg_ptxas_report_t rep, rp;
+  s = hg_ptxas_check(km.ptx.data, &rep);
+  if (!hg_is_ok(&s)) {
+    snprintf(j->msg, sizeof j->msg, "ptxas rejected the MLIR backend's PTX: %s", s.msg);
+    goto out;
+  }
+  j->regs_mlir = rep.registers;
+  if (j->kind == JOB_GEMM && hg_ptxas_check(kp.ptx.data, &rp).code == HG_OK)
+    j->regs_ptx = rp.registers;
+  compare(j, &kp, &km, &rep);
+  j->ok = j->msg[0] == '\0';
+out:
+  hg_kernel_free(&kp);
+  hg_kernel_free(&km);
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  for (;;) {
+    int i = atomic_fetch_add(&next_job, 1);
+    if (i >= njobs) return NULL;
+    run_job(&jobs[i]);
+  }
+}
+
+static void run_all(void) {
+  int threads = 4;
+  const char *env = getenv("HG_TEST_JOBS");
+  if (env && atoi(env) > 0) threads = atoi(env);
+  pthread_t t[16];
+  if (threads > 16) threads = 16;
+  atomic_store(&next_job, 0);
+  for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, worker, NULL);
+  for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+}
+
+/* ---------------------------------------------------------------- the matrices */
+
+/* The matrix of tests/kernels/test_tma_kernels.c. */
+static void add_tma_matrix(void) {
+  static const hg_dtype_t types[] = {HG_U8,  HG_E4M3, HG_F16, HG_BF16,
+                                     HG_U16, HG_U32,  HG_S32, HG_F32};
+  static const hg_swizzle_mode_t sws[] = {HG_SWIZZLE_NONE, HG_SWIZZLE_32B, HG_SWIZZLE_64B,
+                                          HG_SWIZZLE_128B};
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    const hg_dtype_t t = types[ti];
+    const int e = hg_dtype_bytes(t);
+    for (int si = 0; si < 4; si++) {
+      const int span = sws[si] ? hg_swizzle_mode_bytes(sws[si]) : 64;
+      struct {
+        int rank;
+        int tile[3];
+      } shapes[] = {
+          {2, {8, span / e}},
+          {2, {64, 2 * span / e}},
+          {3, {2, 16, span / e}},
+          {1, {span / e * (sws[si] ? 1 : 4)}},
+      };
+      for (size_t hi = 0; hi < sizeof shapes / sizeof shapes[0]; hi++) {
+        hg_tma_spec_t s = hg_tma_spec_default(HG_TMA_LOAD);
+        s.dtype = t;
+        s.swizzle = sws[si];
+        s.rank = shapes[hi].rank;
+        for (int m = 0; m < s.rank; m++) {
+          s.tile[m] = shapes[hi].tile[m];
+          s.shape[m] = 3 * s.tile[m] + (m == s.rank - 1 ? 16 / e : 5);
+          s.origin[m] = m == s.rank - 1 ? -16 / e : -3; /* negative in every mode */
+          s.grid[m] = 0;
+        }
+        for (int op = 0; op < HG_TMA_OP_COUNT; op++) {
+          s.op = (hg_tma_op_t)op;
+          if (hg_tma_op_is_reduce(s.op)) {
+            hg_status_t ok = hg_tma_reduce_check(s.op, t);
+            if (!hg_is_ok(&ok)) continue;
+          }
+          for (int c = 1; c <= (s.op == HG_TMA_LOAD ? 4 : 1); c *= 2) {
+            s.cluster = c;
+            job_t *j = add_job();
+            j->kind = JOB_TMA;
+            j->tma = s;
+            j->may_refuse = c > 1;
+            hg_tma_spec_print(&s, j->what, sizeof j->what);
+          }
+        }
+      }
+    }
+  }
+}
+
+static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
+                     const char *config) {
+  hg_gemm_problem_t p = {.m = 4096,
+                         .n = 4096,
+                         .k = 4096,
+                         .batch = 1,
+                         .a_type = a,
+                         .b_type = b,
+                         .d_type = d,
+                         .a_k_major = ak,
+                         .b_k_major = bk,
+                         .alpha = 1.0f,
+                         .beta = 0.5f,
+                         .d_no_tma = d_no_tma};
+  hg_gemm_config_t c;
+  hg_status_t s = hg_gemm_config_parse(config, &c);
+  hg_test_checks++;
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("%s", s.msg);
+    return;
+  }
+  s = hg_gemm_problem_normalize(&p);
+  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
+  if (!hg_is_ok(&s)) return; /* not a configuration the generator builds */
+  job_t *j = add_job();
+  j->kind = JOB_GEMM;
+  j->problem = p;
+  j->config = c;
+  snprintf(j->what, sizeof j->what, "gemm %s.%s->%s %c%c%s %s", hg_dtype_name(a), hg_dtype_name(b),
+           hg_dtype_name(d), ak ? 't' : 'n', bk ? 'n' : 't', d_no_tma ? " direct-D" : "", config);
+}
+
+/* Configurations as text: tile, cluster, stages, schedule (the default is cooperative),
+ * raster, epilogue width. */
+static void add_gemm_matrix(void) {
+  static const char *const configs16[] = {
+      "128x256x64,c2x1,s4,m8,e64", "128x128x64,c1x2,s5,pp,n4,e0", "64x128x64,c1x1,s6,m8,e0",
+      "256x128x64,c2x1,s3,m8,e32", "128x64x32,c1x1,s8,pp,m1,e0",  "128x192x64,c1x1,s4,m8,e64"};
+  static const char *const configs8[] = {
+      "128x256x128,c2x1,s4,m8,e64", "128x128x128,c1x2,s5,pp,n4,e0", "64x256x128,c1x1,s4,m8,e0"};
+  static const hg_dtype_t d16[] = {HG_BF16, HG_F32, HG_F16};
+  for (int t = 0; t < 2; t++) {
+    hg_dtype_t ab = t ? HG_F16 : HG_BF16;
+    for (int maj = 0; maj < 4; maj++)
+      for (size_t c = 0; c < sizeof configs16 / sizeof configs16[0]; c++)
+        add_gemm(ab, ab, d16[(maj + c + t) % 3], maj & 1, maj & 2, false, configs16[c]);
+  }
+  /* the direct-store epilogue */
+  add_gemm(HG_BF16, HG_BF16, HG_BF16, true, true, true, configs16[0]);
+  add_gemm(HG_F16, HG_F16, HG_F32, false, true, true, configs16[1]);
+  static const hg_dtype_t f8[][3] = {
+      {HG_E4M3, HG_E4M3, HG_BF16}, {HG_E4M3, HG_E5M2, HG_F32}, {HG_E5M2, HG_E5M2, HG_F16}};
+  for (size_t t = 0; t < sizeof f8 / sizeof f8[0]; t++)
+    for (size_t c = 0; c < sizeof configs8 / sizeof configs8[0]; c++)
+      add_gemm(f8[t][0], f8[t][1], f8[t][2], true, true, t == 1 && c == 0, configs8[c]);
+}
+
+static void report(job_kind_t kind, const char *title) {
+  int n = 0, refused = 0, ok = 0;
+  double total = 0, max = 0;
+  const char *slowest = "";
+  for (int i = 0; i < njobs; i++) {
+    job_t *j = &jobs[i];
+    if (j->kind != kind) continue;
+    n++;
+    hg_test_checks++;
+    if (!j->ok) {
+      HG_FAIL("%s: %s", j->what, j->msg);
+      continue;
+    }
+    ok++;
+    if (j->refused) {
+      refused++;
+      continue;
+    }
+    total += j->lower_ms;
+    if (j->lower_ms > max) {
+      max = j->lower_ms;
+      slowest = j->what;
+    }
+    if (kind == JOB_GEMM && getenv("HG_TEST_COMPARE"))
+      fprintf(stderr, "  %-60s registers: mlir %3d, ptx %3d; %4.0f ms\n", j->what, j->regs_mlir,
+              j->regs_ptx, j->lower_ms);
+  }
+  int built = ok - refused;
+  fprintf(stderr,
+          "  %s: %d variants, %d built through MLIR and assembled, %d refused by the planner in "
+          "both backends; generation + lowering mean %.0f ms, max %.0f ms (%s)\n",
+          title, n, built, refused, built ? total / built : 0.0, max, slowest);
+}
+
+static void test_tma_kernel_matrix(void) {
+  njobs = 0;
+  add_tma_matrix();
+  CHECK(njobs > 800);
+  run_all();
+  report(JOB_TMA, "TMA kernels");
+}
+
+static void test_gemm_matrix(void) {
+  njobs = 0;
+  add_gemm_matrix();
+  CHECK(njobs >= 40);
+  run_all();
+  report(JOB_GEMM, "GEMM kernels");
+}
+
+/* The utility kernels (random fill, reference GEMM, repack) too: the GEMM check runs them
+ * through the same backend. */
+static void test_utility_kernels(void) {
+  hg_kernel_t k;
+  static const hg_dtype_t fills[] = {HG_BF16, HG_F16, HG_F32, HG_E4M3, HG_E5M2, HG_S8, HG_U8};
+  for (size_t i = 0; i < sizeof fills / sizeof fills[0]; i++) {
+    hg_status_t s = hg_gen_fill_random(fills[i], HG_BACKEND_MLIR, &k);
+    hg_test_checks++;
+    if (!hg_is_ok(&s)) {
+      if (s.code != HG_ERR_UNSUPPORTED && s.code != HG_ERR_INVALID)
+        HG_FAIL("fill %s: %s", hg_dtype_name(fills[i]), s.msg);
+      continue;
+    }
+    CHECK_OK(hg_ptxas_check(k.ptx.data, NULL));
+    hg_kernel_free(&k);
+  }
+  for (int e = 1; e <= 4; e *= 2) {
+    CHECK_OK(hg_gen_repack(e, HG_BACKEND_MLIR, &k));
+    if (k.ptx.data) CHECK_OK(hg_ptxas_check(k.ptx.data, NULL));
+    hg_kernel_free(&k);
+  }
+  hg_gemm_problem_t p = {.m = 100,
+                         .n = 200,
+                         .k = 64,
+                         .batch = 2,
+                         .a_type = HG_BF16,
+                         .b_type = HG_BF16,
+                         .d_type = HG_F32,
+                         .a_k_major = true,
+                         .b_k_major = false,
+                         .alpha = 1.0f,
+                         .beta = 1.0f};
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gen_gemm_reference(&p, HG_BACKEND_MLIR, &k));
+  if (k.ptx.data) CHECK_OK(hg_ptxas_check(k.ptx.data, NULL));
+  hg_kernel_free(&k);
+}
+
+int main(void) {
+  mlir_test_require_tools();
+  HG_RUN(test_utility_kernels);
+  HG_RUN(test_gemm_matrix);
+  HG_RUN(test_tma_kernel_matrix);
+  free(jobs);
+  return hg_test_finish();
+}
