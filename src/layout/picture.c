@@ -153,8 +153,10 @@ static hg_status_t svg_body(const hg_composed_t *l, const hg_layout_t *tv, FILE 
     hgl_mode(tv, 1, &m);
     HG_TRY(hgl_size(&m, &nval));
     int64_t cells;
-    if (nthr < 0 || nval < 0 || __builtin_mul_overflow(nthr, nval, &cells) ||
-        cells > HGL_PICTURE_MAX_CELLS)
+    /* Each factor is bounded too: a size-0 mode would make the product small while the
+     * other factor still drives a loop. */
+    if (nthr < 0 || nval < 0 || nthr > HGL_PICTURE_MAX_CELLS || nval > HGL_PICTURE_MAX_CELLS ||
+        __builtin_mul_overflow(nthr, nval, &cells) || cells > HGL_PICTURE_MAX_CELLS)
       return hg_error(HG_ERR_INVALID, "svg: the TV layout %s is too large to draw",
                       hgl_lstr(tv, x, sizeof x));
   }

@@ -182,6 +182,11 @@ static void test_svg(void) {
   out = capture(hg_layout_svg, &c, &tv, &st);
   CHECK_ERR(st, HG_ERR_INVALID, "outside the layout");
   free(out);
+  /* A TV layout with a huge thread mode but an empty value mode is refused, not walked. */
+  tv = L("(33377777777,0):(4,2)");
+  out = capture(hg_layout_svg, &c, &tv, &st);
+  CHECK_ERR(st, HG_ERR_INVALID, "too large to draw");
+  free(out);
   tv = L("6:1");
   out = capture(hg_layout_svg, &c, &tv, &st);
   CHECK_ERR(st, HG_ERR_INVALID, "rank 2");
