@@ -70,6 +70,13 @@ step() {
   [ -n "$note" ] || note=$(tail -1 "$log")
   record "$name" "$result" $(($(date +%s) - t0)) "${note:0:150}"
   echo "$name: $result"
+  # A batch that hung: name the case it was running (the one after the last result line).
+  if [ "$result" = TIMEOUT ] && [ "${2:-}" = tma ] && [ "${3:-}" = --batch ]; then
+    local done_cases hung
+    done_cases=$(grep -cE '^(PASS|FAIL|REFUSED) ' "$log")
+    hung=$(grep -vE '^[[:space:]]*(#|$)' "$4" | sed -n "$((done_cases + 1))p")
+    echo "                      (hung in case $((done_cases + 1)): $hung)" >> "$summary"
+  fi
 }
 
 {
@@ -209,7 +216,7 @@ fi
 
 # ---------------------------------------------------------------- streaming copy
 for size in 1G 4G; do
-  step "copy-$size" 150 '^  ratio' "$H" bench copy --bytes "$size" --min-ratio 0.9
+  step "copy-$size" 90 '^  ratio' "$H" bench copy --bytes "$size" --min-ratio 0.9
   if ! grep -q '^copy-'"$size"' *PASS' "$summary" && [ "$size" = 1G ]; then
     # Below 0.9 (or failed): try the other shapes of the ring, logged for tuning.
     i=0
@@ -217,7 +224,7 @@ for size in 1G 4G; do
       "--box-rows 64 --stages 3" "--evict-first"; do
       i=$((i + 1))
       # shellcheck disable=SC2086
-      step "copy-1G-alt$i" 150 '^  ratio' "$H" bench copy --bytes 1G --min-ratio 0.9 $alt
+      step "copy-1G-alt$i" 90 '^  ratio' "$H" bench copy --bytes 1G --min-ratio 0.9 $alt
       echo "                      (alt$i: $alt)" >> "$summary"
     done
   fi

@@ -494,7 +494,12 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
       o.seed = (uint64_t)seed;
       run_st = hg_tma_run(cx->rt, &s, be, &o, &result);
       ran = result.runs > 0;
-      if (run_st.code == HG_ERR_CUDA) cx->context_lost = true;
+      /* A kernel fault is sticky: the context refuses everything after it. Other driver
+       * failures (a refused launch shape) leave it usable; a sync tells them apart. */
+      if (run_st.code == HG_ERR_CUDA) {
+        hg_status_t probe = hg_rt_sync(cx->rt, NULL);
+        cx->context_lost = !hg_is_ok(&probe);
+      }
       if (hg_is_ok(&run_st) && max_cold > 0 && result.cold.to_launch_ms > max_cold)
         run_st = hg_error(HG_ERR_MISMATCH,
                           "the cold path (spec -> launched kernel, first pass) took %.2f ms, over "
