@@ -144,7 +144,8 @@ typedef struct hg_tma_timing {
 /* One differing byte, described for a person. */
 typedef struct hg_tma_mismatch {
   int64_t cta;     /* loads: the CTA whose shared memory differs; stores: -1 */
-  uint64_t offset; /* loads: byte in the stage buffer; stores: byte of the output tensor */
+  uint64_t offset; /* loads: byte in the stage buffer; stores: byte of the output allocation,
+                      whose tensor starts 256 bytes in (guard bytes before and after it) */
   uint8_t expected, got;
   char where[200]; /* "CTA 3 (tile (1,0), cluster rank 1), smem byte 130: box 2 element
                       (1,1) = tensor (63,-8), out of bounds" */

@@ -306,7 +306,7 @@ void hg_tma_check_compare(const hg_tma_check_t *x, int max_report, hg_tma_result
         describe_load(x, mm->cta, mm->offset, mm->where, sizeof mm->where);
       } else {
         mm->cta = -1;
-        mm->offset = i - HG_TMA_GUARD_BYTES; /* may wrap for a guard byte before the tensor */
+        mm->offset = i; /* of the allocation: the tensor starts HG_TMA_GUARD_BYTES in */
         describe_store(x, i, mm->where, sizeof mm->where);
       }
     }
