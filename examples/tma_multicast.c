@@ -49,7 +49,7 @@ int main(void) {
     snprintf(buf, sizeof buf, "%.*s", end ? (int)(end - line) : (int)strlen(line), line);
     if (strstr(buf, "barrier.cluster.") || strstr(buf, ".reqnctapercluster") ||
         strstr(buf, "multicast::cluster") || strstr(buf, "mbarrier.init") ||
-        strstr(buf, "expect_tx"))
+        strstr(buf, "fence.mbarrier_init") || strstr(buf, "expect_tx"))
       printf("  %s\n", buf + strspn(buf, " \t"));
     line = end ? end + 1 : line + strlen(line);
   }
