@@ -1,5 +1,5 @@
-/* The MLIR backend: prints the builder's IR (ir.h) as MLIR 22 text — a gpu.module holding
- * one kernel in the nvgpu / nvvm / arith / cf / llvm dialects — which mlir_lower.c lowers
+/* The MLIR backend: prints the builder's IR (ir.h) as MLIR 22 text (a gpu.module holding
+ * one kernel in the nvgpu / nvvm / arith / cf / llvm dialects), which mlir_lower.c lowers
  * to PTX with mlir-opt-22. Same IR, same meaning as ptx.c; a difference is a bug.
  *
  * Shape of the output:
@@ -32,8 +32,19 @@
  * cannot say what the IR says (TMA with an L2 cache hint, tensor prefetch and reduce,
  * expect_tx, try_wait, remote arrive, wgmma, setmaxnreg, stmatrix, fences, cluster
  * barriers, elect.sync), arith for integer and float arithmetic (signedness from the
- * opcode), llvm for memory, and llvm.inline_asm only for what neither dialect has
- * (createpolicy, wgmma with a run-time scale-d or A in registers). */
+ * opcode), llvm for memory, one LLVM intrinsic called directly (bar.arrive), and
+ * llvm.inline_asm only where neither dialect says what ptx.c prints (createpolicy; wgmma
+ * with a run-time scale-d or A in registers; an opaque copy of the shared-memory base, see
+ * print_entry).
+ *
+ * Warp-synchronous (.aligned) instructions: the nvvm ops that become LLVM intrinsics
+ * (barriers, elect.sync, wgmma fence/commit/wait, setmaxnreg, stmatrix, cluster barriers,
+ * mbarrier try_wait) are `convergent`, so LLVM never duplicates them into divergent paths.
+ * wgmma.mma_async itself is inline assembly (as nvvm.wgmma.mma_async lowers too), which
+ * LLVM does not mark convergent. In hopgen's kernels each wgmma shares its basic block
+ * with the convergent wgmma.fence / commit_group around it (no branch between them), and
+ * LLVM duplicates no block that holds a convergent call; a generator that branched
+ * between a fence and its wgmmas would lose that protection. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -996,13 +1007,21 @@ static void print_op(mprinter_t *p, int32_t i) {
     }
     break;
   }
-  case HG_OP_BAR_ARRIVE:
-    /* inline assembly with immediates: nvvm.barrier.arrive is itself inline assembly,
-     * with the id and count in registers, and a register barrier id hides from ptxas
-     * which named barriers the kernel uses; ptx.c prints immediates */
-    L(p, "llvm.inline_asm has_side_effects \"bar.arrive %d, %d;\", \"\" : () -> ()", op->u.bar.id,
-      op->u.bar.threads);
+  case HG_OP_BAR_ARRIVE: {
+    /* the LLVM intrinsic, not nvvm.barrier.arrive: that op lowers to inline assembly with
+     * the id and count in registers (a register barrier id hides from ptxas which named
+     * barriers the kernel uses) and, being inline assembly, is not `convergent`, so LLVM
+     * could duplicate this .aligned instruction into divergent paths. The intrinsic is
+     * convergent and prints immediates: bar.arrive id, threads; as ptx.c does. */
+    int id = tmp(p), n = tmp(p);
+    L(p, "%%t%d = llvm.mlir.constant(%d : i32) : i32", id, op->u.bar.id);
+    L(p, "%%t%d = llvm.mlir.constant(%d : i32) : i32", n, op->u.bar.threads);
+    L(p,
+      "llvm.call_intrinsic \"llvm.nvvm.barrier.cta.arrive.aligned.count\"(%%t%d, %%t%d) : (i32, "
+      "i32) -> ()",
+      id, n);
     break;
+  }
   case HG_OP_FENCE_PROXY_ASYNC:
     L(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = "
          "#nvvm.shared_space<cta>}");

@@ -1,4 +1,4 @@
-/* hopgen emit layer — the MLIR backend's private interface (mlir.c prints, mlir_lower.c
+/* hopgen emit layer: the MLIR backend's private interface (mlir.c prints, mlir_lower.c
  * lowers). hg_emit_mlir itself is public (include/hopgen/emit.h). */
 #ifndef HOPGEN_EMIT_MLIR_H
 #define HOPGEN_EMIT_MLIR_H

@@ -280,7 +280,7 @@ static void test_sync_cluster_and_mbarriers(void) {
                             "mbarrier.try_wait.parity.shared.b64",
                             "bar.sync \t0;",
                             "bar.sync \t1, 64;",
-                            "bar.arrive 2, 96;",
+                            "bar.arrive \t2, 96;",
                             "fence.proxy.async.shared::cta;"};
     for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++)
       CHECK(mlir_has(ptx.data, expect[k]));
