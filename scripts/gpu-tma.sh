@@ -31,7 +31,7 @@ H=$(cd "$(dirname "$H")" && pwd)/$(basename "$H")
 export PATH="$PATH:/usr/local/cuda/bin"
 # The matrix reuses compiled kernels across runs (a persistent cache); the cold-path steps
 # use fresh empty directories of their own.
-export HOPGEN_CACHE_DIR=${HOPGEN_CACHE_DIR:-$OUTDIR/cache}
+export HOPGEN_CACHE_DIR=${HOPGEN_CACHE_DIR:-/tmp/hopgen-tma-cache}
 mkdir -p "$HOPGEN_CACHE_DIR"
 summary=$OUTDIR/summary.txt
 : > "$summary"
@@ -232,7 +232,7 @@ done
 
 # ---------------------------------------------------------------- cold and warm paths
 for op in "load" "multicast --cluster 2" "store"; do
-  fresh=$(mktemp -d "$OUTDIR/cold-cache.XXXXXX")
+  fresh=$(mktemp -d /tmp/hopgen-cold-cache.XXXXXX)
   # shellcheck disable=SC2086
   HOPGEN_CACHE_DIR=$fresh step "cold-warm-${op%% *}" 60 'path: spec' \
     "$H" tma $op --check --runs 3 --max-cold-ms 300 --max-warm-ms 5
