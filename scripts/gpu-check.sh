@@ -17,7 +17,8 @@ t_all=$(date +%s)
 step() { # step NAME CMD...: run, log, record PASS/FAIL and seconds
   local name=$1; shift
   local t0=$(date +%s%N)
-  if "$@" > "$LOG/$name.log" 2>&1; then r=PASS; else r="FAIL(rc=$?)"; fi
+  # A hung kernel must not eat the whole call: each step gets STEP_TIMEOUT seconds.
+  if timeout "${STEP_TIMEOUT:-240}" "$@" > "$LOG/$name.log" 2>&1; then r=PASS; else r="FAIL(rc=$?)"; fi
   printf '%-28s %-12s %6d ms\n' "$name" "$r" $(( ($(date +%s%N) - t0) / 1000000 )) >> "$summary"
   [ "$r" = PASS ] || { echo "---- $name (tail)"; tail -25 "$LOG/$name.log"; }
 }

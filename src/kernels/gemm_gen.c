@@ -32,8 +32,10 @@
 #define CONSUMER_REGS_2WG 232
 #define CONSUMER_REGS_1WG 240
 
-/* Named barriers: 0 is bar.sync of the whole CTA; 1 + w belongs to consumer warpgroup w. */
+/* Named barriers: 0 is bar.sync of the whole CTA; 1 + w belongs to consumer warpgroup w;
+ * 3 + w tells ping-pong consumer w that the other has issued its previous main loop. */
 #define BAR_CONSUMER_BASE 1
+#define BAR_ORDER_BASE 3
 
 typedef struct gemm_ctx {
   const hg_gemm_problem_t *p;
@@ -636,7 +638,30 @@ static hg_status_t emit_consumer(gemm_ctx_t *g) {
     {
       hg_val_t bidx, m0, n0;
       emit_tile_coords(g, t, &bidx, &m0, &n0);
+      if (pingpong) {
+        /* An mbarrier wait only sees the parity of a phase. The consumer that skipped the
+         * other's tile would otherwise wait on stage phases a whole tile ahead and be
+         * released by an earlier phase of the same parity; it starts its main loop only
+         * once the other has issued the previous tile's (named barrier, both warpgroups). */
+        hg_b_if(b, hg_b_cmp(b, HG_GT_S, iter, i32(g, 0)));
+        for (int w = 0; w < 2; w++) {
+          hg_b_if(b, hg_b_cmp(b, HG_EQ, wc, i32(g, w)));
+          hg_b_bar_sync(b, BAR_ORDER_BASE + w, 256);
+          hg_b_endif(b);
+        }
+        hg_b_endif(b);
+      }
       emit_mainloop(g, acc, wm, s, phase);
+      if (pingpong) {
+        /* Let the other consumer start its tile, if the loop gives it one. */
+        hg_b_if(b, hg_b_cmp(b, HG_LT_S, add(g, t, g->num_clusters), g->total_tiles));
+        for (int w = 0; w < 2; w++) {
+          hg_b_if(b, hg_b_cmp(b, HG_EQ, wc, i32(g, w)));
+          hg_b_bar_arrive(b, BAR_ORDER_BASE + 1 - w, 256);
+          hg_b_endif(b);
+        }
+        hg_b_endif(b);
+      }
       hg_val_t m_base = add(g, m0, slot_row0);
       hg_val_t row0 = add(g, m0, t_row), col0 = add(g, n0, t_col);
       emit_scale_and_c(g, acc, nacc, &am, row0, col0, bidx, scale);
