@@ -18,7 +18,11 @@ step() { # step NAME CMD...: run, log, record PASS/FAIL and seconds
   local name=$1; shift
   local t0=$(date +%s%N)
   # A hung kernel must not eat the whole call: each step gets STEP_TIMEOUT seconds.
-  if timeout "${STEP_TIMEOUT:-240}" "$@" > "$LOG/$name.log" 2>&1; then r=PASS; else r="FAIL(rc=$?)"; fi
+  local cmd=("$@")
+  if declare -F "$1" > /dev/null; then # a shell function: run it in a child bash
+    cmd=(bash -c "$(declare -f "$1"); H=$H; $*")
+  fi
+  if timeout "${STEP_TIMEOUT:-240}" "${cmd[@]}" > "$LOG/$name.log" 2>&1; then r=PASS; else r="FAIL(rc=$?)"; fi
   printf '%-28s %-12s %6d ms\n' "$name" "$r" $(( ($(date +%s%N) - t0) / 1000000 )) >> "$summary"
   [ "$r" = PASS ] || { echo "---- $name (tail)"; tail -25 "$LOG/$name.log"; }
 }
