@@ -12,7 +12,6 @@ int hg_cmd_tma(int argc, char **argv);    /* hopgen tma load|prefetch|multicast|
 int hg_cmd_gemm(int argc, char **argv);   /* hopgen gemm ... */
 int hg_cmd_bench(int argc, char **argv);  /* hopgen bench copy|gemm */
 int hg_cmd_demo(int argc, char **argv);   /* hopgen demo: the README's main job */
-int hg_cli_bench_gemm(int argc, char **argv); /* hopgen bench gemm (argv[0] == "gemm") */
 int hg_cli_bench_gemm(int argc, char **argv); /* hopgen bench gemm (tools/cmd_gemm.c) */
 
 /* Print "hopgen: <sentence>" to stderr and return 1 (for `return hg_cli_fail(s);`). */
