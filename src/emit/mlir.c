@@ -629,9 +629,19 @@ static void print_wgmma(mprinter_t *p, const hg_ir_op_t *op) {
  * first narrows the amount to u32 (PTX shift amounts are .u32), and so does this. */
 static void print_shift(mprinter_t *p, const hg_ir_op_t *op, const char *x, const char *y,
                         const char *d) {
-  bool wide = vtype(p, hg_ir_operands(p->b, op)[0]) == HG_T_I64;
+  const int32_t *o = hg_ir_operands(p->b, op);
+  bool wide = vtype(p, o[0]) == HG_T_I64;
   const char *ty = wide ? "i64" : "i32";
   int width = wide ? 64 : 32;
+  const hg_ir_value_t *amount = &p->b->values[o[1]];
+  if (amount->kind == HG_VK_SSA && p->b->ops[amount->def].code == HG_OP_CONST) {
+    int64_t k = p->b->ops[amount->def].u.cnst.i;
+    if (k >= 0 && k < width) { /* a constant in range: the plain shift says it all */
+      const char *name = op->u.bin == HG_SHL ? "shli" : op->u.bin == HG_SHR_S ? "shrsi" : "shrui";
+      L(p, "%s = arith.%s %s, %s : %s", d, name, x, y, ty);
+      return;
+    }
+  }
   int amt32 = -1;
   char amt[NAME_BYTES];
   if (wide) {

@@ -118,6 +118,35 @@ static void test_integer_and_float_arithmetic(void) {
   hg_builder_destroy(b);
 }
 
+/* PTX's shift semantics survive: amounts at or past the width clamp (shl/shr.u give 0,
+ * shr.s the sign fill) and a 64-bit shift reads its amount as u32. On constants LLVM folds
+ * every shift, so the stored immediates show the semantics the lowering kept. */
+static void test_shift_semantics(void) {
+  hg_builder_t *b = kernel("shifts");
+  hg_val_t out = hg_b_param(b, HG_T_I64, "out");
+  /* shl.b64 3, (u32)0x100000005 = 5 -> 96 */
+  sink(b, out, 0, hg_b_bin(b, HG_SHL, hg_b_i64(b, 3), hg_b_i64(b, 0x100000005ll)));
+  /* shr.s32 -8, 32 -> -1 (sign fill) */
+  sink(b, out, 1, hg_b_bin(b, HG_SHR_S, hg_b_i32(b, -8), hg_b_i32(b, 32)));
+  /* shl.b32 7, 40 -> 0 and shr.u64 -1, 64 -> 0: stored as a plain 0 */
+  sink(b, out, 2, hg_b_bin(b, HG_SHL, hg_b_i32(b, 7), hg_b_i32(b, 40)));
+  sink(b, out, 3, hg_b_bin(b, HG_SHR_U, hg_b_i64(b, -1), hg_b_i64(b, 64)));
+  /* in range: shr.s64 -4096, 2 -> -1024; shr.u32 0xfffffff8, 29 -> 7 */
+  sink(b, out, 4, hg_b_bin(b, HG_SHR_S, hg_b_i64(b, -4096), hg_b_i64(b, 2)));
+  sink(b, out, 5, hg_b_bin(b, HG_SHR_U, hg_b_i32(b, -8), hg_b_i32(b, 29)));
+  hg_text_t ptx;
+  if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
+    CHECK(mlir_has(ptx.data, "], 96;"));
+    CHECK(mlir_has(ptx.data, "], -1;"));
+    CHECK_EQ(mlir_count(ptx.data, "], 0;"), 2);
+    CHECK(mlir_has(ptx.data, "], -1024;"));
+    CHECK(mlir_has(ptx.data, "], 7;"));
+    CHECK(strstr(ptx.data, "shl.") == NULL && strstr(ptx.data, "shr.") == NULL);
+  }
+  hg_text_free(&ptx);
+  hg_builder_destroy(b);
+}
+
 static void test_pack_unpack(void) {
   hg_builder_t *b = kernel("pack");
   hg_val_t out = hg_b_param(b, HG_T_I64, "out");
@@ -475,6 +504,7 @@ static void test_failures(void) {
 int main(void) {
   mlir_test_require_tools();
   HG_RUN(test_integer_and_float_arithmetic);
+  HG_RUN(test_shift_semantics);
   HG_RUN(test_pack_unpack);
   HG_RUN(test_special_registers_and_clock);
   HG_RUN(test_loads_stores_atomics);
