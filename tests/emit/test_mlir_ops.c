@@ -118,11 +118,12 @@ static void test_integer_and_float_arithmetic(void) {
   hg_builder_destroy(b);
 }
 
-/* PTX's shift semantics survive: amounts at or past the width clamp (shl/shr.u give 0,
- * shr.s the sign fill) and a 64-bit shift reads its amount as u32. On constants LLVM folds
- * every shift, so the stored immediates show the semantics the lowering kept. */
-static void test_shift_semantics(void) {
-  hg_builder_t *b = kernel("shifts");
+/* PTX's semantics survive where arith/LLVM differ: shift amounts at or past the width
+ * clamp (shl/shr.u give 0, shr.s the sign fill), a 64-bit shift reads its amount as u32,
+ * and f2i saturates (NaN -> 0). On constants LLVM folds all of it, so the stored
+ * immediates show the semantics the lowering kept. */
+static void test_semantics_on_constants(void) {
+  hg_builder_t *b = kernel("constants");
   hg_val_t out = hg_b_param(b, HG_T_I64, "out");
   /* shl.b64 3, (u32)0x100000005 = 5 -> 96 */
   sink(b, out, 0, hg_b_bin(b, HG_SHL, hg_b_i64(b, 3), hg_b_i64(b, 0x100000005ll)));
@@ -134,13 +135,19 @@ static void test_shift_semantics(void) {
   /* in range: shr.s64 -4096, 2 -> -1024; shr.u32 0xfffffff8, 29 -> 7 */
   sink(b, out, 4, hg_b_bin(b, HG_SHR_S, hg_b_i64(b, -4096), hg_b_i64(b, 2)));
   sink(b, out, 5, hg_b_bin(b, HG_SHR_U, hg_b_i32(b, -8), hg_b_i32(b, 29)));
+  /* cvt.rzi.s32.f32 saturates and gives 0 for NaN */
+  sink(b, out, 6, hg_b_f2i(b, hg_b_f32(b, 1e10f)));
+  sink(b, out, 7, hg_b_f2i(b, hg_b_f32(b, -1e10f)));
+  sink(b, out, 8, hg_b_f2i(b, hg_b_bitcast(b, HG_T_F32, hg_b_i32(b, 0x7fc00000))));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
     CHECK(mlir_has(ptx.data, "], 96;"));
     CHECK(mlir_has(ptx.data, "], -1;"));
-    CHECK_EQ(mlir_count(ptx.data, "], 0;"), 2);
     CHECK(mlir_has(ptx.data, "], -1024;"));
     CHECK(mlir_has(ptx.data, "], 7;"));
+    CHECK(mlir_has(ptx.data, "], 2147483647;"));
+    CHECK(mlir_has(ptx.data, "], -2147483648;"));
+    CHECK_EQ(mlir_count(ptx.data, "], 0;"), 3);
     CHECK(strstr(ptx.data, "shl.") == NULL && strstr(ptx.data, "shr.") == NULL);
   }
   hg_text_free(&ptx);
@@ -504,7 +511,7 @@ static void test_failures(void) {
 int main(void) {
   mlir_test_require_tools();
   HG_RUN(test_integer_and_float_arithmetic);
-  HG_RUN(test_shift_semantics);
+  HG_RUN(test_semantics_on_constants);
   HG_RUN(test_pack_unpack);
   HG_RUN(test_special_registers_and_clock);
   HG_RUN(test_loads_stores_atomics);
