@@ -75,6 +75,18 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
   return hg_ok();
 }
 
+int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  if (c->epi_n > 0) return c->epi_n;
+  /* Sub-tile rows of 128, 64 or 32 bytes: TMA pads a swizzled box's rows to the swizzle
+   * span, so the row must be exactly one span; the widest that divides the tile wins. */
+  const int ed = hg_dtype_bytes(p->d_type), q = ed == 2 ? 16 : 8;
+  for (int bytes = 128; bytes >= 32; bytes /= 2) {
+    const int w = bytes / ed;
+    if (w % q == 0 && c->tile_n % w == 0) return w;
+  }
+  return 0;
+}
+
 /* Shared memory a configuration needs, in bytes, as the generator lays it out. */
 static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
@@ -82,8 +94,7 @@ static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const uint32_t a = (uint32_t)((c->tile_m * c->tile_k * ea + 1023) / 1024 * 1024);
   const uint32_t b = (uint32_t)((c->tile_n * c->tile_k * eb + 1023) / 1024 * 1024);
   const int consumers = c->schedule == HG_SCHED_PINGPONG ? 2 : (c->tile_m >= 128 ? 2 : 1);
-  int epi_n = c->epi_n > 0 ? c->epi_n : 128 / ed;
-  if (epi_n > c->tile_n) epi_n = c->tile_n;
+  const int epi_n = hg_gemm_epi_n(p, c);
   const uint32_t epi =
       (uint32_t)consumers * 2u * (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
   return (uint32_t)stages * (a + b) + 16u * (uint32_t)stages + epi + SMEM_SLACK;
@@ -128,11 +139,12 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (c->raster_group < 1)
     return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   const int ed = hg_dtype_bytes(p->d_type);
-  if (c->epi_n != 0 && (c->epi_n > c->tile_n || c->tile_n % c->epi_n != 0 || c->epi_n * ed > 128 ||
+  const int eb = c->epi_n * ed;
+  if (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || (eb != 32 && eb != 64 && eb != 128) ||
                         c->epi_n % (ed == 2 ? 16 : 8) != 0))
     return hg_error(HG_ERR_INVALID,
-                    "epilogue width %d: it must divide tile N = %d, be a multiple of %d and span "
-                    "at most 128 B of %s",
+                    "epilogue width %d: it must divide tile N = %d, be a multiple of %d and make "
+                    "rows of 32, 64 or 128 B of %s (one swizzle span)",
                     c->epi_n, c->tile_n, ed == 2 ? 16 : 8, hg_dtype_name(p->d_type));
   return hg_ok();
 }
@@ -192,27 +204,24 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   return hg_ok();
 }
 
-/* Estimated time of a configuration, in arbitrary units, from a two-roofline model per
- * wave of tiles: each SM runs one tile at a time; a tile costs the larger of its MMA time
- * (at an efficiency that falls for narrow tiles) and its share of operand bytes. Only the
+/* Estimated time of a configuration, in arbitrary units: the persistent grid runs waves of
+ * cluster tiles (as many clusters at once as the SMs hold, one CTA per SM), so a tile
+ * count just above a multiple of the resident clusters wastes most of a wave; within a
+ * tile, the MMA issues at an efficiency that falls for narrow N and 64-row tiles (one
+ * consumer warpgroup), and the epilogue costs about as much as 256 more K. Only the
  * ranking matters; --tune measures the real thing. */
 static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sms) {
   const double tm = c->tile_m, tn = c->tile_n;
-  const double tiles_m = (double)((p->m + c->tile_m - 1) / c->tile_m);
-  const double tiles_n = (double)((p->n + c->tile_n - 1) / c->tile_n);
-  const double tiles = tiles_m * tiles_n * p->batch;
-  const double waves = (double)(int64_t)((tiles + sms - 1) / sms);
-  /* MMA efficiency: 64-row tiles use one consumer warpgroup; narrow N issues short wgmma. */
-  double eff = (tm >= 128 ? 1.0 : 0.6) * (tn >= 128 ? 1.0 : tn >= 64 ? 0.85 : 0.6);
-  if (tm * tn >= 128 * 256) eff *= 1.04;
-  const double flops = 2.0 * tm * tn * (double)p->k;
-  const double mma = flops / eff; /* per SM at unit rate */
-  const double e = hg_dtype_bytes(p->a_type);
-  /* Bytes per tile from L2/HBM: the operand panels; the machine balance of H100 puts ~300
-   * FLOP per byte across all SMs, i.e. per SM the same ratio. */
-  const double bytes = (tm + tn) * (double)p->k * e;
-  const double mem = bytes * 300.0 * (e == 1 ? 2.0 : 1.0) / 4.0;
-  return waves * (mma > mem ? mma : mem);
+  const int cs = c->cluster_m * c->cluster_n;
+  const int64_t ctm = (p->m + c->tile_m * c->cluster_m - 1) / (c->tile_m * c->cluster_m);
+  const int64_t ctn = (p->n + c->tile_n * c->cluster_n - 1) / (c->tile_n * c->cluster_n);
+  const int64_t ctiles = ctm * ctn * p->batch;
+  const int64_t resident = sms / cs > 0 ? sms / cs : 1;
+  const double waves = (double)((ctiles + resident - 1) / resident);
+  double eff = tn / (tn + 16.0);
+  if (tm < 128) eff *= 0.55;
+  const double work = tm * tn * ((double)p->k + 256.0);
+  return waves * work / eff;
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_gemm_config_t *out) {
@@ -221,39 +230,43 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_ge
   if (sm_count <= 0) sm_count = 132;
   const bool fp8 = is8(p.a_type);
   const int tile_k = fp8 ? 128 : 64;
-  static const int cand[][2] = {{128, 256}, {256, 128}, {128, 128}, {128, 64},
-                                {64, 256},  {64, 128},  {64, 64}};
+  static const int tms[] = {128, 256, 64};
+  static const int tns[] = {256, 224, 192, 176, 160, 128, 96, 64};
   hg_gemm_config_t best = {0};
   double best_t = 0;
-  for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
-    hg_gemm_config_t c = {.tile_m = cand[i][0],
-                          .tile_n = cand[i][1],
-                          .tile_k = tile_k,
-                          .cluster_m = 1,
-                          .cluster_n = 1,
-                          .stages = 2,
-                          .schedule = HG_SCHED_COOPERATIVE,
-                          .raster = HG_RASTER_M,
-                          .raster_group = 8,
-                          .epi_n = 0};
-    /* Share the operand that many tiles read: B across M when there are several M tiles,
-     * A across N when M fits one tile. */
-    const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
-    const int64_t tiles_n = (p.n + c.tile_n - 1) / c.tile_n;
-    if (tiles_m >= 2 && tiles_m * tiles_n >= 2 * sm_count / 2)
-      c.cluster_m = 2;
-    else if (tiles_m == 1 && tiles_n >= 2)
-      c.cluster_n = 2;
-    c.stages = hg_gemm_max_stages(&p, &c);
-    if (c.stages > 8) c.stages = 8;
-    hg_status_t ok = hg_gemm_config_check(&p, &c);
-    if (!hg_is_ok(&ok)) continue;
-    const double t = estimate(&p, &c, sm_count);
-    if (best.tile_m == 0 || t < best_t * 0.97) {
-      best = c;
-      best_t = t;
+  for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++)
+    for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
+      hg_gemm_config_t c = {.tile_m = tms[i],
+                            .tile_n = tns[j],
+                            .tile_k = tile_k,
+                            .cluster_m = 1,
+                            .cluster_n = 1,
+                            .stages = 2,
+                            .schedule = HG_SCHED_COOPERATIVE,
+                            .raster = HG_RASTER_M,
+                            .raster_group = 8,
+                            .epi_n = 0};
+      /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each. */
+      if (c.tile_m * c.tile_n / (c.tile_m >= 128 ? 256 : 128) > 240) continue;
+      /* Share the operand that many tiles read: B across M when there are several M tiles,
+       * A across N when M fits one tile. */
+      const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
+      const int64_t tiles_n = (p.n + c.tile_n - 1) / c.tile_n;
+      if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count)
+        c.cluster_m = 2;
+      else if (tiles_m == 1 && tiles_n >= 2)
+        c.cluster_n = 2;
+      c.stages = hg_gemm_max_stages(&p, &c);
+      if (c.stages > 8) c.stages = 8;
+      hg_status_t ok = hg_gemm_config_check(&p, &c);
+      if (!hg_is_ok(&ok)) continue;
+      const double t = estimate(&p, &c, sm_count);
+      /* Earlier candidates are the better-trodden shapes: a later one must win clearly. */
+      if (best.tile_m == 0 || t < best_t * 0.97) {
+        best = c;
+        best_t = t;
+      }
     }
-  }
   if (best.tile_m == 0) return hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem");
   *out = best;
   return hg_ok();
