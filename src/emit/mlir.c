@@ -532,11 +532,14 @@ static void print_wgmma(mprinter_t *p, const hg_ir_op_t *op) {
     /* nvvm.wgmma.mma_async: A and B from descriptors, scale-d an attribute (one: D +=,
      * zero: D =). The layouts say which operand is K-major: A <row> and B <col> are
      * K-major, so trans_a is A <col> and trans_b is B <row> (imm-trans-a/-b = 1).
-     * Not nvgpu.warpgroup.mma: that op takes whole-tile typed descriptors and accumulator
-     * fragments and derives the per-instruction descriptors itself (128B swizzle only),
-     * while the IR has one instruction with descriptors the generator already built; its
-     * verifier also rejects transposed A without transposed B and f16-accumulating 8-bit
-     * and integer types. */
+     * Not nvgpu.warpgroup.mma, which does not fit the IR's single instruction: its
+     * lowering (NVGPUToNVVM.cpp, WarpgroupGemm) wraps each op in its own wgmma.fence,
+     * commit_group and wait_group, where the IR issues several wgmmas between one fence
+     * and one commit and waits for N groups later (a per-instruction wait would serialize
+     * the GEMM's pipeline); it always accumulates (scale-out one), so scale-d false cannot
+     * be said; it takes whole-tile typed descriptors and derives each instruction's
+     * descriptor itself, while the IR's descriptors are built by the generator; and it
+     * has no A from registers. */
     bool scale = true;
     const_pred(b, scale_d, &scale);
     name_t ba, bb;
