@@ -1,7 +1,8 @@
 /* Helpers shared by the MLIR-backend tests: print a builder's kernel as MLIR, lower it
  * with mlir-opt-22 (hg_mlir_lower), assemble the PTX with ptxas, and on any failure show
  * the numbered MLIR (and PTX) so that the failure points at a line. Also the lowering
- * times, for the summary each test program prints. */
+ * times, for the summary each test program prints. By hand: HG_TEST_DUMP_MLIR=1 prints
+ * every kernel's MLIR and PTX; HG_TEST_COMPARE=1 prints both backends' register counts. */
 #ifndef HG_TEST_MLIR_UTIL_H
 #define HG_TEST_MLIR_UTIL_H
 
