@@ -489,8 +489,12 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t 
 }
 
 /* The tolerance of a relative Frobenius error: the output's rounding (half an ulp relative,
- * about 2^-9 for bf16, 2^-12 for f16) with headroom, or accumulation-order noise for f32. */
-static double tolerance(hg_dtype_t d) {
+ * about 2^-9 for bf16, 2^-12 for f16) with headroom, or accumulation-order noise for f32.
+ * fp8 operands: Hopper's fp8 MMA accumulates with fewer bits than f32 (seen on an H200:
+ * 2.2e-4 relative at K = 127 with f32 output, growing with K), so f16/f32 outputs get
+ * 5e-3, fp8's own tolerance; bf16 output stays at its rounding's 1e-2. */
+static double tolerance(hg_dtype_t ab, hg_dtype_t d) {
+  if (hg_dtype_bits(ab) == 8) return d == HG_BF16 ? 1e-2 : 5e-3;
   return d == HG_BF16 ? 1e-2 : d == HG_F16 ? 2e-3 : 1e-4;
 }
 
@@ -654,15 +658,21 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     s = run_reference(rt, &kits, &p, &b, alpha_eff);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
     if (hg_is_ok(&s)) s = compare(rt, &p, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad);
-    r->tolerance = tolerance(p.d_type);
+    r->tolerance = tolerance(p.a_type, p.d_type);
     r->checked = hg_is_ok(&s);
     if (hg_is_ok(&s) && blas) {
+      /* cuBLASLt's own distance to the reference, for scale. It declines some problems
+       * (no fp8 kernel for tiny or odd shapes, no bf16 -> f16): that is a note, not a
+       * failure of hopgen's check. */
       hg_blas_gemm_args_t ba = blas_args_for(&p, &b, b.dblas);
       s = hg_rt_memset8(rt, b.dblas, 0xFF, b.d_bytes, NULL);
-      if (hg_is_ok(&s)) s = hg_blas_gemm(blas, &ba);
-      if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+      hg_status_t bs = hg_ok();
+      if (hg_is_ok(&s)) bs = hg_blas_gemm(blas, &ba);
+      if (hg_is_ok(&s) && hg_is_ok(&bs)) s = hg_rt_sync(rt, NULL);
       int64_t bad2, fb2;
-      if (hg_is_ok(&s)) s = compare(rt, &p, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2);
+      if (hg_is_ok(&s) && hg_is_ok(&bs))
+        s = compare(rt, &p, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2);
+      if (!hg_is_ok(&bs)) snprintf(r->note, sizeof r->note, "cuBLASLt declined: %.200s", bs.msg);
     }
   }
   if (hg_is_ok(&s) && o->bench) {
