@@ -277,9 +277,15 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
 /* Whether the generator can build c for p; the sentence names the rule that fails. */
 hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
-/* The epilogue sub-tile width c uses (its epi_n, or the widest of 128/64/32-byte rows that
- * divides tile N); 0 when none does (then D is stored directly). */
+/* The epilogue sub-tile width c uses: its epi_n, or 128/64-byte swizzled rows that divide
+ * tile N, else the whole tile width unswizzled, else 32-byte rows; 0 when none fits (then D
+ * is stored directly). */
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* Whether a sub-tile of that width has swizzled rows (rows of exactly 32, 64 or 128 B). */
+bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);
+/* Epilogue buffers per consumer warpgroup: 2 (double-buffered), 1 for a full-width
+ * unswizzled sub-tile. */
+int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The most pipeline stages that fit in shared memory for c's tile. */
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* A configuration chosen from the problem's shape and the device's SM count. */

@@ -77,14 +77,32 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
 
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   if (c->epi_n > 0) return c->epi_n;
-  /* Sub-tile rows of 128, 64 or 32 bytes: TMA pads a swizzled box's rows to the swizzle
-   * span, so the row must be exactly one span; the widest that divides the tile wins. */
   const int ed = hg_dtype_bytes(p->d_type), q = ed == 2 ? 16 : 8;
-  for (int bytes = 128; bytes >= 32; bytes /= 2) {
+  /* Sub-tiles whose rows are exactly one swizzle span (TMA pads a swizzled box's rows to the
+   * span) keep stmatrix free of bank conflicts: 128- or 64-byte rows when they divide the
+   * tile. Otherwise the whole tile width in one unswizzled sub-tile (a TMA box of up to 256
+   * elements): one store per 64 rows instead of many 32-byte ones, for a 2-way conflict. */
+  for (int bytes = 128; bytes >= 64; bytes /= 2) {
     const int w = bytes / ed;
     if (w % q == 0 && c->tile_n % w == 0) return w;
   }
+  if (c->tile_n % q == 0 && c->tile_n <= 256) return c->tile_n;
+  const int w = 32 / ed;
+  if (w % q == 0 && c->tile_n % w == 0) return w;
   return 0;
+}
+
+bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n) {
+  const int rb = epi_n * hg_dtype_bytes(p->d_type);
+  return rb == 32 || rb == 64 || rb == 128;
+}
+
+int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  /* Two buffers let one sub-tile's store drain while the next is written; a full-width
+   * unswizzled sub-tile is the only one of its 64 rows, so one buffer (drained long before
+   * the next tile's epilogue) keeps the shared memory for pipeline stages. */
+  const int w = hg_gemm_epi_n(p, c);
+  return w > 0 && !hg_gemm_epi_swizzled(p, w) ? 1 : 2;
 }
 
 /* Shared memory a configuration needs, in bytes, as the generator lays it out. */
@@ -95,8 +113,8 @@ static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const uint32_t b = (uint32_t)((c->tile_n * c->tile_k * eb + 1023) / 1024 * 1024);
   const int consumers = c->schedule == HG_SCHED_PINGPONG ? 2 : (c->tile_m >= 128 ? 2 : 1);
   const int epi_n = hg_gemm_epi_n(p, c);
-  const uint32_t epi =
-      (uint32_t)consumers * 2u * (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
+  const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
+                       (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
   return (uint32_t)stages * (a + b) + 16u * (uint32_t)stages + epi + SMEM_SLACK;
 }
 
@@ -139,12 +157,12 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (c->raster_group < 1)
     return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   const int ed = hg_dtype_bytes(p->d_type);
-  const int eb = c->epi_n * ed;
-  if (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || (eb != 32 && eb != 64 && eb != 128) ||
-                        c->epi_n % (ed == 2 ? 16 : 8) != 0))
+  if (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
+                        (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n)))
     return hg_error(HG_ERR_INVALID,
-                    "epilogue width %d: it must divide tile N = %d, be a multiple of %d and make "
-                    "rows of 32, 64 or 128 B of %s (one swizzle span)",
+                    "epilogue width %d: it must divide tile N = %d, be a multiple of %d, and "
+                    "either make rows of 32, 64 or 128 B of %s (one swizzle span) or be the whole "
+                    "tile width",
                     c->epi_n, c->tile_n, ed == 2 ? 16 : 8, hg_dtype_name(p->d_type));
   return hg_ok();
 }

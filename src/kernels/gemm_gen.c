@@ -730,7 +730,7 @@ static hg_status_t with_batch_mode(const hg_composed_t *l, hg_composed_t *out) {
  * the swizzle span so that stmatrix's eight rows land in eight different 16-byte chunks. */
 static hg_status_t epilogue_layout(int esize, int epi_n, hg_composed_t *out) {
   const int row_bytes = epi_n * esize;
-  const int b = row_bytes >= 128 ? 3 : row_bytes >= 64 ? 2 : row_bytes >= 32 ? 1 : 0;
+  const int b = row_bytes == 128 ? 3 : row_bytes == 64 ? 2 : row_bytes == 32 ? 1 : 0;
   int lg = 0;
   while ((1 << lg) < esize) lg++;
   hg_swizzle_t sw;
@@ -799,11 +799,10 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p_in, const hg_gemm_config
   /* The epilogue goes through TMA when D allows it (leading dimension and batch stride
    * multiples of 16 bytes, 16-byte aligned base) and the tile splits into sub-tiles. */
   const int ed = hg_dtype_bytes(p.d_type);
-  g.epi_n = c->epi_n > 0 ? c->epi_n : 128 / ed;
-  if (g.epi_n > c->tile_n) g.epi_n = c->tile_n;
+  g.epi_n = hg_gemm_epi_n(&p, c);
   const bool d_ok =
       !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
-  out->tma_store = d_ok && c->tile_n % g.epi_n == 0 && g.epi_n % (ed == 2 ? 16 : 8) == 0;
+  out->tma_store = d_ok && g.epi_n > 0;
   if (out->tma_store) {
     memset(&td, 0, sizeof td);
     td.dtype = p.d_type;
@@ -821,7 +820,7 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p_in, const hg_gemm_config
     hg_tma_options_t od = hg_tma_options_default(HG_TMA_STORE);
     HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &se, &od, &out->plan_d), "storing D: "));
     g.epi_rows = 64;
-    g.epi_buffers = 2;
+    g.epi_buffers = hg_gemm_epi_buffers(&p, c);
     g.epi_bytes = align_up(out->plan_d.smem_bytes, 1024);
   }
 

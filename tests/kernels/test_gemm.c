@@ -104,6 +104,24 @@ static void test_config_rules(void) {
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "cluster 4x8");
   CHECK_OK(hg_gemm_config_parse("128x128x64,e48", &c));
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "epilogue width 48");
+  /* Epilogue widths: 64 bf16 = 128-byte swizzled rows, double-buffered; a 176-wide tile
+   * (16 x 11) has no 64- or 128-byte divisor, so the whole width goes unswizzled in one
+   * buffer; f32 output halves the swizzled width. */
+  CHECK_OK(hg_gemm_config_parse("128x256x64", &c));
+  CHECK_EQ(hg_gemm_epi_n(&p, &c), 64);
+  CHECK_EQ(hg_gemm_epi_buffers(&p, &c), 2);
+  CHECK_OK(hg_gemm_config_parse("128x176x64", &c));
+  CHECK_EQ(hg_gemm_epi_n(&p, &c), 176);
+  CHECK(!hg_gemm_epi_swizzled(&p, 176));
+  CHECK_EQ(hg_gemm_epi_buffers(&p, &c), 1);
+  CHECK_OK(hg_gemm_config_parse("128x176x64,e16", &c));
+  CHECK_OK(hg_gemm_config_check(&p, &c)); /* 32-byte swizzled rows: legal when asked for */
+  CHECK_OK(hg_gemm_config_parse("128x176x64,e88", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "epilogue width 88");
+  hg_gemm_problem_t pf = p;
+  pf.d_type = HG_F32;
+  CHECK_OK(hg_gemm_config_parse("128x256x64", &c));
+  CHECK_EQ(hg_gemm_epi_n(&pf, &c), 32);
 }
 
 /* Generate, assemble, and require no spills: the consumers hold 128 accumulators. */
