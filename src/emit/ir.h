@@ -141,8 +141,8 @@ typedef enum hg_ir_opcode {
   HG_OP_ELECT_SYNC,            /* -> [PRED]; true in exactly one lane of the (full) warp */
   HG_OP_MBAR_INIT,             /* [addr, count] */
   HG_OP_MBAR_ARRIVE,           /* [addr] */
-  HG_OP_MBAR_ARRIVE_CLUSTER,   /* [addr (shared::cta, local offset), cta_rank]: arrive,
-                                * release at cluster scope, on that CTA's barrier */
+  HG_OP_MBAR_ARRIVE_CLUSTER,   /* [addr (shared::cta, local offset), cta_rank]: arrive
+                                * on that CTA's barrier: default .release.cta, see ptx.c */
   HG_OP_MBAR_ARRIVE_EXPECT_TX, /* [addr, bytes] */
   HG_OP_MBAR_EXPECT_TX,        /* [addr, bytes] */
   HG_OP_MBAR_TRY_WAIT,         /* -> [PRED]; [addr, parity] */
