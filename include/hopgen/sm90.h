@@ -317,7 +317,9 @@ hg_tma_options_t hg_tma_options_default(hg_tma_op_t op);
  * the stage buffer. Offsets along dimension 0 are multiples of 16 bytes; the run-time
  * origin along tmap_mode[0] must be too (16 / element-size elements), or the GPU raises an
  * illegal instruction (seen on an H200). Plans check it when the origin is known
- * (hg_tma_options_t.origin_known, hg_tma_box_coords); generated kernels must ensure it. */
+ * (hg_tma_options_t.origin_known, hg_tma_box_coords); generated kernels must ensure it.
+ * Stores and reductions further take no negative coordinate at all (hg_tma_box_issuable):
+ * a kernel must write such a box without TMA. */
 typedef struct hg_tma_box {
   int32_t coord[HG_TMA_MAX_RANK];
   uint32_t smem_offset; /* bytes */
@@ -365,8 +367,20 @@ hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swi
                                hg_composed_t *out);
 /* The absolute coordinates of box b for a tile at origin (per tensor mode): the innermost
  * one must be a multiple of 16 bytes (an H200 raises an illegal instruction otherwise) and
- * all must fit int32. */
+ * all must fit int32. Negative coordinates are legal for loads, prefetches and multicast
+ * (TMA fills out-of-bounds elements), and are returned for every operation: whether a
+ * store's or reduction's box may go through TMA is hg_tma_box_issuable's question. */
 hg_status_t hg_tma_box_coords(const hg_tma_plan_t *p, int b, const int32_t *origin, int32_t *out);
+/* Whether box b of plan p may be issued by TMA at coords (tensor-map order, from
+ * hg_tma_box_coords). Loads and prefetches: always. Stores and reductions: only when every
+ * coordinate is >= 0. Seen on an H200 (driver 580.159.04): a cp.async.bulk.tensor store
+ * with ANY negative coordinate (innermost or outer, aligned or not) raises
+ * CUDA_ERROR_ILLEGAL_INSTRUCTION and kills the context, while boxes hanging past the far
+ * edges are fine; cp.reduce.async.bulk.tensor shares the store path and is assumed to do
+ * the same (docs/hardware-notes.md). The refusal names the box, mode and value; hopgen's
+ * store and reduce kernels write such a box element by element instead (the ideal result:
+ * out-of-bounds elements skipped, hg_model_store_elementwise). */
+hg_status_t hg_tma_box_issuable(const hg_tma_plan_t *p, int b, const int32_t *coords);
 
 /* ---------------------------------------------------------------- CPU reference model */
 
@@ -394,16 +408,28 @@ hg_status_t hg_model_tma_load_multicast(const hg_tensormap_params_t *p, const vo
                                         uint8_t *const *cta_smem, int cluster, size_t smem_bytes,
                                         uint32_t dst, uint16_t mask, uint32_t *tx_bytes);
 /* A tiled TMA store (op HG_TMA_STORE) or reduction (HG_TMA_REDUCE_*) of one box from smem
- * at address src: the same box shape and swizzle as a load; out-of-bounds elements are
- * skipped. Reductions compute in the element type (f16/bf16 rounded to nearest even). */
+ * at address src: the same box shape and swizzle as a load; out-of-bounds elements past the
+ * far edges are skipped. Reductions compute in the element type (f16/bf16 rounded to
+ * nearest even). Any negative coordinate is an error, as the innermost 16-byte rule is:
+ * the GPU raises an illegal instruction (seen on an H200 for stores, assumed for
+ * reductions; hg_tma_box_issuable). */
 hg_status_t hg_model_tma_store(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
                                size_t gmem_bytes, const int32_t *coords, const uint8_t *smem,
                                size_t smem_bytes, uint32_t src);
+/* The ideal store or reduction of the same box at any int32 coordinates, element by
+ * element: every in-bounds element is read from where TMA would read it (the box geometry
+ * and swizzle above) and written or reduced; out-of-bounds elements on either side are
+ * skipped. What hopgen's kernels do for a box that TMA cannot take (a negative coordinate),
+ * and what TMA itself does for the others. */
+hg_status_t hg_model_store_elementwise(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
+                                       size_t gmem_bytes, const int32_t *coords,
+                                       const uint8_t *smem, size_t smem_bytes, uint32_t src);
 
 /* What a kernel that issues every box of plan p for the tile at origin (per tensor mode)
  * does, on the model: a load, multicast or not (member i of the group issues its slice into
  * every member's shared memory; cta_smem[i] is member i's), a store or reduction from
- * cta_smem[0], or a prefetch (nothing lands; the coordinates are still checked). smem_base
+ * cta_smem[0] (refused, as the GPU would fault, when a box has a negative coordinate), or a
+ * prefetch (nothing lands; the coordinates are still checked). smem_base
  * is the stage buffer's shared-memory address; tx_bytes (p->cluster entries, or NULL) gets
  * what each member's mbarrier was told. A convenience over the calls above for checking
  * GPU results; it takes the plan's word for the tensor map, boxes and offsets. */

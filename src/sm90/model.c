@@ -43,9 +43,11 @@ typedef struct box_geom {
   uint64_t elems;
 } box_geom_t;
 
+/* tma: the box is moved by a TMA instruction, so its coordinates obey the hardware's rules
+ * (false: element by element, as a kernel's fallback writes it, where any int32 goes). */
 static hg_status_t check_box(const hg_tensormap_params_t *p, size_t gmem_bytes,
                              const int32_t *coords, size_t smem_bytes, uint32_t smem_addr,
-                             const char *what, box_geom_t *g) {
+                             const char *what, bool tma, box_geom_t *g) {
   hg_status_t s = hg_tensormap_validate(p, 0);
   if (!hg_is_ok(&s)) return hg_status_wrap(s, "%s: ", what);
   for (int d = 0; d < p->rank; d++)
@@ -58,7 +60,7 @@ static hg_status_t check_box(const hg_tensormap_params_t *p, size_t gmem_bytes,
   /* Seen on an H200: an innermost coordinate whose byte offset is not a multiple of 16
    * raises cudaErrorIllegalInstruction (38 of 38 cases) and kills the context. */
   const int64_t inner_bytes = (int64_t)coords[0] * g->esize;
-  if (inner_bytes % 16 != 0)
+  if (tma && inner_bytes % 16 != 0)
     return hg_error(HG_ERR_INVALID,
                     "%s: the innermost coordinate %" PRId32 " is %" PRId64
                     " B into the row, not a multiple of 16 B: the GPU raises an illegal "
@@ -135,7 +137,7 @@ hg_status_t hg_model_tma_load(const hg_tensormap_params_t *p, const void *gmem, 
                               const int32_t *coords, uint8_t *smem, size_t smem_bytes, uint32_t dst,
                               uint32_t *tx_bytes) {
   box_geom_t g;
-  HG_TRY(check_box(p, gmem_bytes, coords, smem_bytes, dst, "TMA load", &g));
+  HG_TRY(check_box(p, gmem_bytes, coords, smem_bytes, dst, "TMA load", true, &g));
   const uint8_t *src = gmem;
   /* Seen on an H200: NaN fill writes 0x7FF7 in every 16 bits (f16 NaN 0x7FF7, f32
    * 0x7FF77FF7); zero fill writes zeros. */
@@ -306,16 +308,31 @@ static uint64_t reduce_elem(hg_tma_op_t op, hg_dtype_t t, uint64_t old, uint64_t
   }
 }
 
-hg_status_t hg_model_tma_store(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
-                               size_t gmem_bytes, const int32_t *coords, const uint8_t *smem,
-                               size_t smem_bytes, uint32_t src) {
-  const char *what = op == HG_TMA_STORE ? "TMA store" : "TMA reduce";
+/* A store or reduction of one box, by TMA (tma) or element by element. */
+static hg_status_t store_box(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
+                             size_t gmem_bytes, const int32_t *coords, const uint8_t *smem,
+                             size_t smem_bytes, uint32_t src, bool tma) {
+  const char *what = !tma ? "element-wise store" : op == HG_TMA_STORE ? "TMA store" : "TMA reduce";
   if (op != HG_TMA_STORE && !hg_tma_op_is_reduce(op))
-    return hg_error(HG_ERR_INVALID, "TMA store model: operation '%s' is not a store or reduce",
+    return hg_error(HG_ERR_INVALID, "%s model: operation '%s' is not a store or reduce", what,
                     hg_tma_op_name(op));
   if (op != HG_TMA_STORE) HG_TRY(hg_tma_reduce_check(op, p->dtype));
   box_geom_t g;
-  HG_TRY(check_box(p, gmem_bytes, coords, smem_bytes, src, what, &g));
+  HG_TRY(check_box(p, gmem_bytes, coords, smem_bytes, src, what, tma, &g));
+  /* Seen on an H200 (driver 580.159.04): cp.async.bulk.tensor...global.shared::cta (a store)
+   * with any negative coordinate, in the innermost dimension (even a multiple of 16 B) or in
+   * an outer one, raises an illegal instruction and kills the context; boxes hanging past the
+   * far edges are fine. cp.reduce.async.bulk.tensor goes through the same store path of the
+   * TMA unit and is assumed to do the same (it could not be tested: the context was dead). */
+  if (tma)
+    for (int d = 0; d < p->rank; d++)
+      if (coords[d] < 0)
+        return hg_error(HG_ERR_INVALID,
+                        "%s: coordinate %d (tensor-map dimension %d) is %" PRId32
+                        ": the GPU raises an illegal instruction: TMA stores and reductions "
+                        "take non-negative coordinates only (seen on an H200, driver "
+                        "580.159.04; assumed for reductions)",
+                        what, d, d, coords[d]);
   uint8_t *dst = gmem;
   for (uint64_t i = 0; i < g.elems; i++) {
     bool inb;
@@ -332,6 +349,18 @@ hg_status_t hg_model_tma_store(const hg_tensormap_params_t *p, hg_tma_op_t op, v
     }
   }
   return hg_ok();
+}
+
+hg_status_t hg_model_tma_store(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
+                               size_t gmem_bytes, const int32_t *coords, const uint8_t *smem,
+                               size_t smem_bytes, uint32_t src) {
+  return store_box(p, op, gmem, gmem_bytes, coords, smem, smem_bytes, src, true);
+}
+
+hg_status_t hg_model_store_elementwise(const hg_tensormap_params_t *p, hg_tma_op_t op, void *gmem,
+                                       size_t gmem_bytes, const int32_t *coords,
+                                       const uint8_t *smem, size_t smem_bytes, uint32_t src) {
+  return store_box(p, op, gmem, gmem_bytes, coords, smem, smem_bytes, src, false);
 }
 
 /* ---------------------------------------------------------------- wgmma */

@@ -446,6 +446,24 @@ hg_status_t hg_tma_box_coords(const hg_tma_plan_t *p, int b, const int32_t *orig
   return hg_ok();
 }
 
+hg_status_t hg_tma_box_issuable(const hg_tma_plan_t *p, int b, const int32_t *coords) {
+  if (b < 0 || b >= p->num_boxes)
+    return hg_error(HG_ERR_INVALID, "box %d is outside the plan's %d", b, p->num_boxes);
+  if (p->op != HG_TMA_STORE && !hg_tma_op_is_reduce(p->op)) return hg_ok();
+  /* Seen on an H200 (driver 580.159.04): a TMA store with any negative coordinate raises an
+   * illegal instruction and kills the context; reductions share the store path and are
+   * assumed to do the same (docs/hardware-notes.md). */
+  for (int d = 0; d < p->map.rank; d++)
+    if (coords[d] < 0)
+      return hg_error(HG_ERR_INVALID,
+                      "box %d's coordinate along tensor mode %d is %" PRId32
+                      ": the GPU raises an illegal instruction: TMA stores and reductions take "
+                      "non-negative coordinates only (seen on an H200, driver 580.159.04; "
+                      "assumed for reductions); write this box without TMA",
+                      b, p->tmap_mode[d], coords[d]);
+  return hg_ok();
+}
+
 hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw,
                                hg_composed_t *out) {
   int tmap_mode[HG_TMA_MAX_RANK], mode_dim[HG_TMA_MAX_RANK];

@@ -231,8 +231,16 @@ static void test_store_and_reduce(void) {
   static uint16_t out[128 * 64];
   for (int i = 0; i < 128 * 64; i++) out[i] = 0xEEEE;
   const int32_t dst[2] = {-8, 62};
-  CHECK_OK(
-      hg_model_tma_store(&p, HG_TMA_STORE, out, sizeof out, dst, smem_buf, sizeof smem_buf, 0));
+  /* Seen on an H200: a TMA store with a negative coordinate raises an illegal instruction,
+   * so the model refuses it (and writes nothing); the element-wise store is the ideal. */
+  CHECK_ERR(
+      hg_model_tma_store(&p, HG_TMA_STORE, out, sizeof out, dst, smem_buf, sizeof smem_buf, 0),
+      HG_ERR_INVALID,
+      "TMA store: coordinate 0 (tensor-map dimension 0) is -8: the GPU raises an illegal "
+      "instruction: TMA stores and reductions take non-negative coordinates only");
+  for (int i = 0; i < 128 * 64; i++) CHECK_EQ(out[i], 0xEEEE);
+  CHECK_OK(hg_model_store_elementwise(&p, HG_TMA_STORE, out, sizeof out, dst, smem_buf,
+                                      sizeof smem_buf, 0));
   int written = 0;
   for (int r = 0; r < 64; r++)
     for (int c = 0; c < 128; c++) {
@@ -243,6 +251,37 @@ static void test_store_and_reduce(void) {
       CHECK_EQ(out[r * 128 + c], (10 + i1) * 256 + 16 + i0);
     }
   CHECK_EQ(written, 2 * 8);
+  /* Past the far edges only: TMA takes it and skips the overhang (rows 62, 63, columns
+   * 120..127 of the box's 16), exactly as the element-wise store does. */
+  static uint16_t out2[128 * 64];
+  for (int i = 0; i < 128 * 64; i++) out[i] = out2[i] = 0xEEEE;
+  const int32_t far[2] = {120, 62};
+  CHECK_OK(
+      hg_model_tma_store(&p, HG_TMA_STORE, out, sizeof out, far, smem_buf, sizeof smem_buf, 0));
+  CHECK_OK(hg_model_store_elementwise(&p, HG_TMA_STORE, out2, sizeof out2, far, smem_buf,
+                                      sizeof smem_buf, 0));
+  CHECK(!memcmp(out, out2, sizeof out));
+  written = 0;
+  for (int i = 0; i < 128 * 64; i++) written += out[i] != 0xEEEE;
+  CHECK_EQ(written, 2 * 8);
+  /* Any negative coordinate is refused, an outer one too, a reduction too, in any swizzle;
+   * the element-wise store takes a misaligned innermost coordinate (no TMA rule applies). */
+  const int32_t outer[2] = {16, -1};
+  CHECK_ERR(
+      hg_model_tma_store(&p, HG_TMA_STORE, out, sizeof out, outer, smem_buf, sizeof smem_buf, 0),
+      HG_ERR_INVALID, "coordinate 1 (tensor-map dimension 1) is -1: the GPU raises an illegal");
+  const hg_tensormap_params_t pu = map2(HG_U32, 64, 64, 256, 8, 4, HG_SWIZZLE_32B);
+  const int32_t outer_u[2] = {8, -1};
+  CHECK_ERR(hg_model_tma_store(&pu, HG_TMA_REDUCE_INC, out, sizeof out, outer_u, smem_buf,
+                               sizeof smem_buf, 0),
+            HG_ERR_INVALID, "TMA reduce: coordinate 1 (tensor-map dimension 1) is -1");
+  const int32_t odd[2] = {-3, 60};
+  CHECK_ERR(
+      hg_model_tma_store(&p, HG_TMA_STORE, out, sizeof out, odd, smem_buf, sizeof smem_buf, 0),
+      HG_ERR_INVALID, "not a multiple of 16 B");
+  CHECK_OK(hg_model_store_elementwise(&p, HG_TMA_STORE, out2, sizeof out2, odd, smem_buf,
+                                      sizeof smem_buf, 0));
+  CHECK_EQ(out2[60 * 128 + 0], (10 + 0) * 256 + 16 + 3); /* box element (3, 0) */
 
   /* Reductions, one element each. */
   struct {

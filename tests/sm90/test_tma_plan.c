@@ -211,6 +211,38 @@ static void test_store_reduce_prefetch(void) {
             ".xor takes 32- and 64-bit integers");
   o.op = HG_TMA_REDUCE_MAX;
   CHECK_OK(plan_tile(&gb, 64, 64, HG_SWIZZLE_128B, &o, &plan));
+  /* Negative coordinates: loads may take them; a store or reduction box may not go through
+   * TMA (seen on an H200: an illegal instruction), though its coordinates are still given
+   * (a kernel writes such a box element by element), and a known negative origin does not
+   * make the plan fail. */
+  int32_t c[2];
+  const int32_t neg_outer[2] = {-3, 64}, neg_inner[2] = {8, -32}, edge[2] = {290, 240};
+  o.op = HG_TMA_LOAD;
+  CHECK_OK(plan_tile(&g, 64, 32, HG_SWIZZLE_128B, &o, &plan));
+  CHECK_OK(hg_tma_box_coords(&plan, 0, neg_outer, c));
+  CHECK_OK(hg_tma_box_issuable(&plan, 0, c));
+  o.op = HG_TMA_STORE;
+  o.origin_known = true;
+  o.origin[0] = -3;
+  o.origin[1] = -32;
+  CHECK_OK(plan_tile(&g, 64, 32, HG_SWIZZLE_128B, &o, &plan));
+  o.origin_known = false;
+  CHECK_OK(hg_tma_box_coords(&plan, 0, neg_outer, c));
+  CHECK_EQ(c[0], 64);
+  CHECK_EQ(c[1], -3);
+  CHECK_ERR(hg_tma_box_issuable(&plan, 0, c), HG_ERR_INVALID,
+            "box 0's coordinate along tensor mode 0 is -3: the GPU raises an illegal "
+            "instruction: TMA stores and reductions take non-negative coordinates only");
+  CHECK_OK(hg_tma_box_coords(&plan, 0, neg_inner, c));
+  CHECK_ERR(hg_tma_box_issuable(&plan, 0, c), HG_ERR_INVALID,
+            "along tensor mode 1 is -32: the GPU raises an illegal instruction");
+  CHECK_OK(hg_tma_box_coords(&plan, 0, edge, c));
+  CHECK_OK(hg_tma_box_issuable(&plan, 0, c)); /* past the far edges: fine */
+  CHECK_ERR(hg_tma_box_issuable(&plan, 1, c), HG_ERR_INVALID, "box 1 is outside the plan's 1");
+  o.op = HG_TMA_REDUCE_ADD;
+  CHECK_OK(plan_tile(&g, 64, 32, HG_SWIZZLE_128B, &o, &plan));
+  CHECK_OK(hg_tma_box_coords(&plan, 0, neg_outer, c));
+  CHECK_ERR(hg_tma_box_issuable(&plan, 0, c), HG_ERR_INVALID, "TMA stores and reductions");
   o.op = HG_TMA_STORE;
   o.cluster = 2;
   CHECK_ERR(plan_tile(&g, 64, 32, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
