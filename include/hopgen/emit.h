@@ -314,6 +314,16 @@ void hg_b_tma_store(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_src, int rank,
                     const hg_val_t *coords);
 void hg_b_tma_reduce(hg_builder_t *b, hg_reduce_op_t op, hg_val_t tmap, hg_val_t smem_src, int rank,
                      const hg_val_t *coords);
+/* A global reduction of one element (PTX ISA "red"; relaxed, .gpu scope), with the
+ * element-type semantics of cp.reduce.async.bulk.tensor, and exactly the (op, type) pairs
+ * that instruction takes (hg_tma_reduce_check): add u32 s32 u64 f32 f16 bf16; min/max u32
+ * s32 f16 bf16; inc/dec u32; and/or/xor u32 s32 u64. addr: the I64 generic address of the
+ * element (aligned to its size). v: an I32 for u32/s32, an I32 holding the 16 bits in its
+ * low half for f16/bf16, an F32 for f32, an I64 for u64. PTX has no scalar red.min/max of a
+ * 16-bit float (only vectors, from PTX ISA 8.1, which would touch the neighbour), so those
+ * are a 16-bit atom.cas loop around min/max.f16/bf16; the rest are one red.global. Kernels
+ * use it where TMA cannot reduce a box (a negative coordinate). */
+void hg_b_red(hg_builder_t *b, hg_reduce_op_t op, hg_dtype_t t, hg_val_t addr, hg_val_t v);
 void hg_b_bulk_commit(hg_builder_t *b);                  /* cp.async.bulk.commit_group */
 void hg_b_bulk_wait(hg_builder_t *b, int n, bool read);  /* wait_group[.read] n */
 void hg_b_tmap_prefetch(hg_builder_t *b, hg_val_t tmap); /* prefetch.tensormap */
@@ -354,11 +364,27 @@ hg_status_t hg_backend_parse(const char *name, hg_backend_t *out);
 
 /* PTX ISA 8.x text for sm_90a with one .entry. */
 hg_status_t hg_emit_ptx(const hg_builder_t *b, hg_text_t *out);
-/* MLIR 22 text: a gpu.module with one gpu.func in the nvgpu/nvvm dialects. */
+/* MLIR 22 text: a gpu.module with one kernel (an llvm.func marked nvvm.kernel) in the
+ * nvgpu/nvvm/arith/cf/llvm dialects. */
 hg_status_t hg_emit_mlir(const hg_builder_t *b, hg_text_t *out);
-/* PTX through the chosen backend; for MLIR, runs mlir-opt-22 / llc-22 as child
- * processes and captures their diagnostics into the status. */
+/* PTX through the chosen backend; for MLIR, hg_emit_mlir then hg_mlir_to_ptx (the
+ * lowering cache, else one mlir-opt-22 child process whose diagnostics go into the status). */
 hg_status_t hg_emit(const hg_builder_t *b, hg_backend_t be, hg_text_t *ptx);
+
+/* Lower hg_emit_mlir's text to PTX for sm_90a, for callers that keep the MLIR: from the
+ * on-disk lowering cache when it holds this text's lowering (no tool runs, so a machine
+ * without the MLIR tools can use lowerings carried over from one with them), else with
+ * mlir-opt-22 (HOPGEN_MLIR_OPT overrides it), storing the result. The cache lives where the
+ * runtime's module cache does ($HOPGEN_CACHE_DIR, "off" disables it; else
+ * $XDG_CACHE_HOME/hopgen or ~/.cache/hopgen) in files mlir-<key>.ptx; a damaged entry is
+ * deleted and lowered again, never used. A cache that cannot be read or written does not
+ * fail the lowering: hg_mlir_cache_note says what happened. */
+hg_status_t hg_mlir_to_ptx(const char *mlir, hg_text_t *ptx);
+/* Why the calling thread's last hg_mlir_to_ptx did not use or fill the lowering cache (the
+ * cache is off or has no location, an entry was damaged, the directory is not writable),
+ * or "" when it hit or stored its lowering. Per thread; valid until that thread's next
+ * hg_mlir_to_ptx. */
+const char *hg_mlir_cache_note(void);
 
 /* ---------------------------------------------------------------- external tools */
 

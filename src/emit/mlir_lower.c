@@ -30,7 +30,10 @@
  * libMLIR) and the rest mostly LLVM -O3 and NVPTX code generation.
  *
  * The library never prints: the tool's diagnostics go into the status sentence, and on
- * failure the input file is kept (its path is in the sentence) for mlir-opt-22 by hand. */
+ * failure the input file is kept (its path is in the sentence) for mlir-opt-22 by hand.
+ *
+ * hg_mlir_to_ptx (mlir_cache.c) puts an on-disk cache of lowerings in front of this, so
+ * that a machine without the MLIR tools can use lowerings made on one with them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +48,18 @@
   "convert-cf-to-llvm,canonicalize,cse,reconcile-unrealized-casts,"                                \
   "gpu-module-to-binary{format=isa})"
 
+/* Bump on any change to HG_MLIR_PIPELINE, extract_ptx or the MLIR release the pipeline is
+ * written for: it is part of every lowering-cache key (mlir_cache.c), so entries lowered
+ * the old way stop matching instead of being served as if they were current. The pipeline
+ * string is in the key too, but a change of extraction or of release would not show. */
+#define HG_MLIR_LOWER_VERSION "mlir22-1"
+
 const char *hg_mlir_pipeline(void) {
   return HG_MLIR_PIPELINE;
+}
+
+const char *hg_mlir_lower_version(void) {
+  return HG_MLIR_LOWER_VERSION;
 }
 
 /* The tool: mlir-opt-22 from PATH, or HOPGEN_MLIR_OPT (a path or name) where MLIR 22 is
@@ -146,6 +159,13 @@ static void remove_dir(const char *dir, const char *file, const char *out) {
 }
 
 hg_status_t hg_mlir_lower(const char *mlir_text, const char *kernel_name, hg_text_t *ptx) {
+  bool tool_missing;
+  return hg_mlir_lower_run(mlir_text, kernel_name, ptx, &tool_missing);
+}
+
+hg_status_t hg_mlir_lower_run(const char *mlir_text, const char *kernel_name, hg_text_t *ptx,
+                              bool *tool_missing) {
+  *tool_missing = false;
   if (!ptx) return hg_error(HG_ERR_INVALID, "hg_mlir_lower: ptx is NULL");
   *ptx = (hg_text_t){0};
   if (!mlir_text || !kernel_name)
@@ -175,6 +195,7 @@ hg_status_t hg_mlir_lower(const char *mlir_text, const char *kernel_name, hg_tex
     remove_dir(dir, file, out);
     hg_text_free(&lowered);
     hg_text_free(&err);
+    *tool_missing = true;
     return hg_error(HG_ERR_TOOL,
                     "%s not found: install the MLIR 22 tools (apt-get install mlir-22-tools "
                     "llvm-22), or set HOPGEN_MLIR_OPT to its path",
@@ -219,7 +240,7 @@ hg_status_t hg_emit_mlir_ptx(const hg_builder_t *b, hg_text_t *ptx) {
   *ptx = (hg_text_t){0};
   hg_text_t mlir = {0};
   HG_TRY(hg_emit_mlir(b, &mlir));
-  hg_status_t s = hg_mlir_lower(mlir.data, b->name, ptx);
+  hg_status_t s = hg_mlir_to_ptx(mlir.data, ptx);
   hg_text_free(&mlir);
   return s;
 }

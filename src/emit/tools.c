@@ -1,4 +1,4 @@
-/* External tools (ptxas, mlir-opt-22, llc-22) and the backend dispatch.
+/* External tools (ptxas, mlir-opt-22) and the backend dispatch.
  *
  * hg_tool_run forks and execs a tool with three pipes and services all of them with
  * poll(), so neither a tool that writes megabytes before reading its input nor one that

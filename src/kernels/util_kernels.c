@@ -17,8 +17,14 @@ hg_status_t hg_kernel_finish(hg_builder_t *b, hg_backend_t be, hg_kernel_t *k) {
   const double t0 = hg_now_ms();
   HG_TRY(hg_builder_status(b));
   k->smem_bytes = hg_builder_smem_bytes(b);
-  if (be == HG_BACKEND_MLIR) HG_TRY(hg_emit_mlir(b, &k->mlir));
-  hg_status_t s = hg_emit(b, be, &k->ptx);
+  hg_status_t s;
+  if (be == HG_BACKEND_MLIR) {
+    /* Print once: the text kept in k->mlir is the one lowered (and the lowering cache's key). */
+    HG_TRY(hg_emit_mlir(b, &k->mlir));
+    s = hg_mlir_to_ptx(k->mlir.data, &k->ptx);
+  } else {
+    s = hg_emit(b, be, &k->ptx);
+  }
   k->gen_ms += hg_now_ms() - t0;
   return s;
 }

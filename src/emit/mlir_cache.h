@@ -1,0 +1,87 @@
+/* hopgen emit layer: the on-disk cache of MLIR lowerings (mlir_cache.c), private.
+ *
+ * Lowering (mlir_lower.c) is a pure function of the MLIR text and the pass pipeline, and
+ * the machines that run kernels have no MLIR tools: so hg_mlir_to_ptx (emit.h) looks the
+ * text up here first and runs mlir-opt-22 only on a miss. An entry is one file,
+ *   <dir>/mlir-<32 hex digits of the key>.ptx
+ * holding one text header line and the PTX:
+ *   hopgen-mlir-ptx 1 lower=<hg_mlir_lower_version()> key=<32 hex> bytes=<n> sum=<16 hex>\n
+ *   <n bytes of PTX>
+ * so that `tail -n +2` of an entry is the PTX. A lookup checks every field (magic, format
+ * version, lowering version, key, length, checksum) and deletes an entry that fails any of
+ * them; it is then lowered again. Entries are written to a temporary file in the same
+ * directory and renamed into place: a reader sees no entry or a whole one, whatever other
+ * processes write at the same time.
+ *
+ * The directory is the runtime's (src/runtime/cache.c), resolved the same way but without
+ * depending on that layer: $HOPGEN_CACHE_DIR ("off" disables), else $XDG_CACHE_HOME/hopgen
+ * (when absolute), else $HOME/.cache/hopgen. Copying that directory to another machine
+ * carries the lowerings with it.
+ *
+ * What the key does not hold: the MLIR tool's own version. The key cannot ask the tool
+ * (the point is to need none), so a changed LLVM whose PTX differs is not noticed;
+ * bump HG_MLIR_LOWER_VERSION (mlir_lower.c) when the pipeline, the PTX extraction or the
+ * supported MLIR release changes. */
+#ifndef HOPGEN_EMIT_MLIR_CACHE_H
+#define HOPGEN_EMIT_MLIR_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hopgen/emit.h"
+
+#define HG_MLIR_CACHE_FORMAT 1 /* the entry layout above; bump when it changes */
+#define HG_MLIR_CACHE_MAX_ENTRY_BYTES ((size_t)256 << 20) /* larger files are not entries */
+
+/* A 128-bit non-cryptographic hash of this layer's own (two multiply-rotate lanes, 16
+ * bytes a step): keys are not adversarial, and 128 bits make an accidental collision
+ * between two kernels negligible. */
+typedef struct hg_mlir_key {
+  uint64_t lo, hi;
+} hg_mlir_key_t;
+
+hg_mlir_key_t hg_mlir_hash128(const void *data, size_t len, uint64_t seed);
+
+/* The key of a lowering: the MLIR text, the lowering version and the pass pipeline. */
+hg_mlir_key_t hg_mlir_cache_key(const char *mlir, size_t len);
+
+typedef struct hg_mlir_cache {
+  bool enabled;
+  char dir[480];
+  char why_disabled[160]; /* "" when enabled */
+} hg_mlir_cache_t;
+
+/* The directory from the environment (see above). Never fails: without a usable location
+ * the cache is disabled and why_disabled says why. Nothing is created before a store. */
+void hg_mlir_cache_from_env(hg_mlir_cache_t *c);
+/* An explicit directory (tests). */
+void hg_mlir_cache_at(hg_mlir_cache_t *c, const char *dir);
+
+/* The entry's file name for key. */
+void hg_mlir_cache_path(const hg_mlir_cache_t *c, hg_mlir_key_t key, char *buf, size_t size);
+
+typedef enum hg_mlir_cache_result {
+  HG_MLIR_CACHE_MISS,    /* no entry, a disabled cache, or an unreadable entry (why says) */
+  HG_MLIR_CACHE_HIT,     /* *ptx holds the PTX (the caller frees it) */
+  HG_MLIR_CACHE_CORRUPT, /* there was an entry but it was damaged: it has been deleted */
+} hg_mlir_cache_result_t;
+
+/* Look key up. why (may be NULL) receives a sentence for a miss by error and for CORRUPT,
+ * "" otherwise. */
+hg_mlir_cache_result_t hg_mlir_cache_lookup(const hg_mlir_cache_t *c, hg_mlir_key_t key,
+                                            hg_text_t *ptx, char *why, size_t why_size);
+
+/* Write an entry atomically, creating the directory if needed. HG_ERR_IO with a sentence
+ * when that fails (nothing is left behind); a disabled cache stores nothing and succeeds. */
+hg_status_t hg_mlir_cache_store(const hg_mlir_cache_t *c, hg_mlir_key_t key, const char *ptx,
+                                size_t len);
+
+/* Delete an entry whose PTX turned out unusable. Absent is not an error. */
+void hg_mlir_cache_remove(const hg_mlir_cache_t *c, hg_mlir_key_t key);
+
+/* The name of the kernel of an MLIR module: the first llvm.func marked nvvm.kernel (what
+ * hg_emit_mlir prints) or gpu.func marked kernel. False when there is none. */
+bool hg_mlir_kernel_name(const char *mlir, char *name, size_t size);
+
+#endif
