@@ -261,6 +261,7 @@ static const char *const opcode_names[HG_OP_COUNT] = {
     [HG_OP_LOAD] = "load",
     [HG_OP_STORE] = "store",
     [HG_OP_ATOMIC_ADD_F32] = "atomic_add_f32",
+    [HG_OP_RED] = "red",
     [HG_OP_MAPA] = "mapa",
     [HG_OP_BAR_SYNC] = "bar_sync",
     [HG_OP_BAR_ARRIVE] = "bar_arrive",
@@ -1072,6 +1073,83 @@ void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v) {
     return;
   int32_t opd[2] = {addr.id, v.id};
   emit0(b, HG_OP_ATOMIC_ADD_F32, opd, 2, NULL);
+}
+
+/* The element types hg_b_red takes for op: those of cp.reduce.async.bulk.tensor (PTX ISA;
+ * the sm90 layer's hg_tma_reduce_check), each of which the PTX ISA's red (or, for 16-bit
+ * float min/max, atom.cas) can reduce one element of. */
+static bool red_pair_ok(hg_reduce_op_t op, hg_dtype_t t, const char **allowed) {
+  switch (op) {
+  case HG_RED_ADD:
+    *allowed = "u32, s32, u64, f32, f16 and bf16";
+    return t == HG_U32 || t == HG_S32 || t == HG_U64 || t == HG_F32 || t == HG_F16 || t == HG_BF16;
+  case HG_RED_MIN:
+  case HG_RED_MAX:
+    *allowed = "u32, s32, f16 and bf16";
+    return t == HG_U32 || t == HG_S32 || t == HG_F16 || t == HG_BF16;
+  case HG_RED_INC:
+  case HG_RED_DEC:
+    *allowed = "u32 only";
+    return t == HG_U32;
+  default: /* and, or, xor */
+    *allowed = "u32, s32 and u64";
+    return t == HG_U32 || t == HG_S32 || t == HG_U64;
+  }
+}
+
+/* min/max.f16 and .bf16 without .NaN return the other operand when one is NaN, the
+ * semantics of the TMA reduction (PTX ISA "min", "max"; sm90.h's model); the plain
+ * ld.global only seeds the loop, which the CAS corrects. */
+#define HG_RED_CAS(minmax, type)                                                                   \
+  "{\n"                                                                                            \
+  ".reg .b64 %hg_a;\n"                                                                             \
+  ".reg .b16 %hg_v, %hg_old, %hg_new, %hg_seen;\n"                                                 \
+  ".reg .pred %hg_retry;\n"                                                                        \
+  "cvta.to.global.u64 %hg_a, $0;\n"                                                                \
+  "cvt.u16.u32 %hg_v, $1;\n"                                                                       \
+  "ld.global.b16 %hg_old, [%hg_a];\n"                                                              \
+  "hg_red_cas:\n" minmax "." type " %hg_new, %hg_old, %hg_v;\n"                                    \
+  "atom.global.cas.b16 %hg_seen, [%hg_a], %hg_old, %hg_new;\n"                                     \
+  "setp.ne.b16 %hg_retry, %hg_seen, %hg_old;\n"                                                    \
+  "mov.b16 %hg_old, %hg_seen;\n"                                                                   \
+  "@%hg_retry bra hg_red_cas;\n"                                                                   \
+  "}\n"
+
+const char *hg_ir_red_cas_ptx(hg_reduce_op_t op, hg_dtype_t t) {
+  if ((op != HG_RED_MIN && op != HG_RED_MAX) || (t != HG_F16 && t != HG_BF16)) return NULL;
+  if (op == HG_RED_MIN) return t == HG_F16 ? HG_RED_CAS("min", "f16") : HG_RED_CAS("min", "bf16");
+  return t == HG_F16 ? HG_RED_CAS("max", "f16") : HG_RED_CAS("max", "bf16");
+}
+
+void hg_b_red(hg_builder_t *b, hg_reduce_op_t op, hg_dtype_t t, hg_val_t addr, hg_val_t v) {
+  static const char *const names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
+  if (!live(b)) return;
+  if ((int)op < 0 || op > HG_RED_XOR) {
+    fail(b, HG_ERR_INVALID, "hg_b_red: %d is not an hg_reduce_op_t", (int)op);
+    return;
+  }
+  if ((int)t < 0 || t >= HG_DTYPE_COUNT) {
+    fail(b, HG_ERR_INVALID, "hg_b_red: %d is not an hg_dtype_t", (int)t);
+    return;
+  }
+  const char *allowed = "";
+  if (!red_pair_ok(op, t, &allowed)) {
+    fail(b, HG_ERR_INVALID,
+         "hg_b_red: the %s reduction takes %s, not %s (the element types "
+         "cp.reduce.async.bulk.tensor takes for it)",
+         names[op], allowed, hg_dtype_name(t));
+    return;
+  }
+  const hg_type_t vt = t == HG_U64 ? HG_T_I64 : t == HG_F32 ? HG_T_F32 : HG_T_I32;
+  char role[64];
+  snprintf(role, sizeof role, "the %s operand", hg_dtype_name(t));
+  if (!use(b, "hg_b_red", "the global address", addr, HG_T_I64) || !use(b, "hg_b_red", role, v, vt))
+    return;
+  int32_t opd[2] = {addr.id, v.id};
+  hg_ir_op_t a = {0};
+  a.u.red.op = op;
+  a.u.red.dtype = t;
+  emit0(b, HG_OP_RED, opd, 2, &a);
 }
 
 hg_val_t hg_b_mapa(hg_builder_t *b, hg_val_t smem_addr, hg_val_t cta_rank) {

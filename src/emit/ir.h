@@ -128,6 +128,9 @@ typedef enum hg_ir_opcode {
                 * bits 8/16: one narrow unsigned integer zero-extended into an I32 */
   HG_OP_STORE, /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n}; type = the values' type */
   HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v F32] */
+  HG_OP_RED,            /* [addr I64 global, v]; u.red.{op, dtype}: one element's global
+                         * reduction (hg_b_red); v is I32 (u32, s32; f16/bf16 in the low 16
+                         * bits), F32 (f32) or I64 (u64) */
   HG_OP_MAPA,           /* -> [I32 shared::cluster]; [addr I32 shared::cta, cta_rank I32] */
 
   /* ---------------------------------------------- synchronisation */
@@ -236,6 +239,10 @@ typedef struct hg_ir_op {
       hg_reduce_op_t red;
     } tma;
     struct {
+      hg_reduce_op_t op;
+      hg_dtype_t dtype;
+    } red;
+    struct {
       int n;
       bool read;
     } bulk_wait;
@@ -330,6 +337,16 @@ int hg_ir_wgmma_num_a(const hg_wgmma_op_t *op);
  * a sentence naming the rule (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
  * Accumulate": wgmma.mma_async shapes and types). */
 hg_status_t hg_ir_wgmma_validate(const hg_wgmma_op_t *op);
+
+/* The PTX of an HG_OP_RED that no single instruction says: min/max of an f16 or bf16
+ * element (PTX ISA "red": .min/.max of .f16/.bf16 exist only as vectors, from PTX ISA 8.1,
+ * and a vector would also reduce the neighbouring element). A self-contained { } block
+ * (its registers and label are local to it, so it may appear any number of times) that
+ * retries a 16-bit atom.global.cas around min/max.f16/bf16 until no other writer
+ * intervened: $0 is the element's I64 generic address, $1 the I32 holding its 16 bits.
+ * Lines end in '\n'. NULL for every other pair (one red.global instruction). ptx.c prints
+ * it with its registers in place of $0 and $1; mlir.c passes it to llvm.inline_asm. */
+const char *hg_ir_red_cas_ptx(hg_reduce_op_t op, hg_dtype_t t);
 
 /* Everything a backend checks before printing: the sticky status, regions all closed,
  * and kernel-level rules that only hold once the whole kernel is known (setmaxnreg needs

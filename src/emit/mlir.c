@@ -720,6 +720,80 @@ static void print_comment(mprinter_t *p, const char *t) {
   }
 }
 
+/* One element's global reduction, as ptx.c's red.global: llvm.atomicrmw, relaxed
+ * (monotonic) at device scope, the result unused, for every pair LLVM has a binop for; NVPTX
+ * prints atom.global.<op> (the same operation, its old value discarded): add (integer, or
+ * fadd for f32, f16 and bf16: atom.add.noftz.f16/bf16), signed or unsigned min/max, and,
+ * or, xor, and uinc_wrap/udec_wrap, which are PTX's inc/dec exactly (old >= v ? 0 : old + 1;
+ * old == 0 || old > v ? v : old - 1). f16/bf16 min/max: LLVM would expand atomicrmw
+ * fmin/fmax into a CAS loop on the enclosing 32-bit word; the inline assembly of
+ * hg_ir_red_cas_ptx is ptx.c's own 16-bit loop, so both backends run the same code (as
+ * createpolicy). */
+static void print_red(mprinter_t *p, const hg_ir_op_t *op, const int32_t *o) {
+  const hg_reduce_op_t red = op->u.red.op;
+  const hg_dtype_t t = op->u.red.dtype;
+  name_t n0, n1;
+  const char *addr = V(p, o[0], n0), *v = V(p, o[1], n1);
+  const char *cas = hg_ir_red_cas_ptx(red, t);
+  if (cas) {
+    mput(&p->s, "      %*sllvm.inline_asm has_side_effects \"", 2 * p->depth, "");
+    for (const char *c = cas; *c; c++) {
+      if (*c == '\n')
+        mput(&p->s, "\\n");
+      else if (*c == '"' || *c == '\\')
+        mput(&p->s, "\\%c", *c);
+      else
+        mput(&p->s, "%c", *c);
+    }
+    mput(&p->s, "\", \"l,r,~{memory}\" %s, %s : (i64, i32) -> ()\n", addr, v);
+    return;
+  }
+  const char *bin;
+  switch (red) {
+  case HG_RED_ADD:
+    bin = t == HG_F32 || t == HG_F16 || t == HG_BF16 ? "fadd" : "add";
+    break;
+  case HG_RED_MIN:
+    bin = t == HG_S32 ? "min" : "umin";
+    break;
+  case HG_RED_MAX:
+    bin = t == HG_S32 ? "max" : "umax";
+    break;
+  case HG_RED_INC:
+    bin = "uinc_wrap";
+    break;
+  case HG_RED_DEC:
+    bin = "udec_wrap";
+    break;
+  case HG_RED_AND:
+    bin = "_and";
+    break;
+  case HG_RED_OR:
+    bin = "_or";
+    break;
+  default:
+    bin = "_xor";
+    break;
+  }
+  const char *ty = t == HG_U64    ? "i64"
+                   : t == HG_F32  ? "f32"
+                   : t == HG_F16  ? "f16"
+                   : t == HG_BF16 ? "bf16"
+                                  : "i32";
+  char val[NAME_BYTES];
+  snprintf(val, sizeof val, "%s", v);
+  if (t == HG_F16 || t == HG_BF16) { /* the I32's low 16 bits, as the 16-bit float */
+    int h = tmp(p), f = tmp(p);
+    L(p, "%%t%d = arith.trunci %s : i32 to i16", h, v);
+    L(p, "%%t%d = arith.bitcast %%t%d : i16 to %s", f, h, ty);
+    snprintf(val, sizeof val, "%%t%d", f);
+  }
+  int ptr = ptr_global(p, addr);
+  int r = tmp(p);
+  L(p, "%%t%d = llvm.atomicrmw %s %%t%d, %s syncscope(\"device\") monotonic : !llvm.ptr<1>, %s", r,
+    bin, ptr, val, ty);
+}
+
 static void print_op(mprinter_t *p, int32_t i) {
   const hg_builder_t *b = p->b;
   const hg_ir_op_t *op = &b->ops[i];
@@ -1001,6 +1075,9 @@ static void print_op(mprinter_t *p, int32_t i) {
       t, ptr, V(p, o[1], n1));
     break;
   }
+  case HG_OP_RED:
+    print_red(p, op, o);
+    break;
   case HG_OP_MAPA: {
     int ptr = ptr_shared(p, V(p, o[0], n0), 3);
     int m = tmp(p);

@@ -370,6 +370,43 @@ static void print_wgmma(printer_t *p, const hg_ir_op_t *op) {
   put(&p->body, ";\n");
 }
 
+/* One element's global reduction (PTX ISA "red": relaxed, .gpu scope by default). The
+ * instruction's type: .u32/.s32/.u64/.f32 as the element; .b32/.b64 for the bitwise ops;
+ * f16/bf16 add takes a .b16 register (the I32's low half) and .noftz (the only form, which
+ * keeps subnormals as the TMA reduction does); f16/bf16 min/max are hg_ir_red_cas_ptx's loop. */
+static void print_red(printer_t *p, const hg_ir_op_t *op, const int32_t *o) {
+  const hg_reduce_op_t red = op->u.red.op;
+  const hg_dtype_t t = op->u.red.dtype;
+  const char *cas = hg_ir_red_cas_ptx(red, t);
+  if (cas) {
+    /* the shared text, $0 and $1 replaced by this op's registers, one line per line */
+    put(&p->body, "\t%*s", 2 * p->depth, "");
+    for (const char *c = cas; *c; c++) {
+      if (c[0] == '$' && (c[1] == '0' || c[1] == '1')) {
+        put(&p->body, "%s", R(p, o[c[1] - '0']));
+        c++;
+      } else if (c[0] == '\n') {
+        put(&p->body, "\n");
+        if (c[1]) put(&p->body, "\t%*s", 2 * p->depth, "");
+      } else {
+        put(&p->body, "%c", c[0]);
+      }
+    }
+    return;
+  }
+  int a = tmp_b64(p);
+  ins(p, "cvta.to.global.u64 %%trd%d, %s;", a, R(p, o[0]));
+  const bool bitwise = red == HG_RED_AND || red == HG_RED_OR || red == HG_RED_XOR;
+  if (t == HG_F16 || t == HG_BF16) {
+    int h = tmp_b16(p);
+    ins(p, "cvt.u16.u32 %%th%d, %s;", h, R(p, o[1]));
+    ins(p, "red.global.%s.noftz.%s [%%trd%d], %%th%d;", reduce_ptx[red], hg_dtype_name(t), a, h);
+    return;
+  }
+  const char *type = bitwise ? (t == HG_U64 ? "b64" : "b32") : hg_dtype_name(t);
+  ins(p, "red.global.%s.%s [%%trd%d], %s;", reduce_ptx[red], type, a, R(p, o[1]));
+}
+
 static void print_op(printer_t *p, int32_t i) {
   const hg_builder_t *b = p->b;
   const hg_ir_op_t *op = &b->ops[i];
@@ -602,6 +639,9 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "red.global.add.f32 [%%trd%d], %s;", t, R(p, o[1]));
     break;
   }
+  case HG_OP_RED:
+    print_red(p, op, o);
+    break;
   case HG_OP_MAPA:
     ins(p, "mapa.shared::cluster.u32 %s, %s, %s;", R(p, r[0]), R(p, o[0]), R(p, o[1]));
     break;

@@ -375,6 +375,48 @@ static hg_wgmma_op_t W(int n, hg_dtype_t a, hg_dtype_t bt, hg_dtype_t acc) {
   return (hg_wgmma_op_t){.n = n, .a = a, .b = bt, .acc = acc};
 }
 
+/* hg_b_red: exactly the pairs of cp.reduce.async.bulk.tensor (the sm90 layer's rule),
+ * the operand's type from the element type, an I64 address; each misuse a sentence. */
+static void test_reductions(void) {
+  for (int op = HG_RED_ADD; op <= HG_RED_XOR; op++)
+    for (int t = 0; t < HG_DTYPE_COUNT; t++) {
+      hg_builder_t *b = fresh();
+      hg_val_t v = t == HG_U64 ? hg_b_i64(b, 1) : t == HG_F32 ? hg_b_f32(b, 1.0f) : hg_b_i32(b, 1);
+      hg_b_red(b, (hg_reduce_op_t)op, (hg_dtype_t)t, hg_b_i64(b, 256), v);
+      hg_status_t want = hg_tma_reduce_check((hg_tma_op_t)(HG_TMA_REDUCE_ADD + op), (hg_dtype_t)t);
+      hg_status_t got = hg_builder_status(b);
+      hg_test_checks++;
+      if (hg_is_ok(&want) != hg_is_ok(&got))
+        HG_FAIL("hg_b_red(%d, %s): the builder says '%s', the TMA rule '%s'", op,
+                hg_dtype_name((hg_dtype_t)t), got.msg, want.msg);
+      hg_builder_destroy(b);
+    }
+  EXPECT_MISUSE("hg_b_red: the inc reduction takes u32 only, not s32 (the element types "
+                "cp.reduce.async.bulk.tensor takes for it)",
+                hg_b_red(b, HG_RED_INC, HG_S32, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_red: the min reduction takes u32, s32, f16 and bf16, not u64",
+                hg_b_red(b, HG_RED_MIN, HG_U64, hg_b_i64(b, 0), hg_b_i64(b, 1)));
+  EXPECT_MISUSE("hg_b_red: the add reduction takes u32, s32, u64, f32, f16 and bf16, not u8",
+                hg_b_red(b, HG_RED_ADD, HG_U8, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_red: the f32 operand must be F32, but the constant 1 (I32) is I32",
+                hg_b_red(b, HG_RED_ADD, HG_F32, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_red: the u64 operand must be I64",
+                hg_b_red(b, HG_RED_XOR, HG_U64, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_red: the bf16 operand must be I32",
+                hg_b_red(b, HG_RED_MAX, HG_BF16, hg_b_i64(b, 0), hg_b_f32(b, 1.0f)));
+  EXPECT_MISUSE("hg_b_red: the global address must be I64",
+                hg_b_red(b, HG_RED_ADD, HG_U32, hg_b_i32(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_red: 9 is not an hg_reduce_op_t",
+                hg_b_red(b, (hg_reduce_op_t)9, HG_U32, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_red: 99 is not an hg_dtype_t",
+                hg_b_red(b, HG_RED_ADD, (hg_dtype_t)99, hg_b_i64(b, 0), hg_b_i32(b, 1)));
+  /* the CAS text exists for 16-bit float min/max only */
+  CHECK(hg_ir_red_cas_ptx(HG_RED_MIN, HG_F16) != NULL);
+  CHECK(hg_ir_red_cas_ptx(HG_RED_MAX, HG_BF16) != NULL);
+  CHECK(hg_ir_red_cas_ptx(HG_RED_ADD, HG_F16) == NULL);
+  CHECK(hg_ir_red_cas_ptx(HG_RED_MIN, HG_S32) == NULL);
+}
+
 static void test_wgmma_shapes_and_types(void) {
   /* every N the ISA lists, per family, is accepted; neighbours are not */
   static const hg_dtype_t fams[][3] = {
@@ -670,6 +712,7 @@ int main(void) {
   HG_RUN(test_regions_balance);
   HG_RUN(test_values_do_not_escape_their_region);
   HG_RUN(test_widths_and_ranks);
+  HG_RUN(test_reductions);
   HG_RUN(test_wgmma_shapes_and_types);
   HG_RUN(test_wgmma_operands);
   HG_RUN(test_kernel_level_rules);

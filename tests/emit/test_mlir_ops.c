@@ -268,6 +268,45 @@ static void test_loads_stores_atomics(void) {
   hg_builder_destroy(b);
 }
 
+/* Every pair hg_b_red takes, lowered: llvm.atomicrmw with the matching binop (NVPTX
+ * prints atom.global.<op>: the same reduction, the old value unused), uinc_wrap/udec_wrap
+ * for PTX's inc/dec, and ptx.c's own 16-bit CAS loop as inline assembly for 16-bit float
+ * min/max, several times in one function (its label is local to its { } block). */
+static void test_global_reductions(void) {
+  hg_builder_t *b = kernel("reductions");
+  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
+  emit_test_reductions(b, g);
+  hg_text_t mlir, ptx;
+  if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
+    const char *in_mlir[] = {"llvm.atomicrmw uinc_wrap",
+                             "llvm.atomicrmw udec_wrap",
+                             "llvm.atomicrmw umin",
+                             "llvm.atomicrmw max",
+                             "llvm.atomicrmw fadd",
+                             "llvm.atomicrmw _xor",
+                             "monotonic : !llvm.ptr<1>, bf16",
+                             "llvm.inline_asm has_side_effects \"{\\n.reg .b64 %hg_a;"};
+    for (size_t k = 0; k < sizeof in_mlir / sizeof in_mlir[0]; k++)
+      CHECK(mlir_has(mlir.data, in_mlir[k]));
+    const char *in_ptx[] = {"atom.global.inc.u32",       "atom.global.dec.u32",
+                            "atom.global.add.noftz.f16", "atom.global.add.noftz.bf16",
+                            "atom.global.add.f32",       "atom.global.add.u64",
+                            "atom.global.min.u32",       "atom.global.min.s32",
+                            "atom.global.max.u32",       "atom.global.max.s32",
+                            "atom.global.and.b32",       "atom.global.or.b64",
+                            "atom.global.xor.b64",       "atom.global.cas.b16 %hg_seen",
+                            "min.f16 %hg_new",           "max.bf16 %hg_new"};
+    for (size_t k = 0; k < sizeof in_ptx / sizeof in_ptx[0]; k++)
+      CHECK(mlir_has(ptx.data, in_ptx[k]));
+    int loops = 0;
+    for (const char *q = ptx.data; (q = strstr(q, "hg_red_cas:")) != NULL; q++) loops++;
+    CHECK(loops >= 8); /* LLVM may duplicate a block, never drop one */
+  }
+  hg_text_free(&mlir);
+  hg_text_free(&ptx);
+  hg_builder_destroy(b);
+}
+
 static void test_sync_cluster_and_mbarriers(void) {
   hg_builder_t *b = kernel("sync");
   hg_b_set_cluster(b, 4, 1, 1);
@@ -515,6 +554,7 @@ int main(void) {
   HG_RUN(test_pack_unpack);
   HG_RUN(test_special_registers_and_clock);
   HG_RUN(test_loads_stores_atomics);
+  HG_RUN(test_global_reductions);
   HG_RUN(test_sync_cluster_and_mbarriers);
   HG_RUN(test_control_flow_and_comments);
   HG_RUN(test_directives);

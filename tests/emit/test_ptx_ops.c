@@ -181,6 +181,52 @@ static void test_loads_stores_atomics(void) {
   hg_builder_destroy(b);
 }
 
+/* Every pair hg_b_red takes, assembled by ptxas, with the PTX ISA's spelling of each: red
+ * .global with the element's type (.b32/.b64 for the bitwise ops, .noftz for 16-bit float
+ * add), and a 16-bit CAS loop for 16-bit float min/max (PTX has no scalar red for them). */
+static void test_global_reductions(void) {
+  hg_builder_t *b = kernel("reductions");
+  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
+  emit_test_reductions(b, g);
+  hg_text_t ptx;
+  if (emit_and_assemble(b, &ptx, NULL)) {
+    const char *expect[] = {"red.global.add.u32 [",
+                            "red.global.add.s32 [",
+                            "red.global.add.u64 [",
+                            "red.global.add.f32 [",
+                            "red.global.add.noftz.f16 [",
+                            "red.global.add.noftz.bf16 [",
+                            "red.global.min.u32 [",
+                            "red.global.min.s32 [",
+                            "red.global.max.u32 [",
+                            "red.global.max.s32 [",
+                            "red.global.inc.u32 [",
+                            "red.global.dec.u32 [",
+                            "red.global.and.b32 [",
+                            "red.global.or.b32 [",
+                            "red.global.xor.b32 [",
+                            "red.global.and.b64 [",
+                            "red.global.or.b64 [",
+                            "red.global.xor.b64 [",
+                            "min.f16 %hg_new, %hg_old, %hg_v;",
+                            "max.bf16 %hg_new, %hg_old, %hg_v;",
+                            "atom.global.cas.b16 %hg_seen, [%hg_a], %hg_old, %hg_new;",
+                            "@%hg_retry bra hg_red_cas;"};
+    for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++) CHECK(has(ptx.data, expect[k]));
+    /* two passes: 2 x 4 CAS loops, 2 x 2 u32 and s32 adds; the 16-bit values as .b16 */
+    int loops = 0, adds = 0;
+    for (const char *q = ptx.data; (q = strstr(q, "hg_red_cas:")) != NULL; q++) loops++;
+    for (const char *q = ptx.data; (q = strstr(q, "red.global.add.u32 [")) != NULL; q++) adds++;
+    CHECK_EQ(loops, 8);
+    CHECK_EQ(adds, 2);
+    CHECK(has(ptx.data, "cvt.u16.u32 %th"));
+    CHECK(!strstr(ptx.data, "red.global.min.f16"));
+    CHECK(!strstr(ptx.data, "red.global.min.noftz"));
+  }
+  hg_text_free(&ptx);
+  hg_builder_destroy(b);
+}
+
 static void test_sync_cluster_and_mbarriers(void) {
   hg_builder_t *b = kernel("sync");
   hg_b_set_cluster(b, 4, 1, 1);
@@ -307,6 +353,7 @@ int main(void) {
   HG_RUN(test_pack_unpack);
   HG_RUN(test_special_registers_and_clock);
   HG_RUN(test_loads_stores_atomics);
+  HG_RUN(test_global_reductions);
   HG_RUN(test_sync_cluster_and_mbarriers);
   HG_RUN(test_control_flow_and_comments);
   HG_RUN(test_directives);
