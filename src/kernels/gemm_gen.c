@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "hopgen/kernels.h"
+#include "kernels/kernels_internal.h"
 
 /* Registers per thread after setmaxnreg (PTX ISA: 24..256, multiples of 8). The producer
  * keeps few; consumers get what the register file leaves: 40 x 128 + 232 x 256 = 64512. */
@@ -71,43 +72,6 @@ static hg_val_t addc(gemm_ctx_t *g, hg_val_t x, int32_t c) {
 /* ceil(x / d) for positive I32 x and constant d. */
 static hg_val_t ceil_div(gemm_ctx_t *g, hg_val_t x, int d) {
   return hg_b_bin(g->b, HG_DIV_U, addc(g, x, d - 1), i32(g, d));
-}
-
-/* The offset a layout gives a 1-D index known only at run time: the index is split
- * colexicographically over the layout's leaves (CuTe's idx2crd) and dotted with the
- * strides. Shapes are powers of two in practice, so ptxas turns the divisions into shifts. */
-static hg_status_t emit_layout_eval(gemm_ctx_t *g, const hg_layout_t *l, hg_val_t idx,
-                                    hg_val_t *out) {
-  int64_t shp[HG_TUPLE_MAX], str[HG_TUPLE_MAX];
-  const int n = hg_tuple_leaf_values(&l->shape, shp, HG_TUPLE_MAX);
-  if (hg_tuple_leaf_values(&l->stride, str, HG_TUPLE_MAX) != n)
-    return hg_error(HG_ERR_INVALID, "layout shape and stride are not congruent");
-  hg_val_t acc = i32(g, 0);
-  int64_t div = 1;
-  for (int i = 0; i < n; i++) {
-    if (shp[i] > 1 && str[i] != 0) {
-      hg_val_t c = div > 1 ? hg_b_bin(g->b, HG_DIV_U, idx, i32(g, (int32_t)div)) : idx;
-      if (i + 1 < n) c = hg_b_bin(g->b, HG_REM_U, c, i32(g, (int32_t)shp[i]));
-      acc = hg_b_mad(g->b, c, i32(g, (int32_t)str[i]), acc);
-    }
-    div *= shp[i];
-  }
-  *out = acc;
-  return hg_ok();
-}
-
-/* Swizzle a shared-memory byte offset as the composed layout's Swizzle<B,M,S> does, with
- * the swizzle written in elements of esize bytes: offset_bytes / esize is swizzled. */
-static hg_val_t emit_swizzle_bytes(gemm_ctx_t *g, hg_swizzle_t sw, int esize, hg_val_t off_bytes) {
-  if (sw.b == 0) return off_bytes;
-  /* In bytes the swizzle is Swizzle<B, M + log2(esize), S>: shift the masks accordingly. */
-  int lg = 0;
-  while ((1 << lg) < esize) lg++;
-  const int m = sw.m + lg;
-  const int32_t mask = ((1 << sw.b) - 1) << (m + sw.s);
-  hg_val_t hi = hg_b_bin(g->b, HG_AND, off_bytes, i32(g, mask));
-  hg_val_t moved = hg_b_bin(g->b, HG_SHR_U, hi, i32(g, sw.s));
-  return hg_b_bin(g->b, HG_XOR, off_bytes, moved);
 }
 
 /* ------------------------------------------------------------------ tile scheduling */
@@ -526,7 +490,7 @@ static void emit_store_tma(gemm_ctx_t *g, hg_val_t *acc, const acc_map_t *am, hg
           }
           hg_val_t col = addc(g, colq, cg);
           hg_val_t off = hg_b_mad(b, row, i32(g, epi_n * e), hg_b_bin(b, HG_SHL, col, i32(g, 1)));
-          off = emit_swizzle_bytes(g, pd->smem.sw, e, off);
+          off = hg_kernels_swizzle_bytes(g->b, pd->smem.sw, e, off);
           hg_b_stmatrix(b, 4, false, add(g, buf, off), regs);
         }
       } else {
@@ -541,7 +505,7 @@ static void emit_store_tma(gemm_ctx_t *g, hg_val_t *acc, const acc_map_t *am, hg
             if (v0 < 0 || v1 < 0) continue;
             hg_val_t off = hg_b_mad(b, addc(g, row_t, dm), i32(g, epi_n * e),
                                     hg_b_bin(b, HG_SHL, addc(g, col_t, dn), i32(g, 2)));
-            off = emit_swizzle_bytes(g, pd->smem.sw, e, off);
+            off = hg_kernels_swizzle_bytes(g->b, pd->smem.sw, e, off);
             hg_val_t pair[2] = {acc[v0], acc[v1]};
             hg_b_store(b, HG_SHARED, 0, 2, add(g, buf, off), pair);
           }
@@ -595,7 +559,7 @@ static hg_status_t emit_consumer(gemm_ctx_t *g) {
   hg_val_t first_idx = HG_NONE;
   if (hg_is_ok(&st)) {
     hg_val_t t_in_mma = pingpong ? wg_tid : add(g, mul(g, wc, i32(g, 128)), wg_tid);
-    st = emit_layout_eval(g, &thr_mode, t_in_mma, &first_idx);
+    st = hg_kernels_layout_eval(g->b, &thr_mode, t_in_mma, &first_idx);
   }
   if (!hg_is_ok(&st)) {
     free(acc);
