@@ -254,8 +254,13 @@ static void release_stage(gemm_ctx_t *g, hg_val_t s) {
   hg_b_endif(b);
 }
 
-/* desc(stage s) = desc of instruction (0,0) at address 0 with the stage's address added to
- * the start-address field (bits 0-13 hold address >> 4; addresses stay below 2^18). */
+/* desc(stage s) = desc of instruction (0,0) at address 0 with the stage's address in the
+ * start-address field (bits 0-13 hold address >> 4). The field must be masked: in a cluster
+ * launch the shared-memory window address of a CTA carries its rank in bits 24 and up
+ * (sm_90a SASS: base = SR_CgaCtaId << 24 | offset), and address >> 4 would otherwise spill
+ * rank bits into the leading-byte-offset field (bits 16-29) - harmless for swizzled K-major
+ * operands, which ignore LBO, but it moved every MN-major operand block after the first in
+ * the CTAs of rank >= 1 (seen on an H200). */
 static hg_val_t stage_desc(gemm_ctx_t *g, const hg_gmma_operand_t *op, uint32_t base,
                            uint32_t stride, hg_val_t s) {
   uint64_t d0;
@@ -264,7 +269,8 @@ static hg_val_t stage_desc(gemm_ctx_t *g, const hg_gmma_operand_t *op, uint32_t 
   hg_status_t st = hg_gmma_desc_encode(&f, &d0);
   if (!hg_is_ok(&st)) d0 = 0; /* cannot happen: the planner encoded the same fields */
   hg_val_t addr = stage_addr(g, base, stride, s);
-  hg_val_t field = hg_b_zext(g->b, hg_b_bin(g->b, HG_SHR_U, addr, i32(g, 4)));
+  hg_val_t field = hg_b_zext(
+      g->b, hg_b_bin(g->b, HG_AND, hg_b_bin(g->b, HG_SHR_U, addr, i32(g, 4)), i32(g, 0x3FFF)));
   return hg_b_bin(g->b, HG_OR, hg_b_i64(g->b, (int64_t)d0), field);
 }
 
