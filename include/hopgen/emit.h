@@ -99,7 +99,10 @@ hg_type_t hg_builder_param_type(const hg_builder_t *b, int i); /* HG_T_NONE out 
  * to the largest alignment reserved. Reservations are static: the kernel's dynamic
  * shared-memory size is hg_builder_smem_bytes (at most 227 KB on sm_90). */
 uint32_t hg_b_smem_reserve(hg_builder_t *b, uint32_t bytes, uint32_t align);
-/* The 32-bit shared::cta address of base + offset_bytes (I32). */
+/* The 32-bit shared::cta address of base + offset_bytes (I32). In a cluster launch the
+ * window address carries the CTA's rank in bits 24 and up (sm_90a: SR_CgaCtaId << 24):
+ * use it as an address, and mask it before packing it into narrower fields (a wgmma
+ * descriptor's start address is bits 4..17 of it). */
 hg_val_t hg_b_smem_addr(hg_builder_t *b, uint32_t offset_bytes);
 /* Bytes to pass as dynamic shared memory at launch: reservations plus alignment slack
  * (largest alignment - 16, since only 16-byte alignment of the base is guaranteed). */
