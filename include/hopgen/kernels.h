@@ -370,6 +370,7 @@ typedef struct hg_gemm_report {
   double rel_err_blas; /* the same for cuBLASLt's D (NaN when not run) */
   double tolerance;
   int64_t bad, first_bad; /* non-finite elements of D (unwritten) and the first one */
+  char where[160];        /* where the error sits: the worst 64x64 block of D */
   bool benched;
   double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
   char note[256];

@@ -270,9 +270,12 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_ge
        * A across N when M fits one tile. */
       const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
       const int64_t tiles_n = (p.n + c.tile_n - 1) / c.tile_n;
+      /* When M fits one tile, sharing A across an N-pair pays only for long K: at K = 2048 the
+       * cluster's coupling cost more than it saved (H200: 128x7168x2048 ran 0.90x cuBLASLt
+       * with a 1x2 cluster, 1.12x without; 64x7168x16384 gained from it). */
       if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count)
         c.cluster_m = 2;
-      else if (tiles_m == 1 && tiles_n >= 2)
+      else if (tiles_m == 1 && tiles_n >= 2 && p.k >= 8192)
         c.cluster_n = 2;
       c.stages = hg_gemm_max_stages(&p, &c);
       if (c.stages > 8) c.stages = 8;

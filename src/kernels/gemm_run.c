@@ -451,7 +451,8 @@ static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
 /* Relative Frobenius error of D against the f32 reference (double on the host); any NaN
  * or infinity in D (an unwritten, poisoned element) makes it infinite. */
 static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t d, hg_devptr_t ref,
-                           double *rel, int64_t *bad, int64_t *first_bad) {
+                           double *rel, int64_t *bad, int64_t *first_bad, char *where,
+                           size_t where_size) {
   const int e = hg_dtype_bytes(p->d_type);
   const size_t d_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, e);
   const size_t r_bytes = (size_t)(p->m * p->n * p->batch) * 4;
@@ -468,6 +469,11 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t 
   double num = 0, den = 0;
   *bad = 0;
   *first_bad = -1;
+  /* Where the error sits, to tell a wrong tile, block or edge from rounding: the relative
+   * error of each 64x64 block of D (batches folded), of which the worst is reported. */
+  const int64_t bm = (p->m + 63) / 64, bn = (p->n + 63) / 64;
+  double *bnum = calloc((size_t)(bm * bn), sizeof *bnum);
+  double *bden = calloc((size_t)(bm * bn), sizeof *bden);
   if (hg_is_ok(&s))
     for (int64_t z = 0; z < p->batch; z++)
       for (int64_t i = 0; i < p->m; i++)
@@ -481,7 +487,30 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t 
           }
           num += (x - y) * (x - y);
           den += y * y;
+          if (bnum && bden) {
+            bnum[(i / 64) * bn + j / 64] += (x - y) * (x - y);
+            bden[(i / 64) * bn + j / 64] += y * y;
+          }
         }
+  if (where && where_size) where[0] = '\0';
+  if (bnum && bden && where && where_size) {
+    int64_t worst = 0, over = 0;
+    double wv = -1;
+    for (int64_t q = 0; q < bm * bn; q++) {
+      const double v = bden[q] > 0 ? sqrt(bnum[q] / bden[q]) : sqrt(bnum[q]);
+      if (v > wv) {
+        wv = v;
+        worst = q;
+      }
+      if (v > 0.05) over++;
+    }
+    snprintf(where, where_size,
+             "worst 64x64 block of D at row %" PRId64 ", column %" PRId64
+             " (relative error %.3g); %" PRId64 " of %" PRId64 " blocks above 5%%",
+             (worst / bn) * 64, (worst % bn) * 64, wv, over, bm * bn);
+  }
+  free(bnum);
+  free(bden);
   free(hd);
   free(hr);
   *rel = *bad ? INFINITY : (den > 0 ? sqrt(num / den) : sqrt(num));
@@ -657,7 +686,9 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   if (hg_is_ok(&s) && o->check) {
     s = run_reference(rt, &kits, &p, &b, alpha_eff);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
-    if (hg_is_ok(&s)) s = compare(rt, &p, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad);
+    if (hg_is_ok(&s))
+      s = compare(rt, &p, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad, r->where,
+                  sizeof r->where);
     r->tolerance = tolerance(p.a_type, p.d_type);
     r->checked = hg_is_ok(&s);
     if (hg_is_ok(&s) && blas) {
@@ -671,7 +702,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       if (hg_is_ok(&s) && hg_is_ok(&bs)) s = hg_rt_sync(rt, NULL);
       int64_t bad2, fb2;
       if (hg_is_ok(&s) && hg_is_ok(&bs))
-        s = compare(rt, &p, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2);
+        s = compare(rt, &p, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2, NULL, 0);
       if (!hg_is_ok(&bs)) snprintf(r->note, sizeof r->note, "cuBLASLt declined: %.200s", bs.msg);
     }
   }
@@ -706,9 +737,9 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   if (hg_is_ok(&s) && o->check && !(r->rel_err <= r->tolerance))
     return hg_error(HG_ERR_MISMATCH,
                     "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): relative error %.3g against "
-                    "the f32 reference exceeds %.3g%s (seed %" PRIu64 ")",
+                    "the f32 reference exceeds %.3g%s (seed %" PRIu64 "); %s",
                     p.m, p.n, p.k, r->kernel, r->rel_err, r->tolerance,
-                    r->bad ? ", with non-finite (unwritten) elements" : "", seed);
+                    r->bad ? ", with non-finite (unwritten) elements" : "", seed, r->where);
   return s;
 }
 
