@@ -65,6 +65,8 @@ gemm() {
   step gemm-awkward gemm_awkward
   step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
 }
+sass() { step sass-report scripts/sass-report.sh "$H" /tmp/hopgen-sass; }
+rt() { step rt-gpu-test ./build-gpu/tests/runtime_test_gpu; }
 mlir() {
   step gemm-mlir-check bash -c "$H gemm 4096 4096 4096 --backend mlir --check --bench && $H gemm 8192 8192 8192 --backend mlir --check --bench"
 }
@@ -78,6 +80,7 @@ case "$mode" in
   mlir) mlir ;;
   all) smoke; tests; tma; gemm; mlir ;;
   none) ;;
+  final) rt; tma; gemm; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 i=0
