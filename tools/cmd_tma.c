@@ -160,7 +160,7 @@ static void json_spec(FILE *f, const hg_tma_spec_t *s) {
           hg_swizzle_mode_name(s->swizzle), s->oob_nan ? "true" : "false");
 }
 
-static void json_plan(FILE *f, const hg_tma_plan_t *p) {
+static void json_plan(FILE *f, const hg_tma_plan_t *p, int64_t without_tma) {
   int64_t box[HG_TMA_MAX_RANK], dims[HG_TMA_MAX_RANK], str[HG_TMA_MAX_RANK];
   for (int d = 0; d < p->map.rank; d++) {
     box[d] = p->map.box_dim[d];
@@ -174,9 +174,9 @@ static void json_plan(FILE *f, const hg_tma_plan_t *p) {
   fprintf(f,
           "\"box_bytes\": %" PRIu32 ", \"tile_bytes\": %" PRIu32 ", \"stage_bytes\": %" PRIu32
           ", \"stage_align_bytes\": %" PRIu32 ", \"expect_tx_bytes\": %" PRIu32
-          ", \"boxes_per_cta\": %d, \"mcast_mask\": %u}, ",
+          ", \"boxes_per_cta\": %d, \"mcast_mask\": %u, \"boxes_without_tma\": %" PRId64 "}, ",
           p->box_bytes, p->tile_bytes, p->smem_bytes, p->smem_align_bytes, p->expect_tx_bytes,
-          p->boxes_per_cta, (unsigned)p->mcast_mask);
+          p->boxes_per_cta, (unsigned)p->mcast_mask, without_tma);
 }
 
 /* Write text to a file ('-': stdout). */
@@ -425,6 +425,10 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
   }
   hg_tma_spec_print(&s, what, sizeof what);
   const int64_t ctas = hg_tma_spec_tiles(&s) * s.cluster;
+  /* Stores and reductions: the boxes TMA cannot take (a negative coordinate raises an
+   * illegal instruction) go element by element; always said, never silent. */
+  const bool out_op = op != HG_TMA_LOAD && op != HG_TMA_PREFETCH;
+  const int64_t without_tma = hg_tma_spec_fallback_boxes(&s, &plan);
   if (!json && !cx->batch) {
     FILE *f = text;
     fprintf(f, "tma %s\n", what);
@@ -445,6 +449,12 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     if (s.cluster > 1)
       fprintf(f, ", %d box(es) per CTA, mask 0x%04x", plan.boxes_per_cta, plan.mcast_mask);
     fputc('\n', f);
+    if (out_op)
+      fprintf(f,
+              "  negative-origin boxes stored without TMA: %" PRId64 " of %" PRId64
+              " (TMA stores and reductions take no negative coordinate; the kernel writes "
+              "those boxes' in-bounds elements one by one)\n",
+              without_tma, hg_tma_spec_tiles(&s) * plan.num_boxes);
   }
   if (emit) st = write_file(emit, k.ptx.data);
   if (hg_is_ok(&st) && emit_mlir) {
@@ -521,6 +531,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     if (ran)
       printf(" | %" PRId64 " CTAs, %" PRIu64 " B compared, %.1f ms (%s)", ctas, r->bytes_compared,
              r->cold.to_finish_ms, r->cold.jit.cache_hit ? "cached" : "JIT");
+    if (out_op) printf(" | negative-origin boxes stored without TMA: %" PRId64, without_tma);
     printf("\n");
     if (!ok) printf("        %s\n", (hg_is_ok(&st) ? run_st : st).msg);
   }
@@ -549,6 +560,18 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
         fprintf(f, "    byte 0x%02X expected, 0x%02X got: %s\n", r->first[i].expected,
                 r->first[i].got, r->first[i].where);
     }
+    if (out_op && !cx->batch)
+      fprintf(f,
+              "    negative-origin boxes stored without TMA: %" PRId64
+              " (the CTAs reported %" PRId64 ")\n",
+              r->fallback_boxes, r->fallback_reported);
+    if (r->ctas_fallback_wrong)
+      fprintf(f,
+              "    CTAs: %" PRId64
+              " reported a different count of boxes without TMA (first: CTA %" PRId64
+              ", %d reported, %d planned)\n",
+              r->ctas_fallback_wrong, r->first_fallback_cta, r->first_fallback_got,
+              r->first_fallback_want);
     if (r->ctas_timed_out || r->ctas_unfinished)
       fprintf(f,
               "    CTAs: %" PRId64 " timed out on the mbarrier, %" PRId64
@@ -571,7 +594,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
             "\"ctas\": %" PRId64 ", \"threads\": %u, \"smem_bytes\": %u, \"cluster\": %d, "
             "\"gen_ms\": %.4f, \"backend\": \"%s\"}, ",
             ctas, k.threads, k.smem_bytes, s.cluster, k.gen_ms, hg_backend_name(be));
-    json_plan(f, &plan);
+    json_plan(f, &plan, without_tma);
     fprintf(f, "\"ptxas\": {\"ran\": %s, \"registers\": %d, \"spill_store_bytes\": %d}, ",
             ptxas_ran ? "true" : "false", rep.registers, rep.spill_store_bytes);
     fprintf(f, "\"check\": {\"ran\": %s", ran ? "true" : "false");
@@ -581,9 +604,12 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
       fprintf(f,
               "\"open_ms\": %.3f, \"runs\": %d, \"bytes_compared\": %" PRIu64
               ", \"mismatches\": %" PRIu64 ", \"poison_left\": %" PRIu64 ", \"untouched\": %" PRIu64
-              ", \"ctas_timed_out\": %" PRId64 ", \"ctas_unfinished\": %" PRId64 ", \"first\": [",
+              ", \"ctas_timed_out\": %" PRId64 ", \"ctas_unfinished\": %" PRId64
+              ", \"boxes_without_tma\": %" PRId64 ", \"boxes_without_tma_reported\": %" PRId64
+              ", \"ctas_fallback_wrong\": %" PRId64 ", \"first\": [",
               cx->open_ms, r->runs, r->bytes_compared, r->mismatches, r->poison_left, r->untouched,
-              r->ctas_timed_out, r->ctas_unfinished);
+              r->ctas_timed_out, r->ctas_unfinished, r->fallback_boxes, r->fallback_reported,
+              r->ctas_fallback_wrong);
       for (int i = 0; i < r->reported; i++) {
         fprintf(f,
                 "%s{\"cta\": %" PRId64 ", \"offset\": %" PRIu64 ", \"expected\": %u, \"got\": %u, ",

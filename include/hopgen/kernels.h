@@ -101,6 +101,11 @@ hg_status_t hg_tma_spec_plan(const hg_tma_spec_t *spec, hg_tma_plan_t *plan);
  * (from element 0 to one past the last element) of a normalized spec. */
 int64_t hg_tma_spec_tiles(const hg_tma_spec_t *spec);
 uint64_t hg_tma_spec_tensor_bytes(const hg_tma_spec_t *spec);
+/* The boxes a store or reduce kernel for the normalized spec s (plan p) writes without TMA,
+ * over all its tiles: those with a negative coordinate (hg_tma_box_issuable). 0 for loads
+ * and prefetches, which TMA takes at any coordinate. Counted per box and mode, not per
+ * tile, so it is cheap for any grid. */
+int64_t hg_tma_spec_fallback_boxes(const hg_tma_spec_t *s, const hg_tma_plan_t *p);
 /* "load f16 [256,256] tile [64,64] grid [1,1] origin [0,0] 128B" for logs. */
 int hg_tma_spec_print(const hg_tma_spec_t *spec, char *buf, size_t size);
 
@@ -108,10 +113,17 @@ int hg_tma_spec_print(const hg_tma_spec_t *spec, char *buf, size_t size);
  * (cluster,1,1) when > 1) and its plan (plan may be NULL). Pure: no GPU. Parameters, in
  * order: the tensor map; an I64 global pointer (loads: the smem dump, one plan.smem_bytes
  * image per CTA; stores: the stage images, one per CTA); an I64 pointer to one u32 status
- * word per CTA (1: finished, 2: the mbarrier wait timed out, after about 5 s); per mode
- * the I32 origin; per mode the I32 tile count (grid). CTA c moves tile c (c / cluster
- * with multicast), mode 0 fastest. Coordinates stay signed 32-bit from these parameters
- * to the cp.async.bulk.tensor operands. */
+ * word per CTA (low byte 1: finished, 2: the mbarrier wait timed out, after about 5 s;
+ * stores and reductions put above it, shifted by 8, how many of their boxes they wrote
+ * without TMA); per mode the I32 origin; per mode the I32 tile count (grid); stores and
+ * reductions only: the tensor's I64 base address, per mode its I64 extent, per mode its
+ * I64 stride in bytes. CTA c moves tile c (c / cluster with multicast), mode 0 fastest.
+ * Coordinates stay signed 32-bit from these parameters to the cp.async.bulk.tensor
+ * operands. A store or reduction box with a negative coordinate never reaches TMA (an
+ * H200 raises an illegal instruction: hg_tma_box_issuable): the kernel decides per box at
+ * run time, and all 128 threads write such a box's in-bounds elements with ordinary
+ * stores (hg_b_store) or reductions (hg_b_red), reading each where the plan's stage
+ * layout puts it. The result is the same either way: out-of-bounds elements skipped. */
 hg_status_t hg_tma_generate(const hg_tma_spec_t *spec, hg_backend_t be, hg_kernel_t *k,
                             hg_tma_plan_t *plan);
 
@@ -166,7 +178,14 @@ typedef struct hg_tma_result {
   int64_t ctas_unfinished;    /* CTAs whose status word was not written (never ran to the end) */
   int64_t ctas_timed_out;     /* CTAs whose mbarrier wait gave up (the phase never completed) */
   int64_t first_bad_cta;      /* the first of those, or -1 */
-  int reported;               /* entries of first[] */
+  /* Stores and reductions: the boxes written element by element because TMA cannot take
+   * their negative coordinates (hg_tma_spec_fallback_boxes), and how many the CTAs said
+   * they wrote so (their status words, the last pass); the CTAs whose word disagrees with
+   * their tile's count, and the first of them (-1: none) with its figures. */
+  int64_t fallback_boxes, fallback_reported;
+  int64_t ctas_fallback_wrong, first_fallback_cta;
+  int first_fallback_got, first_fallback_want;
+  int reported; /* entries of first[] */
   hg_tma_mismatch_t first[HG_TMA_MAX_REPORT];
 } hg_tma_result_t;
 

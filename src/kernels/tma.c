@@ -5,12 +5,16 @@
  * stage buffer and how a cluster slices them; this file only turns it into a kernel: one
  * elected thread issues the boxes, an mbarrier counts the bytes, and the other threads
  * poison, dump or fill the stage buffer so the host can compare every byte with the CPU
- * model (sm90.h). Generation is pure; tma_run.c runs and checks the kernels. */
+ * model (sm90.h). Stores and reductions send a box through TMA only when none of its
+ * coordinates is negative (an H200 raises an illegal instruction otherwise, see
+ * docs/hardware-notes.md); every thread writes the other boxes' in-bounds elements without
+ * TMA. Generation is pure; tma_run.c runs and checks the kernels. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "hopgen/kernels.h"
+#include "kernels/kernels_internal.h"
 #include "kernels/tma_internal.h"
 
 /* 128 threads: a warpgroup, as the tutorial's kernels use; only warp 0 issues TMA, all
@@ -153,6 +157,27 @@ uint64_t hg_tma_spec_tensor_bytes(const hg_tma_spec_t *s) {
   return (last + 1) * (uint64_t)hg_dtype_bytes(s->dtype);
 }
 
+int64_t hg_tma_spec_fallback_boxes(const hg_tma_spec_t *s, const hg_tma_plan_t *p) {
+  if (p->op != HG_TMA_STORE && !hg_tma_op_is_reduce(p->op)) return 0;
+  const int64_t tiles = hg_tma_spec_tiles(s);
+  int64_t total = 0;
+  for (int i = 0; i < p->num_boxes; i++) {
+    /* Along mode m the box of tile q starts at origin + q * tile + coord: non-negative from
+     * q = ceil(-(origin + coord) / tile) on. The box goes through TMA in the tiles that are
+     * past that point in every mode. */
+    int64_t tma_tiles = 1;
+    for (int d = 0; d < p->map.rank; d++) {
+      const int m = p->tmap_mode[d];
+      const int64_t need = -((int64_t)s->origin[m] + p->box[i].coord[d]);
+      int64_t first = need <= 0 ? 0 : (need + s->tile[m] - 1) / s->tile[m];
+      if (first > s->grid[m]) first = s->grid[m];
+      tma_tiles *= s->grid[m] - first;
+    }
+    total += tiles - tma_tiles;
+  }
+  return total;
+}
+
 static int print_list64(char *buf, size_t size, int n, const int64_t *v) {
   int k = snprintf(buf, size, "[");
   for (int i = 0; i < n; i++)
@@ -247,6 +272,8 @@ typedef struct tma_gen {
   const hg_tma_plan_t *p;
   hg_val_t map, buf, status;
   hg_val_t origin[HG_TMA_MAX_RANK], tiles[HG_TMA_MAX_RANK];
+  /* stores and reductions: the tensor itself, for boxes TMA cannot take */
+  hg_val_t gmem, extent[HG_TMA_MAX_RANK], stride_bytes[HG_TMA_MAX_RANK];
   hg_val_t stage, tid;
   hg_val_t tile_origin[HG_TMA_MAX_RANK]; /* this CTA's tile, per tensor mode */
 } tma_gen_t;
@@ -266,6 +293,24 @@ static void params(tma_gen_t *g, const char *buf_name) {
     char name[16];
     snprintf(name, sizeof name, "tiles%d", m);
     g->tiles[m] = hg_b_param(b, HG_T_I32, name);
+  }
+}
+
+/* Stores and reductions, after the common parameters: the tensor's base address, per mode
+ * its extent and its stride in bytes (I64), which the element-wise fallback addresses the
+ * tensor with (the tensor map holds the same, but opaquely). */
+static void params_tensor(tma_gen_t *g) {
+  hg_builder_t *b = g->b;
+  g->gmem = hg_b_param(b, HG_T_I64, "gmem");
+  for (int m = 0; m < g->s->rank; m++) {
+    char name[16];
+    snprintf(name, sizeof name, "extent%d", m);
+    g->extent[m] = hg_b_param(b, HG_T_I64, name);
+  }
+  for (int m = 0; m < g->s->rank; m++) {
+    char name[16];
+    snprintf(name, sizeof name, "stride%d", m);
+    g->stride_bytes[m] = hg_b_param(b, HG_T_I64, name);
   }
 }
 
@@ -443,11 +488,102 @@ static void build_load(tma_gen_t *g) {
   }
 }
 
-static void build_store(tma_gen_t *g) {
+/* The smallest of n I32 values (signed). */
+static hg_val_t min_of(hg_builder_t *b, const hg_val_t *v, int n) {
+  hg_val_t m = v[0];
+  for (int i = 1; i < n; i++) m = hg_b_bin(b, HG_MIN_S, m, v[i]);
+  return m;
+}
+
+/* Element i of the tile (tma_internal.h): tensor-map dimension 0 fastest, so that
+ * consecutive threads take consecutive addresses. Element x of the tile (x_d along
+ * tensor-map dimension d, of tensor mode m = tmap_mode[d]) belongs to the box whose
+ * coordinate along d is tile_origin[m] + (x_d / box_d) * box_d, so the per-box decision the
+ * elected thread makes for TMA is re-made per element, with no loop over boxes; its value
+ * is where the plan's composed layout puts tile coordinate x (swizzle included), which is
+ * where TMA would read it (hg_tma_plan_make checks that layout against the boxes). */
+hg_status_t hg_tma_emit_fallback_element(hg_builder_t *b, const hg_tma_plan_t *p,
+                                         const hg_tma_fallback_in_t *in, hg_val_t i,
+                                         hg_tma_fallback_elem_t *out) {
+  const int r = p->map.rank, e = hg_dtype_bytes(p->map.dtype);
+  hg_val_t x[HG_TMA_MAX_RANK] = {0};   /* per tensor mode: the element's tile coordinate */
+  hg_val_t box[HG_TMA_MAX_RANK] = {0}; /* per tensor-map dimension: its box's coordinate */
+  hg_val_t inb = HG_NONE;
+  hg_val_t gaddr = in->gmem;
+  int64_t div = 1;
+  for (int d = 0; d < r; d++) {
+    const int m = p->tmap_mode[d];
+    hg_val_t q = div > 1 ? hg_b_bin(b, HG_DIV_U, i, hg_b_i32(b, (int32_t)div)) : i;
+    x[m] = d + 1 < r ? hg_b_bin(b, HG_REM_U, q, hg_b_i32(b, p->tile[m])) : q;
+    div *= p->tile[m];
+    const int32_t bd = (int32_t)p->map.box_dim[d];
+    box[d] = bd == p->tile[m] ? in->tile_origin[m]
+                              : hg_b_mad(b, hg_b_bin(b, HG_DIV_U, x[m], hg_b_i32(b, bd)),
+                                         hg_b_i32(b, bd), in->tile_origin[m]);
+    /* the tensor coordinate, signed 32-bit (the spec keeps every tile's end in range), and
+     * 0 <= it < extent compared in 64 bits (extents go up to 2^32) */
+    hg_val_t c = hg_b_bin(b, HG_ADD, in->tile_origin[m], x[m]);
+    hg_val_t c64 = hg_b_sext(b, c);
+    hg_val_t ok = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_GE_S, c, hg_b_i32(b, 0)),
+                           hg_b_cmp(b, HG_LT_S, c64, in->extent[m]));
+    inb = d ? hg_b_bin(b, HG_AND, inb, ok) : ok;
+    gaddr = hg_b_mad(b, c64, in->stride_bytes[m], gaddr);
+  }
+  hg_val_t neg = hg_b_cmp(b, HG_LT_S, min_of(b, box, r), hg_b_i32(b, 0));
+  hg_val_t off;
+  HG_TRY(hg_kernels_composed_eval(b, &p->smem, x, &off));
+  out->write = hg_b_bin(b, HG_AND, neg, inb);
+  out->gaddr = gaddr;
+  out->saddr = hg_b_mad(b, off, hg_b_i32(b, e), in->stage);
+  return hg_ok();
+}
+
+/* The element-wise fallback of a store or reduction: every in-bounds element of every box
+ * with a negative coordinate, written (or reduced) with an ordinary global store (red),
+ * all 128 threads taking consecutive elements of the tile. Generic-proxy reads of shared
+ * memory after the CTA barrier, generic-proxy writes to global memory: no proxy fence is
+ * involved (PTX ISA "Proxies"; the fence.proxy.async before the barrier is for TMA). */
+static hg_status_t emit_fallback(tma_gen_t *g) {
+  hg_builder_t *b = g->b;
+  const hg_tma_plan_t *p = g->p;
+  const hg_tma_op_t op = g->s->op;
+  const int r = p->map.rank, e = hg_dtype_bytes(p->map.dtype);
+  int64_t elems = 1;
+  for (int d = 0; d < r; d++) elems *= p->tile[p->tmap_mode[d]];
+  hg_tma_fallback_in_t in;
+  memset(&in, 0, sizeof in);
+  for (int m = 0; m < r; m++) {
+    in.tile_origin[m] = g->tile_origin[m];
+    in.extent[m] = g->extent[m];
+    in.stride_bytes[m] = g->stride_bytes[m];
+  }
+  in.gmem = g->gmem;
+  in.stage = g->stage;
+  hg_val_t i = hg_b_for(b, g->tid, hg_b_i32(b, (int32_t)elems), hg_b_i32(b, TMA_THREADS));
+  hg_tma_fallback_elem_t el;
+  HG_TRY(hg_tma_emit_fallback_element(b, p, &in, i, &el));
+  hg_b_if(b, el.write);
+  {
+    const int bits = e == 4 ? 0 : 8 * e;
+    hg_val_t v;
+    const bool f32 = p->map.dtype == HG_F32 && op != HG_TMA_STORE;
+    hg_b_load(b, HG_SHARED, f32 ? HG_T_F32 : HG_T_I32, bits, 1, el.saddr, &v);
+    if (op == HG_TMA_STORE)
+      hg_b_store(b, HG_GLOBAL, bits, 1, el.gaddr, &v);
+    else
+      hg_b_red(b, (hg_reduce_op_t)(op - HG_TMA_REDUCE_ADD), p->map.dtype, el.gaddr, v);
+  }
+  hg_b_endif(b);
+  hg_b_endfor(b);
+  return hg_ok();
+}
+
+static hg_status_t build_store(tma_gen_t *g) {
   hg_builder_t *b = g->b;
   const hg_tma_plan_t *p = g->p;
   const hg_tma_op_t op = g->s->op;
   params(g, "src");
+  params_tensor(g);
   const uint32_t align = p->smem_align_bytes > 128 ? p->smem_align_bytes : 128;
   const uint32_t stage_off = hg_b_smem_reserve(b, p->smem_bytes, align);
   g->stage = hg_b_smem_addr(b, stage_off);
@@ -471,23 +607,51 @@ static void build_store(tma_gen_t *g) {
   hg_b_bar_sync(b, 0, 0);
   tile_origin(g, cta);
 
-  hg_b_comment(b, "one elected thread issues the boxes, then waits for the bulk group");
-  begin_elected(g);
-  hg_val_t c[HG_TMA_MAX_RANK];
+  /* Seen on an H200 (docs/hardware-notes.md): a TMA store with any negative coordinate
+   * raises an illegal instruction and kills the context, and reductions are assumed to do
+   * the same (hg_tma_box_issuable). So each box goes through TMA only when all its
+   * coordinates are >= 0; the others are written element by element below. The decision
+   * depends on the tile origin only, so it is uniform over the CTA. */
+  hg_b_comment(b, "which boxes TMA may take: those with no negative coordinate");
+  hg_val_t c[HG_TMA_MAX_BOXES][HG_TMA_MAX_RANK]; /* value ids: 5 KiB */
+  hg_val_t tma_ok[HG_TMA_MAX_BOXES];
+  hg_val_t fallback = hg_b_i32(b, 0);
   for (int i = 0; i < p->num_boxes; i++) {
-    box_coords(g, i, c);
+    box_coords(g, i, c[i]);
+    tma_ok[i] = hg_b_cmp(b, HG_GE_S, min_of(b, c[i], p->map.rank), hg_b_i32(b, 0));
+    fallback =
+        hg_b_bin(b, HG_ADD, fallback, hg_b_select(b, tma_ok[i], hg_b_i32(b, 0), hg_b_i32(b, 1)));
+  }
+  hg_b_name(b, fallback, "boxes_without_tma");
+
+  hg_b_comment(b, "one elected thread issues the TMA boxes, then waits for the bulk group");
+  begin_elected(g);
+  for (int i = 0; i < p->num_boxes; i++) {
+    hg_b_if(b, tma_ok[i]);
     hg_val_t src = stage_at(g, p->box[i].smem_offset);
     if (op == HG_TMA_STORE)
-      hg_b_tma_store(b, g->map, src, p->map.rank, c);
+      hg_b_tma_store(b, g->map, src, p->map.rank, c[i]);
     else
-      hg_b_tma_reduce(b, (hg_reduce_op_t)(op - HG_TMA_REDUCE_ADD), g->map, src, p->map.rank, c);
+      hg_b_tma_reduce(b, (hg_reduce_op_t)(op - HG_TMA_REDUCE_ADD), g->map, src, p->map.rank, c[i]);
+    hg_b_endif(b);
   }
   hg_b_bulk_commit(b);
   /* Not .read: wait until the writes are performed, so the kernel's completion means the
    * output is final (and the stage buffer outlives every read of it). */
   hg_b_bulk_wait(b, 0, false);
   end_elected(g);
-  write_status(g, cta, hg_b_i32(b, HG_TMA_STATUS_DONE));
+
+  hg_b_comment(b, "boxes with a negative coordinate: every thread writes their in-bounds "
+                  "elements without TMA");
+  hg_b_if(b, hg_b_cmp(b, HG_NE, fallback, hg_b_i32(b, 0)));
+  HG_TRY(emit_fallback(g));
+  hg_b_endif(b);
+  /* The status word also says how many boxes went without TMA, so the host can hold the
+   * kernel to the plan's count (HG_TMA_STATUS_FALLBACK_SHIFT). */
+  write_status(g, cta,
+               hg_b_bin(b, HG_OR, hg_b_i32(b, HG_TMA_STATUS_DONE),
+                        hg_b_bin(b, HG_SHL, fallback, hg_b_i32(b, HG_TMA_STATUS_FALLBACK_SHIFT))));
+  return hg_ok();
 }
 
 hg_status_t hg_tma_generate(const hg_tma_spec_t *spec, hg_backend_t be, hg_kernel_t *k,
@@ -514,12 +678,13 @@ hg_status_t hg_tma_generate(const hg_tma_spec_t *spec, hg_backend_t be, hg_kerne
   g.b = b;
   g.s = &s;
   g.p = &p;
+  hg_status_t st = hg_ok();
   if (s.op == HG_TMA_LOAD || s.op == HG_TMA_PREFETCH)
     build_load(&g);
   else
-    build_store(&g);
+    st = build_store(&g);
   k->gen_ms = hg_now_ms() - t0;
-  hg_status_t st = hg_kernel_finish(b, be, k);
+  if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, k);
   hg_builder_destroy(b);
   if (!hg_is_ok(&st)) {
     hg_kernel_free(k);

@@ -16,6 +16,11 @@ enum {
   HG_TMA_STATUS_DONE = 1,
   HG_TMA_STATUS_TIMEOUT = 2, /* the mbarrier wait gave up: the phase never completed */
 };
+/* The status is the word's low byte. A store or reduce kernel puts above it the number of
+ * its boxes it wrote element by element because TMA cannot take their negative
+ * coordinates (at most HG_TMA_MAX_BOXES), which the host compares with the plan's. */
+#define HG_TMA_STATUS_MASK 0xFFu
+#define HG_TMA_STATUS_FALLBACK_SHIFT 8
 
 /* Bytes before and after a store's output tensor that must stay untouched. 256 keeps the
  * tensor's base as aligned as cuMemAlloc's (TMA needs 16). Loads use the same layout. */
@@ -64,6 +69,31 @@ hg_status_t hg_tma_check_prepare(hg_tma_check_t *x, uint64_t seed);
 void hg_tma_check_compare(const hg_tma_check_t *x, int max_report, hg_tma_result_t *res);
 /* Free host buffers (and device buffers when x->rt is set). */
 void hg_tma_check_free(hg_tma_check_t *x);
+/* The run-time values the element-wise fallback of a store or reduce kernel works from
+ * (tma.c): per tensor mode the tile's origin (I32), the tensor's extent and stride in bytes
+ * (I64); the tensor's base (I64) and the stage buffer's shared-memory address (I32). */
+typedef struct hg_tma_fallback_in {
+  hg_val_t tile_origin[HG_TMA_MAX_RANK], extent[HG_TMA_MAX_RANK], stride_bytes[HG_TMA_MAX_RANK];
+  hg_val_t gmem, stage;
+} hg_tma_fallback_in_t;
+
+/* What the fallback does with element i (I32, 0 <= i < the tile's elements, tensor-map
+ * dimension 0 fastest): write (PRED) when its box has a negative coordinate and the element
+ * lies in the tensor; then from shared-memory address saddr (I32) to global address gaddr
+ * (I64, generic). */
+typedef struct hg_tma_fallback_elem {
+  hg_val_t write, gaddr, saddr;
+} hg_tma_fallback_elem_t;
+
+/* The builder code of one element of the fallback (the kernel's loop body, and a test's
+ * probe on constants). */
+hg_status_t hg_tma_emit_fallback_element(hg_builder_t *b, const hg_tma_plan_t *p,
+                                         const hg_tma_fallback_in_t *in, hg_val_t i,
+                                         hg_tma_fallback_elem_t *out);
+
+/* The boxes of plan p that the store or reduce kernel writes element by element for the
+ * tile at origin: those hg_tma_box_issuable refuses (a negative coordinate). */
+int hg_tma_tile_fallback_boxes(const hg_tma_plan_t *p, const int32_t *origin);
 /* Tile t's coordinates q (in tiles) and origin per tensor mode, mode 0 fastest. */
 void hg_tma_tile_of(const hg_tma_spec_t *s, int64_t t, int64_t *q, int32_t *origin);
 

@@ -13,8 +13,10 @@
  *             outside the tensor, and swizzle padding that must keep the poison.
  *   stores    the whole output allocation (guard bytes before and after the tensor, and
  *             row padding included), initialised with a known pattern, against
- *             hg_model_tma_store applied to a host copy: out-of-bounds elements skipped,
- *             every byte no box covers untouched.
+ *             hg_model_tma_store applied to a host copy (hg_model_store_elementwise for the
+ *             boxes with a negative coordinate, which the kernel writes without TMA): out-of-
+ *             bounds elements skipped, every byte no box covers untouched. Each CTA's status
+ *             word also says how many boxes it wrote without TMA, held to the plan's count.
  * Before the launch, the model's transaction bytes are checked against the plan's
  * expect_tx: a disagreement would leave the mbarrier waiting forever. */
 #include <inttypes.h>
@@ -134,6 +136,20 @@ static hg_status_t expect_load(hg_tma_check_t *x) {
   return hg_ok();
 }
 
+int hg_tma_tile_fallback_boxes(const hg_tma_plan_t *p, const int32_t *origin) {
+  int n = 0;
+  for (int i = 0; i < p->num_boxes; i++) {
+    int32_t c[HG_TMA_MAX_RANK];
+    hg_status_t st = hg_tma_box_coords(p, i, origin, c);
+    if (hg_is_ok(&st)) st = hg_tma_box_issuable(p, i, c);
+    if (!hg_is_ok(&st)) n++;
+  }
+  return n;
+}
+
+/* Each box as the kernel writes it: by TMA where TMA can take it (the model of the
+ * instruction), else element by element (the ideal: out-of-bounds elements skipped), so
+ * the expected output is the ideal one whichever path a box takes. */
 static hg_status_t expect_store(hg_tma_check_t *x) {
   const hg_tma_plan_t *p = x->p;
   memcpy(x->expected, x->tensor, (size_t)x->alloc_bytes);
@@ -145,8 +161,14 @@ static hg_status_t expect_store(hg_tma_check_t *x) {
     for (int i = 0; i < p->num_boxes; i++) {
       int32_t c[HG_TMA_MAX_RANK];
       HG_TRY(hg_tma_box_coords(p, i, org, c));
-      HG_TRY(hg_model_tma_store(&p->map, x->s.op, x->expected + HG_TMA_GUARD_BYTES, x->tensor_bytes,
-                                c, img, p->smem_bytes, p->box[i].smem_offset));
+      hg_status_t tma = hg_tma_box_issuable(p, i, c);
+      if (hg_is_ok(&tma))
+        HG_TRY(hg_model_tma_store(&p->map, x->s.op, x->expected + HG_TMA_GUARD_BYTES,
+                                  x->tensor_bytes, c, img, p->smem_bytes, p->box[i].smem_offset));
+      else
+        HG_TRY(hg_model_store_elementwise(&p->map, x->s.op, x->expected + HG_TMA_GUARD_BYTES,
+                                          x->tensor_bytes, c, img, p->smem_bytes,
+                                          p->box[i].smem_offset));
     }
   }
   return hg_ok();
@@ -291,6 +313,7 @@ static void describe_store(const hg_tma_check_t *x, uint64_t off, char *buf, siz
 void hg_tma_check_compare(const hg_tma_check_t *x, int max_report, hg_tma_result_t *res) {
   const uint64_t n = x->load ? x->image_bytes : x->alloc_bytes;
   res->bytes_compared = n;
+  res->fallback_reported = 0; /* per pass, as bytes_compared */
   for (uint64_t i = 0; i < n; i++) {
     if (x->got[i] == x->expected[i]) continue;
     res->mismatches++;
@@ -312,8 +335,26 @@ void hg_tma_check_compare(const hg_tma_check_t *x, int max_report, hg_tma_result
     }
   }
   for (int64_t c = 0; c < x->ctas; c++) {
-    if (x->status[c] == HG_TMA_STATUS_DONE) continue;
-    if (x->status[c] == HG_TMA_STATUS_TIMEOUT)
+    const uint32_t st = x->status[c] & HG_TMA_STATUS_MASK;
+    if (st == HG_TMA_STATUS_DONE) {
+      if (x->load) continue;
+      /* A store CTA says how many of its boxes it wrote without TMA: the plan's count. */
+      int64_t q[HG_TMA_MAX_RANK];
+      int32_t org[HG_TMA_MAX_RANK];
+      hg_tma_tile_of(&x->s, c, q, org);
+      const int want = hg_tma_tile_fallback_boxes(x->p, org);
+      const int got = (int)(x->status[c] >> HG_TMA_STATUS_FALLBACK_SHIFT);
+      res->fallback_reported += got;
+      if (got != want) {
+        if (res->ctas_fallback_wrong++ == 0) {
+          res->first_fallback_cta = c;
+          res->first_fallback_got = got;
+          res->first_fallback_want = want;
+        }
+      }
+      continue;
+    }
+    if (st == HG_TMA_STATUS_TIMEOUT)
       res->ctas_timed_out++;
     else
       res->ctas_unfinished++;
@@ -405,7 +446,9 @@ static hg_status_t launch(hg_tma_check_t *x, hg_stream_t stream, hg_tma_timing_t
   const double t4 = hg_now_ms();
   t->encode_ms = t4 - t3;
   int32_t origin[HG_TMA_MAX_RANK], tiles[HG_TMA_MAX_RANK];
-  void *args[3 + 2 * HG_TMA_MAX_RANK];
+  int64_t extent[HG_TMA_MAX_RANK], stride_bytes[HG_TMA_MAX_RANK];
+  hg_devptr_t gmem = x->d_tensor + HG_TMA_GUARD_BYTES;
+  void *args[4 + 4 * HG_TMA_MAX_RANK];
   int na = 0;
   args[na++] = &map;
   args[na++] = &x->d_buf;
@@ -417,6 +460,17 @@ static hg_status_t launch(hg_tma_check_t *x, hg_stream_t stream, hg_tma_timing_t
   for (int m = 0; m < x->s.rank; m++) {
     tiles[m] = x->s.grid[m];
     args[na++] = &tiles[m];
+  }
+  if (!x->load) { /* the tensor, for the boxes written without TMA (hg_tma_generate) */
+    args[na++] = &gmem;
+    for (int m = 0; m < x->s.rank; m++) {
+      extent[m] = x->s.shape[m];
+      args[na++] = &extent[m];
+    }
+    for (int m = 0; m < x->s.rank; m++) {
+      stride_bytes[m] = x->s.stride[m] * x->esize;
+      args[na++] = &stride_bytes[m];
+    }
   }
   hg_launch_t l;
   memset(&l, 0, sizeof l);
@@ -485,7 +539,7 @@ hg_status_t hg_tma_run(hg_rt_t *rt, const hg_tma_spec_t *spec, hg_backend_t be,
                        const hg_tma_run_options_t *opts, hg_tma_result_t *res) {
   if (!res) return hg_error(HG_ERR_INVALID, "hg_tma_run needs somewhere to put the result");
   memset(res, 0, sizeof *res);
-  res->first_bad_cta = -1;
+  res->first_bad_cta = res->first_fallback_cta = -1;
   if (!rt) return hg_error(HG_ERR_NO_DRIVER, "no runtime: open the GPU with hg_rt_open first");
   if (!spec) return hg_error(HG_ERR_INVALID, "hg_tma_run needs a spec");
   hg_tma_run_options_t o;
@@ -507,6 +561,7 @@ hg_status_t hg_tma_run(hg_rt_t *rt, const hg_tma_spec_t *spec, hg_backend_t be,
   res->ctas = (uint32_t)x.ctas;
   res->threads = 128;
   res->cluster = (uint32_t)x.C;
+  res->fallback_boxes = hg_tma_spec_fallback_boxes(&x.s, x.p);
 
   uint64_t seed = o.seed ? o.seed : (uint64_t)(hg_now_ms() * 1000.0) ^ 0x5DEECE66Dull;
   for (int i = 0; i < runs; i++) {
@@ -521,7 +576,8 @@ hg_status_t hg_tma_run(hg_rt_t *rt, const hg_tma_spec_t *spec, hg_backend_t be,
       hg_tma_spec_print(&x.s, what, sizeof what);
       return hg_status_wrap(st, "%s (pass %d of %d): ", what, i + 1, runs);
     }
-    if (res->mismatches || res->ctas_unfinished || res->ctas_timed_out) break;
+    if (res->mismatches || res->ctas_unfinished || res->ctas_timed_out || res->ctas_fallback_wrong)
+      break;
   }
   if (res->ctas_timed_out)
     return hg_error(HG_ERR_MISMATCH,
@@ -534,6 +590,13 @@ hg_status_t hg_tma_run(hg_rt_t *rt, const hg_tma_spec_t *spec, hg_backend_t be,
                     "%" PRId64 " CTA(s) never wrote their status word (first: CTA %" PRId64
                     "): they did not run to their end",
                     res->ctas_unfinished, res->first_bad_cta);
+  if (res->ctas_fallback_wrong)
+    return hg_error(HG_ERR_MISMATCH,
+                    "%" PRId64 " CTA(s) wrote a different number of boxes without TMA than the "
+                    "plan says (first: CTA %" PRId64 " reported %d, its tile has %d box(es) "
+                    "with a negative coordinate); in all %" PRId64 " reported, %" PRId64 " planned",
+                    res->ctas_fallback_wrong, res->first_fallback_cta, res->first_fallback_got,
+                    res->first_fallback_want, res->fallback_reported, res->fallback_boxes);
   if (res->mismatches)
     return hg_error(HG_ERR_MISMATCH,
                     "%" PRIu64 " of %" PRIu64 " bytes differ from the model (%s); first: %s",

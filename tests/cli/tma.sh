@@ -86,6 +86,24 @@ for args in "load" "multicast --cluster 4" "store --dtype u32" "reduce --reduce 
   fi
 done
 
+# Stores and reductions at negative origins: TMA cannot take a box with a negative coordinate
+# (an H200 raises an illegal instruction); the CLI says how many boxes go without TMA, in the
+# text, the batch line and the JSON (the H200 case: CTAs 0, 1, 2, 3, 6 of the 3 x 3 grid).
+ok "negative-origin boxes stored without TMA: 5 of 9" tma store --shape 128,128 --tile 64,64 \
+  --grid 3,3 --origin=-8,-8
+ok "negative-origin boxes stored without TMA: 7 of 16" tma store --dtype u8 --shape 29,208 \
+  --tile 8,64 --grid 4,4 --origin=-3,-16 --swizzle none
+ok "negative-origin boxes stored without TMA: 0 of" tma reduce --dtype f32 --tile 64,32
+if "$cli" tma reduce --reduce max --dtype bf16 --origin=-1,0 --json > "$tmp/j" 2> "$tmp/err" &&
+  grep -q '"boxes_without_tma": 4' "$tmp/j"; then pass; else
+  fail "reduce at a negative origin --json: $(cat "$tmp/j" "$tmp/err")"
+fi
+if "$cli" tma load --origin=-8,-8 | grep -q "without TMA"; then
+  fail "a load mentions boxes without TMA"
+else pass; fi
+printf '%s\n' 'store --shape 128,128 --tile 64,64 --grid 3,3 --origin=-8,-8' > "$tmp/neg.txt"
+ok "| negative-origin boxes stored without TMA: 5" tma --batch "$tmp/neg.txt" --no-ptxas
+
 # --batch: one case per line, options appended, REFUSED for the planner's rules.
 printf '%s\n' '# cases' 'load --tile 64,64' 'multicast --cluster 4 --tile 8,64  # refused' \
   'store --dtype u32 --tile 8,32' 'reduce --reduce xor --dtype u32 --tile 8,32 --origin -8,-4' \

@@ -141,14 +141,37 @@ static int run_spec(const hg_tma_spec_t *spec) {
   }
   free(want);
 
-  /* A perfect GPU passes ... */
+  /* A perfect GPU passes (a store CTA reports the boxes it wrote without TMA) ... */
   memcpy(chk.got, chk.expected, (size_t)n);
-  for (int64_t c = 0; c < chk.ctas; c++) chk.status[c] = HG_TMA_STATUS_DONE;
+  int64_t fallback = 0;
+  for (int64_t c = 0; c < chk.ctas; c++) {
+    int64_t q[HG_TMA_MAX_RANK];
+    int32_t org[HG_TMA_MAX_RANK];
+    hg_tma_tile_of(&chk.s, c / chk.C, q, org);
+    const int nf = hg_tma_tile_fallback_boxes(chk.p, org);
+    fallback += nf;
+    chk.status[c] = HG_TMA_STATUS_DONE | (uint32_t)nf << HG_TMA_STATUS_FALLBACK_SHIFT;
+  }
+  CHECK_EQ(fallback, hg_tma_spec_fallback_boxes(&chk.s, chk.p));
+  if (!chk.load) CHECK(fallback > 0); /* every store spec here has negative origins */
   memset(&res, 0, sizeof res);
-  res.first_bad_cta = -1;
+  res.first_bad_cta = res.first_fallback_cta = -1;
   hg_tma_check_compare(&chk, 4, &res);
   CHECK_EQ(res.mismatches, 0);
   CHECK_EQ(res.bytes_compared, n);
+  CHECK_EQ(res.ctas_fallback_wrong, 0);
+  CHECK_EQ(res.fallback_reported, fallback);
+  if (!chk.load) {
+    /* ... one that takes a negative box through TMA (or skips it) is caught by its word */
+    chk.status[0] ^= 1u << HG_TMA_STATUS_FALLBACK_SHIFT;
+    memset(&res, 0, sizeof res);
+    res.first_bad_cta = res.first_fallback_cta = -1;
+    hg_tma_check_compare(&chk, 4, &res);
+    CHECK_EQ(res.ctas_fallback_wrong, 1);
+    CHECK_EQ(res.first_fallback_cta, 0);
+    CHECK_EQ(res.ctas_unfinished + res.ctas_timed_out, 0);
+    chk.status[0] ^= 1u << HG_TMA_STATUS_FALLBACK_SHIFT;
+  }
   /* ... and one that gets a byte wrong, or starves a CTA, does not. */
   const uint64_t at = n / 2 + 1;
   chk.got[at] ^= 0x5A;

@@ -81,19 +81,43 @@ static bool build_one(const hg_tma_spec_t *s, bool may_refuse) {
       CHECK(!strstr(k.ptx.data, "barrier.cluster"));
     }
     break;
-  case HG_TMA_STORE:
+  case HG_TMA_STORE: {
     snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group", r);
     CHECK_EQ(count_of(k.ptx.data, want), plan.num_boxes);
     CHECK_EQ(count_of(k.ptx.data, "cp.async.bulk.commit_group"), 1);
     CHECK_EQ(count_of(k.ptx.data, "cp.async.bulk.wait_group 0"), 1);
-    break;
-  default: {
-    static const char *const red[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
-    snprintf(want, sizeof want, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile", r,
-             red[s->op - HG_TMA_REDUCE_ADD]);
-    CHECK_EQ(count_of(k.ptx.data, want), plan.num_boxes);
+    /* the fallback for boxes with a negative coordinate: ordinary stores of the element
+     * (4-byte elements share st.global.u32 with the status word) */
+    const int e = hg_dtype_bytes(s->dtype);
+    snprintf(want, sizeof want, "st.global.u%d [", 8 * e);
+    CHECK_EQ(count_of(k.ptx.data, want), e == 4 ? 2 : 1);
+    snprintf(want, sizeof want, "ld.shared.u%d ", 8 * e);
+    CHECK_EQ(count_of(k.ptx.data, want), 1);
     break;
   }
+  default: {
+    static const char *const red[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
+    const char *rn = red[s->op - HG_TMA_REDUCE_ADD];
+    snprintf(want, sizeof want, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile", r,
+             rn);
+    CHECK_EQ(count_of(k.ptx.data, want), plan.num_boxes);
+    /* the fallback: one global reduction of the element (hg_b_red), or for 16-bit float
+     * min/max its CAS loop */
+    const bool cas = (s->dtype == HG_F16 || s->dtype == HG_BF16) &&
+                     (s->op == HG_TMA_REDUCE_MIN || s->op == HG_TMA_REDUCE_MAX);
+    snprintf(want, sizeof want, "red.global.%s.", rn);
+    CHECK_EQ(count_of(k.ptx.data, want), cas ? 0 : 1);
+    CHECK_EQ(count_of(k.ptx.data, "atom.global.cas.b16"), cas ? 1 : 0);
+    break;
+  }
+  }
+  if (s->op != HG_TMA_LOAD && s->op != HG_TMA_PREFETCH) {
+    /* the tensor's parameters, the per-box TMA decision and the reported count */
+    CHECK(strstr(k.ptx.data, ".param .u64 hgp_gmem") != NULL);
+    CHECK(strstr(k.ptx.data, ".param .u64 hgp_extent0") != NULL);
+    CHECK(strstr(k.ptx.data, ".param .u64 hgp_stride0") != NULL);
+    /* declared, counted, tested before the fallback loop, shifted into the status word */
+    CHECK_EQ(count_of(k.ptx.data, "_boxes_without_tma"), 4);
   }
   /* Coordinates stay signed: the origin parameters are loaded as 32-bit values and never
    * widened before the TMA operands (no cvt to 64 bits of an origin). */
