@@ -80,6 +80,12 @@ static int make_specs(hg_tma_spec_t *out) {
     out[n++] = spec(HG_TMA_REDUCE_XOR, HG_U32, HG_SWIZZLE_NONE, 2, tile, shape, org);
   }
   {
+    const int tile[5] = {2, 2, 2, 2, 64}; /* rank 5, negative in every mode */
+    const int64_t shape[5] = {3, 4, 5, 6, 64};
+    const int32_t org[5] = {-1, -1, -1, -1, -8};
+    out[n++] = spec(HG_TMA_STORE, HG_F16, HG_SWIZZLE_NONE, 5, tile, shape, org);
+  }
+  {
     const int tile[1] = {256};
     const int64_t shape[1] = {1000};
     const int32_t org[1] = {-64};
@@ -325,8 +331,8 @@ static void test_fallback_element_on_constants(void) {
     const int64_t tiles = hg_tma_spec_tiles(s);
     const int64_t pick[3] = {0, tiles > 1 ? 1 : 0, tiles - 1}; /* negative, mixed, far edge */
     for (int t = 0; t < 3; t++) {
-      int64_t q[HG_TMA_MAX_RANK];
-      int32_t org[HG_TMA_MAX_RANK];
+      int64_t q[HG_TMA_MAX_RANK] = {0};
+      int32_t org[HG_TMA_MAX_RANK] = {0};
       hg_tma_tile_of(s, pick[t], q, org);
       hg_tma_fallback_in_t in;
       memset(&in, 0, sizeof in);
