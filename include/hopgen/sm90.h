@@ -375,9 +375,12 @@ hg_status_t hg_tma_box_coords(const hg_tma_plan_t *p, int b, const int32_t *orig
  * hg_tma_box_coords). Loads and prefetches: always. Stores and reductions: only when every
  * coordinate is >= 0. Seen on an H200 (driver 580.159.04): a cp.async.bulk.tensor store
  * with ANY negative coordinate (innermost or outer, aligned or not) raises
- * CUDA_ERROR_ILLEGAL_INSTRUCTION and kills the context, while boxes hanging past the far
- * edges are fine; cp.reduce.async.bulk.tensor shares the store path and is assumed to do
- * the same (docs/hardware-notes.md). The refusal names the box, mode and value; hopgen's
+ * CUDA_ERROR_ILLEGAL_INSTRUCTION and kills the context; cp.reduce.async.bulk.tensor shares
+ * the store path and is assumed to do the same. And a box running past the end of dimension
+ * 0 when that extent is not a multiple of 16 bytes: the store clips at 16-byte granularity
+ * and writes up to the next boundary past the end (f16 rows of 100 in a pitch of 104:
+ * columns 100-103 written); boxes past the far edges are otherwise fine
+ * (docs/hardware-notes.md). The refusal names the box, mode and value; hopgen's
  * store and reduce kernels write such a box element by element instead (the ideal result:
  * out-of-bounds elements skipped, hg_model_store_elementwise). */
 hg_status_t hg_tma_box_issuable(const hg_tma_plan_t *p, int b, const int32_t *coords);

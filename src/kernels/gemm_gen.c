@@ -770,8 +770,11 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p_in, const hg_gemm_config
    * multiples of 16 bytes, 16-byte aligned base) and the tile splits into sub-tiles. */
   const int ed = hg_dtype_bytes(p.d_type);
   g.epi_n = hg_gemm_epi_n(&p, c);
-  const bool d_ok =
-      !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
+  /* and rows of N ending on a 16-byte boundary: a TMA store clips dimension 0 at 16-byte
+   * granularity, so a tile past N would also write D's row padding up to the boundary (seen
+   * on an H200; docs/hardware-notes.md). */
+  const bool d_ok = !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.n * ed) % 16 == 0 &&
+                    (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
   out->tma_store = d_ok && g.epi_n > 0;
   if (out->tma_store) {
     memset(&td, 0, sizeof td);

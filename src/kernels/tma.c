@@ -160,18 +160,30 @@ uint64_t hg_tma_spec_tensor_bytes(const hg_tma_spec_t *s) {
 int64_t hg_tma_spec_fallback_boxes(const hg_tma_spec_t *s, const hg_tma_plan_t *p) {
   if (p->op != HG_TMA_STORE && !hg_tma_op_is_reduce(p->op)) return 0;
   const int64_t tiles = hg_tma_spec_tiles(s);
+  const int m0 = p->tmap_mode[0];
+  /* A store clips dimension 0 at 16-byte granularity (hg_tma_box_issuable): when its extent
+   * in bytes is not a multiple of 16, a box running past its end goes without TMA too. */
+  const bool ragged = (s->shape[m0] * hg_dtype_bytes(s->dtype)) % 16 != 0;
   int64_t total = 0;
   for (int i = 0; i < p->num_boxes; i++) {
     /* Along mode m the box of tile q starts at origin + q * tile + coord: non-negative from
-     * q = ceil(-(origin + coord) / tile) on. The box goes through TMA in the tiles that are
-     * past that point in every mode. */
+     * q = ceil(-(origin + coord) / tile) on, and (dimension 0 of a ragged extent) within the
+     * extent up to q = floor((extent - origin - coord - box) / tile). The box goes through
+     * TMA in the tiles inside both ranges in every mode. */
     int64_t tma_tiles = 1;
     for (int d = 0; d < p->map.rank; d++) {
       const int m = p->tmap_mode[d];
-      const int64_t need = -((int64_t)s->origin[m] + p->box[i].coord[d]);
+      const int64_t start = (int64_t)s->origin[m] + p->box[i].coord[d];
+      const int64_t need = -start;
       int64_t first = need <= 0 ? 0 : (need + s->tile[m] - 1) / s->tile[m];
       if (first > s->grid[m]) first = s->grid[m];
-      tma_tiles *= s->grid[m] - first;
+      int64_t end = s->grid[m]; /* tiles [first, end) go through TMA along this mode */
+      if (d == 0 && ragged) {
+        const int64_t room = s->shape[m] - start - (int64_t)p->map.box_dim[0];
+        end = room < 0 ? 0 : room / s->tile[m] + 1;
+        if (end > s->grid[m]) end = s->grid[m];
+      }
+      tma_tiles *= end > first ? end - first : 0;
     }
     total += tiles - tma_tiles;
   }
@@ -488,6 +500,21 @@ static void build_load(tma_gen_t *g) {
   }
 }
 
+/* Whether dimension 0's extent (run time) is not a multiple of 16 bytes: then a TMA store
+ * running past its end would write up to the next 16-byte boundary (hg_tma_box_issuable). */
+static hg_val_t ragged_extent_of(hg_builder_t *b, const hg_tma_plan_t *p, const hg_val_t *extent) {
+  const int e = hg_dtype_bytes(p->map.dtype);
+  hg_val_t bytes = hg_b_bin(b, HG_MUL, extent[p->tmap_mode[0]], hg_b_i64(b, e));
+  return hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, bytes, hg_b_i64(b, 15)), hg_b_i64(b, 0));
+}
+
+/* ragged && a box starting at coordinate c0 (I32) along dimension 0 runs past its end. */
+static hg_val_t past_ragged_end(hg_builder_t *b, const hg_tma_plan_t *p, hg_val_t ragged,
+                                hg_val_t c0, const hg_val_t *extent) {
+  hg_val_t end = hg_b_bin(b, HG_ADD, hg_b_sext(b, c0), hg_b_i64(b, p->map.box_dim[0]));
+  return hg_b_bin(b, HG_AND, ragged, hg_b_cmp(b, HG_GT_S, end, extent[p->tmap_mode[0]]));
+}
+
 /* The smallest of n I32 values (signed). */
 static hg_val_t min_of(hg_builder_t *b, const hg_val_t *v, int n) {
   hg_val_t m = v[0];
@@ -529,10 +556,13 @@ hg_status_t hg_tma_emit_fallback_element(hg_builder_t *b, const hg_tma_plan_t *p
     inb = d ? hg_b_bin(b, HG_AND, inb, ok) : ok;
     gaddr = hg_b_mad(b, c64, in->stride_bytes[m], gaddr);
   }
+  /* The box went without TMA when it has a negative coordinate or runs past the end of a
+   * ragged dimension 0 (the same test the elected thread made). */
   hg_val_t neg = hg_b_cmp(b, HG_LT_S, min_of(b, box, r), hg_b_i32(b, 0));
+  hg_val_t past = past_ragged_end(b, p, ragged_extent_of(b, p, in->extent), box[0], in->extent);
   hg_val_t off;
   HG_TRY(hg_kernels_composed_eval(b, &p->smem, x, &off));
-  out->write = hg_b_bin(b, HG_AND, neg, inb);
+  out->write = hg_b_bin(b, HG_AND, hg_b_bin(b, HG_OR, neg, past), inb);
   out->gaddr = gaddr;
   out->saddr = hg_b_mad(b, off, hg_b_i32(b, e), in->stage);
   return hg_ok();
@@ -612,13 +642,17 @@ static hg_status_t build_store(tma_gen_t *g) {
    * the same (hg_tma_box_issuable). So each box goes through TMA only when all its
    * coordinates are >= 0; the others are written element by element below. The decision
    * depends on the tile origin only, so it is uniform over the CTA. */
-  hg_b_comment(b, "which boxes TMA may take: those with no negative coordinate");
+  hg_b_comment(b, "which boxes TMA may take: no negative coordinate, and not past the end of "
+                  "a dimension 0 whose extent is not a multiple of 16 bytes");
   hg_val_t c[HG_TMA_MAX_BOXES][HG_TMA_MAX_RANK]; /* value ids: 5 KiB */
   hg_val_t tma_ok[HG_TMA_MAX_BOXES];
   hg_val_t fallback = hg_b_i32(b, 0);
+  hg_val_t ragged = ragged_extent_of(b, p, g->extent);
   for (int i = 0; i < p->num_boxes; i++) {
     box_coords(g, i, c[i]);
-    tma_ok[i] = hg_b_cmp(b, HG_GE_S, min_of(b, c[i], p->map.rank), hg_b_i32(b, 0));
+    tma_ok[i] =
+        hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_GE_S, min_of(b, c[i], p->map.rank), hg_b_i32(b, 0)),
+                 hg_b_not(b, past_ragged_end(b, p, ragged, c[i][0], g->extent)));
     fallback =
         hg_b_bin(b, HG_ADD, fallback, hg_b_select(b, tma_ok[i], hg_b_i32(b, 0), hg_b_i32(b, 1)));
   }

@@ -333,13 +333,26 @@ static hg_status_t store_box(const hg_tensormap_params_t *p, hg_tma_op_t op, voi
                         "take non-negative coordinates only (seen on an H200, driver "
                         "580.159.04; assumed for reductions)",
                         what, d, d, coords[d]);
+  /* Seen on an H200 (driver 580.159.04): a TMA store clips the innermost dimension at a
+   * 16-byte granularity. A box that runs past the end of dimension 0, whose extent is not a
+   * multiple of 16 bytes, also writes the elements up to the next 16-byte boundary (f16
+   * [100,100] with rows of 104: columns 100-103 were written; f32, whose 400-byte rows end
+   * on a boundary, was exact). The model writes what the hardware writes; the element-wise
+   * store (tma == false) is the ideal, and kernels send such boxes that way
+   * (hg_tma_box_issuable). */
+  hg_tensormap_params_t hw = *p;
+  if (tma && g.esize < 16) {
+    const uint64_t bytes = p->global_dim[0] * (uint64_t)g.esize;
+    hw.global_dim[0] = (bytes + 15) / 16 * 16 / (uint64_t)g.esize;
+  }
   uint8_t *dst = gmem;
   for (uint64_t i = 0; i < g.elems; i++) {
     bool inb;
     uint64_t goff;
     uint32_t saddr;
-    box_element(p, &g, coords, src, i, &inb, &goff, &saddr);
+    box_element(&hw, &g, coords, src, i, &inb, &goff, &saddr);
     if (!inb) continue; /* out-of-bounds elements are not written */
+    if (goff + (uint64_t)g.esize > gmem_bytes) continue; /* past the model's buffer */
     if (op == HG_TMA_STORE) {
       memcpy(dst + goff, smem + saddr, (size_t)g.esize);
     } else {

@@ -461,6 +461,20 @@ hg_status_t hg_tma_box_issuable(const hg_tma_plan_t *p, int b, const int32_t *co
                       "non-negative coordinates only (seen on an H200, driver 580.159.04; "
                       "assumed for reductions); write this box without TMA",
                       b, p->tmap_mode[d], coords[d]);
+  /* Seen on an H200: a TMA store clips dimension 0 at 16-byte granularity, so a box that
+   * runs past its end writes up to the next 16-byte boundary when the extent in bytes is
+   * not a multiple of 16 (hg_model_tma_store). */
+  const uint64_t e = (uint64_t)hg_dtype_bytes(p->map.dtype);
+  const uint64_t ext = p->map.global_dim[0];
+  if ((ext * e) % 16 != 0 && (int64_t)coords[0] + p->map.box_dim[0] > (int64_t)ext)
+    return hg_error(HG_ERR_INVALID,
+                    "box %d runs past the end of tensor mode %d (coordinate %" PRId32 ", %u "
+                    "elements, extent %" PRIu64 " = %" PRIu64
+                    " B, not a multiple of 16 B): a TMA %s clips at 16-byte granularity and "
+                    "would also write the %" PRIu64
+                    " B after the end (seen on an H200); write this box without TMA",
+                    b, p->tmap_mode[0], coords[0], p->map.box_dim[0], ext, ext * e,
+                    p->op == HG_TMA_STORE ? "store" : "reduction", 16 - (ext * e) % 16);
   return hg_ok();
 }
 

@@ -118,6 +118,23 @@ static void test_config_rules(void) {
   CHECK_OK(hg_gemm_config_check(&p, &c)); /* 32-byte swizzled rows: legal when asked for */
   CHECK_OK(hg_gemm_config_parse("128x176x64,e88", &c));
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "epilogue width 88");
+  /* D rows of N = 100 bf16 (200 B) in a leading dimension of 104: a TMA store would also
+   * write columns 100..103 (it clips at 16 bytes), so the epilogue stores directly; N = 96
+   * (192 B) keeps the TMA epilogue. */
+  {
+    hg_gemm_problem_t q = problem(256, 100, 64, HG_BF16);
+    q.ldd = 104;
+    hg_gemm_config_t c2;
+    CHECK_OK(hg_gemm_config_parse("128x128x64", &c2));
+    hg_gemm_kernel_t gk;
+    CHECK_OK(hg_gemm_generate(&q, &c2, HG_BACKEND_PTX, &gk));
+    CHECK(!gk.tma_store);
+    hg_gemm_kernel_free(&gk);
+    q.n = 96;
+    CHECK_OK(hg_gemm_generate(&q, &c2, HG_BACKEND_PTX, &gk));
+    CHECK(gk.tma_store);
+    hg_gemm_kernel_free(&gk);
+  }
   hg_gemm_problem_t pf = p;
   pf.d_type = HG_F32;
   CHECK_OK(hg_gemm_config_parse("128x256x64", &c));

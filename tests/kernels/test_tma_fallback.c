@@ -139,13 +139,31 @@ static void test_counts(void) {
     CHECK_EQ(hg_tma_tile_fallback_boxes(&plan, org),
              t == 0 || t == 1 || t == 2 || t == 3 || t == 6);
   }
-  /* Far edges only: nothing falls back. */
+  /* Far edges of 96 x 96 f16 (rows of 192 B end on a 16-byte boundary): nothing falls back. */
   s.origin[0] = s.origin[1] = 0;
   s.grid[0] = s.grid[1] = 0;
-  s.shape[0] = s.shape[1] = 100;
+  s.shape[0] = s.shape[1] = 96;
+  memset(s.stride, 0, sizeof s.stride);
   CHECK_OK(hg_tma_spec_normalize(&s));
   CHECK_OK(hg_tma_spec_plan(&s, &plan));
   CHECK_EQ(hg_tma_spec_fallback_boxes(&s, &plan), 0);
+  /* 100 x 100 f16 in rows of 104 (200 B, not a multiple of 16): a TMA store clips the row at
+   * 16-byte granularity and would write columns 100-103 (seen on an H200), so the two
+   * tiles that cross column 100 (64 + 64 > 100; one per row of tiles) go without TMA. */
+  s.shape[0] = s.shape[1] = 100;
+  s.stride[0] = 104;
+  s.stride[1] = 1;
+  s.grid[0] = s.grid[1] = 0;
+  CHECK_OK(hg_tma_spec_normalize(&s));
+  CHECK_OK(hg_tma_spec_plan(&s, &plan));
+  CHECK_EQ(hg_tma_spec_fallback_boxes(&s, &plan), 2);
+  int32_t org[HG_TMA_MAX_RANK] = {0, 64};
+  CHECK_EQ(hg_tma_tile_fallback_boxes(&plan, org), 1);
+  int32_t c0[HG_TMA_MAX_RANK];
+  CHECK_OK(hg_tma_box_coords(&plan, 0, org, c0));
+  CHECK_ERR(hg_tma_box_issuable(&plan, 0, c0), HG_ERR_INVALID, "clips at 16-byte granularity");
+  org[1] = 0;
+  CHECK_EQ(hg_tma_tile_fallback_boxes(&plan, org), 0);
 }
 
 /* ---------------------------------------------------------------- the probe */

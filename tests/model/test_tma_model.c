@@ -332,6 +332,46 @@ static void test_store_and_reduce(void) {
             "is not a store or reduce");
 }
 
+/* Seen on an H200: a TMA store clips dimension 0 at 16-byte granularity. f16 rows of 100
+ * elements (200 B) in a pitch of 104 (208 B): a 64-wide box at column 64 wrote columns
+ * 64..103 of each row, i.e. also the 4 padding elements up to the 16-byte boundary; the
+ * element-wise ideal writes 64..99 only. */
+static void test_store_16_byte_clip(void) {
+  hg_tensormap_params_t p = {.dtype = HG_F16,
+                             .rank = 2,
+                             .global_dim = {100, 4},
+                             .global_stride_bytes = {208},
+                             .box_dim = {64, 4},
+                             .element_strides = {1, 1},
+                             .swizzle = HG_SWIZZLE_128B};
+  static uint8_t smem[4096], tma_out[208 * 4], ideal[208 * 4];
+  for (size_t i = 0; i < sizeof smem; i++) smem[i] = (uint8_t)(i * 7 + 1);
+  memset(tma_out, 0xEE, sizeof tma_out);
+  memset(ideal, 0xEE, sizeof ideal);
+  const int32_t at[2] = {64, 0};
+  CHECK_OK(hg_model_tma_store(&p, HG_TMA_STORE, tma_out, sizeof tma_out, at, smem, sizeof smem, 0));
+  CHECK_OK(
+      hg_model_store_elementwise(&p, HG_TMA_STORE, ideal, sizeof ideal, at, smem, sizeof smem, 0));
+  for (int row = 0; row < 4; row++)
+    for (int col = 0; col < 104; col++) {
+      const size_t o = (size_t)row * 208 + (size_t)col * 2;
+      const bool hw = col >= 64, id = col >= 64 && col < 100;
+      CHECK(hw == (tma_out[o] != 0xEE || tma_out[o + 1] != 0xEE));
+      CHECK(id == (ideal[o] != 0xEE || ideal[o + 1] != 0xEE));
+    }
+  /* f32 rows of 100 (400 B) end on a boundary: the TMA store writes no more than the ideal. */
+  p.dtype = HG_F32;
+  p.global_stride_bytes[0] = 416;
+  p.box_dim[0] = 32;
+  static uint8_t a[416 * 4], b2[416 * 4];
+  memset(a, 0xEE, sizeof a);
+  memset(b2, 0xEE, sizeof b2);
+  const int32_t at2[2] = {96, 0};
+  CHECK_OK(hg_model_tma_store(&p, HG_TMA_STORE, a, sizeof a, at2, smem, sizeof smem, 0));
+  CHECK_OK(hg_model_store_elementwise(&p, HG_TMA_STORE, b2, sizeof b2, at2, smem, sizeof smem, 0));
+  CHECK(memcmp(a, b2, sizeof a) == 0);
+}
+
 static void test_multicast_model(void) {
   fill_u16(64, 128);
   hg_tensormap_params_t p = map2(HG_U16, 128, 64, 256, 64, 8, HG_SWIZZLE_128B);
@@ -406,6 +446,7 @@ int main(void) {
   HG_RUN(test_oob_fill);
   HG_RUN(test_model_refusals);
   HG_RUN(test_store_and_reduce);
+  HG_RUN(test_store_16_byte_clip);
   HG_RUN(test_multicast_model);
   HG_RUN(test_wgmma_addresses_by_hand);
   return hg_test_finish();
