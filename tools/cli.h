@@ -6,12 +6,12 @@
 
 #include "hopgen/status.h"
 
-int hg_cmd_layout(int argc, char **argv); /* hopgen layout ... (argv[0] == "layout") */
-int hg_cmd_plan(int argc, char **argv);   /* hopgen plan tma|mma ... */
-int hg_cmd_tma(int argc, char **argv);    /* hopgen tma load|prefetch|multicast|store|reduce */
-int hg_cmd_gemm(int argc, char **argv);   /* hopgen gemm ... */
-int hg_cmd_bench(int argc, char **argv);  /* hopgen bench copy|gemm */
-int hg_cmd_demo(int argc, char **argv);   /* hopgen demo: the README's main job */
+int hg_cmd_layout(int argc, char **argv);     /* hopgen layout ... (argv[0] == "layout") */
+int hg_cmd_plan(int argc, char **argv);       /* hopgen plan tma|mma ... */
+int hg_cmd_tma(int argc, char **argv);        /* hopgen tma load|prefetch|multicast|store|reduce */
+int hg_cmd_gemm(int argc, char **argv);       /* hopgen gemm ... */
+int hg_cmd_bench(int argc, char **argv);      /* hopgen bench copy|gemm */
+int hg_cmd_demo(int argc, char **argv);       /* hopgen demo: the README's main job */
 int hg_cli_bench_gemm(int argc, char **argv); /* hopgen bench gemm (tools/cmd_gemm.c) */
 
 /* Print "hopgen: <sentence>" to stderr and return 1 (for `return hg_cli_fail(s);`). */
