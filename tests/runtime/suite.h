@@ -791,11 +791,11 @@ static void suite_gemm(void) {
   suite_gemm_check(blas, &batched_mn, "bf16 batch of 2, M-/N-major, with C");
   suite_gemm_t tf32 = {64, 64, 64, 1, HG_TF32, HG_TF32, HG_F32, true, true, 1, 0, false, 0, 0};
   suite_gemm_check(blas, &tf32, "tf32 -> f32");
-  /* 2048^3: cuBLASLt 13.1 on an H200 has no e4m3 x e4m3 -> bf16 algorithm for 128x64x64
-   * nor 256x256x128 (CUBLAS_STATUS_NOT_SUPPORTED), while hopgen's benchmark shapes of the
-   * same types (2048^3 and up) run. */
-  suite_gemm_t fp8 = {2048, 2048, 2048, 1, HG_E4M3, HG_E4M3, HG_BF16,
-                      true, true, 1,    0, false,   0.5f,    4.0f};
+  /* cuBLASLt declined this case (CUBLAS_STATUS_NOT_SUPPORTED, H200) while the scale of B
+   * sat 4 bytes after that of A; with each scale 16-byte aligned it runs (seen at 2048^3;
+   * here small, since the f64 host reference is cubic). */
+  suite_gemm_t fp8 = {256,  256,  128, 1, HG_E4M3, HG_E4M3, HG_BF16,
+                      true, true, 1,   0, false,   0.5f,    4.0f};
   suite_gemm_check(blas, &fp8, "e4m3 TN, scales 0.5 and 4 -> bf16");
   suite_gemm_t fp8b = {64, 128, 64, 1, HG_E4M3, HG_E5M2, HG_F32, true, true, 1, 0, false, 0, 0};
   suite_gemm_check(blas, &fp8b, "e4m3 x e5m2 TN -> f32");
