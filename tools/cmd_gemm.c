@@ -395,8 +395,8 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       hg_rt_close(rt);
       return hg_cli_fail(hg_error(HG_ERR_IO, "cannot write %s", json));
     }
-    fprintf(jf, "{\"device\": \"%s\", \"driver\": %d, \"runs\": [\n", hg_rt_device(rt)->name,
-            hg_rt_device(rt)->driver_version);
+    fprintf(jf, "{\"device\": \"%s\", \"driver\": %d, \"backend\": \"%s\", \"runs\": [\n",
+            hg_rt_device(rt)->name, hg_rt_device(rt)->driver_version, hg_backend_name(be));
   }
   int failures = 0, first_json = 1;
   char list[128];
