@@ -52,56 +52,7 @@
 #include <string.h>
 
 #include "emit/mlir.h"
-
-/* ----------------------------------------------------------------------------- text buffer */
-
-typedef struct mbuf {
-  char *data;
-  size_t len, cap;
-  bool oom;
-} mbuf_t;
-
-#if defined(__GNUC__)
-#define HG_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define HG_PRINTF(f, a)
-#endif
-
-static void mvput(mbuf_t *s, const char *fmt, va_list ap) {
-  if (s->oom) return;
-  for (;;) {
-    va_list aq;
-    va_copy(aq, ap);
-    size_t room = s->cap - s->len;
-    int n = vsnprintf(s->data ? s->data + s->len : NULL, s->data ? room : 0, fmt, aq);
-    va_end(aq);
-    if (n < 0) {
-      s->oom = true;
-      return;
-    }
-    if (s->data && (size_t)n < room) {
-      s->len += (size_t)n;
-      return;
-    }
-    size_t cap = s->cap ? s->cap : 16384;
-    while (cap - s->len <= (size_t)n) cap *= 2;
-    char *q = realloc(s->data, cap);
-    if (!q) {
-      s->oom = true;
-      return;
-    }
-    s->data = q;
-    s->cap = cap;
-  }
-}
-
-static void mput(mbuf_t *s, const char *fmt, ...) HG_PRINTF(2, 3);
-static void mput(mbuf_t *s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  mvput(s, fmt, ap);
-  va_end(ap);
-}
+#include "emit/sbuf.h"
 
 /* ----------------------------------------------------------------------------- printer */
 
@@ -110,7 +61,7 @@ typedef char name_t[NAME_BYTES];
 
 typedef struct mprinter {
   const hg_builder_t *b;
-  mbuf_t s;
+  hg_sbuf_t s;
   name_t *names; /* SSA name of each value id; for variables and counters, their slot */
   int ntmp;      /* %t<n> temporaries */
   int depth;     /* indentation */
@@ -145,19 +96,19 @@ static hg_type_t vtype(const mprinter_t *p, int32_t id) {
 /* One line of the body, indented by nesting depth. */
 static void L(mprinter_t *p, const char *fmt, ...) HG_PRINTF(2, 3);
 static void L(mprinter_t *p, const char *fmt, ...) {
-  mput(&p->s, "      %*s", 2 * p->depth, "");
+  hg_sbuf_put(&p->s, "      %*s", 2 * p->depth, "");
   va_list ap;
   va_start(ap, fmt);
-  mvput(&p->s, fmt, ap);
+  hg_sbuf_vput(&p->s, fmt, ap);
   va_end(ap);
-  mput(&p->s, "\n");
+  hg_sbuf_put(&p->s, "\n");
 }
 
 /* A block label; the previous block must have ended with a terminator. */
 static void label(mprinter_t *p, const char *fmt, int32_t n) {
-  mput(&p->s, "    ^");
-  mput(&p->s, fmt, n);
-  mput(&p->s, ":\n");
+  hg_sbuf_put(&p->s, "    ^");
+  hg_sbuf_put(&p->s, fmt, n);
+  hg_sbuf_put(&p->s, ":\n");
 }
 
 static int tmp(mprinter_t *p) {
@@ -564,27 +515,27 @@ static void print_wgmma(mprinter_t *p, const hg_ir_op_t *op) {
    * how the nvvm op itself lowers). Operands: $0..$(nacc-1) the results, then A (1 or 4),
    * the B descriptor, scale-d as an i32, and the accumulators tied to the results. */
   const char *reg = w->acc == HG_F32 ? "f" : "r";
-  mbuf_t text = {0}, cons = {0};
-  mput(&text, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $%d, 0;\\0A", nacc + na + 1);
-  mput(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", w->n, k, hg_dtype_name(w->acc),
-       hg_dtype_name(w->a), hg_dtype_name(w->b));
-  for (int i = 0; i < nacc; i++) mput(&text, "%s$%d", i ? ", " : "", i);
-  mput(&text, "}, ");
+  hg_sbuf_t text = {0}, cons = {0};
+  hg_sbuf_put(&text, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $%d, 0;\\0A", nacc + na + 1);
+  hg_sbuf_put(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", w->n, k,
+              hg_dtype_name(w->acc), hg_dtype_name(w->a), hg_dtype_name(w->b));
+  for (int i = 0; i < nacc; i++) hg_sbuf_put(&text, "%s$%d", i ? ", " : "", i);
+  hg_sbuf_put(&text, "}, ");
   if (w->a_regs)
-    mput(&text, "{$%d, $%d, $%d, $%d}", nacc, nacc + 1, nacc + 2, nacc + 3);
+    hg_sbuf_put(&text, "{$%d, $%d, $%d, $%d}", nacc, nacc + 1, nacc + 2, nacc + 3);
   else
-    mput(&text, "$%d", nacc);
-  mput(&text, ", $%d, p", nacc + na);
-  if (!integer) mput(&text, ", 1, 1");
+    hg_sbuf_put(&text, "$%d", nacc);
+  hg_sbuf_put(&text, ", $%d, p", nacc + na);
+  if (!integer) hg_sbuf_put(&text, ", 1, 1");
   if (sixteen) {
-    if (!w->a_regs) mput(&text, ", %d", w->trans_a ? 1 : 0);
-    mput(&text, ", %d", w->trans_b ? 1 : 0);
+    if (!w->a_regs) hg_sbuf_put(&text, ", %d", w->trans_a ? 1 : 0);
+    hg_sbuf_put(&text, ", %d", w->trans_b ? 1 : 0);
   }
-  mput(&text, ";\\0A}");
-  for (int i = 0; i < nacc; i++) mput(&cons, "=%s,", reg);
-  for (int i = 0; i < na; i++) mput(&cons, "%s,", w->a_regs ? "r" : "l");
-  mput(&cons, "l,r");
-  for (int i = 0; i < nacc; i++) mput(&cons, ",%d", i);
+  hg_sbuf_put(&text, ";\\0A}");
+  for (int i = 0; i < nacc; i++) hg_sbuf_put(&cons, "=%s,", reg);
+  for (int i = 0; i < na; i++) hg_sbuf_put(&cons, "%s,", w->a_regs ? "r" : "l");
+  hg_sbuf_put(&cons, "l,r");
+  for (int i = 0; i < nacc; i++) hg_sbuf_put(&cons, ",%d", i);
 
   name_t abuf[4], bb, bs;
   char an[4][NAME_BYTES];
@@ -607,16 +558,16 @@ static void print_wgmma(mprinter_t *p, const hg_ir_op_t *op) {
   }
   acc_alias(w, false, ty, sizeof ty);
   int r = tmp(p);
-  mput(&p->s, "      %*s%%t%d = llvm.inline_asm has_side_effects \"%s\", \"%s\" ", 2 * p->depth, "",
-       r, text.data ? text.data : "", cons.data ? cons.data : "");
-  for (int i = 0; i < na; i++) mput(&p->s, "%s, ", an[i]);
-  mput(&p->s, "%s, %%t%d", db, s32);
-  for (int i = 0; i < nacc; i++) mput(&p->s, ", %s", accn[i]);
-  mput(&p->s, " : (");
-  for (int i = 0; i < na; i++) mput(&p->s, "%s, ", w->a_regs ? "i32" : "i64");
-  mput(&p->s, "i64, i32");
-  for (int i = 0; i < nacc; i++) mput(&p->s, ", %s", w->acc == HG_F32 ? "f32" : "i32");
-  mput(&p->s, ") -> %s\n", ty);
+  hg_sbuf_put(&p->s, "      %*s%%t%d = llvm.inline_asm has_side_effects \"%s\", \"%s\" ",
+              2 * p->depth, "", r, text.data ? text.data : "", cons.data ? cons.data : "");
+  for (int i = 0; i < na; i++) hg_sbuf_put(&p->s, "%s, ", an[i]);
+  hg_sbuf_put(&p->s, "%s, %%t%d", db, s32);
+  for (int i = 0; i < nacc; i++) hg_sbuf_put(&p->s, ", %s", accn[i]);
+  hg_sbuf_put(&p->s, " : (");
+  for (int i = 0; i < na; i++) hg_sbuf_put(&p->s, "%s, ", w->a_regs ? "i32" : "i64");
+  hg_sbuf_put(&p->s, "i64, i32");
+  for (int i = 0; i < nacc; i++) hg_sbuf_put(&p->s, ", %s", w->acc == HG_F32 ? "f32" : "i32");
+  hg_sbuf_put(&p->s, ") -> %s\n", ty);
   if (text.oom || cons.oom) p->s.oom = true;
   free(text.data);
   free(cons.data);
@@ -710,12 +661,12 @@ static void print_comment(mprinter_t *p, const char *t) {
     const char *nl = strchr(t, '\n');
     int len = nl ? (int)(nl - t) : (int)strlen(t);
     /* kept ASCII like ptx.c: control and non-ASCII bytes become '?' */
-    mput(&p->s, "      %*s// ", 2 * p->depth, "");
+    hg_sbuf_put(&p->s, "      %*s// ", 2 * p->depth, "");
     for (int c = 0; c < len; c++) {
       unsigned char ch = (unsigned char)t[c];
-      mput(&p->s, "%c", ch < 0x20 || ch >= 0x7f ? '?' : (char)ch);
+      hg_sbuf_put(&p->s, "%c", ch < 0x20 || ch >= 0x7f ? '?' : (char)ch);
     }
-    mput(&p->s, "\n");
+    hg_sbuf_put(&p->s, "\n");
     t += len + (nl ? 1 : 0);
   }
 }
@@ -736,16 +687,16 @@ static void print_red(mprinter_t *p, const hg_ir_op_t *op, const int32_t *o) {
   const char *addr = V(p, o[0], n0), *v = V(p, o[1], n1);
   const char *cas = hg_ir_red_cas_ptx(red, t);
   if (cas) {
-    mput(&p->s, "      %*sllvm.inline_asm has_side_effects \"", 2 * p->depth, "");
+    hg_sbuf_put(&p->s, "      %*sllvm.inline_asm has_side_effects \"", 2 * p->depth, "");
     for (const char *c = cas; *c; c++) {
       if (*c == '\n')
-        mput(&p->s, "\\n");
+        hg_sbuf_put(&p->s, "\\n");
       else if (*c == '"' || *c == '\\')
-        mput(&p->s, "\\%c", *c);
+        hg_sbuf_put(&p->s, "\\%c", *c);
       else
-        mput(&p->s, "%c", *c);
+        hg_sbuf_put(&p->s, "%c", *c);
     }
-    mput(&p->s, "\", \"l,r,~{memory}\" %s, %s : (i64, i32) -> ()\n", addr, v);
+    hg_sbuf_put(&p->s, "\", \"l,r,~{memory}\" %s, %s : (i64, i32) -> ()\n", addr, v);
     return;
   }
   const char *bin;
@@ -1322,14 +1273,14 @@ static void print_op(mprinter_t *p, int32_t i) {
     name_t bufs[4];
     const char *v[4] = {"", "", "", ""};
     for (int k = 0; k < op->u.stmatrix.num; k++) v[k] = V(p, o[1 + k], bufs[k]);
-    mput(&p->s, "      %*snvvm.stmatrix %%t%d", 2 * p->depth, "", ptr);
-    for (int k = 0; k < op->u.stmatrix.num; k++) mput(&p->s, ", %s", v[k]);
-    mput(&p->s,
-         " {layout = #nvvm.mma_layout<%s>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, "
-         "eltType = #nvvm.ld_st_matrix_elt_type<b16>} : !llvm.ptr<3>",
-         op->u.stmatrix.trans ? "col" : "row");
-    for (int k = 0; k < op->u.stmatrix.num; k++) mput(&p->s, ", i32");
-    mput(&p->s, "\n");
+    hg_sbuf_put(&p->s, "      %*snvvm.stmatrix %%t%d", 2 * p->depth, "", ptr);
+    for (int k = 0; k < op->u.stmatrix.num; k++) hg_sbuf_put(&p->s, ", %s", v[k]);
+    hg_sbuf_put(&p->s,
+                " {layout = #nvvm.mma_layout<%s>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, "
+                "eltType = #nvvm.ld_st_matrix_elt_type<b16>} : !llvm.ptr<3>",
+                op->u.stmatrix.trans ? "col" : "row");
+    for (int k = 0; k < op->u.stmatrix.num; k++) hg_sbuf_put(&p->s, ", i32");
+    hg_sbuf_put(&p->s, "\n");
     break;
   }
   case HG_OP_COUNT:
@@ -1366,18 +1317,19 @@ static void name_values(mprinter_t *p) {
  * are in the run-time tensor map, and the nvgpu-to-nvvm lowering takes nothing from these
  * types but the rank (the descriptor becomes the tensor map's pointer, the tile its
  * shared-memory address). */
-static void print_aliases(const hg_builder_t *b, mbuf_t *s) {
-  mput(s, "!hg_mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>\n");
+static void print_aliases(const hg_builder_t *b, hg_sbuf_t *s) {
+  hg_sbuf_put(s, "!hg_mbar = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>\n");
   for (int r = 1; r <= HG_TMA_MAX_RANK; r++) {
     char shape[32] = "";
     for (int d = 0; d < r - 1; d++) strcat(shape, "1x");
-    mput(s, "!hg_tile%d = memref<%s16xi8, #gpu.address_space<workgroup>>\n", r, shape);
-    mput(s,
-         "!hg_desc%d = !nvgpu.tensormap.descriptor<tensor = !hg_tile%d, swizzle = none, "
-         "l2promo = none, oob = zero, interleave = none>\n",
-         r, r);
-    mput(s, "!hg_mref%d = !llvm.struct<(ptr<3>, ptr<3>, i64, array<%d x i64>, array<%d x i64>)>\n",
-         r, r, r);
+    hg_sbuf_put(s, "!hg_tile%d = memref<%s16xi8, #gpu.address_space<workgroup>>\n", r, shape);
+    hg_sbuf_put(s,
+                "!hg_desc%d = !nvgpu.tensormap.descriptor<tensor = !hg_tile%d, swizzle = none, "
+                "l2promo = none, oob = zero, interleave = none>\n",
+                r, r);
+    hg_sbuf_put(
+        s, "!hg_mref%d = !llvm.struct<(ptr<3>, ptr<3>, i64, array<%d x i64>, array<%d x i64>)>\n",
+        r, r, r);
   }
   /* accumulator structs, each distinct one once */
   char seen[64][32];
@@ -1393,10 +1345,10 @@ static void print_aliases(const hg_builder_t *b, mbuf_t *s) {
     for (int k = 0; k < nseen && !dup; k++) dup = !strcmp(seen[k], name);
     if (dup) continue;
     if (nseen < 64) snprintf(seen[nseen++], sizeof seen[0], "%s", name);
-    mput(s, "%s = !llvm.struct<(", name);
+    hg_sbuf_put(s, "%s = !llvm.struct<(", name);
     const char *e = acc_elem(w, nvvm_op);
-    for (int k = 0; k < hg_ir_wgmma_num_acc(w); k++) mput(s, "%s%s", k ? ", " : "", e);
-    mput(s, ")>\n");
+    for (int k = 0; k < hg_ir_wgmma_num_acc(w); k++) hg_sbuf_put(s, "%s%s", k ? ", " : "", e);
+    hg_sbuf_put(s, ")>\n");
   }
 }
 
@@ -1461,51 +1413,53 @@ hg_status_t hg_emit_mlir(const hg_builder_t *b, hg_text_t *out) {
   if (!p.names) return hg_error(HG_ERR_NOMEM, "hg_emit_mlir: out of memory");
   name_values(&p);
 
-  mbuf_t *s = &p.s;
+  hg_sbuf_t *s = &p.s;
   int version = hg_mlir_ptx_version(b);
   uint32_t smem = hg_ir_smem_total(b);
-  mput(s, "// Generated by hopgen (MLIR backend, MLIR 22: nvgpu/nvvm/arith/cf/llvm)\n");
-  mput(s, "// kernel %s: %d parameter(s), %d ops\n", b->name, b->nparams, (int)b->nops);
+  hg_sbuf_put(s, "// Generated by hopgen (MLIR backend, MLIR 22: nvgpu/nvvm/arith/cf/llvm)\n");
+  hg_sbuf_put(s, "// kernel %s: %d parameter(s), %d ops\n", b->name, b->nparams, (int)b->nops);
   if (smem)
-    mput(s,
-         "// dynamic shared memory: %" PRIu32 " bytes (launch with this; includes %" PRIu32
-         " bytes of alignment slack)\n",
-         smem, smem - b->smem_used);
-  mput(s, "// lower: mlir-opt-22 FILE --pass-pipeline='%s'\n\n", hg_mlir_pipeline());
+    hg_sbuf_put(s,
+                "// dynamic shared memory: %" PRIu32 " bytes (launch with this; includes %" PRIu32
+                " bytes of alignment slack)\n",
+                smem, smem - b->smem_used);
+  hg_sbuf_put(s, "// lower: mlir-opt-22 FILE --pass-pipeline='%s'\n\n", hg_mlir_pipeline());
   print_aliases(b, s);
-  mput(s, "\nmodule attributes {gpu.container_module} {\n");
+  hg_sbuf_put(s, "\nmodule attributes {gpu.container_module} {\n");
   /* O = 3: gpu-module-to-binary runs LLVM's -O3 pipeline (SROA promotes the slots) before
    * NVPTX; the PTX ISA version is the lowest that has every instruction, as in ptx.c */
-  mput(s,
-       "  gpu.module @hopgen [#nvvm.target<chip = \"sm_90a\", features = \"+ptx%d\", O = 3>] {\n",
-       version);
+  hg_sbuf_put(
+      s, "  gpu.module @hopgen [#nvvm.target<chip = \"sm_90a\", features = \"+ptx%d\", O = 3>] {\n",
+      version);
   if (b->smem_used)
-    mput(s, "    llvm.mlir.global external @hg_smem() {addr_space = 3 : i32, alignment = 1024 : "
-            "i64} : !llvm.array<0 x i8>\n");
+    hg_sbuf_put(
+        s, "    llvm.mlir.global external @hg_smem() {addr_space = 3 : i32, alignment = 1024 : "
+           "i64} : !llvm.array<0 x i8>\n");
 
-  mput(s, "    llvm.func @%s(", b->name);
+  hg_sbuf_put(s, "    llvm.func @%s(", b->name);
   for (int i = 0; i < b->nparams; i++) {
     const hg_ir_param_t *pa = &b->params[i];
-    mput(s, "%s\n        %s: %s", i ? "," : "", p.names[pa->value], param_type(pa->type));
+    hg_sbuf_put(s, "%s\n        %s: %s", i ? "," : "", p.names[pa->value], param_type(pa->type));
     /* a CUtensorMap passed by value as a __grid_constant__ parameter: 128 opaque bytes,
      * 64-byte aligned as TMA requires; NVPTX prints .param .align 64 .b8 [128] and takes
      * its generic address with cvta.param (what nvcc does, and ptx.c) */
     if (pa->type == HG_T_TMAP)
-      mput(s, " {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}");
+      hg_sbuf_put(
+          s, " {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}");
   }
-  mput(s, ")\n        attributes {nvvm.kernel");
+  hg_sbuf_put(s, ")\n        attributes {nvvm.kernel");
   /* reqntid plus minctasm gives ptxas the register cap at entry that setmaxnreg needs */
-  if (b->threads) mput(s, ", nvvm.reqntid = array<i32: %d, 1, 1>", b->threads);
-  if (b->min_ctas) mput(s, ", nvvm.minctasm = %d : i32", b->min_ctas);
+  if (b->threads) hg_sbuf_put(s, ", nvvm.reqntid = array<i32: %d, 1, 1>", b->threads);
+  if (b->min_ctas) hg_sbuf_put(s, ", nvvm.minctasm = %d : i32", b->min_ctas);
   if (b->cluster[0])
-    mput(s, ", nvvm.cluster_dim = array<i32: %d, %d, %d>", b->cluster[0], b->cluster[1],
-         b->cluster[2]);
-  mput(s, "} {\n");
+    hg_sbuf_put(s, ", nvvm.cluster_dim = array<i32: %d, %d, %d>", b->cluster[0], b->cluster[1],
+                b->cluster[2]);
+  hg_sbuf_put(s, "} {\n");
 
   print_entry(&p);
   for (int32_t i = 0; i < b->nops; i++) print_op(&p, i);
   L(&p, "llvm.return");
-  mput(s, "    }\n  }\n}\n");
+  hg_sbuf_put(s, "    }\n  }\n}\n");
 
   free(p.names);
   if (s->oom) {

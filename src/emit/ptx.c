@@ -18,56 +18,7 @@
 #include <string.h>
 
 #include "emit/ir.h"
-
-/* ----------------------------------------------------------------------------- text buffer */
-
-typedef struct sbuf {
-  char *data;
-  size_t len, cap;
-  bool oom;
-} sbuf_t;
-
-#if defined(__GNUC__)
-#define HG_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define HG_PRINTF(f, a)
-#endif
-
-static void vput(sbuf_t *s, const char *fmt, va_list ap) {
-  if (s->oom) return;
-  for (;;) {
-    va_list aq;
-    va_copy(aq, ap);
-    size_t room = s->cap - s->len;
-    int n = vsnprintf(s->data ? s->data + s->len : NULL, s->data ? room : 0, fmt, aq);
-    va_end(aq);
-    if (n < 0) {
-      s->oom = true;
-      return;
-    }
-    if (s->data && (size_t)n < room) {
-      s->len += (size_t)n;
-      return;
-    }
-    size_t cap = s->cap ? s->cap : 4096;
-    while (cap - s->len <= (size_t)n) cap *= 2;
-    char *p = realloc(s->data, cap);
-    if (!p) {
-      s->oom = true;
-      return;
-    }
-    s->data = p;
-    s->cap = cap;
-  }
-}
-
-static void put(sbuf_t *s, const char *fmt, ...) HG_PRINTF(2, 3);
-static void put(sbuf_t *s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vput(s, fmt, ap);
-  va_end(ap);
-}
+#include "emit/sbuf.h"
 
 /* ----------------------------------------------------------------------------- printer */
 
@@ -75,7 +26,7 @@ static void put(sbuf_t *s, const char *fmt, ...) {
 
 typedef struct printer {
   const hg_builder_t *b;
-  sbuf_t body;
+  hg_sbuf_t body;
   char (*names)[NAME_BYTES]; /* register name of each value id */
   int ntp, nth, ntr, ntrd;   /* temporaries used: .pred, .b16, .b32, .b64 */
   int depth;                 /* current indentation */
@@ -128,16 +79,16 @@ static const char *R(const printer_t *p, int32_t id) {
 /* One instruction line, indented by nesting depth. */
 static void ins(printer_t *p, const char *fmt, ...) HG_PRINTF(2, 3);
 static void ins(printer_t *p, const char *fmt, ...) {
-  put(&p->body, "\t%*s", 2 * p->depth, "");
+  hg_sbuf_put(&p->body, "\t%*s", 2 * p->depth, "");
   va_list ap;
   va_start(ap, fmt);
-  vput(&p->body, fmt, ap);
+  hg_sbuf_vput(&p->body, fmt, ap);
   va_end(ap);
-  put(&p->body, "\n");
+  hg_sbuf_put(&p->body, "\n");
 }
 
 static void label(printer_t *p, const char *fmt, int32_t n) {
-  put(&p->body, "$L%d_%s:\n", n, fmt);
+  hg_sbuf_put(&p->body, "$L%d_%s:\n", n, fmt);
 }
 
 static int tmp_pred(printer_t *p) {
@@ -155,15 +106,15 @@ static int tmp_b64(printer_t *p) {
 
 /* A {a, b, ...} list of operand registers, wrapped every 8 for long lists. */
 static void put_list(printer_t *p, const int32_t *ids, int n) {
-  put(&p->body, "{");
+  hg_sbuf_put(&p->body, "{");
   for (int k = 0; k < n; k++) {
     if (k && k % 8 == 0)
-      put(&p->body, ",\n\t%*s    ", 2 * p->depth, "");
+      hg_sbuf_put(&p->body, ",\n\t%*s    ", 2 * p->depth, "");
     else if (k)
-      put(&p->body, ", ");
-    put(&p->body, "%s", R(p, ids[k]));
+      hg_sbuf_put(&p->body, ", ");
+    hg_sbuf_put(&p->body, "%s", R(p, ids[k]));
   }
-  put(&p->body, "}");
+  hg_sbuf_put(&p->body, "}");
 }
 
 /* ----------------------------------------------------------------------------- op tables */
@@ -350,24 +301,24 @@ static void print_wgmma(printer_t *p, const hg_ir_op_t *op) {
   int k = hg_ir_wgmma_k(w);
   bool integer = w->acc == HG_S32;
   bool sixteen = w->a == HG_F16 || w->a == HG_BF16;
-  put(&p->body, "\t%*swgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s ", 2 * p->depth, "", w->n, k,
-      hg_dtype_name(w->acc), hg_dtype_name(w->a), hg_dtype_name(w->b));
+  hg_sbuf_put(&p->body, "\t%*swgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s ", 2 * p->depth, "",
+              w->n, k, hg_dtype_name(w->acc), hg_dtype_name(w->a), hg_dtype_name(w->b));
   put_list(p, o, nacc);
-  put(&p->body, ",\n\t%*s    ", 2 * p->depth, "");
+  hg_sbuf_put(&p->body, ",\n\t%*s    ", 2 * p->depth, "");
   if (w->a_regs)
     put_list(p, o + nacc, na);
   else
-    put(&p->body, "%s", R(p, o[nacc]));
+    hg_sbuf_put(&p->body, "%s", R(p, o[nacc]));
   /* operand order (PTX ISA, wgmma.mma_async): d, a, b-desc, scale-d, then for float types
    * imm-scale-a, imm-scale-b (1 = no negation), then for f16/bf16 imm-trans-a (only when
    * A is a descriptor) and imm-trans-b */
-  put(&p->body, ", %s, %s", R(p, o[nacc + na]), R(p, o[nacc + na + 1]));
-  if (!integer) put(&p->body, ", 1, 1");
+  hg_sbuf_put(&p->body, ", %s, %s", R(p, o[nacc + na]), R(p, o[nacc + na + 1]));
+  if (!integer) hg_sbuf_put(&p->body, ", 1, 1");
   if (sixteen) {
-    if (!w->a_regs) put(&p->body, ", %d", w->trans_a ? 1 : 0);
-    put(&p->body, ", %d", w->trans_b ? 1 : 0);
+    if (!w->a_regs) hg_sbuf_put(&p->body, ", %d", w->trans_a ? 1 : 0);
+    hg_sbuf_put(&p->body, ", %d", w->trans_b ? 1 : 0);
   }
-  put(&p->body, ";\n");
+  hg_sbuf_put(&p->body, ";\n");
 }
 
 /* One element's global reduction (PTX ISA "red": relaxed, .gpu scope by default). The
@@ -380,16 +331,16 @@ static void print_red(printer_t *p, const hg_ir_op_t *op, const int32_t *o) {
   const char *cas = hg_ir_red_cas_ptx(red, t);
   if (cas) {
     /* the shared text, $0 and $1 replaced by this op's registers, one line per line */
-    put(&p->body, "\t%*s", 2 * p->depth, "");
+    hg_sbuf_put(&p->body, "\t%*s", 2 * p->depth, "");
     for (const char *c = cas; *c; c++) {
       if (c[0] == '$' && (c[1] == '0' || c[1] == '1')) {
-        put(&p->body, "%s", R(p, o[c[1] - '0']));
+        hg_sbuf_put(&p->body, "%s", R(p, o[c[1] - '0']));
         c++;
       } else if (c[0] == '\n') {
-        put(&p->body, "\n");
-        if (c[1]) put(&p->body, "\t%*s", 2 * p->depth, "");
+        hg_sbuf_put(&p->body, "\n");
+        if (c[1]) hg_sbuf_put(&p->body, "\t%*s", 2 * p->depth, "");
       } else {
-        put(&p->body, "%c", c[0]);
+        hg_sbuf_put(&p->body, "%c", c[0]);
       }
     }
     return;
@@ -421,12 +372,12 @@ static void print_op(printer_t *p, int32_t i) {
       const char *nl = strchr(t, '\n');
       int len = nl ? (int)(nl - t) : (int)strlen(t);
       /* PTX source is ASCII: control and non-ASCII bytes become '?' in comments */
-      put(&p->body, "\t%*s// ", 2 * p->depth, "");
+      hg_sbuf_put(&p->body, "\t%*s// ", 2 * p->depth, "");
       for (int c = 0; c < len; c++) {
         unsigned char ch = (unsigned char)t[c];
-        put(&p->body, "%c", ch < 0x20 || ch >= 0x7f ? '?' : (char)ch);
+        hg_sbuf_put(&p->body, "%c", ch < 0x20 || ch >= 0x7f ? '?' : (char)ch);
       }
-      put(&p->body, "\n");
+      hg_sbuf_put(&p->body, "\n");
       t += len + (nl ? 1 : 0);
     }
     break;
@@ -614,10 +565,10 @@ static void print_op(printer_t *p, int32_t i) {
     if (op->u.mem.n == 1)
       ins(p, "ld.%s.%s %s, %s;", space, mem_type(op), R(p, r[0]), a1);
     else {
-      put(&p->body, "\t%*sld.%s.%s%s ", 2 * p->depth, "", space, vec_prefix(op->u.mem.n),
-          mem_type(op));
+      hg_sbuf_put(&p->body, "\t%*sld.%s.%s%s ", 2 * p->depth, "", space, vec_prefix(op->u.mem.n),
+                  mem_type(op));
       put_list(p, r, op->u.mem.n);
-      put(&p->body, ", %s;\n", a1);
+      hg_sbuf_put(&p->body, ", %s;\n", a1);
     }
     break;
   }
@@ -626,10 +577,10 @@ static void print_op(printer_t *p, int32_t i) {
     if (op->u.mem.n == 1)
       ins(p, "st.%s.%s %s, %s;", space, mem_type(op), a1, R(p, o[1]));
     else {
-      put(&p->body, "\t%*sst.%s.%s%s %s, ", 2 * p->depth, "", space, vec_prefix(op->u.mem.n),
-          mem_type(op), a1);
+      hg_sbuf_put(&p->body, "\t%*sst.%s.%s%s %s, ", 2 * p->depth, "", space,
+                  vec_prefix(op->u.mem.n), mem_type(op), a1);
       put_list(p, o + 1, op->u.mem.n);
-      put(&p->body, ";\n");
+      hg_sbuf_put(&p->body, ";\n");
     }
     break;
   }
@@ -776,10 +727,10 @@ static void print_op(printer_t *p, int32_t i) {
         op->u.maxnreg.regs);
     break;
   case HG_OP_STMATRIX:
-    put(&p->body, "\t%*sstmatrix.sync.aligned.m8n8.x%d%s.shared.b16 [%s], ", 2 * p->depth, "",
-        op->u.stmatrix.num, op->u.stmatrix.trans ? ".trans" : "", R(p, o[0]));
+    hg_sbuf_put(&p->body, "\t%*sstmatrix.sync.aligned.m8n8.x%d%s.shared.b16 [%s], ", 2 * p->depth,
+                "", op->u.stmatrix.num, op->u.stmatrix.trans ? ".trans" : "", R(p, o[0]));
     put_list(p, o + 1, op->u.stmatrix.num);
-    put(&p->body, ";\n");
+    hg_sbuf_put(&p->body, ";\n");
     break;
   case HG_OP_COUNT:
     break;
@@ -811,7 +762,7 @@ static void name_values(printer_t *p) {
 }
 
 /* .reg lines: a <N> range per class for unnamed values, explicit lists for named ones. */
-static void declare_registers(const printer_t *p, sbuf_t *out) {
+static void declare_registers(const printer_t *p, hg_sbuf_t *out) {
   const hg_builder_t *b = p->b;
   static const hg_type_t classes[] = {HG_T_PRED, HG_T_I32, HG_T_I64, HG_T_F32};
   for (size_t c = 0; c < sizeof classes / sizeof classes[0]; c++) {
@@ -826,25 +777,25 @@ static void declare_registers(const printer_t *p, sbuf_t *out) {
       else
         top = id + 1;
     }
-    if (top) put(out, "\t.reg %s %s<%d>;\n", reg_type(t), prefix_of(t), (int)top);
+    if (top) hg_sbuf_put(out, "\t.reg %s %s<%d>;\n", reg_type(t), prefix_of(t), (int)top);
     if (!named) continue;
     int on_line = 0;
     for (int32_t id = 1; id < b->nvalues; id++) {
       hg_type_t vt = b->values[id].type == HG_T_TMAP ? HG_T_I64 : b->values[id].type;
       if (vt != t || !b->values[id].hint[0]) continue;
-      if (on_line == 0) put(out, "\t.reg %s ", reg_type(t));
-      put(out, "%s%s", on_line ? ", " : "", p->names[id]);
+      if (on_line == 0) hg_sbuf_put(out, "\t.reg %s ", reg_type(t));
+      hg_sbuf_put(out, "%s%s", on_line ? ", " : "", p->names[id]);
       if (++on_line == 8) {
-        put(out, ";\n");
+        hg_sbuf_put(out, ";\n");
         on_line = 0;
       }
     }
-    if (on_line) put(out, ";\n");
+    if (on_line) hg_sbuf_put(out, ";\n");
   }
-  if (p->ntp) put(out, "\t.reg .pred %%tp<%d>;\n", p->ntp);
-  if (p->nth) put(out, "\t.reg .b16 %%th<%d>;\n", p->nth);
-  if (p->ntr) put(out, "\t.reg .b32 %%tr<%d>;\n", p->ntr);
-  if (p->ntrd) put(out, "\t.reg .b64 %%trd<%d>;\n", p->ntrd);
+  if (p->ntp) hg_sbuf_put(out, "\t.reg .pred %%tp<%d>;\n", p->ntp);
+  if (p->nth) hg_sbuf_put(out, "\t.reg .b16 %%th<%d>;\n", p->nth);
+  if (p->ntr) hg_sbuf_put(out, "\t.reg .b32 %%tr<%d>;\n", p->ntr);
+  if (p->ntrd) hg_sbuf_put(out, "\t.reg .b64 %%trd<%d>;\n", p->ntrd);
 }
 
 static const char *param_decl_type(hg_type_t t) {
@@ -864,44 +815,46 @@ hg_status_t hg_emit_ptx(const hg_builder_t *b, hg_text_t *out) {
 
   /* the body first: it decides how many temporaries the header declares */
   for (int32_t i = 0; i < b->nops; i++) print_op(&p, i);
-  put(&p.body, "\tret;\n");
+  hg_sbuf_put(&p.body, "\tret;\n");
 
-  sbuf_t s = {0};
+  hg_sbuf_t s = {0};
   int version = needed_version(b);
   uint32_t smem = hg_ir_smem_total(b);
-  put(&s, "//\n// Generated by hopgen (PTX backend)\n// kernel %s: %d parameter(s), %d ops\n",
-      b->name, b->nparams, (int)b->nops);
+  hg_sbuf_put(&s,
+              "//\n// Generated by hopgen (PTX backend)\n// kernel %s: %d parameter(s), %d ops\n",
+              b->name, b->nparams, (int)b->nops);
   if (smem)
-    put(&s,
-        "// dynamic shared memory: %" PRIu32 " bytes (launch with this; includes %" PRIu32
-        " bytes of alignment slack)\n",
-        smem, smem - b->smem_used);
-  put(&s, "//\n\n.version %d.%d\n.target sm_90a\n.address_size 64\n\n", version / 10, version % 10);
-  if (smem) put(&s, ".extern .shared .align 1024 .b8 hg_smem[];\n\n");
+    hg_sbuf_put(&s,
+                "// dynamic shared memory: %" PRIu32 " bytes (launch with this; includes %" PRIu32
+                " bytes of alignment slack)\n",
+                smem, smem - b->smem_used);
+  hg_sbuf_put(&s, "//\n\n.version %d.%d\n.target sm_90a\n.address_size 64\n\n", version / 10,
+              version % 10);
+  if (smem) hg_sbuf_put(&s, ".extern .shared .align 1024 .b8 hg_smem[];\n\n");
 
-  put(&s, ".visible .entry %s(", b->name);
+  hg_sbuf_put(&s, ".visible .entry %s(", b->name);
   for (int i = 0; i < b->nparams; i++) {
     const hg_ir_param_t *pa = &b->params[i];
-    put(&s, "%s\n\t", i ? "," : "");
+    hg_sbuf_put(&s, "%s\n\t", i ? "," : "");
     /* a CUtensorMap passed by value as a __grid_constant__ parameter: 128 opaque bytes,
      * 64-byte aligned as TMA requires (PTX ISA, "Tensor-map" / cp.async.bulk.tensor) */
     if (pa->type == HG_T_TMAP)
-      put(&s, ".param .align 64 .b8 hgp_%s[128]", pa->name);
+      hg_sbuf_put(&s, ".param .align 64 .b8 hgp_%s[128]", pa->name);
     else
-      put(&s, ".param %s hgp_%s", param_decl_type(pa->type), pa->name);
+      hg_sbuf_put(&s, ".param %s hgp_%s", param_decl_type(pa->type), pa->name);
   }
-  put(&s, "%s)\n", b->nparams ? "\n" : "");
+  hg_sbuf_put(&s, "%s)\n", b->nparams ? "\n" : "");
   /* .reqntid plus .minnctapersm gives ptxas the register cap at entry that setmaxnreg
    * needs (PTX ISA, "Performance-Tuning Directives"; setmaxnreg) */
-  if (b->threads) put(&s, ".reqntid %d, 1, 1\n", b->threads);
-  if (b->min_ctas) put(&s, ".minnctapersm %d\n", b->min_ctas);
+  if (b->threads) hg_sbuf_put(&s, ".reqntid %d, 1, 1\n", b->threads);
+  if (b->min_ctas) hg_sbuf_put(&s, ".minnctapersm %d\n", b->min_ctas);
   if (b->cluster[0])
-    put(&s, ".explicitcluster\n.reqnctapercluster %d, %d, %d\n", b->cluster[0], b->cluster[1],
-        b->cluster[2]);
-  put(&s, "{\n");
+    hg_sbuf_put(&s, ".explicitcluster\n.reqnctapercluster %d, %d, %d\n", b->cluster[0],
+                b->cluster[1], b->cluster[2]);
+  hg_sbuf_put(&s, "{\n");
   declare_registers(&p, &s);
-  if (smem) put(&s, "\t.reg .b32 %%smem_base;\n");
-  put(&s, "\n");
+  if (smem) hg_sbuf_put(&s, "\t.reg .b32 %%smem_base;\n");
+  hg_sbuf_put(&s, "\n");
 
   for (int i = 0; i < b->nparams; i++) {
     const hg_ir_param_t *pa = &b->params[i];
@@ -909,24 +862,25 @@ hg_status_t hg_emit_ptx(const hg_builder_t *b, hg_text_t *out) {
     if (pa->type == HG_T_TMAP) {
       /* TMA takes the tensor map's generic address: the parameter's address in the
        * .param space, converted (what nvcc emits for a __grid_constant__ CUtensorMap) */
-      put(&s, "\tmov.b64 %s, hgp_%s;\n", reg, pa->name);
-      put(&s, "\tcvta.param.u64 %s, %s;\n", reg, reg);
+      hg_sbuf_put(&s, "\tmov.b64 %s, hgp_%s;\n", reg, pa->name);
+      hg_sbuf_put(&s, "\tcvta.param.u64 %s, %s;\n", reg, reg);
     } else {
-      put(&s, "\tld.param%s %s, [hgp_%s];\n", param_decl_type(pa->type), reg, pa->name);
+      hg_sbuf_put(&s, "\tld.param%s %s, [hgp_%s];\n", param_decl_type(pa->type), reg, pa->name);
     }
   }
   if (smem) {
-    put(&s, "\tmov.u32 %%smem_base, hg_smem;\n");
+    hg_sbuf_put(&s, "\tmov.u32 %%smem_base, hg_smem;\n");
     if (b->smem_max_align > HG_IR_SMEM_BASE_ALIGN) {
       /* only 16-byte alignment of the dynamic shared-memory base is guaranteed: round
        * up at run time (the slack is counted in hg_builder_smem_bytes) */
-      put(&s, "\tadd.u32 %%smem_base, %%smem_base, %" PRIu32 ";\n", b->smem_max_align - 1);
-      put(&s, "\tand.b32 %%smem_base, %%smem_base, %" PRId32 ";\n", -(int32_t)b->smem_max_align);
+      hg_sbuf_put(&s, "\tadd.u32 %%smem_base, %%smem_base, %" PRIu32 ";\n", b->smem_max_align - 1);
+      hg_sbuf_put(&s, "\tand.b32 %%smem_base, %%smem_base, %" PRId32 ";\n",
+                  -(int32_t)b->smem_max_align);
     }
   }
-  put(&s, "\n");
-  if (!p.body.oom && p.body.data) put(&s, "%s", p.body.data);
-  put(&s, "}\n");
+  hg_sbuf_put(&s, "\n");
+  if (!p.body.oom && p.body.data) hg_sbuf_put(&s, "%s", p.body.data);
+  hg_sbuf_put(&s, "}\n");
 
   bool oom = s.oom || p.body.oom;
   free(p.body.data);
