@@ -307,6 +307,10 @@ bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);
 int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The most pipeline stages that fit in shared memory for c's tile. */
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* The configurations hg_gemm_tune times for p (those hg_gemm_config_check accepts and the
+ * generator can hold in registers), at most cap of them into out; returns how many. */
+#define HG_GEMM_TUNE_MAX 64
+int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
 /* A configuration chosen from the problem's shape and the device's SM count. */
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
 

@@ -292,3 +292,39 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_ge
   *out = best;
   return hg_ok();
 }
+
+int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int cap) {
+  hg_gemm_problem_t p = *p_in;
+  hg_status_t s = hg_gemm_problem_normalize(&p);
+  if (!hg_is_ok(&s)) return 0;
+  const bool fp8 = is8(p.a_type);
+  /* Tiles of both consumer shapes, the widths the heuristic's wave model likes (176, 192),
+   * clusters along either operand, both schedules, the most stages that fit. */
+  static const int tiles[][2] = {{128, 256}, {256, 128}, {128, 192}, {128, 176},
+                                 {128, 128}, {128, 64},  {64, 256},  {64, 128}};
+  static const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
+  int n = 0;
+  for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
+    for (size_t ci = 0; ci < sizeof clusters / sizeof clusters[0]; ci++)
+      for (int sched = 0; sched < 2; sched++) {
+        hg_gemm_config_t c = {.tile_m = tiles[ti][0],
+                              .tile_n = tiles[ti][1],
+                              .tile_k = fp8 ? 128 : 64,
+                              .cluster_m = clusters[ci][0],
+                              .cluster_n = clusters[ci][1],
+                              .stages = 2,
+                              .schedule = sched ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE,
+                              .raster = HG_RASTER_M,
+                              .raster_group = 8};
+        /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
+        const int consumers = sched ? 1 : (c.tile_m >= 128 ? 2 : 1);
+        if (c.tile_m * c.tile_n / (128 * consumers) > 240) continue;
+        c.stages = hg_gemm_max_stages(&p, &c);
+        if (c.stages > 8) c.stages = 8;
+        hg_status_t ok = hg_gemm_config_check(&p, &c);
+        if (!hg_is_ok(&ok)) continue;
+        if (n < cap) out[n] = c;
+        n++;
+      }
+  return n < cap ? n : cap;
+}

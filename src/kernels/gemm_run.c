@@ -749,42 +749,26 @@ hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_ge
                          hg_gemm_config_t *best, hg_gemm_report_t *best_report) {
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
-  const bool fp8 = hg_dtype_bits(p.a_type) == 8;
-  static const int tiles[][2] = {{128, 256}, {256, 128}, {128, 128},
-                                 {128, 64},  {64, 256},  {64, 128}};
-  static const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
+  hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
+  const int n = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
   double best_ms = 0;
   int tried = 0;
-  for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
-    for (size_t ci = 0; ci < sizeof clusters / sizeof clusters[0]; ci++)
-      for (int sched = 0; sched < 2; sched++) {
-        hg_gemm_config_t c = {.tile_m = tiles[ti][0],
-                              .tile_n = tiles[ti][1],
-                              .tile_k = fp8 ? 128 : 64,
-                              .cluster_m = clusters[ci][0],
-                              .cluster_n = clusters[ci][1],
-                              .stages = 2,
-                              .schedule = sched ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE,
-                              .raster = HG_RASTER_M,
-                              .raster_group = 8};
-        c.stages = hg_gemm_max_stages(&p, &c);
-        if (c.stages > 8) c.stages = 8;
-        hg_status_t ok = hg_gemm_config_check(&p, &c);
-        if (!hg_is_ok(&ok)) continue;
-        hg_gemm_run_options_t oo = *o;
-        oo.config = &c;
-        oo.check = false;
-        oo.bench = true;
-        hg_gemm_report_t rep;
-        hg_status_t s = hg_gemm_run(rt, &p, &oo, &rep);
-        tried++;
-        if (!hg_is_ok(&s)) continue; /* a configuration that fails to run is not a winner */
-        if (best_ms == 0 || rep.ms < best_ms) {
-          best_ms = rep.ms;
-          *best = c;
-          if (best_report) *best_report = rep;
-        }
-      }
+  for (int ci = 0; ci < n; ci++) {
+    hg_gemm_config_t c = space[ci];
+    hg_gemm_run_options_t oo = *o;
+    oo.config = &c;
+    oo.check = false;
+    oo.bench = true;
+    hg_gemm_report_t rep;
+    hg_status_t s = hg_gemm_run(rt, &p, &oo, &rep);
+    tried++;
+    if (!hg_is_ok(&s)) continue; /* a configuration that fails to run is not a winner */
+    if (best_ms == 0 || rep.ms < best_ms) {
+      best_ms = rep.ms;
+      *best = c;
+      if (best_report) *best_report = rep;
+    }
+  }
   if (best_ms == 0)
     return hg_error(HG_ERR_INVALID, "the tuner found no configuration that runs (%d tried)", tried);
   const hg_device_info_t *dev = hg_rt_device(rt);
