@@ -1,5 +1,6 @@
 /* The on-disk cache of MLIR lowerings (see mlir_cache.h) and hg_mlir_to_ptx, the lowering
- * that consults it. Plain POSIX file calls; nothing from the runtime layer. */
+ * that consults it. Keys and the entry format are this cache's; the hash, the directory and
+ * the atomic write are every cache's (cachefile.c). Plain POSIX file calls. */
 #include "emit/mlir_cache.h"
 
 #include <errno.h>
@@ -14,160 +15,38 @@
 #include "emit/ir.h"
 #include "emit/mlir.h"
 
-/* ---------------------------------------------------------------- hashing */
-
-/* Odd constants with well-spread bits ("nothing up the sleeve": the fractional digits of
- * the golden ratio, pi and e), odd so that multiplying by one is a bijection of 64-bit
- * words; the finaliser's two are splitmix64's. */
-#define M_GOLD UINT64_C(0x9E3779B97F4A7C15)
-#define M_PI64 UINT64_C(0x243F6A8885A308D3)
-#define M_E64 UINT64_C(0xB7E151628AED2A6B)
-
-static inline uint64_t rotl64(uint64_t x, int r) {
-  return (x << r) | (x >> (64 - r));
-}
-
-/* Host byte order: an entry's key only has to be reproduced by a machine of the same byte
- * order (every machine hopgen targets is little-endian x86-64 or aarch64). */
-static inline uint64_t load64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
-static inline uint64_t finalise(uint64_t x) {
-  x ^= x >> 30;
-  x *= UINT64_C(0xBF58476D1CE4E5B9);
-  x ^= x >> 27;
-  x *= UINT64_C(0x94D049BB133111EB);
-  x ^= x >> 31;
-  return x;
-}
-
-/* One 16-byte block into the two lanes. For a fixed state, each lane's update is a
- * bijection of its input word (multiply by an odd constant, xor, rotate, multiply), and
- * the cross-additions are invertible: two blocks that differ anywhere leave different
- * states, and no state information is lost between blocks. */
-static inline void absorb(uint64_t *a, uint64_t *b, uint64_t x, uint64_t y) {
-  *a = rotl64(*a ^ (x * M_GOLD), 31) * M_PI64;
-  *b = rotl64(*b ^ (y * M_PI64), 27) * M_E64;
-  *a += *b;
-  *b += *a;
-}
-
-hg_mlir_key_t hg_mlir_hash128(const void *data, size_t len, uint64_t seed) {
-  const uint8_t *p = (const uint8_t *)data;
-  uint64_t a = seed ^ M_PI64, b = rotl64(seed, 32) ^ M_E64;
-  size_t n = len;
-  for (; n >= 16; n -= 16, p += 16) absorb(&a, &b, load64(p), load64(p + 8));
-  /* The last 0..15 bytes, zero-padded; the length below tells "ab" from "ab\0". */
-  uint8_t tail[16] = {0};
-  if (n) memcpy(tail, p, n);
-  absorb(&a, &b, load64(tail), load64(tail + 8));
-  a ^= (uint64_t)len * M_GOLD;
-  b ^= rotl64((uint64_t)len, 17);
-  a = finalise(a + rotl64(b, 23));
-  b = finalise(b ^ a * M_E64);
-  return (hg_mlir_key_t){.lo = a ^ rotl64(b, 41), .hi = b};
-}
+/* ---------------------------------------------------------------- keys */
 
 #define SEED_TEXT UINT64_C(0x6D6C69722D747874) /* "mlir-txt" */
 #define SEED_KEY UINT64_C(0x6D6C69722D6B6579)  /* "mlir-key" */
 #define SEED_SUM UINT64_C(0x6D6C69722D73756D)  /* "mlir-sum" */
 
 hg_mlir_key_t hg_mlir_cache_key(const char *mlir, size_t len) {
-  const hg_mlir_key_t text = hg_mlir_hash128(mlir, len, SEED_TEXT);
-  /* Everything besides the text that changes the PTX it lowers to, then the text's digest
-   * (so that the key costs one pass over a long text, not two). */
+  const hg_mlir_key_t text = hg_hash128_two_lane(mlir, len, SEED_TEXT);
+  /* Everything besides the text that changes the PTX it lowers to, then the text's digest. */
   char meta[1024];
-  int n = snprintf(meta, sizeof meta, "hopgen-mlir-ptx|format=%d|lower=%s|pipeline=%s|",
-                   HG_MLIR_CACHE_FORMAT, hg_mlir_lower_version(), hg_mlir_pipeline());
-  if (n < 0) n = 0;
-  if ((size_t)n > sizeof meta - 16) n = (int)(sizeof meta - 16);
-  memcpy(meta + n, &text.lo, 8);
-  memcpy(meta + n + 8, &text.hi, 8);
-  return hg_mlir_hash128(meta, (size_t)n + 16, SEED_KEY);
+  const int n = snprintf(meta, sizeof meta, "hopgen-mlir-ptx|format=%d|lower=%s|pipeline=%s|",
+                         HG_MLIR_CACHE_FORMAT, hg_mlir_lower_version(), hg_mlir_pipeline());
+  return hg_hash128_two_lane(meta, hg_cache_key_append(meta, sizeof meta, n, text), SEED_KEY);
 }
 
 static uint64_t checksum(const char *data, size_t len) {
-  return hg_mlir_hash128(data, len, SEED_SUM).lo;
+  return hg_hash128_two_lane(data, len, SEED_SUM).lo;
 }
 
 /* ---------------------------------------------------------------- locations */
 
-static void set_dir(hg_mlir_cache_t *c, const char *a, const char *b) {
-  int n = snprintf(c->dir, sizeof c->dir, "%s%s", a, b);
-  if (n < 0 || (size_t)n >= sizeof c->dir) {
-    c->enabled = false;
-    c->dir[0] = '\0';
-    snprintf(c->why_disabled, sizeof c->why_disabled,
-             "the cache directory path is longer than %zu bytes", sizeof c->dir - 1);
-    return;
-  }
-  c->enabled = true;
-  c->why_disabled[0] = '\0';
-}
-
 void hg_mlir_cache_at(hg_mlir_cache_t *c, const char *dir) {
-  memset(c, 0, sizeof *c);
-  set_dir(c, dir, "");
+  hg_cache_dir_at(c, dir);
 }
 
-/* The runtime's resolution (src/runtime/cache.c), repeated here because this layer must
- * not depend on that one: both caches share one directory, so carrying it carries both. */
+/* The runtime's cubins live in the same directory, so carrying it carries both. */
 void hg_mlir_cache_from_env(hg_mlir_cache_t *c) {
-  memset(c, 0, sizeof *c);
-  const char *env = getenv("HOPGEN_CACHE_DIR");
-  if (env && *env) {
-    if (strcmp(env, "off") == 0) {
-      snprintf(c->why_disabled, sizeof c->why_disabled, "HOPGEN_CACHE_DIR=off");
-      return;
-    }
-    set_dir(c, env, "");
-    return;
-  }
-  /* XDG Base Directory: a relative $XDG_CACHE_HOME is invalid and must be ignored. */
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0] == '/') {
-    set_dir(c, xdg, "/hopgen");
-    return;
-  }
-  const char *home = getenv("HOME");
-  if (home && *home) {
-    set_dir(c, home, "/.cache/hopgen");
-    return;
-  }
-  snprintf(c->why_disabled, sizeof c->why_disabled,
-           "neither HOPGEN_CACHE_DIR, XDG_CACHE_HOME nor HOME is set");
+  hg_cache_dir_from_env(c);
 }
 
 void hg_mlir_cache_path(const hg_mlir_cache_t *c, hg_mlir_key_t key, char *buf, size_t size) {
   snprintf(buf, size, "%s/mlir-%016" PRIx64 "%016" PRIx64 ".ptx", c->dir, key.hi, key.lo);
-}
-
-/* mkdir -p: every missing component, tolerating ones that appear concurrently. */
-static int make_dirs(const char *dir) {
-  char path[sizeof(((hg_mlir_cache_t *)0)->dir)];
-  size_t n = strlen(dir);
-  if (n == 0 || n >= sizeof path) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  memcpy(path, dir, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    const char saved = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
-    path[i] = saved;
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0) return -1;
-  if (!S_ISDIR(st.st_mode)) {
-    errno = ENOTDIR;
-    return -1;
-  }
-  return 0;
 }
 
 /* ---------------------------------------------------------------- entries */
@@ -178,61 +57,22 @@ static int header_prefix(char *buf, size_t size, hg_mlir_key_t key) {
                   HG_MLIR_CACHE_FORMAT, hg_mlir_lower_version(), key.hi, key.lo);
 }
 
-static int write_all(int fd, const void *data, size_t size) {
-  const char *p = (const char *)data;
-  while (size > 0) {
-    ssize_t w = write(fd, p, size);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += w;
-    size -= (size_t)w;
-  }
-  return 0;
-}
-
 hg_status_t hg_mlir_cache_store(const hg_mlir_cache_t *c, hg_mlir_key_t key, const char *ptx,
                                 size_t len) {
   if (!c->enabled) return hg_ok();
   if (!ptx) return hg_error(HG_ERR_INVALID, "hg_mlir_cache_store: ptx is NULL");
-  if (make_dirs(c->dir) != 0)
-    return hg_error(HG_ERR_IO, "cannot create the cache directory %s: %s", c->dir, strerror(errno));
-  char path[600], tmp[640], header[256];
+  char path[600], tmp_prefix[64], header[256];
   hg_mlir_cache_path(c, key, path, sizeof path);
-  /* In the entry's own directory, so that rename() is atomic (one filesystem); a unique
-   * name per writer, so that concurrent writers of one key never share a file. */
-  snprintf(tmp, sizeof tmp, "%s/.mlir-%016" PRIx64 "%016" PRIx64 ".tmp-XXXXXX", c->dir, key.hi,
+  snprintf(tmp_prefix, sizeof tmp_prefix, ".mlir-%016" PRIx64 "%016" PRIx64 ".tmp-", key.hi,
            key.lo);
-  int fd = mkstemp(tmp);
-  if (fd < 0)
-    return hg_error(HG_ERR_IO, "cannot create a temporary file in the cache directory %s: %s",
-                    c->dir, strerror(errno));
   int h = header_prefix(header, sizeof header, key);
   h += snprintf(header + h, sizeof header - (size_t)h, "%zu sum=%016" PRIx64 "\n", len,
                 checksum(ptx, len));
-  (void)fchmod(fd, 0644); /* mkstemp makes 0600; a shared cache directory wants readers */
-  int err = 0;
-  if (write_all(fd, header, (size_t)h) != 0 || write_all(fd, ptx, len) != 0) err = errno;
-  if (close(fd) != 0 && !err) err = errno;
-  if (!err && rename(tmp, path) != 0) err = errno;
-  if (err) {
-    unlink(tmp);
-    return hg_error(HG_ERR_IO, "cannot write the cache entry %s: %s", path, strerror(err));
-  }
-  return hg_ok();
+  return hg_cache_write_atomic(c->dir, path, tmp_prefix, header, (size_t)h, ptx, len);
 }
 
 static void say(char *why, size_t why_size, const char *fmt, const char *path, const char *what) {
   if (why && why_size) snprintf(why, why_size, fmt, path, what);
-}
-
-/* Delete a damaged entry, unless another process has meanwhile renamed a fresh entry into
- * its place (then the path names another inode, which is left alone). */
-static void remove_if_same(const char *path, const struct stat *seen) {
-  struct stat now;
-  if (stat(path, &now) == 0 && now.st_ino == seen->st_ino && now.st_dev == seen->st_dev)
-    unlink(path);
 }
 
 /* Parse "<digits> sum=<16 hex>\n" at p (the header after "bytes="); the end of the header
@@ -329,7 +169,7 @@ hg_mlir_cache_result_t hg_mlir_cache_lookup(const hg_mlir_cache_t *c, hg_mlir_ke
   }
   if (damage) {
     free(file);
-    remove_if_same(path, &st);
+    hg_cache_unlink_if_same(path, &st);
     say(why, why_size, "the cache entry %s was damaged and has been deleted: %s", path, damage);
     return HG_MLIR_CACHE_CORRUPT;
   }

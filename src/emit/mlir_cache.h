@@ -13,10 +13,9 @@
  * directory and renamed into place: a reader sees no entry or a whole one, whatever other
  * processes write at the same time.
  *
- * The directory is the runtime's (src/runtime/cache.c), resolved the same way but without
- * depending on that layer: $HOPGEN_CACHE_DIR ("off" disables), else $XDG_CACHE_HOME/hopgen
- * (when absolute), else $HOME/.cache/hopgen. Copying that directory to another machine
- * carries the lowerings with it.
+ * The directory is the one every hopgen cache shares (src/cachefile.c: $HOPGEN_CACHE_DIR,
+ * "off" disables; else $XDG_CACHE_HOME/hopgen when absolute; else $HOME/.cache/hopgen), the
+ * runtime's cubins included: copying it to another machine carries the lowerings with it.
  *
  * What the key does not hold: the MLIR tool's own version. The key cannot ask the tool
  * (the point is to need none), so a changed LLVM whose PTX differs is not noticed;
@@ -29,31 +28,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cachefile.h"
 #include "hopgen/emit.h"
 
 #define HG_MLIR_CACHE_FORMAT 1 /* the entry layout above; bump when it changes */
 #define HG_MLIR_CACHE_MAX_ENTRY_BYTES ((size_t)256 << 20) /* larger files are not entries */
 
-/* A 128-bit non-cryptographic hash of this layer's own (two multiply-rotate lanes, 16
- * bytes a step): keys are not adversarial, and 128 bits make an accidental collision
- * between two kernels negligible. */
-typedef struct hg_mlir_key {
-  uint64_t lo, hi;
-} hg_mlir_key_t;
-
-hg_mlir_key_t hg_mlir_hash128(const void *data, size_t len, uint64_t seed);
+/* A key is hg_hash128_two_lane's (cachefile.h), the algorithm this cache's file names were
+ * made with. */
+typedef hg_hash128_t hg_mlir_key_t;
 
 /* The key of a lowering: the MLIR text, the lowering version and the pass pipeline. */
 hg_mlir_key_t hg_mlir_cache_key(const char *mlir, size_t len);
 
-typedef struct hg_mlir_cache {
-  bool enabled;
-  char dir[480];
-  char why_disabled[160]; /* "" when enabled */
-} hg_mlir_cache_t;
+/* A lowering cache is its directory, the one every hopgen cache shares. */
+typedef hg_cache_dir_t hg_mlir_cache_t;
 
-/* The directory from the environment (see above). Never fails: without a usable location
- * the cache is disabled and why_disabled says why. Nothing is created before a store. */
+/* The directory from the environment (hg_cache_dir_from_env, see above). Never fails:
+ * without a usable location the cache is disabled and why_disabled says why. Nothing is
+ * created before a store. */
 void hg_mlir_cache_from_env(hg_mlir_cache_t *c);
 /* An explicit directory (tests). */
 void hg_mlir_cache_at(hg_mlir_cache_t *c, const char *dir);

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "cachefile.h"
 #include "hopgen/kernels.h"
 
 struct hg_gemm_op {
@@ -275,24 +275,14 @@ hg_status_t hg_gemm(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_confi
 
 /* ------------------------------------------------------------------ tuned configurations */
 
-/* The tuner's winners live in one text file in the cache directory, a line per problem
- * kind: "<key> <config>". Lookups read it; the tuner appends (the last line for a key
- * wins). */
-static void tuned_path(char *buf, size_t size) {
-  const char *dir = getenv("HOPGEN_CACHE_DIR");
-  if (dir && !strcmp(dir, "off")) {
-    buf[0] = '\0';
-    return;
-  }
-  if (dir && *dir) {
-    snprintf(buf, size, "%s/gemm-tuned.txt", dir);
-    return;
-  }
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (xdg && *xdg)
-    snprintf(buf, size, "%s/hopgen/gemm-tuned.txt", xdg);
-  else if (home && *home)
-    snprintf(buf, size, "%s/.cache/hopgen/gemm-tuned.txt", home);
+/* The tuner's winners live in one text file in the cache directory (the one every hopgen
+ * cache shares, cachefile.h), a line per problem kind: "<key> <config>". Lookups read it;
+ * the tuner appends (the last line for a key wins). "" when the cache is off or has no
+ * location. */
+static void tuned_path(hg_cache_dir_t *d, char *buf, size_t size) {
+  hg_cache_dir_from_env(d);
+  if (d->enabled)
+    snprintf(buf, size, "%s/gemm-tuned.txt", d->dir);
   else
     buf[0] = '\0';
 }
@@ -310,7 +300,8 @@ static void tuned_key(const hg_gemm_problem_t *p, const char *device, char *buf,
 
 bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out) {
   char path[600], key[256], line[512];
-  tuned_path(path, sizeof path);
+  hg_cache_dir_t d;
+  tuned_path(&d, path, sizeof path);
   if (!path[0]) return false;
   FILE *f = fopen(path, "r");
   if (!f) return false;
@@ -336,22 +327,10 @@ bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gem
 static hg_status_t tuned_store(const hg_gemm_problem_t *p, const char *device,
                                const hg_gemm_config_t *c) {
   char path[600], key[256], cfg[128];
-  tuned_path(path, sizeof path);
+  hg_cache_dir_t d;
+  tuned_path(&d, path, sizeof path);
   if (!path[0]) return hg_ok();
-  char dir[600];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash) {
-    *slash = '\0';
-    /* mkdir -p of the cache directory (its parent may not exist yet either). */
-    for (char *q = dir + 1; *q; q++)
-      if (*q == '/') {
-        *q = '\0';
-        mkdir(dir, 0755);
-        *q = '/';
-      }
-    mkdir(dir, 0755);
-  }
+  HG_TRY(hg_cache_mkdir_p(d.dir));
   FILE *f = fopen(path, "a");
   if (!f) return hg_error(HG_ERR_IO, "cannot append the tuned configuration to %s", path);
   tuned_key(p, device, key, sizeof key);

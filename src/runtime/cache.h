@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cachefile.h"
 #include "hopgen/status.h"
 
 /* Bumped whenever the entry layout or what goes into a key changes: old entries then
@@ -22,31 +23,18 @@
 #define HG_CACHE_MAGIC "HGCUBIN\x1a" /* 8 bytes; \x1a stops `type`/`cat` on the binary */
 #define HG_CACHE_HEADER_BYTES 48
 
-/* A 128-bit non-cryptographic hash (hopgen's own, xxhash-like: four 64-bit multiply-rotate
- * lanes, 32 bytes a step, avalanche at the end). Keys are not adversarial; 128 bits make
- * an accidental collision between two modules negligible. */
-typedef struct hg_hash128 {
-  uint64_t lo, hi;
-} hg_hash128_t;
-
-hg_hash128_t hg_hash128(const void *data, size_t len, uint64_t seed);
-
-/* The cache key of a module: the PTX text, and everything else that changes the cubin the
- * driver would produce from it (driver version, device name and compute capability, the
- * cache format version). */
+/* The cache key of a module (hg_hash128): the PTX text, and everything else that changes the
+ * cubin the driver would produce from it (driver version, device name and compute
+ * capability, the cache format version). */
 hg_hash128_t hg_cache_key(const char *ptx, size_t ptx_len, int driver_version,
                           const char *device_name, int cc_major, int cc_minor);
 
-typedef struct hg_cache {
-  bool enabled;
-  char dir[480];
-  char why_disabled[160]; /* "" when enabled */
-} hg_cache_t;
+/* A cubin cache is its directory: the one every hopgen cache shares (cachefile.h). */
+typedef hg_cache_dir_t hg_cache_t;
 
-/* The cache directory from the environment: $HOPGEN_CACHE_DIR ("off" disables the cache),
- * else $XDG_CACHE_HOME/hopgen (when absolute), else $HOME/.cache/hopgen. Nothing is created
- * until the first store. Never fails: without a usable location the cache is disabled and
- * why_disabled says why. */
+/* The directory from the environment, as every hopgen cache resolves it
+ * (hg_cache_dir_from_env): never fails, creates nothing before the first store, and says
+ * in why_disabled why there is no cache. */
 void hg_cache_from_env(hg_cache_t *c);
 /* An explicit directory (tests, tools). */
 void hg_cache_at(hg_cache_t *c, const char *dir);

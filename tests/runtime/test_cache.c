@@ -114,6 +114,9 @@ static void test_key_inputs(void) {
   CHECK(!same_key(k, hg_cache_key(ptx, n, 13000, "NVIDIA H200", 9, 0)));            /* device */
   CHECK(!same_key(k, hg_cache_key(ptx, n, 13000, "NVIDIA H100 80GB HBM3", 10, 0))); /* cc */
   CHECK(!same_key(k, hg_cache_key(ptx, n, 13000, "NVIDIA H100 80GB HBM3", 9, 1)));
+  /* This module's entry name since format 1: a different value orphans every cached cubin,
+   * so it may only change together with HG_CACHE_FORMAT_VERSION. */
+  CHECK(k.hi == UINT64_C(0xb447d8d416450369) && k.lo == UINT64_C(0xf4dfc51912ddfb97));
 }
 
 /* ---------------------------------------------------------------- entries */
