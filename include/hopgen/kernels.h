@@ -405,6 +405,11 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_r
  * in the cache directory (gemm-tuned.txt), return it and its report. */
 hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,
                          hg_gemm_config_t *best, hg_gemm_report_t *best_report);
+/* Keep c as the configuration for problems like p on device (what hg_gemm_tune does with its
+ * winner; also a way to pin one): a line appended to gemm-tuned.txt in the cache directory,
+ * the last line for a problem winning. Nothing is written when the cache is off. */
+hg_status_t hg_gemm_tuned_record(const hg_gemm_problem_t *p, const char *device,
+                                 const hg_gemm_config_t *c);
 /* The stored winner for this problem on this device, if any. */
 bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out);
 

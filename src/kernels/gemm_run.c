@@ -324,8 +324,8 @@ bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gem
   return found;
 }
 
-static hg_status_t tuned_store(const hg_gemm_problem_t *p, const char *device,
-                               const hg_gemm_config_t *c) {
+hg_status_t hg_gemm_tuned_record(const hg_gemm_problem_t *p, const char *device,
+                                 const hg_gemm_config_t *c) {
   char path[600], key[256], cfg[128];
   hg_cache_dir_t d;
   tuned_path(&d, path, sizeof path);
@@ -751,5 +751,5 @@ hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_ge
   if (best_ms == 0)
     return hg_error(HG_ERR_INVALID, "the tuner found no configuration that runs (%d tried)", tried);
   const hg_device_info_t *dev = hg_rt_device(rt);
-  return tuned_store(&p, dev ? dev->name : "", best);
+  return hg_gemm_tuned_record(&p, dev ? dev->name : "", best);
 }

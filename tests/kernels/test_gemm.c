@@ -225,7 +225,40 @@ static void test_tuner_space(void) {
   check_generates(&p, &c);
 }
 
+/* The tuner's memory: a recorded configuration is found again for the same problem and device
+ * (the last record wins), not for another device or shape, and not with the cache off. */
+static void test_tuned_record(void) {
+  char dir[] = "/tmp/hopgen-tuned-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char sub[64];
+  snprintf(sub, sizeof sub, "%s/a/b", dir); /* created on the first record */
+  setenv("HOPGEN_CACHE_DIR", sub, 1);
+  hg_gemm_problem_t p = problem(4096, 2112, 7168, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  hg_gemm_config_t c1, c2, got;
+  CHECK_OK(hg_gemm_config_parse("128x176x64,c1x1,s4", &c1));
+  CHECK_OK(hg_gemm_config_parse("128x192x64,c2x1,s4,pp", &c2));
+  CHECK(!hg_gemm_tuned_lookup(&p, "NVIDIA H200", &got));
+  CHECK_OK(hg_gemm_tuned_record(&p, "NVIDIA H200", &c1));
+  CHECK_OK(hg_gemm_tuned_record(&p, "NVIDIA H200", &c2));
+  CHECK(hg_gemm_tuned_lookup(&p, "NVIDIA H200", &got));
+  CHECK_EQ(got.tile_n, 192);
+  CHECK_EQ(got.schedule, HG_SCHED_PINGPONG);
+  CHECK(!hg_gemm_tuned_lookup(&p, "NVIDIA H100 80GB HBM3", &got));
+  hg_gemm_problem_t q = p;
+  q.k = 4096;
+  CHECK(!hg_gemm_tuned_lookup(&q, "NVIDIA H200", &got));
+  setenv("HOPGEN_CACHE_DIR", "off", 1);
+  CHECK(!hg_gemm_tuned_lookup(&p, "NVIDIA H200", &got));
+  CHECK_OK(hg_gemm_tuned_record(&p, "NVIDIA H200", &c1));
+  unsetenv("HOPGEN_CACHE_DIR");
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+}
+
 int main(void) {
+  HG_RUN(test_tuned_record);
   HG_RUN(test_config_text);
   HG_RUN(test_problem_rules);
   HG_RUN(test_config_rules);
