@@ -3,11 +3,14 @@
  * carries meaning (signedness, NaN behaviour, rounding) and on the PTX where the lowering
  * must produce a particular instruction (no fma contraction, saturating f2i, pack operand
  * order, kernel directives). Plus the backend's failure sentences: incomplete kernel,
- * missing mlir-opt-22, a tool failure with its diagnostics and the kept input. */
+ * missing mlir-opt-22, a tool failure with its diagnostics and the kept input.
+ *
+ * The kernels both backends check are built once, by tests/support/emit_kernels.c. */
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_mlir_util.h"
+#include "support/emit_kernels.h"
 
 static hg_builder_t *kernel(const char *name) {
   hg_builder_t *b = NULL;
@@ -16,63 +19,9 @@ static hg_builder_t *kernel(const char *name) {
   return b;
 }
 
-/* Keep a value alive: store it to global memory so that nothing drops the computation. */
-static void sink(hg_builder_t *b, hg_val_t out, int slot, hg_val_t v) {
-  hg_type_t t = hg_val_type(b, v);
-  if (t == HG_T_PRED) v = hg_b_select(b, v, hg_b_i32(b, 1), hg_b_i32(b, 0));
-  hg_val_t addr = hg_b_bin(b, HG_ADD, out, hg_b_i64(b, 8 * slot));
-  hg_b_store(b, HG_GLOBAL, 0, 1, addr, &v);
-}
-
 static void test_integer_and_float_arithmetic(void) {
-  hg_builder_t *b = kernel("arith");
-  hg_val_t out = hg_b_param(b, HG_T_I64, "out");
-  hg_val_t n = hg_b_param(b, HG_T_I32, "n");
-  hg_val_t f = hg_b_param(b, HG_T_F32, "f");
-  hg_val_t tid = hg_b_sreg(b, HG_TID_X);
-  hg_val_t x32 = hg_b_bin(b, HG_SUB, tid, n);
-  hg_val_t y32 = hg_b_bin(b, HG_ADD, n, hg_b_i32(b, 7));
-  hg_val_t x64 = hg_b_sext(b, x32), y64 = hg_b_zext(b, y32);
-  int slot = 0;
-  for (int op = HG_ADD; op <= HG_SHR_U; op++) {
-    sink(b, out, slot++, hg_b_bin(b, (hg_binop_t)op, x32, y32));
-    sink(b, out, slot++, hg_b_bin(b, (hg_binop_t)op, x64, y64));
-  }
-  hg_val_t g = hg_b_i2f(b, x32);
-  for (int op = HG_FADD; op <= HG_FMAX; op++) sink(b, out, slot++, hg_b_bin(b, op, f, g));
-  hg_val_t p = hg_b_cmp(b, HG_LT_S, x32, y32), q = hg_b_cmp(b, HG_GE_U, x64, y64);
-  sink(b, out, slot++, hg_b_bin(b, HG_AND, p, q));
-  sink(b, out, slot++, hg_b_bin(b, HG_OR, p, q));
-  sink(b, out, slot++, hg_b_bin(b, HG_XOR, p, q));
-  sink(b, out, slot++, hg_b_not(b, p));
-  sink(b, out, slot++, hg_b_not(b, x32));
-  sink(b, out, slot++, hg_b_not(b, x64));
-  sink(b, out, slot++, hg_b_mad(b, x32, y32, n));
-  sink(b, out, slot++, hg_b_mad(b, x64, y64, x64));
-  sink(b, out, slot++, hg_b_ffma(b, f, g, f));
-  /* a separate multiply and add must stay two rounded steps (no contraction) */
-  sink(b, out, slot++, hg_b_bin(b, HG_FADD, hg_b_bin(b, HG_FMUL, f, g), f));
-  for (int c = HG_EQ; c <= HG_GE_U; c++) {
-    sink(b, out, slot++, hg_b_cmp(b, (hg_cmp_t)c, x32, y32));
-    sink(b, out, slot++, hg_b_cmp(b, (hg_cmp_t)c, x64, y64));
-  }
-  for (int c = HG_FLT; c <= HG_FEQ; c++) sink(b, out, slot++, hg_b_cmp(b, (hg_cmp_t)c, f, g));
-  sink(b, out, slot++, hg_b_select(b, p, x32, y32));
-  sink(b, out, slot++, hg_b_select(b, p, x64, y64));
-  sink(b, out, slot++, hg_b_select(b, p, f, g));
-  sink(b, out, slot++, hg_b_select(b, p, q, hg_b_pred(b, true)));
-  sink(b, out, slot++, hg_b_trunc(b, x64));
-  sink(b, out, slot++, hg_b_f2i(b, f));
-  sink(b, out, slot++, hg_b_bitcast(b, HG_T_I32, f));
-  sink(b, out, slot++, hg_b_bitcast(b, HG_T_F32, x32));
-  sink(b, out, slot++, hg_b_i64(b, INT64_MIN));
-  sink(b, out, slot++, hg_b_i64(b, -5));
-  sink(b, out, slot++, hg_b_f32(b, -0.0f));
-  sink(b, out, slot++, hg_b_f32(b, 1.5f));
-  /* shifts by constant amounts at and past the width: PTX clamps, and so must we */
-  sink(b, out, slot++, hg_b_bin(b, HG_SHL, x32, hg_b_i32(b, 40)));
-  sink(b, out, slot++, hg_b_bin(b, HG_SHR_S, x32, hg_b_i32(b, 32)));
-  sink(b, out, slot++, hg_b_bin(b, HG_SHR_U, x64, hg_b_i64(b, 64)));
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_arith(true, &b));
   hg_text_t mlir, ptx;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
     const char *expect_mlir[] = {"arith.divsi",
@@ -126,19 +75,19 @@ static void test_semantics_on_constants(void) {
   hg_builder_t *b = kernel("constants");
   hg_val_t out = hg_b_param(b, HG_T_I64, "out");
   /* shl.b64 3, (u32)0x100000005 = 5 -> 96 */
-  sink(b, out, 0, hg_b_bin(b, HG_SHL, hg_b_i64(b, 3), hg_b_i64(b, 0x100000005ll)));
+  emit_sink(b, out, 0, hg_b_bin(b, HG_SHL, hg_b_i64(b, 3), hg_b_i64(b, 0x100000005ll)));
   /* shr.s32 -8, 32 -> -1 (sign fill) */
-  sink(b, out, 1, hg_b_bin(b, HG_SHR_S, hg_b_i32(b, -8), hg_b_i32(b, 32)));
+  emit_sink(b, out, 1, hg_b_bin(b, HG_SHR_S, hg_b_i32(b, -8), hg_b_i32(b, 32)));
   /* shl.b32 7, 40 -> 0 and shr.u64 -1, 64 -> 0: stored as a plain 0 */
-  sink(b, out, 2, hg_b_bin(b, HG_SHL, hg_b_i32(b, 7), hg_b_i32(b, 40)));
-  sink(b, out, 3, hg_b_bin(b, HG_SHR_U, hg_b_i64(b, -1), hg_b_i64(b, 64)));
+  emit_sink(b, out, 2, hg_b_bin(b, HG_SHL, hg_b_i32(b, 7), hg_b_i32(b, 40)));
+  emit_sink(b, out, 3, hg_b_bin(b, HG_SHR_U, hg_b_i64(b, -1), hg_b_i64(b, 64)));
   /* in range: shr.s64 -4096, 2 -> -1024; shr.u32 0xfffffff8, 29 -> 7 */
-  sink(b, out, 4, hg_b_bin(b, HG_SHR_S, hg_b_i64(b, -4096), hg_b_i64(b, 2)));
-  sink(b, out, 5, hg_b_bin(b, HG_SHR_U, hg_b_i32(b, -8), hg_b_i32(b, 29)));
+  emit_sink(b, out, 4, hg_b_bin(b, HG_SHR_S, hg_b_i64(b, -4096), hg_b_i64(b, 2)));
+  emit_sink(b, out, 5, hg_b_bin(b, HG_SHR_U, hg_b_i32(b, -8), hg_b_i32(b, 29)));
   /* cvt.rzi.s32.f32 saturates and gives 0 for NaN */
-  sink(b, out, 6, hg_b_f2i(b, hg_b_f32(b, 1e10f)));
-  sink(b, out, 7, hg_b_f2i(b, hg_b_f32(b, -1e10f)));
-  sink(b, out, 8, hg_b_f2i(b, hg_b_bitcast(b, HG_T_F32, hg_b_i32(b, 0x7fc00000))));
+  emit_sink(b, out, 6, hg_b_f2i(b, hg_b_f32(b, 1e10f)));
+  emit_sink(b, out, 7, hg_b_f2i(b, hg_b_f32(b, -1e10f)));
+  emit_sink(b, out, 8, hg_b_f2i(b, hg_b_bitcast(b, HG_T_F32, hg_b_i32(b, 0x7fc00000))));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
     CHECK(mlir_has(ptx.data, "], 96;"));
@@ -155,18 +104,10 @@ static void test_semantics_on_constants(void) {
 }
 
 static void test_pack_unpack(void) {
-  hg_builder_t *b = kernel("pack");
-  hg_val_t out = hg_b_param(b, HG_T_I64, "out");
-  hg_val_t lo = hg_b_param(b, HG_T_F32, "lo");
-  hg_val_t hi = hg_b_param(b, HG_T_F32, "hi");
-  hg_val_t bf = hg_b_pack_f32x2(b, HG_BF16, lo, hi);
-  hg_val_t h = hg_b_pack_f32x2(b, HG_F16, lo, hi);
-  sink(b, out, 0, bf);
-  sink(b, out, 1, h);
-  sink(b, out, 2, hg_b_unpack_f32(b, HG_BF16, bf));
-  sink(b, out, 3, hg_b_unpack_f32(b, HG_F16, h));
-  sink(b, out, 4, hg_b_unpack_f32(b, HG_E4M3, h));
-  sink(b, out, 5, hg_b_unpack_f32(b, HG_E5M2, h));
+  hg_builder_t *b;
+  emit_pack_vals_t v;
+  CHECK_OK(emit_kernel_pack(&v, &b));
+  hg_val_t lo = v.lo, hi = v.hi;
   hg_text_t mlir, ptx;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
     /* cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: hi must come first */
@@ -196,11 +137,8 @@ static void test_pack_unpack(void) {
 }
 
 static void test_special_registers_and_clock(void) {
-  hg_builder_t *b = kernel("sregs");
-  hg_b_set_cluster(b, 2, 2, 1);
-  hg_val_t out = hg_b_param(b, HG_T_I64, "out");
-  for (int r = HG_TID_X; r <= HG_SMID; r++) sink(b, out, r, hg_b_sreg(b, (hg_sreg_t)r));
-  sink(b, out, 40, hg_b_clock64(b));
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_sregs(&b));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
     const char *expect[] = {"%tid.x",
@@ -224,36 +162,8 @@ static void test_special_registers_and_clock(void) {
 }
 
 static void test_loads_stores_atomics(void) {
-  hg_builder_t *b = kernel("memory");
-  hg_b_set_cluster(b, 2, 1, 1);
-  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
-  uint32_t off = hg_b_smem_reserve(b, 256, 16);
-  hg_val_t s = hg_b_smem_addr(b, off);
-  hg_val_t rank = hg_b_sreg(b, HG_CLUSTER_CTARANK);
-  hg_val_t remote = hg_b_mapa(b, s, hg_b_bin(b, HG_XOR, rank, hg_b_i32(b, 1)));
-  hg_val_t addrs[3] = {g, s, remote};
-  hg_space_t spaces[3] = {HG_GLOBAL, HG_SHARED, HG_SHARED_CLUSTER};
-  static const hg_type_t types[3] = {HG_T_I32, HG_T_I64, HG_T_F32};
-  for (int sp = 0; sp < 3; sp++) {
-    for (int t = 0; t < 3; t++)
-      for (int n = 1; n <= 4; n *= 2) {
-        if (types[t] == HG_T_I64 && n == 4) continue;
-        hg_val_t v[4];
-        hg_b_load(b, spaces[sp], types[t], 0, n, addrs[sp], v);
-        /* stored elsewhere, so that the load is not a no-op to drop */
-        hg_val_t dst = sp == 0 ? hg_b_bin(b, HG_ADD, addrs[sp], hg_b_i64(b, 64))
-                               : hg_b_bin(b, HG_ADD, addrs[sp], hg_b_i32(b, 64));
-        hg_b_store(b, spaces[sp], 0, n, dst, v);
-      }
-    for (int bits = 8; bits <= 16; bits *= 2) {
-      hg_val_t v[1];
-      hg_b_load(b, spaces[sp], HG_T_I32, bits, 1, addrs[sp], v);
-      hg_val_t dst = sp == 0 ? hg_b_bin(b, HG_ADD, addrs[sp], hg_b_i64(b, 128))
-                             : hg_b_bin(b, HG_ADD, addrs[sp], hg_b_i32(b, 128));
-      hg_b_store(b, spaces[sp], bits, 1, dst, v);
-    }
-  }
-  hg_b_atomic_add_f32(b, g, hg_b_f32(b, 1.0f));
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_memory(true, &b));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
     const char *expect[] = {
@@ -273,9 +183,8 @@ static void test_loads_stores_atomics(void) {
  * for PTX's inc/dec, and ptx.c's own 16-bit CAS loop as inline assembly for 16-bit float
  * min/max, several times in one function (its label is local to its { } block). */
 static void test_global_reductions(void) {
-  hg_builder_t *b = kernel("reductions");
-  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
-  emit_test_reductions(b, g);
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_reductions(&b));
   hg_text_t mlir, ptx;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
     const char *in_mlir[] = {"llvm.atomicrmw uinc_wrap",
@@ -308,33 +217,8 @@ static void test_global_reductions(void) {
 }
 
 static void test_sync_cluster_and_mbarriers(void) {
-  hg_builder_t *b = kernel("sync");
-  hg_b_set_cluster(b, 4, 1, 1);
-  uint32_t boff = hg_b_smem_reserve(b, 8, 8);
-  hg_val_t bar = hg_b_smem_addr(b, boff);
-  hg_val_t rank = hg_b_sreg(b, HG_CLUSTER_CTARANK);
-  hg_val_t elected = hg_b_elect_sync(b);
-  hg_b_if(b, elected);
-  hg_b_mbar_init(b, bar, hg_b_i32(b, 4));
-  hg_b_fence_mbarrier_init(b);
-  hg_b_endif(b);
-  hg_b_cluster_arrive(b, true);
-  hg_b_cluster_wait(b);
-  hg_b_mbar_arrive(b, bar);
-  hg_b_mbar_arrive_cluster(b, bar, hg_b_i32(b, 0));
-  hg_b_mbar_arrive_expect_tx(b, bar, hg_b_i32(b, 1024));
-  hg_b_mbar_expect_tx(b, bar, hg_b_i32(b, 512));
-  hg_val_t parity = hg_b_bin(b, HG_AND, rank, hg_b_i32(b, 1));
-  hg_val_t done = hg_b_mbar_try_wait(b, bar, parity);
-  hg_b_if(b, hg_b_not(b, done));
-  hg_b_mbar_wait(b, bar, parity);
-  hg_b_endif(b);
-  hg_b_bar_sync(b, 0, 0);
-  hg_b_bar_sync(b, 1, 64);
-  hg_b_bar_arrive(b, 2, 96);
-  hg_b_fence_proxy_async(b);
-  hg_b_cluster_arrive(b, false);
-  hg_b_cluster_wait(b);
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_sync(&b));
   hg_text_t mlir, ptx;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
     const char *expect_mlir[] = {
@@ -370,40 +254,8 @@ static void test_sync_cluster_and_mbarriers(void) {
 }
 
 static void test_control_flow_and_comments(void) {
-  hg_builder_t *b = kernel("flow");
-  hg_val_t out = hg_b_param(b, HG_T_I64, "out");
-  hg_val_t n = hg_b_param(b, HG_T_I32, "n");
-  hg_b_comment(b, "sum the odd numbers below n\nin a loop with an if");
-  hg_b_comment(b, "odd\tchars: \xc3\xa9");
-  hg_val_t sum = hg_b_var(b, HG_T_I32, hg_b_i32(b, 0));
-  hg_val_t k = hg_b_var(b, HG_T_I32, hg_b_i32(b, 0));
-  hg_val_t done = hg_b_var(b, HG_T_PRED, hg_b_pred(b, false));
-  hg_val_t fsum = hg_b_var(b, HG_T_F32, HG_NONE);
-  hg_val_t wide = hg_b_var(b, HG_T_I64, hg_b_i64(b, 0));
-  hg_b_assign(b, fsum, hg_b_f32(b, 0));
-  hg_b_loop(b);
-  hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, k, n));
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_AND, k, hg_b_i32(b, 1)), hg_b_i32(b, 1)));
-  hg_b_assign(b, sum, hg_b_bin(b, HG_ADD, sum, k));
-  hg_b_else(b);
-  hg_b_if(b, hg_b_cmp(b, HG_GT_S, k, hg_b_i32(b, 1000)));
-  hg_b_assign(b, done, hg_b_pred(b, true));
-  hg_b_break_if(b, done);
-  hg_b_endif(b);
-  hg_b_endif(b);
-  hg_b_assign(b, k, hg_b_bin(b, HG_ADD, k, hg_b_i32(b, 1)));
-  hg_b_endloop(b);
-  hg_val_t i = hg_b_for(b, hg_b_i32(b, 0), n, hg_b_i32(b, 2));
-  hg_b_assign(b, fsum, hg_b_bin(b, HG_FADD, fsum, hg_b_i2f(b, i)));
-  hg_b_assign(b, wide, hg_b_bin(b, HG_ADD, wide, hg_b_sext(b, i)));
-  hg_b_endfor(b);
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, n, hg_b_i32(b, 0)));
-  hg_b_return(b);
-  hg_b_endif(b);
-  sink(b, out, 0, sum);
-  sink(b, out, 1, fsum);
-  sink(b, out, 2, wide);
-  sink(b, out, 3, done);
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_flow(&b));
   hg_text_t mlir, ptx;
   hg_ptxas_report_t rep;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, &rep)) {
@@ -424,10 +276,8 @@ static void test_control_flow_and_comments(void) {
 
 /* Kernel directives: threads, CTAs per SM, cluster; none of them when unset. */
 static void test_directives(void) {
-  hg_builder_t *b = kernel("directives");
-  hg_b_set_threads(b, 256);
-  hg_b_set_min_ctas(b, 2);
-  hg_b_set_cluster(b, 2, 1, 1);
+  hg_builder_t *b;
+  CHECK_OK(emit_kernel_directives(true, &b));
   hg_text_t mlir, ptx;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
     CHECK(mlir_has(mlir.data, "nvvm.kernel, nvvm.reqntid = array<i32: 256, 1, 1>, nvvm.minctasm = "
@@ -459,7 +309,7 @@ static void test_shared_memory_base(void) {
   hg_val_t out = hg_b_param(b, HG_T_I64, "out");
   hg_b_smem_reserve(b, 100, 16);
   uint32_t off = hg_b_smem_reserve(b, 4096, 1024);
-  sink(b, out, 0, hg_b_smem_addr(b, off));
+  emit_sink(b, out, 0, hg_b_smem_addr(b, off));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
     CHECK(mlir_has(ptx.data, ".extern .shared .align 1024 .b8 hg_smem[];"));
@@ -476,7 +326,7 @@ static void test_shared_memory_base(void) {
 static void test_emit_dispatch(void) {
   hg_builder_t *b = kernel("dispatch");
   hg_val_t out = hg_b_param(b, HG_T_I64, "out");
-  sink(b, out, 0, hg_b_sreg(b, HG_TID_X));
+  emit_sink(b, out, 0, hg_b_sreg(b, HG_TID_X));
   hg_text_t a = {0}, m = {0}, c = {0};
   CHECK_OK(hg_emit(b, HG_BACKEND_MLIR, &a));
   CHECK_OK(hg_emit_mlir(b, &m));

@@ -4,53 +4,16 @@
  * the tensor map as a 64-aligned 128-byte grid-constant parameter addressed in place;
  * and the negative-coordinate test: `ctaid.x * 64 - 3` goes through arith.index_cast
  * (sign-extending) into nvgpu.tma.async.load and comes out of the lowering as the very
- * 32-bit register cp.async.bulk.tensor reads. */
+ * 32-bit register cp.async.bulk.tensor reads.
+ *
+ * The kernels both backends check are built once, by tests/support/emit_kernels.c. */
 #include "test_mlir_util.h"
-
-typedef struct tma_kernel {
-  hg_builder_t *b;
-  hg_val_t map, tile, bar;
-} tma_kernel_t;
-
-static tma_kernel_t tma_kernel(const char *name) {
-  tma_kernel_t k = {0};
-  CHECK_OK(hg_builder_create(name, &k.b));
-  hg_b_set_threads(k.b, 128);
-  k.map = hg_b_param_tmap(k.b, "map");
-  uint32_t tile = hg_b_smem_reserve(k.b, 8192, 1024);
-  uint32_t bar = hg_b_smem_reserve(k.b, 8, 8);
-  k.tile = hg_b_smem_addr(k.b, tile);
-  k.bar = hg_b_smem_addr(k.b, bar);
-  return k;
-}
-
-static void coords_for(hg_builder_t *b, int rank, hg_val_t *c) {
-  hg_val_t ctaid = hg_b_sreg(b, HG_CTAID_X);
-  for (int d = 0; d < rank; d++) c[d] = hg_b_bin(b, HG_ADD, ctaid, hg_b_i32(b, -16 * d));
-}
+#include "support/emit_kernels.h"
 
 static void test_loads_all_ranks_and_variants(void) {
   for (int rank = 1; rank <= 5; rank++) {
-    char name[32];
-    snprintf(name, sizeof name, "tma_load_%dd", rank);
-    tma_kernel_t k = tma_kernel(name);
-    hg_builder_t *b = k.b;
-    hg_b_set_cluster(b, 2, 1, 1);
-    hg_val_t c[5];
-    coords_for(b, rank, c);
-    hg_val_t mask = hg_b_i32(b, 0x3);
-    hg_val_t first = hg_b_cache_policy(b, HG_EVICT_FIRST);
-    hg_val_t last = hg_b_cache_policy(b, HG_EVICT_LAST);
-    hg_val_t normal = hg_b_cache_policy(b, HG_EVICT_NORMAL);
-    hg_b_mbar_init(b, k.bar, hg_b_i32(b, 1));
-    hg_b_fence_mbarrier_init(b);
-    hg_b_mbar_arrive_expect_tx(b, k.bar, hg_b_i32(b, 4 * 8192));
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, HG_NONE, HG_NONE);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, mask, HG_NONE);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, HG_NONE, first);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, mask, last);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, HG_NONE, normal);
-    hg_b_mbar_wait(b, k.bar, hg_b_i32(b, 0));
+    hg_builder_t *b;
+    CHECK_OK(emit_kernel_tma_load(rank, &b));
     hg_text_t mlir, ptx;
     if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
       /* nvgpu without a cache hint (plain and multicast), nvvm with one */
@@ -79,25 +42,9 @@ static void test_loads_all_ranks_and_variants(void) {
 }
 
 static void test_prefetch_store_reduce_all_ranks(void) {
-  static const hg_reduce_op_t reds[] = {HG_RED_ADD, HG_RED_MIN, HG_RED_MAX, HG_RED_INC,
-                                        HG_RED_DEC, HG_RED_AND, HG_RED_OR,  HG_RED_XOR};
-  static const char *const red_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
   for (int rank = 1; rank <= 5; rank++) {
-    char name[32];
-    snprintf(name, sizeof name, "tma_out_%dd", rank);
-    tma_kernel_t k = tma_kernel(name);
-    hg_builder_t *b = k.b;
-    hg_val_t c[5];
-    coords_for(b, rank, c);
-    hg_b_tmap_prefetch(b, k.map);
-    hg_b_tma_prefetch(b, k.map, rank, c);
-    hg_b_fence_proxy_async(b);
-    hg_b_tma_store(b, k.map, k.tile, rank, c);
-    for (size_t r = 0; r < sizeof reds / sizeof reds[0]; r++)
-      hg_b_tma_reduce(b, reds[r], k.map, k.tile, rank, c);
-    hg_b_bulk_commit(b);
-    hg_b_bulk_wait(b, 1, true);
-    hg_b_bulk_wait(b, 0, false);
+    hg_builder_t *b;
+    CHECK_OK(emit_kernel_tma_out(rank, &b));
     hg_text_t mlir, ptx;
     if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
       CHECK(mlir_has(mlir.data, "nvgpu.tma.prefetch.descriptor"));
@@ -110,10 +57,10 @@ static void test_prefetch_store_reduce_all_ranks(void) {
       snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group",
                rank);
       CHECK(mlir_has(ptx.data, want));
-      for (size_t r = 0; r < sizeof reds / sizeof reds[0]; r++) {
+      for (int r = 0; r < EMIT_TMA_NREDS; r++) {
         snprintf(want, sizeof want,
                  "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile.bulk_group", rank,
-                 red_names[r]);
+                 emit_tma_red_names[r]);
         CHECK(mlir_has(ptx.data, want));
       }
       CHECK(mlir_has(ptx.data, "cp.async.bulk.commit_group;"));
@@ -132,7 +79,8 @@ static void test_prefetch_store_reduce_all_ranks(void) {
 /* The tensor map: a 128-byte, 64-aligned by-value parameter, grid constant, whose generic
  * address (cvta.param) is the TMA operand; no copy to local memory. */
 static void test_tensor_map_param_addressing(void) {
-  tma_kernel_t k = tma_kernel("tmap_param");
+  emit_tma_kernel_t k;
+  CHECK_OK(emit_tma_kernel("tmap_param", &k));
   hg_val_t n = hg_b_param(k.b, HG_T_I32, "n");
   hg_val_t map2 = hg_b_param_tmap(k.b, "map2");
   hg_val_t c[2] = {n, hg_b_i32(k.b, 0)};
@@ -202,21 +150,8 @@ static const char *line_defining(const char *ptx, const char *reg, char *buf, si
 
 static void test_negative_coordinate_reaches_tma_unchanged(void) {
   hg_builder_t *b;
-  CHECK_OK(hg_builder_create("negative_coord", &b));
-  hg_b_set_threads(b, 128);
-  hg_val_t map = hg_b_param_tmap(b, "map");
-  hg_val_t tile = hg_b_smem_addr(b, hg_b_smem_reserve(b, 64 * 4, 128));
-  hg_val_t bar = hg_b_smem_addr(b, hg_b_smem_reserve(b, 8, 8));
-  hg_val_t box = hg_b_i32(b, 64);
-  hg_val_t ctaid = hg_b_sreg(b, HG_CTAID_X);
-  hg_val_t start = hg_b_bin(b, HG_MUL, ctaid, box);
-  hg_val_t coord = hg_b_bin(b, HG_SUB, start, hg_b_i32(b, 3)); /* -3 for CTA 0 */
-  hg_b_name(b, coord, "coord");
-  hg_b_mbar_init(b, bar, hg_b_i32(b, 1));
-  hg_b_fence_mbarrier_init(b);
-  hg_b_mbar_arrive_expect_tx(b, bar, hg_b_i32(b, 64 * 4));
-  hg_b_tma_load(b, map, tile, bar, 1, &coord, HG_NONE, HG_NONE);
-  hg_b_mbar_wait(b, bar, hg_b_i32(b, 0));
+  hg_val_t coord;
+  CHECK_OK(emit_kernel_negative_coord(&coord, &b));
   CHECK_EQ(hg_val_type(b, coord), HG_T_I32);
 
   hg_text_t mlir, ptx;
@@ -289,21 +224,7 @@ static void test_negative_coordinate_reaches_tma_unchanged(void) {
  * with a cache hint and prefetch): every coordinate stays 32-bit, no widening in the PTX. */
 static void test_signed_coordinates_from_params_and_loops(void) {
   hg_builder_t *b;
-  CHECK_OK(hg_builder_create("coords_from_params", &b));
-  hg_b_set_threads(b, 128);
-  hg_val_t map = hg_b_param_tmap(b, "map");
-  hg_val_t x0 = hg_b_param(b, HG_T_I32, "x0");
-  hg_val_t tile = hg_b_smem_addr(b, hg_b_smem_reserve(b, 4096, 1024));
-  hg_val_t bar = hg_b_smem_addr(b, hg_b_smem_reserve(b, 8, 8));
-  hg_val_t hint = hg_b_cache_policy(b, HG_EVICT_FIRST);
-  hg_val_t i = hg_b_for(b, hg_b_i32(b, -2), hg_b_i32(b, 2), hg_b_i32(b, 1));
-  hg_val_t c[5] = {x0, i, hg_b_i32(b, -1), hg_b_bin(b, HG_SUB, i, x0), hg_b_i32(b, INT32_MIN)};
-  hg_b_tma_load(b, map, tile, bar, 2, c, HG_NONE, HG_NONE);
-  hg_b_tma_load(b, map, tile, bar, 5, c, HG_NONE, HG_NONE);
-  hg_b_tma_load(b, map, tile, bar, 5, c, HG_NONE, hint);
-  hg_b_tma_prefetch(b, map, 5, c);
-  hg_b_tma_store(b, map, tile, 5, c);
-  hg_b_endfor(b);
+  CHECK_OK(emit_kernel_coords_from_params(true, &b));
   hg_text_t mlir, ptx;
   hg_ptxas_report_t rep;
   if (mlir_lower_and_assemble(b, &mlir, &ptx, &rep)) {

@@ -2,56 +2,18 @@
  * store and every reduce op for ranks 1..5, bulk groups, tensor-map prefetch, cache
  * policies; every kernel assembled by ptxas. And the negative-coordinate test: a
  * coordinate computed at run time reaches cp.async.bulk.tensor as the very 32-bit
- * register that computed it. */
+ * register that computed it.
+ *
+ * The kernels both backends check are built once, by tests/support/emit_kernels.c. */
 #include <ctype.h>
 
 #include "emit_test_util.h"
-
-/* A kernel skeleton with one tensor map, a 1024-aligned tile and an mbarrier. */
-typedef struct tma_kernel {
-  hg_builder_t *b;
-  hg_val_t map, tile, bar;
-} tma_kernel_t;
-
-static tma_kernel_t tma_kernel(const char *name) {
-  tma_kernel_t k = {0};
-  CHECK_OK(hg_builder_create(name, &k.b));
-  hg_b_set_threads(k.b, 128);
-  k.map = hg_b_param_tmap(k.b, "map");
-  uint32_t tile = hg_b_smem_reserve(k.b, 8192, 1024);
-  uint32_t bar = hg_b_smem_reserve(k.b, 8, 8);
-  k.tile = hg_b_smem_addr(k.b, tile);
-  k.bar = hg_b_smem_addr(k.b, bar);
-  return k;
-}
-
-static void coords_for(hg_builder_t *b, int rank, hg_val_t *c) {
-  hg_val_t ctaid = hg_b_sreg(b, HG_CTAID_X);
-  for (int d = 0; d < rank; d++) c[d] = hg_b_bin(b, HG_ADD, ctaid, hg_b_i32(b, -16 * d));
-}
+#include "support/emit_kernels.h"
 
 static void test_loads_all_ranks_and_variants(void) {
   for (int rank = 1; rank <= 5; rank++) {
-    char name[32];
-    snprintf(name, sizeof name, "tma_load_%dd", rank);
-    tma_kernel_t k = tma_kernel(name);
-    hg_builder_t *b = k.b;
-    hg_b_set_cluster(b, 2, 1, 1);
-    hg_val_t c[5];
-    coords_for(b, rank, c);
-    hg_val_t mask = hg_b_i32(b, 0x3);
-    hg_val_t first = hg_b_cache_policy(b, HG_EVICT_FIRST);
-    hg_val_t last = hg_b_cache_policy(b, HG_EVICT_LAST);
-    hg_val_t normal = hg_b_cache_policy(b, HG_EVICT_NORMAL);
-    hg_b_mbar_init(b, k.bar, hg_b_i32(b, 1));
-    hg_b_fence_mbarrier_init(b);
-    hg_b_mbar_arrive_expect_tx(b, k.bar, hg_b_i32(b, 4 * 8192));
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, HG_NONE, HG_NONE);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, mask, HG_NONE);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, HG_NONE, first);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, mask, last);
-    hg_b_tma_load(b, k.map, k.tile, k.bar, rank, c, HG_NONE, normal);
-    hg_b_mbar_wait(b, k.bar, hg_b_i32(b, 0));
+    hg_builder_t *b;
+    CHECK_OK(emit_kernel_tma_load(rank, &b));
     hg_text_t ptx;
     if (emit_and_assemble(b, &ptx, NULL)) {
       char want[160];
@@ -69,25 +31,9 @@ static void test_loads_all_ranks_and_variants(void) {
 }
 
 static void test_prefetch_store_reduce_all_ranks(void) {
-  static const hg_reduce_op_t reds[] = {HG_RED_ADD, HG_RED_MIN, HG_RED_MAX, HG_RED_INC,
-                                        HG_RED_DEC, HG_RED_AND, HG_RED_OR,  HG_RED_XOR};
-  static const char *const red_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
   for (int rank = 1; rank <= 5; rank++) {
-    char name[32];
-    snprintf(name, sizeof name, "tma_out_%dd", rank);
-    tma_kernel_t k = tma_kernel(name);
-    hg_builder_t *b = k.b;
-    hg_val_t c[5];
-    coords_for(b, rank, c);
-    hg_b_tmap_prefetch(b, k.map);
-    hg_b_tma_prefetch(b, k.map, rank, c);
-    hg_b_fence_proxy_async(b);
-    hg_b_tma_store(b, k.map, k.tile, rank, c);
-    for (size_t r = 0; r < sizeof reds / sizeof reds[0]; r++)
-      hg_b_tma_reduce(b, reds[r], k.map, k.tile, rank, c);
-    hg_b_bulk_commit(b);
-    hg_b_bulk_wait(b, 1, true);
-    hg_b_bulk_wait(b, 0, false);
+    hg_builder_t *b;
+    CHECK_OK(emit_kernel_tma_out(rank, &b));
     hg_text_t ptx;
     if (emit_and_assemble(b, &ptx, NULL)) {
       char want[160];
@@ -96,10 +42,10 @@ static void test_prefetch_store_reduce_all_ranks(void) {
       snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group",
                rank);
       CHECK(strstr(ptx.data, want) != NULL);
-      for (size_t r = 0; r < sizeof reds / sizeof reds[0]; r++) {
+      for (int r = 0; r < EMIT_TMA_NREDS; r++) {
         snprintf(want, sizeof want,
                  "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile.bulk_group", rank,
-                 red_names[r]);
+                 emit_tma_red_names[r]);
         CHECK(strstr(ptx.data, want) != NULL);
       }
       CHECK(strstr(ptx.data, "cp.async.bulk.wait_group.read 1;") != NULL);
@@ -114,7 +60,8 @@ static void test_prefetch_store_reduce_all_ranks(void) {
 /* The tensor map is a 128-byte, 64-aligned .param whose generic address (cvta.param)
  * is the TMA operand, as nvcc does for a __grid_constant__ CUtensorMap. */
 static void test_tensor_map_param_addressing(void) {
-  tma_kernel_t k = tma_kernel("tmap_param");
+  emit_tma_kernel_t k;
+  CHECK_OK(emit_tma_kernel("tmap_param", &k));
   hg_val_t c = hg_b_i32(k.b, 0);
   hg_b_tma_prefetch(k.b, k.map, 1, &c);
   hg_text_t ptx;
@@ -169,21 +116,8 @@ static bool mentions_reg(const char *line, size_t len, const char *reg) {
 
 static void test_negative_coordinate_reaches_tma_unchanged(void) {
   hg_builder_t *b;
-  CHECK_OK(hg_builder_create("negative_coord", &b));
-  hg_b_set_threads(b, 128);
-  hg_val_t map = hg_b_param_tmap(b, "map");
-  hg_val_t tile = hg_b_smem_addr(b, hg_b_smem_reserve(b, 64 * 4, 128));
-  hg_val_t bar = hg_b_smem_addr(b, hg_b_smem_reserve(b, 8, 8));
-  hg_val_t box = hg_b_i32(b, 64);
-  hg_val_t ctaid = hg_b_sreg(b, HG_CTAID_X);
-  hg_val_t start = hg_b_bin(b, HG_MUL, ctaid, box);
-  hg_val_t coord = hg_b_bin(b, HG_SUB, start, hg_b_i32(b, 3)); /* -3 for CTA 0 */
-  hg_b_name(b, coord, "coord");
-  hg_b_mbar_init(b, bar, hg_b_i32(b, 1));
-  hg_b_fence_mbarrier_init(b);
-  hg_b_mbar_arrive_expect_tx(b, bar, hg_b_i32(b, 64 * 4));
-  hg_b_tma_load(b, map, tile, bar, 1, &coord, HG_NONE, HG_NONE);
-  hg_b_mbar_wait(b, bar, hg_b_i32(b, 0));
+  hg_val_t coord;
+  CHECK_OK(emit_kernel_negative_coord(&coord, &b));
   CHECK_EQ(hg_val_type(b, coord), HG_T_I32);
 
   hg_text_t ptx;
@@ -243,18 +177,7 @@ static void test_negative_coordinate_reaches_tma_unchanged(void) {
 /* The same with coordinates from a parameter (-5) and a loop counter, in 2-D and 5-D. */
 static void test_signed_coordinates_from_params_and_loops(void) {
   hg_builder_t *b;
-  CHECK_OK(hg_builder_create("coords_from_params", &b));
-  hg_b_set_threads(b, 128);
-  hg_val_t map = hg_b_param_tmap(b, "map");
-  hg_val_t x0 = hg_b_param(b, HG_T_I32, "x0");
-  hg_val_t tile = hg_b_smem_addr(b, hg_b_smem_reserve(b, 4096, 1024));
-  hg_val_t bar = hg_b_smem_addr(b, hg_b_smem_reserve(b, 8, 8));
-  hg_val_t i = hg_b_for(b, hg_b_i32(b, -2), hg_b_i32(b, 2), hg_b_i32(b, 1));
-  hg_val_t c[5] = {x0, i, hg_b_i32(b, -1), hg_b_bin(b, HG_SUB, i, x0), hg_b_i32(b, INT32_MIN)};
-  hg_b_tma_load(b, map, tile, bar, 2, c, HG_NONE, HG_NONE);
-  hg_b_tma_load(b, map, tile, bar, 5, c, HG_NONE, HG_NONE);
-  hg_b_tma_store(b, map, tile, 5, c);
-  hg_b_endfor(b);
+  CHECK_OK(emit_kernel_coords_from_params(false, &b));
   hg_text_t ptx;
   if (emit_and_assemble(b, &ptx, NULL)) {
     CHECK(strstr(ptx.data, "ld.param.u32 %r") != NULL);
