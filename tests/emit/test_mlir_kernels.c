@@ -13,6 +13,7 @@
 
 #include "hopgen/kernels.h"
 #include "test_mlir_util.h"
+#include "support/tma_matrix.h"
 
 /* ---------------------------------------------------------------- jobs */
 
@@ -269,55 +270,19 @@ static void run_all(void) {
 
 /* ---------------------------------------------------------------- the matrices */
 
-/* The matrix of tests/kernels/test_tma_kernels.c. */
+/* The matrix tests/kernels/test_tma_kernels.c assembles through the PTX backend
+ * (tests/support/tma_matrix.c), here through MLIR. */
+static void add_tma_job(const hg_tma_spec_t *s, void *ctx) {
+  (void)ctx;
+  job_t *j = add_job();
+  j->kind = JOB_TMA;
+  j->tma = *s;
+  j->may_refuse = s->cluster > 1;
+  hg_tma_spec_print(s, j->what, sizeof j->what);
+}
+
 static void add_tma_matrix(void) {
-  static const hg_dtype_t types[] = {HG_U8,  HG_E4M3, HG_F16, HG_BF16,
-                                     HG_U16, HG_U32,  HG_S32, HG_F32};
-  static const hg_swizzle_mode_t sws[] = {HG_SWIZZLE_NONE, HG_SWIZZLE_32B, HG_SWIZZLE_64B,
-                                          HG_SWIZZLE_128B};
-  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
-    const hg_dtype_t t = types[ti];
-    const int e = hg_dtype_bytes(t);
-    for (int si = 0; si < 4; si++) {
-      const int span = sws[si] ? hg_swizzle_mode_bytes(sws[si]) : 64;
-      struct {
-        int rank;
-        int tile[3];
-      } shapes[] = {
-          {2, {8, span / e}},
-          {2, {64, 2 * span / e}},
-          {3, {2, 16, span / e}},
-          {1, {span / e * (sws[si] ? 1 : 4)}},
-      };
-      for (size_t hi = 0; hi < sizeof shapes / sizeof shapes[0]; hi++) {
-        hg_tma_spec_t s = hg_tma_spec_default(HG_TMA_LOAD);
-        s.dtype = t;
-        s.swizzle = sws[si];
-        s.rank = shapes[hi].rank;
-        for (int m = 0; m < s.rank; m++) {
-          s.tile[m] = shapes[hi].tile[m];
-          s.shape[m] = 3 * s.tile[m] + (m == s.rank - 1 ? 16 / e : 5);
-          s.origin[m] = m == s.rank - 1 ? -16 / e : -3; /* negative in every mode */
-          s.grid[m] = 0;
-        }
-        for (int op = 0; op < HG_TMA_OP_COUNT; op++) {
-          s.op = (hg_tma_op_t)op;
-          if (hg_tma_op_is_reduce(s.op)) {
-            hg_status_t ok = hg_tma_reduce_check(s.op, t);
-            if (!hg_is_ok(&ok)) continue;
-          }
-          for (int c = 1; c <= (s.op == HG_TMA_LOAD ? 4 : 1); c *= 2) {
-            s.cluster = c;
-            job_t *j = add_job();
-            j->kind = JOB_TMA;
-            j->tma = s;
-            j->may_refuse = c > 1;
-            hg_tma_spec_print(&s, j->what, sizeof j->what);
-          }
-        }
-      }
-    }
-  }
+  tma_matrix_for_each(add_tma_job, NULL);
 }
 
 static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,

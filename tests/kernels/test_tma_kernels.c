@@ -10,6 +10,7 @@
 #include "emit/emit_test_util.h"
 #include "hg_test.h"
 #include "hopgen/kernels.h"
+#include "support/tma_matrix.h"
 
 static hg_tma_plan_t plan; /* large: keep off the stack */
 
@@ -126,64 +127,22 @@ static bool build_one(const hg_tma_spec_t *s, bool may_refuse) {
   return true;
 }
 
+/* Each variant of the shared matrix through the PTX backend and ptxas; multicast variants
+ * may be refused by the planner (counted per cluster size when they build). */
+static void assemble_variant(const hg_tma_spec_t *spec, void *ctx) {
+  int *multicast_ok = ctx; /* per cluster 1, 2, 4 */
+  hg_tma_spec_t s = *spec;
+  if (build_one(&s, s.cluster > 1) && s.cluster > 1) multicast_ok[s.cluster / 2]++;
+}
+
 static void test_matrix(void) {
-  static const hg_dtype_t types[] = {HG_U8,  HG_E4M3, HG_F16, HG_BF16,
-                                     HG_U16, HG_U32,  HG_S32, HG_F32};
-  static const hg_swizzle_mode_t sws[] = {HG_SWIZZLE_NONE, HG_SWIZZLE_32B, HG_SWIZZLE_64B,
-                                          HG_SWIZZLE_128B};
-  int multicast_ok[3] = {0, 0, 0}; /* per cluster 1, 2, 4 */
-  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
-    const hg_dtype_t t = types[ti];
-    const int e = hg_dtype_bytes(t);
-    for (int si = 0; si < 4; si++) {
-      const int span = sws[si] ? hg_swizzle_mode_bytes(sws[si]) : 64;
-      /* Tile shapes: one swizzle atom (8 rows of the span); 64 rows of two spans (two boxes
-       * along the contiguous mode); a 3-D tile (2 x 16 rows); a 1-D tile. */
-      struct {
-        int rank;
-        int tile[3];
-      } shapes[] = {
-          {2, {8, span / e}},
-          {2, {64, 2 * span / e}},
-          {3, {2, 16, span / e}},
-          {1, {span / e * (sws[si] ? 1 : 4)}},
-      };
-      for (size_t hi = 0; hi < sizeof shapes / sizeof shapes[0]; hi++) {
-        hg_tma_spec_t s = hg_tma_spec_default(HG_TMA_LOAD);
-        s.dtype = t;
-        s.swizzle = sws[si];
-        s.rank = shapes[hi].rank;
-        for (int m = 0; m < s.rank; m++) {
-          s.tile[m] = shapes[hi].tile[m];
-          /* a tensor that the tiles overhang, origins negative in every mode */
-          s.shape[m] = 3 * s.tile[m] + (m == s.rank - 1 ? 16 / e : 5);
-          s.origin[m] = m == s.rank - 1 ? -16 / e : -3;
-          s.grid[m] = 0;
-        }
-        /* A 1-D tile with a swizzle has a single row: the stage layout needs 8 rows for
-         * the pattern only when there is a second mode. */
-        for (int op = 0; op < HG_TMA_OP_COUNT; op++) {
-          s.op = (hg_tma_op_t)op;
-          if (hg_tma_op_is_reduce(s.op)) {
-            hg_status_t ok = hg_tma_reduce_check(s.op, t);
-            if (!hg_is_ok(&ok)) continue;
-          }
-          s.cluster = 1;
-          build_one(&s, false);
-          if (s.op == HG_TMA_LOAD) {
-            for (int c = 2; c <= 4; c *= 2) {
-              s.cluster = c;
-              if (build_one(&s, true)) multicast_ok[c / 2]++;
-            }
-            s.cluster = 1;
-          }
-        }
-      }
-    }
-  }
+  int multicast_ok[3] = {0, 0, 0};
+  tma_matrix_for_each(assemble_variant, multicast_ok);
   /* Multicast must work for every type and swizzle on the 64-row tile at least. */
-  CHECK(multicast_ok[1] >= (int)(sizeof types / sizeof types[0]) * 4);
-  CHECK(multicast_ok[2] >= (int)(sizeof types / sizeof types[0]) * 4);
+  const int cases = (int)(sizeof tma_matrix_types / sizeof tma_matrix_types[0]) *
+                    (int)(sizeof tma_matrix_swizzles / sizeof tma_matrix_swizzles[0]);
+  CHECK(multicast_ok[1] >= cases);
+  CHECK(multicast_ok[2] >= cases);
   fprintf(stderr,
           "  %d kernels assembled; %d multicast variants refused by the planner "
           "(slices below a swizzle pattern)\n",
