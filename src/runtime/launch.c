@@ -136,6 +136,43 @@ static const char *axis(int i) {
   return i == 0 ? "x" : i == 1 ? "y" : "z";
 }
 
+/* What cuLaunchKernelEx and cuOccupancyMaxActiveClusters both take: the context bound, the
+ * function's dynamic shared-memory limit raised, non-portable cluster sizes (> 8) allowed
+ * when asked for, and the launch configuration over grid, with the cluster attribute when
+ * with_cluster (attr is pointed to by cfg and must live as long). */
+static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l,
+                                 const uint32_t grid[3], const uint32_t cluster[3],
+                                 bool with_cluster, CUlaunchAttribute *attr, CUlaunchConfig *cfg) {
+  HG_TRY(hg_rt_bind(rt));
+  HG_TRY(hg_function_reserve_smem(rt, f, l->smem_bytes));
+  const uint64_t ctas = (uint64_t)cluster[0] * cluster[1] * cluster[2];
+  if (ctas > HG_PORTABLE_CLUSTER && !f->nonportable_ok) {
+    CUresult r =
+        rt->cu.cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (r != CUDA_SUCCESS)
+      return hg_cu_fail(&rt->cu, r, "cuFuncSetAttribute(%s, NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1)",
+                        f->name);
+    f->nonportable_ok = true;
+  }
+  memset(attr, 0, sizeof *attr);
+  attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr->value.clusterDim.x = cluster[0];
+  attr->value.clusterDim.y = cluster[1];
+  attr->value.clusterDim.z = cluster[2];
+  memset(cfg, 0, sizeof *cfg);
+  cfg->gridDimX = grid[0];
+  cfg->gridDimY = grid[1];
+  cfg->gridDimZ = grid[2];
+  cfg->blockDimX = l->block[0];
+  cfg->blockDimY = l->block[1];
+  cfg->blockDimZ = l->block[2];
+  cfg->sharedMemBytes = l->smem_bytes;
+  cfg->hStream = (CUstream)l->stream;
+  cfg->attrs = with_cluster ? attr : NULL;
+  cfg->numAttrs = with_cluster ? 1 : 0;
+  return hg_ok();
+}
+
 hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, void **args) {
   if (!f || !l) return hg_error(HG_ERR_INVALID, "hg_rt_launch needs a kernel and a launch shape");
   static const uint32_t grid_max[3] = {0x7FFFFFFFu, 65535u, 65535u};
@@ -180,35 +217,9 @@ hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, vo
                       f->name, cluster[0], cluster[1], cluster[2], ctas, HG_MAX_CLUSTER,
                       HG_PORTABLE_CLUSTER);
   }
-  HG_TRY(hg_rt_bind(rt));
-  HG_TRY(hg_function_reserve_smem(rt, f, l->smem_bytes));
-  if (ctas > HG_PORTABLE_CLUSTER && !f->nonportable_ok) {
-    CUresult r =
-        rt->cu.cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-    if (r != CUDA_SUCCESS)
-      return hg_cu_fail(&rt->cu, r, "cuFuncSetAttribute(%s, NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1)",
-                        f->name);
-    f->nonportable_ok = true;
-  }
-
   CUlaunchAttribute attr;
-  memset(&attr, 0, sizeof attr);
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = cluster[0];
-  attr.value.clusterDim.y = cluster[1];
-  attr.value.clusterDim.z = cluster[2];
   CUlaunchConfig cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.gridDimX = l->grid[0];
-  cfg.gridDimY = l->grid[1];
-  cfg.gridDimZ = l->grid[2];
-  cfg.blockDimX = l->block[0];
-  cfg.blockDimY = l->block[1];
-  cfg.blockDimZ = l->block[2];
-  cfg.sharedMemBytes = l->smem_bytes;
-  cfg.hStream = (CUstream)l->stream;
-  cfg.attrs = clustered ? &attr : NULL;
-  cfg.numAttrs = clustered ? 1 : 0;
+  HG_TRY(launch_config(rt, f, l, l->grid, cluster, clustered, &attr, &cfg));
 
   /* A cluster whose CTAs cannot all be resident on one GPC at once would never start: ask
    * the driver before launching, once per configuration (benchmarks launch in loops). */
@@ -256,37 +267,11 @@ hg_status_t hg_rt_max_active_clusters(hg_rt_t *rt, hg_function_t *f, const hg_la
   uint32_t cluster[3] = {l->cluster[0], l->cluster[1], l->cluster[2]};
   for (int i = 0; i < 3; i++)
     if (cluster[i] == 0) cluster[i] = 1;
-  HG_TRY(hg_rt_bind(rt));
-  HG_TRY(hg_function_reserve_smem(rt, f, l->smem_bytes));
-  const uint32_t ctas = cluster[0] * cluster[1] * cluster[2];
-  if (ctas > HG_PORTABLE_CLUSTER && !f->nonportable_ok) {
-    CUresult r =
-        rt->cu.cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-    if (r != CUDA_SUCCESS)
-      return hg_cu_fail(&rt->cu, r, "cuFuncSetAttribute(%s, NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 1)",
-                        f->name);
-    f->nonportable_ok = true;
-  }
   /* The occupancy query takes a launch configuration; only the cluster shape, block and
    * shared memory matter, the grid is one cluster. */
   CUlaunchAttribute attr;
-  memset(&attr, 0, sizeof attr);
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = cluster[0];
-  attr.value.clusterDim.y = cluster[1];
-  attr.value.clusterDim.z = cluster[2];
   CUlaunchConfig cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.gridDimX = cluster[0];
-  cfg.gridDimY = cluster[1];
-  cfg.gridDimZ = cluster[2];
-  cfg.blockDimX = l->block[0];
-  cfg.blockDimY = l->block[1];
-  cfg.blockDimZ = l->block[2];
-  cfg.sharedMemBytes = l->smem_bytes;
-  cfg.hStream = (CUstream)l->stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  HG_TRY(launch_config(rt, f, l, cluster, cluster, true, &attr, &cfg));
   int active = 0;
   CUresult r = rt->cu.cuOccupancyMaxActiveClusters(&active, f->fn, &cfg);
   if (r != CUDA_SUCCESS)
