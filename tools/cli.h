@@ -4,6 +4,8 @@
 #ifndef HOPGEN_CLI_H
 #define HOPGEN_CLI_H
 
+#include <stdio.h>
+
 #include "hopgen/status.h"
 
 int hg_cmd_layout(int argc, char **argv);     /* hopgen layout ... (argv[0] == "layout") */
@@ -18,5 +20,8 @@ int hg_cli_bench_gemm(int argc, char **argv); /* hopgen bench gemm (tools/cmd_ge
 int hg_cli_fail(hg_status_t s);
 /* True when argv holds --help or -h. */
 int hg_cli_wants_help(int argc, char **argv);
+/* Print "name": "v" followed by sep, as a JSON string (quotes, backslashes and control
+ * characters escaped; NULL prints as ""). Every --json output goes through it. */
+void hg_cli_json_str(FILE *f, const char *name, const char *v, const char *sep);
 
 #endif

@@ -71,21 +71,6 @@ static int parse_bytes(const char *s, uint64_t *out) {
   return 0;
 }
 
-static void json_str(FILE *f, const char *name, const char *v, const char *sep) {
-  fprintf(f, "\"%s\": \"", name);
-  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", f);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fprintf(f, "\"%s", sep);
-}
-
 static int bench_copy(int argc, char **argv) {
   hg_copy_bench_t b;
   memset(&b, 0, sizeof b);
@@ -178,7 +163,7 @@ static int bench_copy(int argc, char **argv) {
     printf("{\"command\": \"bench copy\", \"ok\": %s, \"bytes\": %" PRIu64 ", ",
            hg_is_ok(&s) ? "true" : "false", b.bytes);
     if (ran) {
-      json_str(stdout, "device", r.device, ", ");
+      hg_cli_json_str(stdout, "device", r.device, ", ");
       printf("\"open_ms\": %.3f, \"ctas\": %u, \"threads\": %u, \"smem_bytes\": %u, "
              "\"stages\": %d, \"box_rows\": %d, \"box_bytes\": %d, \"ctas_per_sm\": %d, "
              "\"evict_first\": %s, \"verified\": %s, "
@@ -195,7 +180,7 @@ static int bench_copy(int argc, char **argv) {
     }
     if (!hg_is_ok(&s)) {
       printf("%s\"error\": {\"code\": \"%s\", ", ran ? ", " : "", hg_code_name(s.code));
-      json_str(stdout, "message", s.msg, "}");
+      hg_cli_json_str(stdout, "message", s.msg, "}");
     }
     printf("}\n");
   } else if (ran) {

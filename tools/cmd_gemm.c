@@ -165,18 +165,6 @@ static hg_status_t write_file(const char *path, const char *text) {
   return hg_ok();
 }
 
-static void json_str(FILE *f, const char *key, const char *v, bool comma) {
-  fprintf(f, "\"%s\": \"", key);
-  for (const char *c = v; *c; c++) {
-    if (*c == '"' || *c == '\\') fputc('\\', f);
-    if ((unsigned char)*c < 0x20)
-      fprintf(f, "\\u%04x", *c);
-    else
-      fputc(*c, f);
-  }
-  fprintf(f, "\"%s", comma ? ", " : "");
-}
-
 static void json_num(FILE *f, const char *key, double v, bool comma) {
   if (isfinite(v))
     fprintf(f, "\"%s\": %.6g%s", key, v, comma ? ", " : "");
@@ -189,11 +177,11 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   hg_gemm_config_print(&r->config, cfg, sizeof cfg);
   fprintf(f, "{\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"batch\": %d, ", p->m,
           p->n, p->k, p->batch);
-  json_str(f, "a", hg_dtype_name(p->a_type), true);
-  json_str(f, "b", hg_dtype_name(p->b_type), true);
-  json_str(f, "d", hg_dtype_name(p->d_type), true);
-  json_str(f, "config", cfg, true);
-  json_str(f, "kernel", r->kernel, true);
+  hg_cli_json_str(f, "a", hg_dtype_name(p->a_type), ", ");
+  hg_cli_json_str(f, "b", hg_dtype_name(p->b_type), ", ");
+  hg_cli_json_str(f, "d", hg_dtype_name(p->d_type), ", ");
+  hg_cli_json_str(f, "config", cfg, ", ");
+  hg_cli_json_str(f, "kernel", r->kernel, ", ");
   fprintf(f, "\"tma_store\": %s, \"repacked_a\": %s, \"repacked_b\": %s, \"grid\": %d, ",
           r->tma_store ? "true" : "false", r->repacked_a ? "true" : "false",
           r->repacked_b ? "true" : "false", r->grid);
@@ -214,7 +202,7 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "cublas_ms", r->blas_ms, true);
   json_num(f, "cublas_tflops", r->blas_tflops, true);
   json_num(f, "ratio", r->ratio, true);
-  json_str(f, "note", r->note, false);
+  hg_cli_json_str(f, "note", r->note, "");
   fprintf(f, "}");
 }
 

@@ -105,15 +105,6 @@ static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const 
   fprintf(f, "]%s", sep);
 }
 
-static void json_str(FILE *f, const char *name, const char *v, const char *sep) {
-  fprintf(f, "\"%s\": \"", name);
-  for (const char *p = v; *p; p++) {
-    if (*p == '"' || *p == '\\') fputc('\\', f);
-    fputc(*p, f);
-  }
-  fprintf(f, "\"%s", sep);
-}
-
 static const char *l2_name(int l2) {
   static const char *const names[] = {"none", "64B", "128B", "256B"};
   return l2 >= 0 && l2 <= 3 ? names[l2] : "?";
@@ -269,15 +260,15 @@ static int cmd_tma(int argc, char **argv) {
     FILE *f = stdout;
     int64_t v[HG_TMA_MAX_RANK] = {0};
     fprintf(f, "{\n  ");
-    json_str(f, "op", hg_tma_op_name(plan.op), ", ");
-    json_str(f, "dtype", hg_dtype_name(g.dtype), ",\n  ");
+    hg_cli_json_str(f, "op", hg_tma_op_name(plan.op), ", ");
+    hg_cli_json_str(f, "dtype", hg_dtype_name(g.dtype), ",\n  ");
     fprintf(f, "\"tensor\": {");
     json_ints(f, "shape", r, g.shape, ", ");
     json_ints(f, "stride", r, g.stride, "},\n  ");
     for (int m = 0; m < r; m++) v[m] = plan.tile[m];
     json_ints(f, "tile", r, v, ",\n  ");
     fprintf(f, "\"smem\": {");
-    json_str(f, "layout", lay, ", ");
+    hg_cli_json_str(f, "layout", lay, ", ");
     fprintf(f, "\"bytes\": %u, \"align_bytes\": %u},\n  ", plan.smem_bytes, plan.smem_align_bytes);
     fprintf(f, "\"tensor_map\": {\"data_type\": \"%s\", \"rank\": %d, ", hg_dtype_name(p->dtype),
             p->rank);
@@ -393,7 +384,7 @@ static void print_operand(FILE *f, const char *name, const hg_gmma_operand_t *op
             hg_dtype_name(op->dtype), hg_major_name(op->major), hg_swizzle_mode_name(op->swizzle));
     fprintf(f, "\"rows\": %d, \"k\": %d, \"atom_rows\": %d, \"atom_k\": %d, ", op->mn, op->k,
             op->atom_mn, op->atom_k);
-    json_str(f, "layout", lay, ", ");
+    hg_cli_json_str(f, "layout", lay, ", ");
     fprintf(f, "\"stage_bytes\": %u, \"align_bytes\": %u, \"smem_base\": %u,\n    \"desc\": ",
             op->stage_bytes, op->align_bytes, base);
     print_desc_fields(f, d0, true);
@@ -539,7 +530,7 @@ static int cmd_mma(int argc, char **argv) {
     fprintf(f, "{\n  \"tile\": [%d, %d, %d], \"warpgroups\": [%d, %d], \"threads\": %d,\n",
             tm.tile_m, tm.tile_n, tm.tile_k, tm.wg_m, tm.wg_n, tm.threads);
     fprintf(f, "  \"wgmma\": {");
-    json_str(f, "ptx", at->ptx, ", ");
+    hg_cli_json_str(f, "ptx", at->ptx, ", ");
     fprintf(f, "\"m\": %d, \"n\": %d, \"k\": %d, \"a\": \"%s\", \"b\": \"%s\", \"acc\": \"%s\", ",
             at->m, at->n, at->k, hg_dtype_name(at->a), hg_dtype_name(at->b),
             hg_dtype_name(at->acc));
@@ -569,8 +560,8 @@ static int cmd_mma(int argc, char **argv) {
             fprintf(f, "\"desc_b\": \"0x%016" PRIx64 "\"}", db);
           }
     fprintf(f, "\n  ],\n  ");
-    json_str(f, "acc_tv_layout", acc, ",\n  ");
-    if (at->a_regs) json_str(f, "a_tv_layout", afr, ",\n  ");
+    hg_cli_json_str(f, "acc_tv_layout", acc, ",\n  ");
+    if (at->a_regs) hg_cli_json_str(f, "a_tv_layout", afr, ",\n  ");
     fprintf(f, "\"acc_tv_index\": \"m + %d * n\"\n}\n", tm.tile_m);
     return 0;
   }

@@ -11,21 +11,6 @@
 
 /* ---------------------------------------------------------------- JSON helpers */
 
-static void json_str(FILE *f, const char *name, const char *v, const char *sep) {
-  fprintf(f, "\"%s\": \"", name);
-  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", f);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fprintf(f, "\"%s", sep);
-}
-
 static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const char *sep) {
   fprintf(f, "\"%s\": [", name);
   for (int i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", v[i]);
@@ -34,7 +19,7 @@ static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const 
 
 static void json_error(FILE *f, hg_status_t s) {
   fprintf(f, "\"error\": {\"code\": \"%s\", ", hg_code_name(s.code));
-  json_str(f, "message", s.msg, "}");
+  hg_cli_json_str(f, "message", s.msg, "}");
 }
 
 static void usage(FILE *f) {
@@ -130,7 +115,7 @@ static void json_timing(FILE *f, const char *name, const hg_tma_timing_t *t, con
           name, t->to_launch_ms, t->to_finish_ms, t->gen_ms, t->jit_ms, t->function_ms,
           t->encode_ms, t->launch_ms, t->sync_ms, t->jit.cache_hit ? "true" : "false",
           t->jit.compile_ms, t->jit.load_ms);
-  json_str(f, "cache_note", t->jit.cache_note, "}");
+  hg_cli_json_str(f, "cache_note", t->jit.cache_note, "}");
   fputs(sep, f);
 }
 
@@ -412,7 +397,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
   if (!hg_is_ok(&st)) {
     if (json) {
       printf("{\"command\": \"tma\", \"ok\": false, \"refused\": true, ");
-      json_str(stdout, "case", what, ", ");
+      hg_cli_json_str(stdout, "case", what, ", ");
       json_error(stdout, st);
       printf("}\n");
     }
@@ -586,10 +571,10 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
   if (json) {
     FILE *f = stdout;
     fprintf(f, "{\"command\": \"tma\", \"ok\": %s, ", ok ? "true" : "false");
-    json_str(f, "case", what, ", ");
+    hg_cli_json_str(f, "case", what, ", ");
     json_spec(f, &s);
     fprintf(f, "\"kernel\": {");
-    json_str(f, "name", k.name, ", ");
+    hg_cli_json_str(f, "name", k.name, ", ");
     fprintf(f,
             "\"ctas\": %" PRId64 ", \"threads\": %u, \"smem_bytes\": %u, \"cluster\": %d, "
             "\"gen_ms\": %.4f, \"backend\": \"%s\"}, ",
@@ -600,7 +585,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     fprintf(f, "\"check\": {\"ran\": %s", ran ? "true" : "false");
     if (ran) {
       fprintf(f, ", \"passed\": %s, ", hg_is_ok(&run_st) ? "true" : "false");
-      json_str(f, "device", r->device, ", ");
+      hg_cli_json_str(f, "device", r->device, ", ");
       fprintf(f,
               "\"open_ms\": %.3f, \"runs\": %d, \"bytes_compared\": %" PRIu64
               ", \"mismatches\": %" PRIu64 ", \"poison_left\": %" PRIu64 ", \"untouched\": %" PRIu64
@@ -615,7 +600,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
                 "%s{\"cta\": %" PRId64 ", \"offset\": %" PRIu64 ", \"expected\": %u, \"got\": %u, ",
                 i ? ", " : "", r->first[i].cta, r->first[i].offset, r->first[i].expected,
                 r->first[i].got);
-        json_str(f, "where", r->first[i].where, "}");
+        hg_cli_json_str(f, "where", r->first[i].where, "}");
       }
       fprintf(f, "], ");
       json_timing(f, "cold", &r->cold, ", ");
