@@ -18,20 +18,16 @@ static void test_wgmma_type_matrix(void) {
     hg_builder_t *b;
     emit_wgmma_matrix_t m;
     CHECK_OK(emit_kernel_wgmma_matrix(fa, true, &m, &b));
-    bool integer = fa->acc == HG_S32;
     const int *ns = m.ns;
     int ops = m.n_const, asms = m.n_runtime;
     hg_text_t mlir, ptx;
     if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
       CHECK_EQ(mlir_count(mlir.data, "nvvm.wgmma.mma_async "), ops);
       CHECK_EQ(mlir_count(mlir.data, "wgmma.mma_async.sync.aligned.m64n"), asms);
-      int kk = (fa->a == HG_TF32) ? 8 : emit_sixteen_bit(fa->a) ? 16 : 32;
       char want[160];
-      snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", ns[4], kk,
-               hg_dtype_name(fa->acc), hg_dtype_name(fa->a), hg_dtype_name(fa->b));
+      emit_wgmma_mnemonic(fa, ns[4], want, sizeof want);
       CHECK(mlir_has(ptx.data, want));
-      bool mixed_int = integer && fa->a != fa->b;
-      CHECK(mlir_has(ptx.data, mixed_int ? ".version 8.4\n" : ".version 8.0\n"));
+      CHECK(mlir_has(ptx.data, emit_wgmma_version(fa)));
       CHECK_EQ(mlir_count(ptx.data, "wgmma.mma_async.sync.aligned"), ops + asms);
     }
     hg_text_free(&mlir);

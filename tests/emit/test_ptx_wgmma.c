@@ -18,14 +18,10 @@ static void test_wgmma_type_matrix(void) {
     const int *ns = m.ns;
     hg_text_t ptx;
     if (emit_and_assemble(b, &ptx, NULL)) {
-      int kk = (fa->a == HG_TF32) ? 8 : emit_sixteen_bit(fa->a) ? 16 : 32;
       char want[160];
-      snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", ns[4], kk,
-               hg_dtype_name(fa->acc), hg_dtype_name(fa->a), hg_dtype_name(fa->b));
+      emit_wgmma_mnemonic(fa, ns[4], want, sizeof want);
       CHECK(strstr(ptx.data, want) != NULL);
-      bool mixed_int = integer && fa->a != fa->b;
-      /* mixed-signedness integer wgmma needs PTX ISA 8.4; everything else 8.0 */
-      CHECK(strstr(ptx.data, mixed_int ? ".version 8.4\n" : ".version 8.0\n") != NULL);
+      CHECK(strstr(ptx.data, emit_wgmma_version(fa)) != NULL);
       if (emit_sixteen_bit(fa->a)) CHECK(strstr(ptx.data, ", 1, 1, 1, 1;") != NULL);
       if (integer) CHECK(strstr(ptx.data, ", 1, 1;") == NULL); /* no scale immediates */
     }

@@ -422,6 +422,17 @@ bool emit_sixteen_bit(hg_dtype_t t) {
   return t == HG_F16 || t == HG_BF16;
 }
 
+void emit_wgmma_mnemonic(const emit_wgmma_family_t *fa, int n, char *buf, size_t cap) {
+  int kk = (fa->a == HG_TF32) ? 8 : emit_sixteen_bit(fa->a) ? 16 : 32;
+  snprintf(buf, cap, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", n, kk,
+           hg_dtype_name(fa->acc), hg_dtype_name(fa->a), hg_dtype_name(fa->b));
+}
+
+const char *emit_wgmma_version(const emit_wgmma_family_t *fa) {
+  bool mixed_int = fa->acc == HG_S32 && fa->a != fa->b;
+  return mixed_int ? ".version 8.4\n" : ".version 8.0\n";
+}
+
 /* A warpgroup kernel with 128 accumulator variables of the family's type, one A
  * descriptor, four A fragment registers and a B descriptor. */
 typedef struct mma_kernel {

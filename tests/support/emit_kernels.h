@@ -105,6 +105,12 @@ extern const emit_wgmma_family_t emit_wgmma_families[EMIT_WGMMA_NFAMILIES];
 
 bool emit_sixteen_bit(hg_dtype_t t); /* f16 or bf16 */
 
+/* What both backends' PTX must hold for family fa: the m64n<n> instruction's text up to its
+ * operands, and the .version line (mixed-signedness integer wgmma needs PTX ISA 8.4,
+ * everything else 8.0). */
+void emit_wgmma_mnemonic(const emit_wgmma_family_t *fa, int n, char *buf, size_t cap);
+const char *emit_wgmma_version(const emit_wgmma_family_t *fa);
+
 /* What emit_kernel_wgmma_matrix issued. */
 typedef struct emit_wgmma_matrix {
   const int *ns; /* the five N, smallest first (ns[4] is 256) */
