@@ -4,6 +4,7 @@
 #ifndef HOPGEN_CLI_H
 #define HOPGEN_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hopgen/status.h"
@@ -23,5 +24,11 @@ int hg_cli_wants_help(int argc, char **argv);
 /* Print "name": "v" followed by sep, as a JSON string (quotes, backslashes and control
  * characters escaped; NULL prints as ""). Every --json output goes through it. */
 void hg_cli_json_str(FILE *f, const char *name, const char *v, const char *sep);
+/* An integer in C notation (decimal, 0x hex, 0 octal) within [lo, hi] into *out: 0, or -1
+ * when s is not one or is out of range. */
+int hg_cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* "a,b,c" (each separator a character of seps) -> decimal values: their count (0 for ""),
+ * or -1 when malformed or longer than cap. */
+int hg_cli_parse_list(const char *s, const char *seps, int64_t *out, int cap);
 
 #endif

@@ -42,14 +42,6 @@ static int usage_error(const char *fmt, const char *a) {
   return 2;
 }
 
-static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  const long long v = strtoll(s, &end, 0);
-  if (end == s || *end || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 /* "1073741824", "1G", "512M", "64K" (binary units), "1GiB". */
 static int parse_bytes(const char *s, uint64_t *out) {
   char *end;
@@ -100,26 +92,27 @@ static int bench_copy(int argc, char **argv) {
       if (parse_bytes(v, &b.bytes) || b.bytes == 0)
         return usage_error("--bytes '%s' is not a size like 1073741824, 512M or 4G", v);
     } else if (!strcmp(a, "--stages")) {
-      if (parse_i64(v, 2, 16, &x)) return usage_error("--stages '%s' is not 2..16", v);
+      if (hg_cli_parse_int(v, 2, 16, &x)) return usage_error("--stages '%s' is not 2..16", v);
       b.config.stages = (int)x;
     } else if (!strcmp(a, "--box-rows")) {
-      if (parse_i64(v, 1, 256, &x)) return usage_error("--box-rows '%s' is not 1..256", v);
+      if (hg_cli_parse_int(v, 1, 256, &x)) return usage_error("--box-rows '%s' is not 1..256", v);
       b.config.box_rows = (int)x;
     } else if (!strcmp(a, "--ctas-per-sm")) {
-      if (parse_i64(v, 1, 32, &x)) return usage_error("--ctas-per-sm '%s' is not 1..32", v);
+      if (hg_cli_parse_int(v, 1, 32, &x)) return usage_error("--ctas-per-sm '%s' is not 1..32", v);
       b.config.ctas_per_sm = (int)x;
     } else if (!strcmp(a, "--warmup")) {
-      if (parse_i64(v, 1, 1000, &x)) return usage_error("--warmup '%s' is not 1..1000", v);
+      if (hg_cli_parse_int(v, 1, 1000, &x)) return usage_error("--warmup '%s' is not 1..1000", v);
       b.warmup = (int)x;
     } else if (!strcmp(a, "--runs")) {
-      if (parse_i64(v, 1, 100000, &x)) return usage_error("--runs '%s' is not 1..100000", v);
+      if (hg_cli_parse_int(v, 1, 100000, &x)) return usage_error("--runs '%s' is not 1..100000", v);
       b.runs = (int)x;
     } else if (!strcmp(a, "--seed")) {
-      if (parse_i64(v, 1, INT64_MAX, &x))
+      if (hg_cli_parse_int(v, 1, INT64_MAX, &x))
         return usage_error("--seed '%s' is not a positive integer", v);
       b.seed = (uint64_t)x;
     } else if (!strcmp(a, "--device")) {
-      if (parse_i64(v, 0, 1023, &device)) return usage_error("--device '%s' is not an ordinal", v);
+      if (hg_cli_parse_int(v, 0, 1023, &device))
+        return usage_error("--device '%s' is not an ordinal", v);
     } else if (!strcmp(a, "--min-ratio")) {
       char *end;
       min_ratio = strtod(v, &end);

@@ -71,32 +71,6 @@ static int parse_fail(const char *fmt, const char *a, const char *b) {
   return 1;
 }
 
-/* "a,b,c" -> n int64 values; returns the count or -1. */
-static int parse_list(const char *s, int64_t *out, int cap) {
-  int n = 0;
-  const char *p = s;
-  while (*p) {
-    char *end;
-    const long long v = strtoll(p, &end, 10);
-    if (end == p || n == cap) return -1;
-    out[n++] = v;
-    p = end;
-    if (*p == ',')
-      p++;
-    else if (*p)
-      return -1;
-  }
-  return n;
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  const long long v = strtoll(s, &end, 0);
-  if (end == s || *end || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 /* ---------------------------------------------------------------- JSON helpers */
 
 static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const char *sep) {
@@ -146,18 +120,18 @@ static int cmd_tma(int argc, char **argv) {
       s = hg_dtype_parse(v, &g.dtype);
       have_dtype = true;
     } else if (!strcmp(a, "--shape")) {
-      nshape = parse_list(v, shape, 8);
+      nshape = hg_cli_parse_list(v, ",", shape, 8);
       if (nshape < 0)
         return parse_fail("plan tma: --shape '%s' is not a list of integers%s", v, "");
     } else if (!strcmp(a, "--stride")) {
-      nstride = parse_list(v, stride, 8);
+      nstride = hg_cli_parse_list(v, ",", stride, 8);
       if (nstride < 0)
         return parse_fail("plan tma: --stride '%s' is not a list of integers%s", v, "");
     } else if (!strcmp(a, "--tile")) {
-      ntile = parse_list(v, tile, 8);
+      ntile = hg_cli_parse_list(v, ",", tile, 8);
       if (ntile < 0) return parse_fail("plan tma: --tile '%s' is not a list of integers%s", v, "");
     } else if (!strcmp(a, "--origin")) {
-      norigin = parse_list(v, origin, 8);
+      norigin = hg_cli_parse_list(v, ",", origin, 8);
       if (norigin < 0)
         return parse_fail("plan tma: --origin '%s' is not a list of integers%s", v, "");
       have_origin = true;
@@ -173,14 +147,15 @@ static int cmd_tma(int argc, char **argv) {
     } else if (!strcmp(a, "--op")) {
       s = hg_tma_op_parse(v, &o.op);
     } else if (!strcmp(a, "--cluster")) {
-      if (parse_int(v, 1, 1000, &x))
+      if (hg_cli_parse_int(v, 1, 1000, &x))
         return parse_fail("plan tma: --cluster '%s' is not a count%s", v, "");
       o.cluster = (int)x;
     } else if (!strcmp(a, "--l2")) {
-      if (parse_int(v, 0, 3, &x)) return parse_fail("plan tma: --l2 '%s' is not 0..3%s", v, "");
+      if (hg_cli_parse_int(v, 0, 3, &x))
+        return parse_fail("plan tma: --l2 '%s' is not 0..3%s", v, "");
       o.l2_promotion = (int)x;
     } else if (!strcmp(a, "--align")) {
-      if (parse_int(v, 1, INT64_MAX, &x))
+      if (hg_cli_parse_int(v, 1, INT64_MAX, &x))
         return parse_fail("plan tma: --align '%s' is not a positive byte count%s", v, "");
       g.base_align_bytes = (uint64_t)x;
     } else {
@@ -449,18 +424,18 @@ static int cmd_mma(int argc, char **argv) {
       s = hg_dtype_parse(v, &sp.acc);
       have_acc = true;
     } else if (!strcmp(a, "--tile")) {
-      if (parse_list(v, l, 4) != 3)
+      if (hg_cli_parse_list(v, ",", l, 4) != 3)
         return parse_fail("plan mma: --tile '%s' is not M,N,K%s", v, "");
       if (l[0] < 1 || l[1] < 1 || l[2] < 1 || l[0] > 4096 || l[1] > 4096 || l[2] > 4096)
         return parse_fail("plan mma: --tile '%s' has an extent outside 1..4096%s", v, "");
       sp.tile_m = (int)l[0], sp.tile_n = (int)l[1], sp.tile_k = (int)l[2];
       have_tile = true;
     } else if (!strcmp(a, "--warpgroups")) {
-      if (parse_int(v, 1, 8, &x))
+      if (hg_cli_parse_int(v, 1, 8, &x))
         return parse_fail("plan mma: --warpgroups '%s' is not 1..8%s", v, "");
       sp.wg_m = (int)x, sp.wg_n = 1;
     } else if (!strcmp(a, "--wg")) {
-      if (parse_list(v, l, 4) != 2 || l[0] < 1 || l[1] < 1 || l[0] > 8 || l[1] > 8)
+      if (hg_cli_parse_list(v, ",", l, 4) != 2 || l[0] < 1 || l[1] < 1 || l[0] > 8 || l[1] > 8)
         return parse_fail("plan mma: --wg '%s' is not WM,WN (1..8 each)%s", v, "");
       sp.wg_m = (int)l[0], sp.wg_n = (int)l[1];
     } else if (!strcmp(a, "--a-major")) {
@@ -480,15 +455,15 @@ static int cmd_mma(int argc, char **argv) {
       s = hg_swizzle_mode_parse(v, &sp.b_swizzle);
       b_sw_set = true;
     } else if (!strcmp(a, "--atom-n")) {
-      if (parse_int(v, 1, 4096, &x))
+      if (hg_cli_parse_int(v, 1, 4096, &x))
         return parse_fail("plan mma: --atom-n '%s' is not a count%s", v, "");
       sp.atom_n = (int)x;
     } else if (!strcmp(a, "--smem-a")) {
-      if (parse_int(v, 0, (1 << 18) - 1, &x))
+      if (hg_cli_parse_int(v, 0, (1 << 18) - 1, &x))
         return parse_fail("plan mma: --smem-a '%s' is not a shared-memory address%s", v, "");
       smem_a = x;
     } else if (!strcmp(a, "--smem-b")) {
-      if (parse_int(v, 0, (1 << 18) - 1, &x))
+      if (hg_cli_parse_int(v, 0, (1 << 18) - 1, &x))
         return parse_fail("plan mma: --smem-b '%s' is not a shared-memory address%s", v, "");
       smem_b = x;
     } else {

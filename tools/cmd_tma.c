@@ -68,33 +68,6 @@ static void usage(FILE *f) {
       "status 1 when a case failed. A kernel fault ends the CUDA context: later cases say so.\n");
 }
 
-/* "a,b,c" (or "axbxc") -> values; returns the count, -1 on a malformed list. */
-static int parse_list(const char *s, int64_t *out, int cap) {
-  int n = 0;
-  const char *p = s;
-  if (!*p) return -1;
-  while (*p) {
-    char *end;
-    const long long v = strtoll(p, &end, 10);
-    if (end == p || n == cap) return -1;
-    out[n++] = v;
-    p = end;
-    if (*p == ',' || *p == 'x')
-      p++;
-    else if (*p)
-      return -1;
-  }
-  return n;
-}
-
-static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  const long long v = strtoll(s, &end, 0);
-  if (end == s || *end || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 static hg_tma_result_t result; /* large: keep off the stack */
 static hg_tma_plan_t plan;
 
@@ -274,24 +247,24 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
       hg_status_t st = hg_dtype_parse(v, &s.dtype);
       if (!hg_is_ok(&st)) return usage_error("--dtype %s: %s", v, st.msg);
     } else if (!strcmp(a, "--shape")) {
-      if ((nshape = parse_list(v, shape, 8)) < 1)
+      if ((nshape = hg_cli_parse_list(v, ",x", shape, 8)) < 1)
         return usage_error("--shape '%s' is not a list of integers like 256,256%s", v, "");
     } else if (!strcmp(a, "--strides") || !strcmp(a, "--stride")) {
-      if ((nstrides = parse_list(v, strides, 8)) < 1)
+      if ((nstrides = hg_cli_parse_list(v, ",x", strides, 8)) < 1)
         return usage_error("--strides '%s' is not a list of integers like 256,1%s", v, "");
     } else if (!strcmp(a, "--tile") || !strcmp(a, "--box")) {
-      if ((ntile = parse_list(v, tile, 8)) < 1)
+      if ((ntile = hg_cli_parse_list(v, ",x", tile, 8)) < 1)
         return usage_error("--tile '%s' is not a list of integers like 64,64%s", v, "");
     } else if (!strcmp(a, "--grid")) {
       if (!strcmp(v, "auto"))
         ngrid = 0;
-      else if ((ngrid = parse_list(v, grid, 8)) < 1)
+      else if ((ngrid = hg_cli_parse_list(v, ",x", grid, 8)) < 1)
         return usage_error("--grid '%s' is not 'auto' or a list of integers like 4,4%s", v, "");
     } else if (!strcmp(a, "--origin")) {
-      if ((norigin = parse_list(v, origin, 8)) < 1)
+      if ((norigin = hg_cli_parse_list(v, ",x", origin, 8)) < 1)
         return usage_error("--origin '%s' is not a list of integers like -16,64%s", v, "");
     } else if (!strcmp(a, "--cluster")) {
-      if (parse_i64(v, 1, 16, &cluster))
+      if (hg_cli_parse_int(v, 1, 16, &cluster))
         return usage_error("--cluster '%s' is not a cluster size in 1..16%s", v, "");
     } else if (!strcmp(a, "--swizzle")) {
       hg_status_t st = hg_swizzle_mode_parse(v, &s.swizzle);
@@ -314,12 +287,13 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     else if (!strcmp(a, "--emit-mlir"))
       emit_mlir = v;
     else if (!strcmp(a, "--runs")) {
-      if (parse_i64(v, 1, 1000, &runs)) return usage_error("--runs '%s' is not 1..1000%s", v, "");
+      if (hg_cli_parse_int(v, 1, 1000, &runs))
+        return usage_error("--runs '%s' is not 1..1000%s", v, "");
     } else if (!strcmp(a, "--seed")) {
-      if (parse_i64(v, 0, INT64_MAX, &seed))
+      if (hg_cli_parse_int(v, 0, INT64_MAX, &seed))
         return usage_error("--seed '%s' is not a non-negative integer%s", v, "");
     } else if (!strcmp(a, "--device")) {
-      if (parse_i64(v, 0, 1023, &cx->device))
+      if (hg_cli_parse_int(v, 0, 1023, &cx->device))
         return usage_error("--device '%s' is not a device ordinal%s", v, "");
     } else if (!strcmp(a, "--max-cold-ms") || !strcmp(a, "--max-warm-ms")) {
       char *end;

@@ -23,32 +23,6 @@ static void usage(FILE *f) {
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
-int hg_cli_fail(hg_status_t s) {
-  fprintf(stderr, "hopgen: %s\n", s.msg[0] ? s.msg : hg_code_name(s.code));
-  return 1;
-}
-
-int hg_cli_wants_help(int argc, char **argv) {
-  for (int i = 0; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
-  return 0;
-}
-
-void hg_cli_json_str(FILE *f, const char *name, const char *v, const char *sep) {
-  fprintf(f, "\"%s\": \"", name);
-  for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(f, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", f);
-    else if (*p < 0x20)
-      fprintf(f, "\\u%04x", *p);
-    else
-      fputc(*p, f);
-  }
-  fprintf(f, "\"%s", sep);
-}
-
 int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
       !strcmp(argv[1], "help")) {
