@@ -9,9 +9,9 @@
 #include "hg_test.h"
 #include "hopgen/emit.h"
 
-/* Exit 77 (CTest: skipped) when ptxas cannot be found: the only reason to skip. */
-static inline void emit_test_require_ptxas(void) {
-  const char *argv[] = {"ptxas", "--version", NULL};
+/* Exit 77 (CTest: skipped) when the tool cannot be found: the only reason to skip. */
+static inline void emit_test_require_tool(const char *tool) {
+  const char *argv[] = {tool, "--version", NULL};
   hg_text_t out = {0}, err = {0};
   hg_status_t s = hg_tool_run(argv, NULL, &out, &err);
   hg_text_free(&out);
@@ -22,14 +22,23 @@ static inline void emit_test_require_ptxas(void) {
   }
 }
 
-static inline void emit_test_dump(const char *ptx) {
+static inline void emit_test_require_ptxas(void) {
+  emit_test_require_tool("ptxas");
+}
+
+/* The text with numbered lines, under a "---- <what> ----" title, on stderr. */
+static inline void emit_test_dump_text(const char *what, const char *text) {
   int line = 1;
-  fprintf(stderr, "---- PTX ----\n%4d  ", line);
-  for (const char *p = ptx; *p; p++) {
+  fprintf(stderr, "---- %s ----\n%4d  ", what, line);
+  for (const char *p = text ? text : ""; *p; p++) {
     fputc(*p, stderr);
     if (*p == '\n' && p[1]) fprintf(stderr, "%4d  ", ++line);
   }
   fprintf(stderr, "---- end ----\n");
+}
+
+static inline void emit_test_dump(const char *ptx) {
+  emit_test_dump_text("PTX", ptx);
 }
 
 /* Emit PTX (into *ptx, which the caller frees) and assemble it; a rejection fails the

@@ -27,25 +27,7 @@ static inline double mlir_test_now_ms(void) {
 static inline void mlir_test_require_tools(void) {
   emit_test_require_ptxas();
   const char *tool = getenv("HOPGEN_MLIR_OPT");
-  const char *argv[] = {tool && *tool ? tool : "mlir-opt-22", "--version", NULL};
-  hg_text_t out = {0}, err = {0};
-  hg_status_t s = hg_tool_run(argv, NULL, &out, &err);
-  hg_text_free(&out);
-  hg_text_free(&err);
-  if (s.code == HG_ERR_TOOL && strstr(s.msg, "not found")) {
-    fprintf(stderr, "SKIP: %s\n", s.msg);
-    exit(77);
-  }
-}
-
-static inline void mlir_test_dump(const char *what, const char *text) {
-  int line = 1;
-  fprintf(stderr, "---- %s ----\n%4d  ", what, line);
-  for (const char *p = text ? text : ""; *p; p++) {
-    fputc(*p, stderr);
-    if (*p == '\n' && p[1]) fprintf(stderr, "%4d  ", ++line);
-  }
-  fprintf(stderr, "---- end ----\n");
+  emit_test_require_tool(tool && *tool ? tool : "mlir-opt-22");
 }
 
 /* Print, lower and assemble. mlir and ptx (either may be NULL) receive the texts, which
@@ -69,7 +51,7 @@ static inline bool mlir_lower_and_assemble(hg_builder_t *b, hg_text_t *mlir_out,
   hg_test_checks++;
   if (s.code != HG_OK) {
     HG_FAIL("lowering failed: %s", s.msg);
-    mlir_test_dump("MLIR", mlir.data);
+    emit_test_dump_text("MLIR", mlir.data);
     goto out;
   }
   mlir_test_ms_total += ms;
@@ -82,13 +64,13 @@ static inline bool mlir_lower_and_assemble(hg_builder_t *b, hg_text_t *mlir_out,
   hg_test_checks++;
   if (s.code != HG_OK) {
     HG_FAIL("ptxas rejected the lowered kernel: %s", s.msg);
-    mlir_test_dump("MLIR", mlir.data);
-    mlir_test_dump("PTX", ptx.data);
+    emit_test_dump_text("MLIR", mlir.data);
+    emit_test_dump_text("PTX", ptx.data);
     goto out;
   }
   if (getenv("HG_TEST_DUMP_MLIR")) {
-    mlir_test_dump("MLIR", mlir.data);
-    mlir_test_dump("PTX", ptx.data);
+    emit_test_dump_text("MLIR", mlir.data);
+    emit_test_dump_text("PTX", ptx.data);
   }
   if (getenv("HG_TEST_COMPARE")) {
     hg_text_t p2 = {0};
