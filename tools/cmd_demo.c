@@ -107,11 +107,10 @@ static void demo_generate(const hg_tma_spec_t *tma, const hg_gemm_problem_t *gp)
   } else {
     step_fail("TMA load kernel", s);
   }
-  hg_gemm_config_t c;
   hg_gemm_kernel_t gk;
-  s = hg_gemm_heuristic(gp, 132, &c);
-  if (hg_is_ok(&s)) s = hg_gemm_generate(gp, &c, HG_BACKEND_PTX, &gk);
+  s = hg_gemm_build(gp, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &gk);
   if (!hg_is_ok(&s)) return step_fail("GEMM kernel", s);
+  const hg_gemm_config_t c = gk.config;
   char cfg[128];
   hg_gemm_config_print(&c, cfg, sizeof cfg);
   printf("  GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " bf16, heuristic configuration %s\n", gp->m,

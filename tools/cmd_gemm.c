@@ -21,6 +21,10 @@ static const char gemm_usage[] =
     "  --lda/--ldb/--ldc/--ldd L   leading dimensions (elements; default packed)\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
+    "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
+    "                      (default auto: tma-wgmma, or cpasync-wgmma for operands TMA cannot\n"
+    "                      address: leading dimension not a multiple of 16 bytes)\n"
+    "  --compare-repack    with --bench: also time repacking such operands + tma-wgmma\n"
     "  --backend ptx|mlir  code generation backend (default ptx)\n"
     "  --check             run on the GPU and compare with an f32 reference and cuBLASLt\n"
     "  --bench             time hopgen and cuBLASLt side by side on the same data\n"
@@ -41,7 +45,8 @@ static int parse_i64(const char *s, int64_t *out) {
 typedef struct gemm_args {
   hg_gemm_problem_t p;
   hg_gemm_config_t cfg;
-  bool have_cfg, check, bench, tune, json;
+  bool have_cfg, check, bench, tune, json, compare_repack;
+  hg_gemm_mainloop_t mainloop;
   hg_backend_t be;
   int iters, warmup;
   uint64_t seed;
@@ -129,6 +134,11 @@ static hg_status_t parse_args(int argc, char **argv, gemm_args_t *g) {
       NEED_VALUE;
       HG_TRY(hg_gemm_config_parse(v, &g->cfg));
       g->have_cfg = true;
+    } else if (!strcmp(a, "--mainloop")) {
+      NEED_VALUE;
+      HG_TRY(hg_status_wrap(hg_gemm_mainloop_parse(v, &g->mainloop), "--mainloop: "));
+    } else if (!strcmp(a, "--compare-repack")) {
+      g->compare_repack = true;
     } else if (!strcmp(a, "--backend")) {
       NEED_VALUE;
       HG_TRY(hg_backend_parse(v, &g->be));
@@ -182,9 +192,10 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   hg_cli_json_str(f, "d", hg_dtype_name(p->d_type), ", ");
   hg_cli_json_str(f, "config", cfg, ", ");
   hg_cli_json_str(f, "kernel", r->kernel, ", ");
-  fprintf(f, "\"tma_store\": %s, \"repacked_a\": %s, \"repacked_b\": %s, \"grid\": %d, ",
-          r->tma_store ? "true" : "false", r->repacked_a ? "true" : "false",
-          r->repacked_b ? "true" : "false", r->grid);
+  hg_cli_json_str(f, "mainloop", hg_gemm_mainloop_name(r->config.mainloop), ", ");
+  fprintf(f, "\"tma_store\": %s, \"cp_async_a\": %s, \"cp_async_b\": %s, \"grid\": %d, ",
+          r->tma_store ? "true" : "false", r->cp_async_a ? "true" : "false",
+          r->cp_async_b ? "true" : "false", r->grid);
   fprintf(f, "\"seed\": %" PRIu64 ", ", r->seed);
   json_num(f, "gen_ms", r->gen_ms, true);
   fprintf(f, "\"cache_hit\": %s, ", r->jit.cache_hit ? "true" : "false");
@@ -202,6 +213,7 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "cublas_ms", r->blas_ms, true);
   json_num(f, "cublas_tflops", r->blas_tflops, true);
   json_num(f, "ratio", r->ratio, true);
+  json_num(f, "repack_ms", r->repack_ms, true);
   hg_cli_json_str(f, "note", r->note, "");
   fprintf(f, "}");
 }
@@ -211,9 +223,12 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   hg_gemm_config_print(&r->config, cfg, sizeof cfg);
   printf("gemm %" PRId64 "x%" PRId64 "x%" PRId64 " batch %d  %s x %s -> %s\n", p->m, p->n, p->k,
          p->batch, hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type));
-  printf("  config   %s  (kernel %s, grid %d, %s epilogue%s%s)\n", cfg, r->kernel, r->grid,
-         r->tma_store ? "TMA-store" : "direct-store", r->repacked_a ? ", A repacked" : "",
-         r->repacked_b ? ", B repacked" : "");
+  char cpa[48] = "", cpb[48] = "";
+  if (r->cp_async_a) snprintf(cpa, sizeof cpa, ", A by cp.async (%d B chunks)", r->a_vec);
+  if (r->cp_async_b) snprintf(cpb, sizeof cpb, ", B by cp.async (%d B chunks)", r->b_vec);
+  printf("  config   %s  (kernel %s, grid %d, %s, %s epilogue%s%s)\n", cfg, r->kernel, r->grid,
+         hg_gemm_mainloop_name(r->config.mainloop), r->tma_store ? "TMA-store" : "direct-store",
+         cpa, cpb);
   printf("  timing   generate %.2f ms, %s %.2f ms, load %.2f ms, spec->first result %.2f ms\n",
          r->gen_ms, r->jit.cache_hit ? "cache hit" : "JIT", r->jit.compile_ms, r->jit.load_ms,
          r->first_run_ms);
@@ -224,6 +239,9 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
     printf(
         "  bench    hopgen %.4f ms = %.1f TFLOP/s | cuBLASLt %.4f ms = %.1f TFLOP/s | ratio %.3f\n",
         r->ms, r->tflops, r->blas_ms, r->blas_tflops, r->ratio);
+  if (r->benched && r->repack_ms > 0)
+    printf("  repack   repack + tma-wgmma %.4f ms: cp.async path is %.3fx that\n", r->repack_ms,
+           r->repack_ms / r->ms);
   if (r->note[0]) printf("  note     %s\n", r->note);
 }
 
@@ -240,17 +258,12 @@ int hg_cmd_gemm(int argc, char **argv) {
   }
   const bool gpu = g.check || g.bench || g.tune;
   if (!gpu) {
-    /* Generation only: pick the configuration, generate, assemble with ptxas. */
-    hg_gemm_problem_t p = g.p;
-    s = hg_gemm_problem_normalize(&p);
-    hg_gemm_config_t c = g.cfg;
-    if (hg_is_ok(&s) && !g.have_cfg) s = hg_gemm_heuristic(&p, 132, &c);
+    /* Generation only: the library's step from problem to kernel (no device: the heuristic
+     * for an H100/H200's 132 SMs), then ptxas. */
     hg_gemm_kernel_t k;
-    hg_gemm_problem_t kp = p;
-    bool rep_a = false, rep_b = false;
-    if (hg_is_ok(&s)) hg_gemm_kernel_problem(&p, &kp, &rep_a, &rep_b);
-    if (hg_is_ok(&s)) s = hg_gemm_generate(&kp, &c, g.be, &k);
+    s = hg_gemm_build(&g.p, g.have_cfg ? &g.cfg : NULL, g.mainloop, NULL, g.be, &k);
     if (!hg_is_ok(&s)) return hg_cli_fail(s);
+    const hg_gemm_config_t c = k.config;
     hg_ptxas_report_t rep;
     memset(&rep, 0, sizeof rep);
     s = hg_ptxas_check(k.k.ptx.data, &rep);
@@ -261,22 +274,17 @@ int hg_cmd_gemm(int argc, char **argv) {
     if (g.json) {
       printf("{\"kernel\": \"%s\", \"config\": \"%s\", \"backend\": \"%s\", \"gen_ms\": %.3f, "
              "\"smem_bytes\": %u, \"threads\": %u, \"tma_store\": %s, \"ptxas\": %s, "
-             "\"registers\": %d, \"spill_bytes\": %d}\n",
+             "\"registers\": %d, \"spill_bytes\": %d, \"mainloop\": \"%s\"}\n",
              k.k.name, cfg, hg_backend_name(g.be), k.k.gen_ms, k.k.smem_bytes, k.k.threads,
              k.tma_store ? "true" : "false", hg_is_ok(&s) ? "true" : "false", rep.registers,
-             rep.spill_store_bytes + rep.spill_load_bytes);
+             rep.spill_store_bytes + rep.spill_load_bytes, hg_gemm_mainloop_name(c.mainloop));
     } else {
       printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
              "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled%s\n",
              k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
              k.k.gen_ms, hg_backend_name(g.be), hg_is_ok(&s) ? "ok" : "REJECTED", rep.registers,
              rep.spill_store_bytes + rep.spill_load_bytes,
-             rep_a || rep_b
-                 ? (rep_a && rep_b
-                        ? "\n  A and B are repacked before each run (TMA needs 16-byte rows)"
-                    : rep_a ? "\n  A is repacked before each run (TMA needs 16-byte rows)"
-                            : "\n  B is repacked before each run (TMA needs 16-byte rows)")
-                 : "");
+             !k.a_tma || !k.b_tma ? "\n  operands TMA cannot address are read with cp.async" : "");
     }
     hg_gemm_kernel_free(&k);
     return hg_is_ok(&s) ? 0 : hg_cli_fail(s);
@@ -291,6 +299,20 @@ int hg_cmd_gemm(int argc, char **argv) {
   o.iters = g.iters;
   o.warmup = g.warmup;
   o.seed = g.seed;
+  o.compare_repack = g.compare_repack;
+  if (g.mainloop != HG_MAINLOOP_AUTO && !g.have_cfg) {
+    /* A mainloop without a configuration: the heuristic's for that mainloop. */
+    hg_gemm_kernel_t k;
+    s = hg_gemm_build(&g.p, NULL, g.mainloop, hg_rt_device(rt), HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&s)) {
+      hg_rt_close(rt);
+      return hg_cli_fail(s);
+    }
+    g.cfg = k.config;
+    g.have_cfg = true;
+    hg_gemm_kernel_free(&k);
+  }
+  if (g.mainloop != HG_MAINLOOP_AUTO) g.cfg.mainloop = g.mainloop;
   o.config = g.have_cfg ? &g.cfg : NULL;
   hg_gemm_report_t r;
   if (g.tune) {

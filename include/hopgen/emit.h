@@ -68,6 +68,9 @@ typedef struct hg_builder hg_builder_t;
 hg_status_t hg_builder_create(const char *kernel_name, hg_builder_t **out);
 void hg_builder_destroy(hg_builder_t *b);
 hg_status_t hg_builder_status(const hg_builder_t *b); /* the first recorded misuse, or OK */
+/* Record a misuse found by a layer above the builder (kernel builders, generators) in the
+ * sticky status: the first failure wins, later hg_b_* calls become no-ops. OK is ignored. */
+void hg_builder_fail(hg_builder_t *b, hg_status_t s);
 hg_type_t hg_val_type(const hg_builder_t *b, hg_val_t v);
 /* Name a value for readers of the output (a PTX register suffix, an MLIR comment); no
  * semantic effect. Characters outside [A-Za-z0-9_] become '_'; at most 23 are kept. */

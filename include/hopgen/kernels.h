@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hopgen/builders.h"
 #include "hopgen/emit.h"
 #include "hopgen/runtime.h"
 #include "hopgen/sm90.h"
@@ -248,16 +249,15 @@ typedef enum hg_gemm_schedule {
                            other's main loop */
 } hg_gemm_schedule_t;
 
-typedef enum hg_raster {
-  HG_RASTER_M, /* consecutive tiles walk down M within a group of raster_group N-tiles */
-  HG_RASTER_N, /* consecutive tiles walk along N within a group of raster_group M-tiles */
-} hg_raster_t;
+/* hg_raster_t (the tile order) is the tile scheduler's: builders.h. */
 
 /* D = alpha * A x B + beta * C, row-major D and C (MxN, leading dimensions ldd/ldc).
  * A is MxK: K-major (row-major, lda >= K) or M-major (column-major, lda >= M). B is KxN:
  * K-major (each of the N columns contiguous in K, ldb >= K) or N-major (row-major, ldb >=
  * N). Leading dimensions and batch strides of 0 mean "packed". fp8 operands carry
- * per-tensor scales, applied with alpha in the epilogue. */
+ * per-tensor scales, applied with alpha in the epilogue. Any leading dimension and any
+ * element-aligned base works: operands TMA cannot address (a leading dimension, batch
+ * stride or base that is not a multiple of 16 bytes) are read with cp.async. */
 typedef struct hg_gemm_problem {
   int64_t m, n, k;
   int batch;
@@ -267,11 +267,31 @@ typedef struct hg_gemm_problem {
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
   float alpha, beta;
   bool d_no_tma; /* force the direct-store epilogue (D's base is not 16-byte aligned) */
+  /* What the base addresses of A and B are known to be multiples of, in bytes (0: 16, what
+   * cudaMalloc and torch's allocator give). Less than 16 sends the operand through cp.async
+   * with chunks that fit the alignment; hg_gemm_op_run refuses a pointer less aligned. */
+  int a_align, b_align;
 } hg_gemm_problem_t;
 
 /* Fill 0 leading dimensions and batch strides with the packed values and check the
  * problem (types, majorness, sizes); the sentence names what is wrong. */
 hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p);
+
+/* How operands reach the MMA and which MMA instruction computes (the four combinations of
+ * the builders layer). AUTO: tma-wgmma when TMA can address both operands, else
+ * cpasync-wgmma with cp.async only for the operands TMA cannot address. */
+typedef enum hg_gemm_mainloop {
+  HG_MAINLOOP_AUTO = 0,
+  HG_MAINLOOP_TMA_WGMMA,             /* TMA + wgmma, both operands from shared memory */
+  HG_MAINLOOP_CPASYNC_WGMMA,         /* cp.async (any alignment, no repack) + wgmma SS */
+  HG_MAINLOOP_TMA_MMASYNC,           /* TMA + ldmatrix + mma.sync m16n8k16 (16-bit types) */
+  HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS, /* TMA + ldmatrix A into registers + wgmma RS (16-bit) */
+  HG_MAINLOOP_COUNT
+} hg_gemm_mainloop_t;
+
+/* "auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync", "tma-ldmatrix-wgmma-rs". */
+const char *hg_gemm_mainloop_name(hg_gemm_mainloop_t m);
+hg_status_t hg_gemm_mainloop_parse(const char *name, hg_gemm_mainloop_t *out);
 
 typedef struct hg_gemm_config {
   int tile_m, tile_n, tile_k; /* CTA tile */
@@ -281,6 +301,7 @@ typedef struct hg_gemm_config {
   hg_raster_t raster;
   int raster_group; /* tiles per rasterization group (L2 reuse), >= 1 */
   int epi_n;        /* columns per epilogue sub-tile */
+  hg_gemm_mainloop_t mainloop;
 } hg_gemm_config_t;
 
 /* The f32-accumulating reference: dref (packed f32, batch x M x N) = alpha * A x B + beta *
@@ -289,9 +310,9 @@ typedef struct hg_gemm_config {
  * batch_stride_a/b/c, alpha, beta. */
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
 
-/* Text form "128x256x64,c2x1,s4,coop,m8,e64": tile, cluster, stages, schedule (coop|pp),
- * raster (m|n) and group, epilogue width (0 = automatic). Fields after the tile may be
- * omitted (defaults: c1x1,s4,coop,m8,e0). */
+/* Text form "128x256x64,c2x1,s4,coop,m8,e64,tma-wgmma": tile, cluster, stages, schedule
+ * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), mainloop (printed only
+ * when not auto). Fields after the tile may be omitted (defaults: c1x1,s4,coop,m8,e0,auto). */
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
 /* Whether the generator can build c for p; the sentence names the rule that fails. */
@@ -314,17 +335,20 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int ca
 /* A configuration chosen from the problem's shape and the device's SM count. */
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
 
-/* A generated GEMM kernel and what running it needs: the TMA plans whose tensor maps the
- * runner encodes (A, B, and D when the epilogue stores with TMA). Parameters in order:
- * tmap_a, tmap_b, [tmap_d if tma_store], d, c, m, n, k, batch (I32), ldc, ldd,
- * batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b (I64 device
- * pointers to one f32 each, 0 = 1.0) for fp8]. Grid: 1-D, a multiple of the cluster size;
- * any size (the kernel is persistent). */
+/* A generated GEMM kernel and what running it needs. Each operand reaches shared memory
+ * through TMA (its plan's tensor map is encoded per run) or cp.async (chunks of a_vec/b_vec
+ * bytes read straight from the pointer). Parameters in order: A (tmap_a, or a, lda,
+ * batch_stride_a as I64), B likewise, [tmap_d if tma_store], d, c, m, n, k, batch (I32), ldc,
+ * ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b (I64
+ * device pointers to one f32 each, 0 = 1.0) for fp8]. Grid: 1-D, a multiple of the cluster
+ * size; any size (the kernel is persistent). */
 typedef struct hg_gemm_kernel {
   hg_kernel_t k;
   hg_gemm_problem_t problem; /* normalised */
-  hg_gemm_config_t config;
+  hg_gemm_config_t config;   /* mainloop resolved (never AUTO) */
   bool tma_store;
+  bool a_tma, b_tma; /* operand through TMA (plan_a/plan_b), else cp.async */
+  int a_vec, b_vec;  /* cp.async chunk bytes (16, 8, 4; 2 or 1: register copies) */
   hg_tma_plan_t plan_a, plan_b, plan_d;
 } hg_gemm_kernel_t;
 
@@ -336,16 +360,26 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
                              hg_gemm_kernel_t *out);
 void hg_gemm_kernel_free(hg_gemm_kernel_t *k);
 
-/* The problem the kernel is generated for: p (normalised) with A and/or B repacked to
- * packed, 16-byte aligned rows when TMA cannot address them as stored (leading dimension
- * or batch stride not a multiple of 16 bytes); says which. */
-void hg_gemm_kernel_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *kp, bool *repack_a,
-                            bool *repack_b);
+/* The bytes an operand's chunks may move: 16 when TMA can address it as stored, else the
+ * largest of 16, 8, 4, 2, 1 that divides its leading dimension, batch stride and base
+ * alignment (in bytes). operand 0 = A, 1 = B; p normalised. */
+int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand);
+/* The mainloop AUTO stands for on p (tma-wgmma, or cpasync-wgmma when an operand is not
+ * TMA-addressable); other values pass through. */
+hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m);
 
-/* A GEMM ready to run on the GPU: generated, JIT-compiled (through the on-disk cache) and
- * sized (a persistent grid of as many clusters as the device runs at once). Operands TMA
- * cannot address (leading dimension or batch stride not a multiple of 16 bytes, or a
- * misaligned base) are repacked into aligned scratch on each run. */
+/* The library's one step from a problem to a kernel, used by hg_gemm_op_create and the CLI:
+ * the configuration c (or, when c is NULL, the tuner's stored winner for the device, else
+ * the heuristic's choice for the device's SM count; dev NULL: no device, the heuristic for
+ * 132 SMs, an H100/H200 SXM), with mainloop (when not AUTO in c or c is NULL) overriding
+ * the configuration's, then generation. */
+hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                          hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev,
+                          hg_backend_t be, hg_gemm_kernel_t *out);
+
+/* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
+ * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at
+ * once). Launching it allocates nothing and never synchronises (CUDA-graph safe). */
 typedef struct hg_gemm_op hg_gemm_op_t;
 
 /* c = NULL: the configuration the tuner stored for this problem, else the heuristic's. */
@@ -373,6 +407,9 @@ typedef struct hg_gemm_run_options {
   const hg_gemm_config_t *config; /* NULL: tuned or heuristic */
   bool check;                     /* compare with the f32 reference (and cuBLASLt) */
   bool bench;                     /* time hopgen and cuBLASLt side by side */
+  /* With bench, when an operand is not TMA-addressable: also time the old way around it,
+   * repacking such operands into aligned scratch before every tma-wgmma run (repack_ms). */
+  bool compare_repack;
   int warmup, iters;
   uint64_t seed; /* 0: a fresh seed from the clock */
 } hg_gemm_run_options_t;
@@ -382,7 +419,9 @@ hg_gemm_run_options_t hg_gemm_run_options_default(void);
 typedef struct hg_gemm_report {
   hg_gemm_config_t config;
   char kernel[64];
-  bool tma_store, repacked_a, repacked_b;
+  bool tma_store;
+  bool cp_async_a, cp_async_b; /* operand read with cp.async (not TMA) */
+  int a_vec, b_vec;            /* their chunk bytes */
   int grid;
   uint64_t seed;
   double gen_ms;       /* spec -> PTX */
@@ -396,6 +435,7 @@ typedef struct hg_gemm_report {
   char where[160];        /* where the error sits: the worst 64x64 block of D */
   bool benched;
   double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
+  double repack_ms; /* compare_repack: repack + tma-wgmma per call (0: not measured) */
   char note[256];
 } hg_gemm_report_t;
 

@@ -354,6 +354,10 @@ hg_status_t hg_builder_status(const hg_builder_t *b) {
   return b->status;
 }
 
+void hg_builder_fail(hg_builder_t *b, hg_status_t s) {
+  if (b && b->status.code == HG_OK && s.code != HG_OK) b->status = s;
+}
+
 hg_type_t hg_val_type(const hg_builder_t *b, hg_val_t v) {
   if (!b || v.id <= 0 || v.id >= b->nvalues) return HG_T_NONE;
   return b->values[v.id].type;

@@ -91,10 +91,17 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
   hg_val_t src = hg_b_param_tmap(b, "src");
   hg_val_t dst = hg_b_param_tmap(b, "dst");
   hg_val_t nboxes = hg_b_param(b, HG_T_I32, "boxes");
-  const uint32_t ring_off = hg_b_smem_reserve(b, (uint32_t)S * box_bytes, 128);
-  const uint32_t bar_off = hg_b_smem_reserve(b, 8u * (uint32_t)S, 8);
-  hg_val_t ring = hg_b_smem_addr(b, ring_off);
-  hg_val_t bars = hg_b_smem_addr(b, bar_off);
+  /* The ring: S box buffers and a full barrier each (no empty barriers: the one thread that
+   * loads also stores, and knows from its bulk groups when a stage is free). */
+  hg_smem_ring_t ring;
+  hg_pipe_t pipe;
+  const hg_pipe_spec_t ps = {.stages = S, .full_arrivals = 1, .empty_arrivals = 0};
+  hg_status_t st = hg_smem_ring_make(b, box_bytes, 128, S, &ring);
+  if (hg_is_ok(&st)) st = hg_pipe_make(b, &ps, &pipe);
+  if (!hg_is_ok(&st)) {
+    hg_builder_destroy(b);
+    return st;
+  }
   hg_val_t zero = hg_b_i32(b, 0);
   hg_val_t rows = hg_b_i32(b, c.box_rows);
   hg_val_t tx = hg_b_i32(b, (int32_t)box_bytes);
@@ -102,8 +109,7 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
   hg_b_if(b, hg_b_elect_sync(b));
   {
     hg_val_t hint = c.evict_first ? hg_b_cache_policy(b, HG_EVICT_FIRST) : HG_NONE;
-    for (int s = 0; s < S; s++)
-      hg_b_mbar_init(b, hg_b_bin(b, HG_ADD, bars, hg_b_i32(b, 8 * s)), hg_b_i32(b, 1));
+    hg_pipe_init(b, &pipe);
     /* the barriers' init must be visible to the TMA unit's complete_tx (async proxy) */
     hg_b_fence_proxy_async(b);
     hg_val_t cta = hg_b_sreg(b, HG_CTAID_X), nc = hg_b_sreg(b, HG_NCTAID_X);
@@ -119,12 +125,12 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
     hg_b_comment(b, "prologue: fill the ring");
     for (int s = 0; s < S; s++) {
       hg_b_if(b, hg_b_cmp(b, HG_LT_S, hg_b_i32(b, s), n));
-      hg_val_t bar = hg_b_bin(b, HG_ADD, bars, hg_b_i32(b, 8 * s));
-      hg_val_t box = hg_b_mad(b, hg_b_i32(b, s), nc, cta);
+      hg_val_t sv = hg_b_i32(b, s);
+      hg_val_t bar = hg_pipe_full_bar(b, &pipe, sv);
+      hg_val_t box = hg_b_mad(b, sv, nc, cta);
       hg_val_t crd[2] = {zero, hg_b_bin(b, HG_MUL, box, rows)};
       hg_b_mbar_arrive_expect_tx(b, bar, tx);
-      hg_b_tma_load(b, src, hg_b_bin(b, HG_ADD, ring, hg_b_i32(b, (int32_t)(s * box_bytes))), bar,
-                    2, crd, HG_NONE, hint);
+      hg_b_tma_load(b, src, hg_smem_ring_addr(b, &ring, sv), bar, 2, crd, HG_NONE, hint);
       hg_b_endif(b);
     }
 
@@ -134,8 +140,8 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
       hg_val_t Sv = hg_b_i32(b, S);
       hg_val_t s = hg_b_bin(b, HG_REM_U, j, Sv);
       hg_val_t parity = hg_b_bin(b, HG_AND, hg_b_bin(b, HG_DIV_U, j, Sv), hg_b_i32(b, 1));
-      hg_val_t stage = hg_b_mad(b, s, hg_b_i32(b, (int32_t)box_bytes), ring);
-      hg_val_t bar = hg_b_mad(b, s, hg_b_i32(b, 8), bars);
+      hg_val_t stage = hg_smem_ring_addr(b, &ring, s);
+      hg_val_t bar = hg_pipe_full_bar(b, &pipe, s);
       hg_b_mbar_wait(b, bar, parity);
       hg_val_t box = hg_b_mad(b, j, nc, cta);
       hg_val_t crd[2] = {zero, hg_b_bin(b, HG_MUL, box, rows)};
@@ -149,8 +155,8 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
          * stage, which may now be overwritten. */
         hg_b_bulk_wait(b, 1, true);
         hg_val_t sp = hg_b_bin(b, HG_REM_U, next, Sv);
-        hg_val_t pstage = hg_b_mad(b, sp, hg_b_i32(b, (int32_t)box_bytes), ring);
-        hg_val_t pbar = hg_b_mad(b, sp, hg_b_i32(b, 8), bars);
+        hg_val_t pstage = hg_smem_ring_addr(b, &ring, sp);
+        hg_val_t pbar = hg_pipe_full_bar(b, &pipe, sp);
         hg_val_t pbox = hg_b_mad(b, next, nc, cta);
         hg_val_t pcrd[2] = {zero, hg_b_bin(b, HG_MUL, pbox, rows)};
         hg_b_mbar_arrive_expect_tx(b, pbar, tx);
@@ -163,7 +169,7 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
   }
   hg_b_endif(b);
   k->gen_ms = hg_now_ms() - t0;
-  hg_status_t st = hg_kernel_finish(b, be, k);
+  st = hg_kernel_finish(b, be, k);
   hg_builder_destroy(b);
   if (!hg_is_ok(&st)) {
     hg_kernel_free(k);

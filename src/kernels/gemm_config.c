@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hopgen/kernels.h"
+#include "kernels/gemm_internal.h"
 
 /* The most dynamic shared memory one CTA may use on sm_90 (227 KB). */
 #define SMEM_LIMIT 232448u
@@ -126,6 +127,20 @@ int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
 
 hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   const int k_bytes = c->tile_k * hg_dtype_bytes(p->a_type);
+  if ((int)c->mainloop < 0 || c->mainloop >= HG_MAINLOOP_COUNT)
+    return hg_error(HG_ERR_INVALID, "mainloop %d is not known", (int)c->mainloop);
+  const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(p, c->mainloop);
+  if ((ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS) &&
+      hg_dtype_bits(p->a_type) != 16)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "mainloop %s takes bf16/f16 operands, not %s: ldmatrix moves 16-bit "
+                    "elements (use tma-wgmma or cpasync-wgmma for fp8)",
+                    hg_gemm_mainloop_name(ml), hg_dtype_name(p->a_type));
+  if (ml == HG_MAINLOOP_CPASYNC_WGMMA && c->cluster_m * c->cluster_n > 1)
+    return hg_error(HG_ERR_INVALID,
+                    "cluster %dx%d with cpasync-wgmma: cp.async cannot multicast, so every CTA "
+                    "would load the shared operand itself; use c1x1",
+                    c->cluster_m, c->cluster_n);
   if (c->tile_m != 64 && c->tile_m != 128 && c->tile_m != 256)
     return hg_error(HG_ERR_INVALID, "tile M = %d: the generator takes 64, 128 or 256", c->tile_m);
   if (c->schedule == HG_SCHED_PINGPONG && c->tile_m == 256)
@@ -168,10 +183,12 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
 }
 
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d", c->tile_m, c->tile_n, c->tile_k,
-                  c->cluster_m, c->cluster_n, c->stages,
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s", c->tile_m, c->tile_n,
+                  c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
-                  c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n);
+                  c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n,
+                  c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
+                  c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
 
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
@@ -209,10 +226,13 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
                sscanf(tok + 1, "%d%c", &c.raster_group, &extra) == 1) {
       c.raster = tok[0] == 'm' ? HG_RASTER_M : HG_RASTER_N;
     } else if (tok[0] == 'e' && sscanf(tok + 1, "%d%c", &c.epi_n, &extra) == 1) {
+    } else if (strchr(tok, '-') || !strcmp(tok, "auto")) {
+      hg_status_t s = hg_gemm_mainloop_parse(tok, &c.mainloop);
+      if (!hg_is_ok(&s)) return hg_status_wrap(s, "configuration '%s': ", text);
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN)",
+                      "mG|nG, eN, or a mainloop such as tma-wgmma)",
                       text, tok);
     }
     field++;
@@ -242,9 +262,17 @@ static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, in
   return waves * work / eff;
 }
 
-hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_gemm_config_t *out) {
+hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
+  return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, out);
+}
+
+hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloop_t mainloop,
+                                  int sm_count, hg_gemm_config_t *out) {
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
+  /* cp.async cannot multicast: no clusters on that path. */
+  const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
+  const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA;
   if (sm_count <= 0) sm_count = 132;
   const bool fp8 = is8(p.a_type);
   const int tile_k = fp8 ? 128 : 64;
@@ -263,7 +291,8 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_ge
                             .schedule = HG_SCHED_COOPERATIVE,
                             .raster = HG_RASTER_M,
                             .raster_group = 8,
-                            .epi_n = 0};
+                            .epi_n = 0,
+                            .mainloop = mainloop};
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each. */
       if (c.tile_m * c.tile_n / (c.tile_m >= 128 ? 256 : 128) > 240) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
@@ -273,7 +302,9 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p_in, int sm_count, hg_ge
       /* When M fits one tile, sharing A across an N-pair pays only for long K: at K = 2048 the
        * cluster's coupling cost more than it saved (H200: 128x7168x2048 ran 0.90x cuBLASLt
        * with a 1x2 cluster, 1.12x without; 64x7168x16384 gained from it). */
-      if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count)
+      if (no_cluster)
+        ;
+      else if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count)
         c.cluster_m = 2;
       else if (tiles_m == 1 && tiles_n >= 2 && p.k >= 8192)
         c.cluster_n = 2;

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "hopgen/kernels.h"
-#include "kernels/kernels_internal.h"
 #include "kernels/tma_internal.h"
 
 /* 128 threads: a warpgroup, as the tutorial's kernels use; only warp 0 issues TMA, all
@@ -341,21 +340,6 @@ static void tile_origin(tma_gen_t *g, hg_val_t index) {
   }
 }
 
-/* Box b's coordinates in tensor-map order: the tile origin of the mode that dimension d
- * holds plus the box's offset (hg_tma_box_coords at run time). */
-static void box_coords(tma_gen_t *g, int box, hg_val_t *c) {
-  const hg_tma_plan_t *p = g->p;
-  for (int d = 0; d < p->map.rank; d++) {
-    const hg_val_t o = g->tile_origin[p->tmap_mode[d]];
-    c[d] =
-        p->box[box].coord[d] ? hg_b_bin(g->b, HG_ADD, o, hg_b_i32(g->b, p->box[box].coord[d])) : o;
-  }
-}
-
-static hg_val_t stage_at(tma_gen_t *g, uint32_t offset) {
-  return offset ? hg_b_bin(g->b, HG_ADD, g->stage, hg_b_i32(g->b, (int32_t)offset)) : g->stage;
-}
-
 /* for (i = tid * 16; i < bytes; i += threads * 16): body(i). Stage buffers are multiples
  * of 16 bytes (box rows are), so 16-byte vectors cover them exactly. */
 static hg_val_t for_each_16(tma_gen_t *g, uint32_t bytes) {
@@ -365,16 +349,9 @@ static hg_val_t for_each_16(tma_gen_t *g, uint32_t bytes) {
 }
 
 /* The elected thread of warp 0 (elect.sync needs the whole warp, so the branch is on the
- * warp first). Closed with end_elected. */
+ * warp first). Closed with hg_elect_end. */
 static void begin_elected(tma_gen_t *g) {
-  hg_builder_t *b = g->b;
-  hg_b_if(b, hg_b_cmp(b, HG_LT_U, g->tid, hg_b_i32(b, 32)));
-  hg_b_if(b, hg_b_elect_sync(b));
-}
-
-static void end_elected(tma_gen_t *g) {
-  hg_b_endif(g->b);
-  hg_b_endif(g->b);
+  hg_elect_begin(g->b, hg_b_cmp(g->b, HG_LT_U, g->tid, hg_b_i32(g->b, 32)));
 }
 
 /* Thread 0 writes the CTA's status word: the host learns that the CTA finished and
@@ -435,35 +412,13 @@ static void build_load(tma_gen_t *g) {
   hg_b_comment(b, "one elected thread: expect the tile's bytes, issue the boxes");
   begin_elected(g);
   hg_b_mbar_arrive_expect_tx(b, bar, hg_b_i32(b, (int32_t)p->expect_tx_bytes));
-  hg_val_t c[HG_TMA_MAX_RANK];
-  if (prefetch) {
-    for (int i = 0; i < p->num_boxes; i++) {
-      box_coords(g, i, c);
-      hg_b_tma_prefetch(b, g->map, p->map.rank, c);
-    }
-  }
-  if (C == 1) {
-    for (int i = 0; i < p->num_boxes; i++) {
-      box_coords(g, i, c);
-      hg_b_tma_load(b, g->map, stage_at(g, p->box[i].smem_offset), bar, p->map.rank, c, HG_NONE,
-                    HG_NONE);
-    }
-  } else {
-    /* CTA r of the cluster issues its slice of the boxes to every CTA (mask of all C): each
-     * box lands at the same stage offset, and signals the same barrier, in every CTA. */
-    hg_val_t rank = hg_b_sreg(b, HG_CLUSTER_CTARANK);
-    hg_val_t mask = hg_b_i32(b, (int32_t)p->mcast_mask);
-    for (int r = 0; r < C; r++) {
-      hg_b_if(b, hg_b_cmp(b, HG_EQ, rank, hg_b_i32(b, r)));
-      for (int i = p->cta_first_box[r]; i < p->cta_first_box[r] + p->boxes_per_cta; i++) {
-        box_coords(g, i, c);
-        hg_b_tma_load(b, g->map, stage_at(g, p->box[i].smem_offset), bar, p->map.rank, c, mask,
-                      HG_NONE);
-      }
-      hg_b_endif(b);
-    }
-  }
-  end_elected(g);
+  if (prefetch) hg_tma_copy_prefetch(b, p, g->map, g->tile_origin);
+  /* With a cluster, CTA r issues its slice of the boxes to every CTA (mask of all C): each
+   * box lands at the same stage offset, and signals the same barrier, in every CTA. */
+  hg_tma_copy_load(b, p, g->map, g->stage, bar, g->tile_origin,
+                   C > 1 ? hg_b_sreg(b, HG_CLUSTER_CTARANK) : HG_NONE,
+                   C > 1 ? hg_b_i32(b, (int32_t)p->mcast_mask) : HG_NONE, HG_NONE);
+  hg_elect_end(b);
 
   hg_b_comment(b, "every thread waits for phase 0 (bounded: a starved barrier is reported)");
   hg_val_t status = hg_b_var(b, HG_T_I32, hg_b_i32(b, HG_TMA_STATUS_DONE));
@@ -561,7 +516,7 @@ hg_status_t hg_tma_emit_fallback_element(hg_builder_t *b, const hg_tma_plan_t *p
   hg_val_t neg = hg_b_cmp(b, HG_LT_S, min_of(b, box, r), hg_b_i32(b, 0));
   hg_val_t past = past_ragged_end(b, p, ragged_extent_of(b, p, in->extent), box[0], in->extent);
   hg_val_t off;
-  HG_TRY(hg_kernels_composed_eval(b, &p->smem, x, &off));
+  HG_TRY(hg_composed_emit(b, &p->smem, x, &off));
   out->write = hg_b_bin(b, HG_AND, hg_b_bin(b, HG_OR, neg, past), inb);
   out->gaddr = gaddr;
   out->saddr = hg_b_mad(b, off, hg_b_i32(b, e), in->stage);
@@ -611,7 +566,6 @@ static hg_status_t emit_fallback(tma_gen_t *g) {
 static hg_status_t build_store(tma_gen_t *g) {
   hg_builder_t *b = g->b;
   const hg_tma_plan_t *p = g->p;
-  const hg_tma_op_t op = g->s->op;
   params(g, "src");
   params_tensor(g);
   const uint32_t align = p->smem_align_bytes > 128 ? p->smem_align_bytes : 128;
@@ -649,7 +603,7 @@ static hg_status_t build_store(tma_gen_t *g) {
   hg_val_t fallback = hg_b_i32(b, 0);
   hg_val_t ragged = ragged_extent_of(b, p, g->extent);
   for (int i = 0; i < p->num_boxes; i++) {
-    box_coords(g, i, c[i]);
+    hg_tma_copy_coords(b, p, i, g->tile_origin, c[i]);
     tma_ok[i] =
         hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_GE_S, min_of(b, c[i], p->map.rank), hg_b_i32(b, 0)),
                  hg_b_not(b, past_ragged_end(b, p, ragged, c[i][0], g->extent)));
@@ -660,20 +614,12 @@ static hg_status_t build_store(tma_gen_t *g) {
 
   hg_b_comment(b, "one elected thread issues the TMA boxes, then waits for the bulk group");
   begin_elected(g);
-  for (int i = 0; i < p->num_boxes; i++) {
-    hg_b_if(b, tma_ok[i]);
-    hg_val_t src = stage_at(g, p->box[i].smem_offset);
-    if (op == HG_TMA_STORE)
-      hg_b_tma_store(b, g->map, src, p->map.rank, c[i]);
-    else
-      hg_b_tma_reduce(b, (hg_reduce_op_t)(op - HG_TMA_REDUCE_ADD), g->map, src, p->map.rank, c[i]);
-    hg_b_endif(b);
-  }
+  hg_tma_copy_store(b, p, g->map, g->stage, g->tile_origin, tma_ok);
   hg_b_bulk_commit(b);
   /* Not .read: wait until the writes are performed, so the kernel's completion means the
    * output is final (and the stage buffer outlives every read of it). */
   hg_b_bulk_wait(b, 0, false);
-  end_elected(g);
+  hg_elect_end(b);
 
   hg_b_comment(b, "boxes with a negative coordinate: every thread writes their in-bounds "
                   "elements without TMA");

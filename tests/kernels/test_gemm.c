@@ -69,18 +69,26 @@ static void test_problem_rules(void) {
   p.d_type = HG_E4M3;
   CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "D and C may be bf16, f16 or f32");
 
-  /* Repack decisions: a 7-element row of bf16 is 14 B, not a multiple of 16. */
+  /* Operand paths: a 7-element row of bf16 is 14 B, not a multiple of 16, so TMA cannot
+   * address it; cp.async moves the largest chunk that divides the row pitch and the base. */
   p = problem(1000, 7, 127, HG_BF16);
   p.b_k_major = false; /* B row-major K x N, rows of N = 7 */
   CHECK_OK(hg_gemm_problem_normalize(&p));
-  hg_gemm_problem_t kp;
-  bool ra, rb;
-  hg_gemm_kernel_problem(&p, &kp, &ra, &rb);
-  CHECK(ra);             /* A rows of K = 127 elements: 254 B */
-  CHECK(rb);             /* B rows of N = 7 elements */
-  CHECK_EQ(kp.lda, 128); /* rounded up to 16 B = 8 bf16 */
-  CHECK_EQ(kp.ldb, 8);
-  CHECK_EQ(kp.batch_stride_b, 8 * 127);
+  CHECK_EQ(hg_gemm_operand_align(&p, 0), 2); /* A rows of K = 127 elements: 254 B */
+  CHECK_EQ(hg_gemm_operand_align(&p, 1), 2); /* B rows of N = 7 elements: 14 B */
+  CHECK_EQ(hg_gemm_mainloop_resolve(&p, HG_MAINLOOP_AUTO), HG_MAINLOOP_CPASYNC_WGMMA);
+  p = problem(1000, 96, 132, HG_BF16); /* A rows of 264 B: 8-byte chunks */
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(hg_gemm_operand_align(&p, 0), 8);
+  CHECK_EQ(hg_gemm_operand_align(&p, 1), 8);
+  p = problem(1000, 96, 128, HG_BF16);
+  p.a_align = 4; /* a base known only to be 4-byte aligned */
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(hg_gemm_operand_align(&p, 0), 4);
+  CHECK_EQ(hg_gemm_operand_align(&p, 1), 16);
+  CHECK_EQ(hg_gemm_mainloop_resolve(&p, HG_MAINLOOP_AUTO), HG_MAINLOOP_CPASYNC_WGMMA);
+  p.a_align = 0;
+  CHECK_EQ(hg_gemm_mainloop_resolve(&p, HG_MAINLOOP_AUTO), HG_MAINLOOP_TMA_WGMMA);
 }
 
 static void test_config_rules(void) {
@@ -143,14 +151,8 @@ static void test_config_rules(void) {
 
 /* Generate, assemble, and require no spills: the consumers hold 128 accumulators. */
 static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
-  hg_gemm_problem_t kp;
-  bool ra, rb;
-  hg_gemm_problem_t q = *p;
-  hg_status_t s = hg_gemm_problem_normalize(&q);
-  CHECK_OK(s);
-  hg_gemm_kernel_problem(&q, &kp, &ra, &rb);
   hg_gemm_kernel_t k;
-  s = hg_gemm_generate(&kp, c, HG_BACKEND_PTX, &k);
+  hg_status_t s = hg_gemm_generate(p, c, HG_BACKEND_PTX, &k);
   char cfg[128];
   hg_gemm_config_print(c, cfg, sizeof cfg);
   if (!hg_is_ok(&s)) {
@@ -165,7 +167,16 @@ static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *
             p->a_k_major ? 'k' : 'm', p->b_k_major ? 'k' : 'n', hg_dtype_name(p->d_type),
             r.spill_store_bytes + r.spill_load_bytes, r.stack_frame_bytes);
   if (r.setmaxnreg_ignored) HG_FAIL("%s: ptxas ignored setmaxnreg", cfg);
-  CHECK(strstr(k.k.ptx.data, "wgmma.mma_async") != NULL);
+  /* The mainloop's instructions are there: the MMA and how operands arrive. */
+  const hg_gemm_mainloop_t ml = k.config.mainloop;
+  CHECK(strstr(k.k.ptx.data, ml == HG_MAINLOOP_TMA_MMASYNC ? "mma.sync.aligned.m16n8k16"
+                                                           : "wgmma.mma_async") != NULL);
+  if (ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS)
+    CHECK(strstr(k.k.ptx.data, "ldmatrix.sync.aligned.m8n8.x4") != NULL);
+  if (!k.a_tma || !k.b_tma)
+    CHECK(strstr(k.k.ptx.data, k.a_vec >= 4 || k.b_vec >= 4 ? "cp.async" : "st.shared") != NULL);
+  else
+    CHECK(strstr(k.k.ptx.data, "cp.async.bulk.tensor") != NULL);
   hg_gemm_kernel_free(&k);
 }
 

@@ -1,8 +1,9 @@
-/* Layouts evaluated by generated code (kernels_internal.h): the builder calls that compute,
- * at run time, what hg_layout/hg_composed_eval compute on the host. */
-#include "kernels/kernels_internal.h"
+/* Layouts evaluated by generated code (builders.h): the builder calls that compute, at run
+ * time, what hg_layout/hg_composed_eval compute on the host, so that every generator takes
+ * its address arithmetic from the layouts its plans computed instead of restating it. */
+#include "hopgen/builders.h"
 
-hg_status_t hg_kernels_layout_eval(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx,
+hg_status_t hg_layout_emit(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx,
                                    hg_val_t *out) {
   int64_t shp[HG_TUPLE_MAX], str[HG_TUPLE_MAX];
   const int n = hg_tuple_leaf_values(&l->shape, shp, HG_TUPLE_MAX);
@@ -22,7 +23,7 @@ hg_status_t hg_kernels_layout_eval(hg_builder_t *b, const hg_layout_t *l, hg_val
   return hg_ok();
 }
 
-hg_val_t hg_kernels_swizzle_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_val_t off_bytes) {
+hg_val_t hg_swizzle_emit_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_val_t off_bytes) {
   if (sw.b == 0) return off_bytes;
   int lg = 0;
   while ((1 << lg) < esize) lg++;
@@ -41,7 +42,7 @@ hg_val_t hg_kernels_swizzle_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, h
   return hg_b_bin(b, HG_XOR, off_bytes, moved);
 }
 
-hg_status_t hg_kernels_composed_eval(hg_builder_t *b, const hg_composed_t *c, const hg_val_t *crd,
+hg_status_t hg_composed_emit(hg_builder_t *b, const hg_composed_t *c, const hg_val_t *crd,
                                      hg_val_t *out) {
   const int r = hg_layout_rank(&c->layout);
   if (c->offset < INT32_MIN || c->offset > INT32_MAX)
@@ -52,11 +53,11 @@ hg_status_t hg_kernels_composed_eval(hg_builder_t *b, const hg_composed_t *c, co
     hg_layout_t mode;
     HG_TRY(hg_layout_mode(&c->layout, m, &mode));
     hg_val_t v;
-    HG_TRY(hg_kernels_layout_eval(b, &mode, crd[m], &v));
+    HG_TRY(hg_layout_emit(b, &mode, crd[m], &v));
     acc = m ? hg_b_bin(b, HG_ADD, acc, v) : v;
   }
   if (hg_val_is_none(acc)) acc = hg_b_i32(b, 0);
   if (c->offset) acc = hg_b_bin(b, HG_ADD, acc, hg_b_i32(b, (int32_t)c->offset));
-  *out = hg_kernels_swizzle_bytes(b, c->sw, 1, acc);
+  *out = hg_swizzle_emit_bytes(b, c->sw, 1, acc);
   return hg_ok();
 }

@@ -1,10 +1,7 @@
-/* Running generated GEMMs: the operation object (generate, JIT through the cache, encode
- * tensor maps, launch a persistent grid), the one-call hg_gemm, and the driver behind
- * `hopgen gemm --check/--bench/--tune` that compares with a reference and with cuBLASLt on
- * the same fresh random data in the same process.
- *
- * The kernels layer calls the runtime here (ARCHITECTURE.md lists kernels -> sm90, emit):
- * generation stays pure in gemm_gen.c; only these drivers need a GPU. */
+/* The GEMM check and bench driver behind `hopgen gemm --check/--bench` and `hopgen bench
+ * gemm` (kernels.h): fresh random operands, D poisoned first, hopgen against an
+ * f32-accumulating reference and against cuBLASLt on the same data in the same process,
+ * timed side by side. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,335 +9,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cachefile.h"
 #include "hopgen/kernels.h"
-
-struct hg_gemm_op {
-  hg_rt_t *rt;
-  hg_backend_t be;
-  hg_gemm_problem_t user; /* the caller's problem, normalised */
-  hg_gemm_kernel_t gk;    /* the kernel, generated for the (maybe repacked) problem */
-  hg_module_t *mod;
-  hg_function_t *fn;
-  hg_jit_info_t jit;
-  int grid; /* CTAs of the persistent grid */
-  bool repack_a, repack_b;
-  hg_kernel_t rp_k[2];
-  hg_module_t *rp_mod[2];
-  hg_function_t *rp_fn[2];
-  hg_devptr_t scratch[2];
-  size_t scratch_bytes[2];
-  double create_ms;
-};
-
-static int64_t round_up64(int64_t x, int64_t q) {
-  return (x + q - 1) / q * q;
-}
+#include "kernels/gemm_internal.h"
 
 /* Bytes spanned by an operand of rows x cols (cols contiguous, leading dimension ld). */
 static size_t span_bytes(int64_t rows, int64_t ld, int batch, int64_t bs, int e) {
   return (size_t)(((int64_t)(batch - 1) * bs + (rows - 1) * ld) + ld) * (size_t)e;
 }
-
-/* Whether TMA can read an operand as stored: leading dimension and batch stride multiples
- * of 16 bytes (cuTensorMapEncodeTiled's globalStrides rule). */
-static bool tma_ok(int64_t ld, int batch, int64_t bs, int e) {
-  return (ld * e) % 16 == 0 && (batch == 1 || (bs * e) % 16 == 0);
-}
-
-void hg_gemm_kernel_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *kp, bool *repack_a,
-                            bool *repack_b) {
-  *kp = *p;
-  const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
-  const int64_t a_rows = p->a_k_major ? p->m : p->k, a_cols = p->a_k_major ? p->k : p->m;
-  const int64_t b_rows = p->b_k_major ? p->n : p->k, b_cols = p->b_k_major ? p->k : p->n;
-  *repack_a = !tma_ok(p->lda, p->batch, p->batch_stride_a, ea);
-  *repack_b = !tma_ok(p->ldb, p->batch, p->batch_stride_b, eb);
-  if (*repack_a) {
-    kp->lda = round_up64(a_cols, 16 / ea);
-    kp->batch_stride_a = kp->lda * a_rows;
-  }
-  if (*repack_b) {
-    kp->ldb = round_up64(b_cols, 16 / eb);
-    kp->batch_stride_b = kp->ldb * b_rows;
-  }
-}
-
-static hg_status_t load_kernel(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,
-                               hg_jit_info_t *info) {
-  hg_jit_info_t local;
-  HG_TRY(hg_rt_module_load(rt, k->ptx.data, mod, info ? info : &local));
-  hg_status_t s = hg_rt_function(rt, *mod, k->name, k->smem_bytes, fn);
-  if (!hg_is_ok(&s)) {
-    hg_rt_module_unload(rt, *mod);
-    *mod = NULL;
-  }
-  return s;
-}
-
-void hg_gemm_op_destroy(hg_gemm_op_t *op) {
-  if (!op) return;
-  for (int i = 0; i < 2; i++) {
-    if (op->rp_mod[i]) hg_rt_module_unload(op->rt, op->rp_mod[i]);
-    hg_kernel_free(&op->rp_k[i]);
-    if (op->scratch[i]) hg_rt_free(op->rt, op->scratch[i]);
-  }
-  if (op->mod) hg_rt_module_unload(op->rt, op->mod);
-  hg_gemm_kernel_free(&op->gk);
-  free(op);
-}
-
-hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
-                              hg_backend_t be, hg_gemm_op_t **out) {
-  const double t0 = hg_now_ms();
-  *out = NULL;
-  hg_gemm_op_t *op = calloc(1, sizeof *op);
-  if (!op) return hg_error(HG_ERR_NOMEM, "out of memory for a GEMM operation");
-  op->rt = rt;
-  op->be = be;
-  op->user = *p;
-  hg_status_t s = hg_gemm_problem_normalize(&op->user);
-  const hg_device_info_t *dev = hg_rt_device(rt);
-  hg_gemm_config_t cfg;
-  if (hg_is_ok(&s)) {
-    if (c)
-      cfg = *c;
-    else
-      s = hg_gemm_tuned_lookup(&op->user, dev ? dev->name : "", &cfg)
-              ? hg_ok()
-              : hg_gemm_heuristic(&op->user, dev ? dev->sm_count : 132, &cfg);
-  }
-  /* Operands TMA cannot address are copied into aligned scratch first (reported in the
-   * run's notes): the kernel then sees packed, 16-byte aligned rows. */
-  hg_gemm_problem_t kp = op->user;
-  if (hg_is_ok(&s)) {
-    hg_gemm_kernel_problem(&op->user, &kp, &op->repack_a, &op->repack_b);
-    s = hg_gemm_generate(&kp, &cfg, be, &op->gk);
-  }
-  if (hg_is_ok(&s)) s = load_kernel(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
-  for (int i = 0; i < 2 && hg_is_ok(&s); i++) {
-    const bool need = i == 0 ? op->repack_a : op->repack_b;
-    if (!need) continue;
-    const int e = hg_dtype_bytes(i == 0 ? kp.a_type : kp.b_type);
-    s = hg_gen_repack(e, HG_BACKEND_PTX, &op->rp_k[i]);
-    if (hg_is_ok(&s)) s = load_kernel(rt, &op->rp_k[i], &op->rp_mod[i], &op->rp_fn[i], NULL);
-    if (hg_is_ok(&s)) {
-      const bool am = i == 0;
-      const int64_t rows = am ? (kp.a_k_major ? kp.m : kp.k) : (kp.b_k_major ? kp.n : kp.k);
-      const int64_t ld = am ? kp.lda : kp.ldb, bs = am ? kp.batch_stride_a : kp.batch_stride_b;
-      op->scratch_bytes[i] = span_bytes(rows, ld, kp.batch, bs, e);
-      s = hg_rt_alloc(rt, op->scratch_bytes[i], &op->scratch[i]);
-    }
-  }
-  if (hg_is_ok(&s)) {
-    /* The persistent grid: as many clusters as run at once, no more than there are tiles. */
-    const hg_gemm_config_t *k = &op->gk.config;
-    const int cs = k->cluster_m * k->cluster_n;
-    hg_launch_t l = {.grid = {(uint32_t)cs, 1, 1},
-                     .block = {op->gk.k.threads, 1, 1},
-                     .cluster = {(uint32_t)cs, 1, 1},
-                     .smem_bytes = op->gk.k.smem_bytes};
-    int active = 0;
-    s = hg_rt_max_active_clusters(rt, op->fn, &l, &active);
-    if (hg_is_ok(&s) && active < 1)
-      s = hg_error(HG_ERR_INVALID,
-                   "the device cannot run even one %d-CTA cluster of %s (%u B shared memory, %u "
-                   "threads per CTA)",
-                   cs, op->gk.k.name, op->gk.k.smem_bytes, op->gk.k.threads);
-    if (hg_is_ok(&s)) {
-      const int64_t tiles = ((kp.m + k->tile_m * k->cluster_m - 1) / (k->tile_m * k->cluster_m)) *
-                            ((kp.n + k->tile_n * k->cluster_n - 1) / (k->tile_n * k->cluster_n)) *
-                            kp.batch;
-      op->grid = (int)(tiles < active ? tiles : active) * cs;
-    }
-  }
-  if (!hg_is_ok(&s)) {
-    hg_gemm_op_destroy(op);
-    return s;
-  }
-  op->create_ms = hg_now_ms() - t0;
-  *out = op;
-  return hg_ok();
-}
-
-const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op) {
-  return &op->gk;
-}
-const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op) {
-  return &op->jit;
-}
-int hg_gemm_op_grid(const hg_gemm_op_t *op) {
-  return op->grid;
-}
-
-static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_stream_t stream) {
-  const hg_gemm_problem_t *u = &op->user, *k = &op->gk.problem;
-  const bool am = i == 0;
-  int64_t rows = am ? (u->a_k_major ? u->m : u->k) : (u->b_k_major ? u->n : u->k);
-  int64_t cols = am ? (u->a_k_major ? u->k : u->m) : (u->b_k_major ? u->k : u->n);
-  int64_t batch = u->batch;
-  int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
-  int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
-  int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
-  hg_devptr_t dst = op->scratch[i];
-  void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
-  const int64_t elems = rows * cols * batch;
-  int64_t blocks = (elems + 255) / 256;
-  if (blocks > 4096) blocks = 4096;
-  hg_launch_t l = {.grid = {(uint32_t)blocks, 1, 1},
-                   .block = {256, 1, 1},
-                   .smem_bytes = op->rp_k[i].smem_bytes,
-                   .stream = stream};
-  return hg_rt_launch(op->rt, op->rp_fn[i], &l, args);
-}
-
-hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
-                           hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
-                           hg_stream_t stream) {
-  const hg_gemm_problem_t *k = &op->gk.problem;
-  if (op->gk.tma_store && d % 16 != 0)
-    return hg_error(HG_ERR_INVALID,
-                    "D at 0x%" PRIx64 " is not 16-byte aligned, which the TMA epilogue needs; "
-                    "create the operation with problem.d_no_tma = true",
-                    (uint64_t)d);
-  if (!op->repack_a && a % 16 != 0)
-    return hg_error(HG_ERR_INVALID,
-                    "A at 0x%" PRIx64 " is not 16-byte aligned (TMA's globalAddress rule)",
-                    (uint64_t)a);
-  if (!op->repack_b && b % 16 != 0)
-    return hg_error(HG_ERR_INVALID,
-                    "B at 0x%" PRIx64 " is not 16-byte aligned (TMA's globalAddress rule)",
-                    (uint64_t)b);
-  if (k->beta != 0 && !c && op->user.beta != 0)
-    return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
-  if (op->repack_a) {
-    HG_TRY(repack(op, 0, a, stream));
-    a = op->scratch[0];
-  }
-  if (op->repack_b) {
-    HG_TRY(repack(op, 1, b, stream));
-    b = op->scratch[1];
-  }
-  hg_tensormap_t ma, mb, md;
-  HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &op->gk.plan_a.map, a, &ma), "A: "));
-  HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &op->gk.plan_b.map, b, &mb), "B: "));
-  if (op->gk.tma_store)
-    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &op->gk.plan_d.map, d, &md), "D: "));
-  int32_t m = (int32_t)k->m, n = (int32_t)k->n, kk = (int32_t)k->k, batch = k->batch;
-  int64_t ldc = k->ldc, ldd = k->ldd, bsc = k->batch_stride_c, bsd = k->batch_stride_d;
-  float alpha = op->user.alpha, beta = op->user.beta;
-  hg_devptr_t cc = c ? c : d;
-  void *args[24];
-  int n_args = 0;
-  args[n_args++] = &ma;
-  args[n_args++] = &mb;
-  if (op->gk.tma_store) args[n_args++] = &md;
-  args[n_args++] = &d;
-  args[n_args++] = &cc;
-  args[n_args++] = &m;
-  args[n_args++] = &n;
-  args[n_args++] = &kk;
-  args[n_args++] = &batch;
-  args[n_args++] = &ldc;
-  args[n_args++] = &ldd;
-  args[n_args++] = &bsc;
-  args[n_args++] = &bsd;
-  args[n_args++] = &alpha;
-  args[n_args++] = &beta;
-  if (hg_dtype_bits(k->a_type) == 8) {
-    args[n_args++] = &scale_a;
-    args[n_args++] = &scale_b;
-  }
-  const uint32_t cs = (uint32_t)op->gk.k.cluster[0];
-  hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},
-                   .block = {op->gk.k.threads, 1, 1},
-                   .cluster = {cs, 1, 1},
-                   .smem_bytes = op->gk.k.smem_bytes,
-                   .stream = stream};
-  return hg_rt_launch(op->rt, op->fn, &l, args);
-}
-
-hg_status_t hg_gemm(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
-                    hg_devptr_t a, hg_devptr_t b, hg_devptr_t cm, hg_devptr_t d,
-                    hg_devptr_t scale_a, hg_devptr_t scale_b, hg_stream_t stream) {
-  hg_gemm_problem_t q = *p;
-  if (d % 16 != 0) q.d_no_tma = true;
-  hg_gemm_op_t *op;
-  HG_TRY(hg_gemm_op_create(rt, &q, c, HG_BACKEND_PTX, &op));
-  hg_status_t s = hg_gemm_op_run(op, a, b, cm, d, scale_a, scale_b, stream);
-  if (hg_is_ok(&s)) s = hg_rt_sync(rt, stream);
-  hg_gemm_op_destroy(op);
-  return s;
-}
-
-/* ------------------------------------------------------------------ tuned configurations */
-
-/* The tuner's winners live in one text file in the cache directory (the one every hopgen
- * cache shares, cachefile.h), a line per problem kind: "<key> <config>". Lookups read it;
- * the tuner appends (the last line for a key wins). "" when the cache is off or has no
- * location. */
-static void tuned_path(hg_cache_dir_t *d, char *buf, size_t size) {
-  hg_cache_dir_from_env(d);
-  if (d->enabled)
-    snprintf(buf, size, "%s/gemm-tuned.txt", d->dir);
-  else
-    buf[0] = '\0';
-}
-
-static void tuned_key(const hg_gemm_problem_t *p, const char *device, char *buf, size_t size) {
-  char dev[64];
-  size_t j = 0;
-  for (size_t i = 0; device[i] && j + 1 < sizeof dev; i++)
-    dev[j++] = (device[i] == ' ' || device[i] == '\t') ? '_' : device[i];
-  dev[j] = '\0';
-  snprintf(buf, size, "%s|%s%s%s|%c%c|%" PRId64 "x%" PRId64 "x%" PRId64 "x%d", dev,
-           hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
-           p->a_k_major ? 'k' : 'm', p->b_k_major ? 'k' : 'n', p->m, p->n, p->k, p->batch);
-}
-
-bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out) {
-  char path[600], key[256], line[512];
-  hg_cache_dir_t d;
-  tuned_path(&d, path, sizeof path);
-  if (!path[0]) return false;
-  FILE *f = fopen(path, "r");
-  if (!f) return false;
-  tuned_key(p, device, key, sizeof key);
-  bool found = false;
-  const size_t kl = strlen(key);
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, key, kl) != 0 || line[kl] != ' ') continue;
-    char *cfg = line + kl + 1;
-    cfg[strcspn(cfg, "\r\n")] = '\0';
-    hg_gemm_config_t c;
-    hg_status_t s = hg_gemm_config_parse(cfg, &c);
-    if (hg_is_ok(&s)) s = hg_gemm_config_check(p, &c);
-    if (hg_is_ok(&s)) {
-      *out = c;
-      found = true;
-    }
-  }
-  fclose(f);
-  return found;
-}
-
-hg_status_t hg_gemm_tuned_record(const hg_gemm_problem_t *p, const char *device,
-                                 const hg_gemm_config_t *c) {
-  char path[600], key[256], cfg[128];
-  hg_cache_dir_t d;
-  tuned_path(&d, path, sizeof path);
-  if (!path[0]) return hg_ok();
-  HG_TRY(hg_cache_mkdir_p(d.dir));
-  FILE *f = fopen(path, "a");
-  if (!f) return hg_error(HG_ERR_IO, "cannot append the tuned configuration to %s", path);
-  tuned_key(p, device, key, sizeof key);
-  hg_gemm_config_print(c, cfg, sizeof cfg);
-  fprintf(f, "%s %s\n", key, cfg);
-  fclose(f);
-  return hg_ok();
-}
-
-/* ------------------------------------------------------------------ check, bench, tune */
 
 /* Host view of one element of D (bf16, f16 or f32) as a double. */
 static double host_elem(hg_dtype_t t, const uint8_t *p) {
@@ -400,7 +75,7 @@ static hg_status_t fill_random(hg_rt_t *rt, kits_t *k, int slot, hg_dtype_t t, h
                                size_t bytes, uint64_t seed) {
   if (!k->fill_fn[slot]) {
     HG_TRY(hg_gen_fill_random(t, HG_BACKEND_PTX, &k->fill[slot]));
-    HG_TRY(load_kernel(rt, &k->fill[slot], &k->fill_mod[slot], &k->fill_fn[slot], NULL));
+    HG_TRY(hg_kernels_load(rt, &k->fill[slot], &k->fill_mod[slot], &k->fill_fn[slot], NULL));
   }
   int64_t count = (int64_t)(bytes / (size_t)hg_dtype_bytes(t));
   void *args[] = {&p, &count, &seed};
@@ -412,7 +87,7 @@ static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
                                  const bufs_t *b, float alpha_eff) {
   if (!k->ref_fn) {
     HG_TRY(hg_gen_gemm_reference(p, HG_BACKEND_PTX, &k->ref));
-    HG_TRY(load_kernel(rt, &k->ref, &k->ref_mod, &k->ref_fn, NULL));
+    HG_TRY(hg_kernels_load(rt, &k->ref, &k->ref_mod, &k->ref_fn, NULL));
   }
   hg_devptr_t a = b->a, bb = b->b, c = b->c ? b->c : b->d, d = b->dref;
   int32_t m = (int32_t)p->m, n = (int32_t)p->n, kk = (int32_t)p->k;
@@ -621,6 +296,92 @@ static hg_blas_gemm_args_t blas_args_for(const hg_gemm_problem_t *p, const bufs_
   return a;
 }
 
+/* ---- the repack path, for comparison: what hopgen did before cp.async */
+
+typedef struct repack_ctx {
+  hg_rt_t *rt;
+  hg_gemm_problem_t user, packed;
+  bool need[2];
+  hg_kernel_t k[2];
+  hg_module_t *mod[2];
+  hg_function_t *fn[2];
+  hg_devptr_t scratch[2];
+  hg_gemm_op_t *op;
+  bufs_t *b;
+} repack_ctx_t;
+
+static void repack_free(repack_ctx_t *x) {
+  for (int i = 0; i < 2; i++) {
+    if (x->mod[i]) hg_rt_module_unload(x->rt, x->mod[i]);
+    hg_kernel_free(&x->k[i]);
+    if (x->scratch[i]) hg_rt_free(x->rt, x->scratch[i]);
+  }
+  if (x->op) hg_gemm_op_destroy(x->op);
+}
+
+/* Copy operand i into packed rows of 16-byte multiples (hg_gen_repack), on the null stream. */
+static hg_status_t repack_one(repack_ctx_t *x, int i, hg_devptr_t src) {
+  const hg_gemm_problem_t *u = &x->user, *k = &x->packed;
+  const bool am = i == 0;
+  int64_t rows = am ? (u->a_k_major ? u->m : u->k) : (u->b_k_major ? u->n : u->k);
+  int64_t cols = am ? (u->a_k_major ? u->k : u->m) : (u->b_k_major ? u->k : u->n);
+  int64_t batch = u->batch;
+  int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
+  int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
+  int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
+  hg_devptr_t dst = x->scratch[i];
+  void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
+  int64_t blocks = (rows * cols * batch + 255) / 256;
+  if (blocks > 4096) blocks = 4096;
+  hg_launch_t l = {.grid = {(uint32_t)blocks, 1, 1},
+                   .block = {256, 1, 1},
+                   .smem_bytes = x->k[i].smem_bytes};
+  return hg_rt_launch(x->rt, x->fn[i], &l, args);
+}
+
+static hg_status_t run_repack(void *v) {
+  repack_ctx_t *x = v;
+  if (x->need[0]) HG_TRY(repack_one(x, 0, x->b->a));
+  if (x->need[1]) HG_TRY(repack_one(x, 1, x->b->b));
+  return hg_gemm_op_run(x->op, x->need[0] ? x->scratch[0] : x->b->a,
+                        x->need[1] ? x->scratch[1] : x->b->b, x->b->c, x->b->d, x->b->scale_a,
+                        x->b->scale_b, NULL);
+}
+
+/* Set up the repacked problem (operands TMA cannot address copied into packed rows) and its
+ * tma-wgmma operation; *any = false when nothing needs a repack. */
+static hg_status_t repack_setup(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                                hg_backend_t be, bufs_t *b, repack_ctx_t *x, bool *any) {
+  memset(x, 0, sizeof *x);
+  x->rt = rt;
+  x->user = *p;
+  x->packed = *p;
+  x->b = b;
+  for (int i = 0; i < 2; i++) {
+    const bool am = i == 0;
+    x->need[i] = hg_gemm_operand_align(p, i) != 16;
+    if (!x->need[i]) continue;
+    const int e = hg_dtype_bytes(am ? p->a_type : p->b_type);
+    const int64_t rows = am ? (p->a_k_major ? p->m : p->k) : (p->b_k_major ? p->n : p->k);
+    const int64_t cols = am ? (p->a_k_major ? p->k : p->m) : (p->b_k_major ? p->k : p->n);
+    const int64_t ld = (cols + 16 / e - 1) / (16 / e) * (16 / e);
+    *(am ? &x->packed.lda : &x->packed.ldb) = ld;
+    *(am ? &x->packed.batch_stride_a : &x->packed.batch_stride_b) = ld * rows;
+    *(am ? &x->packed.a_align : &x->packed.b_align) = 16;
+    HG_TRY(hg_gen_repack(e, HG_BACKEND_PTX, &x->k[i]));
+    HG_TRY(hg_kernels_load(rt, &x->k[i], &x->mod[i], &x->fn[i], NULL));
+    HG_TRY(hg_rt_alloc(rt, (size_t)(ld * rows * p->batch) * (size_t)e, &x->scratch[i]));
+  }
+  *any = x->need[0] || x->need[1];
+  if (!*any) return hg_ok();
+  hg_gemm_config_t cc;
+  if (c) {
+    cc = *c;
+    cc.mainloop = HG_MAINLOOP_TMA_WGMMA;
+  }
+  return hg_gemm_op_create(rt, &x->packed, c ? &cc : NULL, be, &x->op);
+}
+
 hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gemm_run_options_t *o,
                         hg_gemm_report_t *r) {
   memset(r, 0, sizeof *r);
@@ -647,14 +408,17 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   const double t0 = hg_now_ms();
   if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &p, o->config, o->backend, &op);
   if (hg_is_ok(&s)) {
-    r->config = op->gk.config;
-    r->tma_store = op->gk.tma_store;
-    r->repacked_a = op->repack_a;
-    r->repacked_b = op->repack_b;
-    r->gen_ms = op->gk.k.gen_ms;
-    r->jit = op->jit;
-    r->grid = op->grid;
-    snprintf(r->kernel, sizeof r->kernel, "%s", op->gk.k.name);
+    const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
+    r->config = gk->config;
+    r->tma_store = gk->tma_store;
+    r->cp_async_a = !gk->a_tma;
+    r->cp_async_b = !gk->b_tma;
+    r->a_vec = gk->a_vec;
+    r->b_vec = gk->b_vec;
+    r->gen_ms = gk->k.gen_ms;
+    r->jit = *hg_gemm_op_jit(op);
+    r->grid = hg_gemm_op_grid(op);
+    snprintf(r->kernel, sizeof r->kernel, "%s", gk->k.name);
     /* First launch: poisoned D (0xFF bytes are NaN in bf16, f16 and f32). */
     s = hg_rt_memset8(rt, b.d, 0xFF, b.d_bytes, NULL);
     if (hg_is_ok(&s)) s = hg_gemm_op_run(op, b.a, b.b, b.c, b.d, b.scale_a, b.scale_b, NULL);
@@ -700,6 +464,15 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
         if (hg_is_ok(&s) && (r->blas_ms == 0 || ms < r->blas_ms)) r->blas_ms = ms;
       }
     }
+    if (hg_is_ok(&s) && o->compare_repack) {
+      repack_ctx_t x;
+      bool any = false;
+      s = repack_setup(rt, &p, o->config, o->backend, &b, &x, &any);
+      float ms = 0;
+      if (hg_is_ok(&s) && any) s = time_median(rt, run_repack, &x, o->warmup, o->iters, &ms);
+      if (hg_is_ok(&s)) r->repack_ms = ms;
+      repack_free(&x);
+    }
     if (hg_is_ok(&s)) {
       r->tflops = flops / (r->ms * 1e-3) / 1e12;
       if (blas && r->blas_ms > 0) {
@@ -722,34 +495,3 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   return s;
 }
 
-/* The tuner's search space: tiles that suit the shape, clusters along the shared operand,
- * both schedules, the most stages that fit. */
-hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gemm_run_options_t *o,
-                         hg_gemm_config_t *best, hg_gemm_report_t *best_report) {
-  hg_gemm_problem_t p = *p_in;
-  HG_TRY(hg_gemm_problem_normalize(&p));
-  hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
-  const int n = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
-  double best_ms = 0;
-  int tried = 0;
-  for (int ci = 0; ci < n; ci++) {
-    hg_gemm_config_t c = space[ci];
-    hg_gemm_run_options_t oo = *o;
-    oo.config = &c;
-    oo.check = false;
-    oo.bench = true;
-    hg_gemm_report_t rep;
-    hg_status_t s = hg_gemm_run(rt, &p, &oo, &rep);
-    tried++;
-    if (!hg_is_ok(&s)) continue; /* a configuration that fails to run is not a winner */
-    if (best_ms == 0 || rep.ms < best_ms) {
-      best_ms = rep.ms;
-      *best = c;
-      if (best_report) *best_report = rep;
-    }
-  }
-  if (best_ms == 0)
-    return hg_error(HG_ERR_INVALID, "the tuner found no configuration that runs (%d tried)", tried);
-  const hg_device_info_t *dev = hg_rt_device(rt);
-  return hg_gemm_tuned_record(&p, dev ? dev->name : "", best);
-}

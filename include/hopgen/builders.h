@@ -1,0 +1,425 @@
+/* hopgen kernel builders — the reusable middle between plans (sm90.h) and kernels
+ * (kernels.h): the pieces a Hopper kernel is composed of, each emitting builder calls
+ * (emit.h) from what the plans computed.
+ *
+ *   run-time layouts   a layout or composed layout evaluated at a run-time index
+ *   warp roles         producer / consumer warpgroups, setmaxnreg, elected issue,
+ *                      named barriers between consumers
+ *   cluster2d          a cluster of m x n CTAs sharing operands by multicast
+ *   stage ring         full/empty mbarriers per stage, phase tracking, producer acquire/
+ *                      commit, consumer wait/release (to every CTA that wrote the stage)
+ *   TiledCopy          TMA (load, multicast slices, prefetch, store, reduce: the box-issue
+ *                      loop lives here once), cp.async (any alignment, zero fill),
+ *                      ldmatrix (shared memory -> MMA fragments), stmatrix
+ *   TiledMma           wgmma SS, wgmma RS (A through ldmatrix), mma.sync m16n8k16, and
+ *                      the consumer main loop over a stage ring
+ *   tile schedulers    a tile sequence behind one interface (persistent rasterized today)
+ *   epilogue           accumulators -> a chain of elementwise steps -> TMA store through
+ *                      stmatrix and swizzled shared memory, or predicated direct stores
+ *
+ * So a kernel generator reads as a short orchestration (src/kernels/gemm_gen.c), and
+ * changing an atom (TMA or cp.async, wgmma or mma.sync) changes the emitted sequence.
+ *
+ * Conventions: value types (no malloc except hg_acc_map_t), hg_status_t with a sentence
+ * for every refusal at make time, and misuse at emission time recorded in the builder's
+ * sticky status (hg_builder_fail) like any hg_b_* misuse. All run-time values are I32
+ * unless noted; coordinates stay signed. */
+#ifndef HOPGEN_BUILDERS_H
+#define HOPGEN_BUILDERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hopgen/emit.h"
+#include "hopgen/layout.h"
+#include "hopgen/sm90.h"
+#include "hopgen/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- run-time layouts */
+
+/* l(idx) for a run-time 1-D index idx (I32 in [0, size(l))): idx split colexicographically
+ * over l's leaves (CuTe's idx2crd) and dotted with the strides. Static shapes, so ptxas turns
+ * the divisions into shifts or multiplications. */
+hg_status_t hg_layout_emit(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx, hg_val_t *out);
+/* Swizzle<B,M,S> of an offset in elements of esize bytes, applied to an I32 byte offset (in
+ * bytes it is Swizzle<B, M + log2(esize), S>). */
+hg_val_t hg_swizzle_emit_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_val_t off_bytes);
+/* c(crd) for a composed layout: crd holds one I32 per top-level mode of c->layout, each a
+ * 1-D index into that mode. The element offset (I32), offset and swizzle applied: what
+ * hg_composed_eval computes on the host. */
+hg_status_t hg_composed_emit(hg_builder_t *b, const hg_composed_t *c, const hg_val_t *crd,
+                             hg_val_t *out);
+
+/* ---------------------------------------------------------------- warp roles */
+
+/* Named barrier ids the roles use (0 is bar.sync of the whole CTA): consumer w's own
+ * barrier, and the two ordering barriers of ping-pong consumers. */
+#define HG_BAR_CONSUMER_BASE 1
+#define HG_BAR_ORDER_BASE 4
+#define HG_MAX_CONSUMERS 3
+
+typedef struct hg_roles_spec {
+  int producers;     /* producer warpgroups: 0 (no specialization) or 1 */
+  int consumers;     /* consumer warpgroups, 1..HG_MAX_CONSUMERS */
+  int producer_regs; /* registers per thread after setmaxnreg (24..256, multiple of 8); 0: none */
+  int consumer_regs;
+} hg_roles_spec_t;
+
+/* Who a thread is. Set by hg_roles_make at the top of the kernel. */
+typedef struct hg_roles {
+  hg_roles_spec_t spec;
+  int threads;             /* 128 x (producers + consumers) */
+  hg_val_t tid, warp, lane; /* CTA-wide */
+  hg_val_t wg_tid;          /* thread within its warpgroup, 0..127 */
+  hg_val_t warp_in_wg;      /* warp within its warpgroup, 0..3 */
+  hg_val_t consumer;        /* consumer index tid / 128 - producers (meaningful in consumers) */
+} hg_roles_t;
+
+/* Check the spec, set the kernel's threads (and .minnctapersm 1: the register cap at entry
+ * setmaxnreg needs), and read the thread's indices. */
+hg_status_t hg_roles_make(hg_builder_t *b, const hg_roles_spec_t *spec, hg_roles_t *out);
+/* The producer branch (if tid < 128: setmaxnreg.dec), then the consumer branch (else:
+ * setmaxnreg.inc), closed by hg_roles_end. Each condition is warpgroup-uniform. */
+void hg_roles_producer(hg_builder_t *b, const hg_roles_t *r);
+void hg_roles_consumer(hg_builder_t *b, const hg_roles_t *r);
+void hg_roles_end(hg_builder_t *b, const hg_roles_t *r);
+/* One elected thread of the warp for which warp_pred (PRED, warp-uniform) holds: opens two
+ * ifs (elect.sync needs the whole warp), closed by hg_elect_end. */
+void hg_elect_begin(hg_builder_t *b, hg_val_t warp_pred);
+void hg_elect_end(hg_builder_t *b);
+/* bar.sync of the calling consumer warpgroup's 128 threads (its own named barrier; one
+ * branch per consumer since barrier ids are immediates). */
+void hg_roles_consumer_sync(hg_builder_t *b, const hg_roles_t *r);
+/* Ping-pong ordering between two consumers: wait until the other one has signalled
+ * (bar.sync of both, 256 threads), and signal the other (bar.arrive). */
+void hg_roles_order_wait(hg_builder_t *b, const hg_roles_t *r);
+void hg_roles_order_signal(hg_builder_t *b, const hg_roles_t *r);
+
+/* ---------------------------------------------------------------- clusters of m x n CTAs */
+
+/* A 2-D cluster: CTA (rm, rn) has rank rm + m * rn. CTAs of a row (same rm) share the A
+ * operand tile, CTAs of a column (same rn) share B. m = n = 1: no cluster (rank 0). */
+typedef struct hg_cluster2d {
+  int m, n;
+  hg_val_t rank, rm, rn; /* I32 */
+  hg_val_t id, count;    /* the cluster's index in the grid and the number of clusters */
+} hg_cluster2d_t;
+
+hg_status_t hg_cluster2d_make(hg_builder_t *b, int m, int n, hg_cluster2d_t *out);
+/* Multicast masks over the cluster's ranks: the CTAs sharing this CTA's A (its row) and
+ * sharing its B (its column). */
+hg_val_t hg_cluster2d_row_mask(hg_builder_t *b, const hg_cluster2d_t *c);
+hg_val_t hg_cluster2d_col_mask(hg_builder_t *b, const hg_cluster2d_t *c);
+/* CTAs writing into one CTA's stage: its row and column, itself once (m + n - 1). */
+int hg_cluster2d_peers(const hg_cluster2d_t *c);
+/* The whole cluster (or CTA) in step: barrier.cluster arrive + wait, or bar.sync 0. */
+void hg_cluster2d_sync(hg_builder_t *b, const hg_cluster2d_t *c);
+
+/* ---------------------------------------------------------------- shared memory rings */
+
+/* `stages` buffers of stage_bytes each, aligned, in dynamic shared memory. */
+typedef struct hg_smem_ring {
+  uint32_t offset, stage_bytes, align;
+  int stages;
+} hg_smem_ring_t;
+
+hg_status_t hg_smem_ring_make(hg_builder_t *b, uint32_t stage_bytes, uint32_t align, int stages,
+                              hg_smem_ring_t *out);
+/* The shared::cta address of stage s (I32, run time). */
+hg_val_t hg_smem_ring_addr(hg_builder_t *b, const hg_smem_ring_t *r, hg_val_t s);
+
+/* ---------------------------------------------------------------- the stage ring's barriers */
+
+typedef struct hg_pipe_spec {
+  int stages;         /* 1..32 */
+  int full_arrivals;  /* arrivals (besides the transaction bytes) that complete a full
+                       * barrier: 1 for an elected TMA producer, the producer threads for
+                       * cp.async or register copies */
+  int empty_arrivals; /* arrivals that complete an empty barrier: every releasing consumer
+                       * warp of every CTA whose producer writes this CTA's stage; 0 = the
+                       * ring has no empty barriers (the producer tracks reuse itself) */
+} hg_pipe_spec_t;
+
+typedef struct hg_pipe {
+  hg_pipe_spec_t spec;
+  uint32_t full_offset, empty_offset; /* the barrier arrays in shared memory */
+} hg_pipe_t;
+
+/* A position in the ring: stage index and phase parity (I32 variables). */
+typedef struct hg_pipe_pos {
+  hg_val_t stage, phase;
+} hg_pipe_pos_t;
+
+hg_status_t hg_pipe_make(hg_builder_t *b, const hg_pipe_spec_t *spec, hg_pipe_t *out);
+/* mbarrier.init of every stage's barriers: one thread, before the CTA's (or cluster's)
+ * barrier that precedes any use. */
+void hg_pipe_init(hg_builder_t *b, const hg_pipe_t *p);
+/* Variables at stage 0, phase 0. */
+hg_pipe_pos_t hg_pipe_start(hg_builder_t *b);
+hg_val_t hg_pipe_full_bar(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage);
+hg_val_t hg_pipe_empty_bar(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage);
+/* Producer: wait until the stage at pos is free (its empty barrier's previous phase). */
+void hg_pipe_acquire(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
+/* Producer: arrive on the full barrier announcing the stage's transaction bytes (TMA). */
+void hg_pipe_expect_tx(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, uint32_t bytes);
+/* Producer thread, after generic-proxy writes of the stage (st.shared): fence the async proxy
+ * (the consumers' wgmma reads through it) and arrive on the full barrier. */
+void hg_pipe_commit_stores(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
+/* Producer thread, after its cp.async of the stage: arrive once they have landed. */
+void hg_pipe_commit_cp_async(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
+/* Consumer: wait until the stage at pos is full. */
+void hg_pipe_wait(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
+/* Consumer warp: release `stage` (I32) to its producers: lane 0 arrives on the local empty
+ * barrier, or with a cluster, lane i < peers arrives on the barrier of the i-th CTA of its
+ * row and column (the CTAs whose multicasts fill this CTA's stage). */
+void hg_pipe_release(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage,
+                     const hg_cluster2d_t *cluster, hg_val_t lane);
+/* pos <- the next stage; pos <- n stages further (n >= 0, run time). */
+void hg_pipe_advance(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
+void hg_pipe_skip(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, hg_val_t n);
+
+/* ---------------------------------------------------------------- TiledCopy: TMA */
+
+/* Box b's coordinates for the tile at origin (one I32 per TENSOR mode), in tensor-map
+ * order: origin of the mode that dimension d holds plus the box's offset. */
+void hg_tma_copy_coords(hg_builder_t *b, const hg_tma_plan_t *p, int box, const hg_val_t *origin,
+                        hg_val_t *coords);
+/* Load the tile at origin into the stage buffer dst (I32 shared address), completing on
+ * bar. Multicast plans (p->cluster > 1): this CTA is member `member` (I32) of its group and
+ * issues that member's slice with `mask` (I32, the receiving ranks); one branch per member.
+ * hint: HG_NONE or an hg_b_cache_policy value. The caller announces p->expect_tx_bytes. */
+void hg_tma_copy_load(hg_builder_t *b, const hg_tma_plan_t *p, hg_val_t tmap, hg_val_t dst,
+                      hg_val_t bar, const hg_val_t *origin, hg_val_t member, hg_val_t mask,
+                      hg_val_t hint);
+/* L2 prefetch of every box of the tile. */
+void hg_tma_copy_prefetch(hg_builder_t *b, const hg_tma_plan_t *p, hg_val_t tmap,
+                          const hg_val_t *origin);
+/* Store (or, for a reduce plan, reduce) the tile from the stage buffer src. ok: NULL, or a
+ * PRED per box saying whether TMA may take it (hg_tma_box_issuable at run time); boxes
+ * whose ok is false are skipped (the caller writes them otherwise). Commit and wait are
+ * the caller's. */
+void hg_tma_copy_store(hg_builder_t *b, const hg_tma_plan_t *p, hg_val_t tmap, hg_val_t src,
+                       const hg_val_t *origin, const hg_val_t *ok);
+
+/* ---------------------------------------------------------------- TiledCopy: cp.async */
+
+/* A tile of a row-major view (rows x cols, cols contiguous in global memory: for a K-major
+ * GEMM operand rows = MN and cols = K) copied by `threads` threads into a stage layout, with
+ * zero fill for everything outside the tensor's extents. vec_bytes is the chunk each copy
+ * moves: 16, 8 or 4 go through cp.async (the global rows and base must be multiples of it);
+ * the element size (1 or 2) goes through registers (ld.global + st.shared) - any alignment. */
+typedef struct hg_cp_async_spec {
+  hg_dtype_t dtype;
+  int rows, cols;          /* the tile */
+  hg_composed_t smem;      /* (tile mode 0, tile mode 1) -> element offset */
+  bool transposed;         /* tile mode 0 is the contiguous one (cols of the view): MN-major */
+  int vec_bytes;
+  int threads;
+} hg_cp_async_spec_t;
+
+typedef struct hg_cp_async_copy {
+  hg_cp_async_spec_t spec;
+  int vec;           /* elements per chunk */
+  int chunks;        /* per tile */
+  int per_thread;    /* chunks per thread (ceil) */
+  bool async;        /* cp.async (vec_bytes >= 4), else registers */
+} hg_cp_async_copy_t;
+
+/* Check that every chunk is contiguous and aligned in the stage layout and in global memory. */
+hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_copy_t *out);
+/* The calling thread's chunks of the tile whose view origin is (row0, col0) (I32), from the
+ * view's base gbase (I64 generic, batch already applied) with row pitch ld (I64 elements),
+ * rows_ext x cols_ext (I32) in bounds, into the stage buffer dst (I32 shared address).
+ * thread: the caller's index among spec.threads. */
+void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *c, hg_val_t dst,
+                            hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
+                            hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread);
+/* Tell the ring the calling thread's part of the stage is written (cp.async arrive, or a
+ * proxy fence and an arrive after register copies). */
+void hg_cp_async_copy_commit(hg_builder_t *b, const hg_cp_async_copy_t *c, const hg_pipe_t *p,
+                             hg_pipe_pos_t pos);
+
+/* ---------------------------------------------------------------- TiledCopy: ldmatrix, stmatrix */
+
+/* Four 8x8 matrices of a 16-bit operand tile in its stage layout (MN, K) -> element, into
+ * the four registers ldmatrix.x4 returns: matrix i starts at (mn0 + dmn[i], k0 + dk[i]) and
+ * its 8 rows run along the non-contiguous mode. mn_major: the tile's MN mode is the
+ * contiguous one (ldmatrix .trans then gives the same fragments as the K-major case). */
+void hg_ldmatrix_x4(hg_builder_t *b, const hg_composed_t *layout, bool mn_major, hg_val_t stage,
+                    hg_val_t mn0, hg_val_t k0, const int dmn[4], const int dk[4], hg_val_t lane,
+                    hg_val_t out[4]);
+/* The A fragment of a 16 x 16 (rows mn0.., k0..) block as mma.sync m16n8k16 and wgmma RS read
+ * it: a0 (rows 0-7, k 0-7), a1 (rows 8-15), a2 (k 8-15), a3 (rows 8-15, k 8-15). */
+void hg_ldmatrix_a16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
+                        hg_val_t stage, hg_val_t mn0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]);
+/* The B fragments of two n8 blocks (N rows n0.., n0+8.., K k0..k0+15) for mma.sync
+ * m16n8k16: out[0..1] block n0, out[2..3] block n0 + 8. */
+void hg_ldmatrix_b16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
+                        hg_val_t stage, hg_val_t n0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]);
+
+/* ---------------------------------------------------------------- TiledMma */
+
+typedef enum hg_mma_kind {
+  HG_MMA_WGMMA_SS, /* wgmma, A and B from shared memory through descriptors */
+  HG_MMA_WGMMA_RS, /* wgmma, A from registers (ldmatrix), B through a descriptor */
+  HG_MMA_SYNC,     /* mma.sync m16n8k16, A and B through ldmatrix (16-bit types) */
+} hg_mma_kind_t;
+
+const char *hg_mma_kind_name(hg_mma_kind_t k); /* "wgmma-ss", "wgmma-rs", "mma-sync" */
+
+/* One consumer warpgroup's MMA work over a tile, whatever the instruction: the warpgroup
+ * tiling (stage layouts, accumulator layout) is the wgmma TiledMma's, and every kind keeps
+ * its accumulators in the same registers order, so the epilogue does not depend on the kind:
+ * mma.sync's warps each take 16 rows of a 64-row atom, as wgmma's do, and its C fragment
+ * (rows lane/4 (+8), columns 2*(lane%4) (+1) of an n8 block) is wgmma's value order. */
+typedef struct hg_mma_builder {
+  hg_mma_kind_t kind;
+  hg_tiled_mma_t tm;
+  hg_wgmma_op_t op;           /* the instruction for the wgmma kinds */
+  hg_mma_sync_op_t sync_op;   /* and for mma.sync */
+  int acc_count;              /* F32 accumulators per consumer thread */
+  bool async;                 /* the instruction keeps reading shared memory after issue */
+} hg_mma_builder_t;
+
+/* spec: the CTA tile as the consumers compute it (wg_m consumer warpgroups along M).
+ * Refused with a sentence for what a kind cannot do (8-bit operands through ldmatrix,
+ * tf32, ...). */
+hg_status_t hg_mma_builder_make(hg_mma_kind_t kind, const hg_tiled_mma_spec_t *spec,
+                                hg_mma_builder_t *out);
+/* Issue one k-block of MMAs (every K atom of the tile) into acc (acc_count F32 variables):
+ * slot wm (I32, the consumer's M slot among wg_m), stages a_stage/b_stage (I32 addresses),
+ * accumulate (PRED: false overwrites, for the first k-block). The wgmma kinds fence and
+ * commit one group; the caller waits (hg_mma_builder_wait). */
+void hg_mma_builder_kblock(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
+                           hg_val_t wm, hg_val_t a_stage, hg_val_t b_stage, hg_val_t accumulate,
+                           const hg_roles_t *r);
+/* Wait until at most n groups of MMAs are pending (wgmma.wait_group; nothing for mma.sync). */
+void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n);
+
+/* The consumer main loop of one tile: per k-block wait for the stage, MMA, release the stage
+ * (after the MMAs that read it are done), advance. */
+typedef struct hg_mainloop {
+  const hg_mma_builder_t *mma;
+  const hg_pipe_t *pipe;
+  const hg_smem_ring_t *ring_a, *ring_b;
+  const hg_cluster2d_t *cluster; /* who receives releases; NULL: this CTA only */
+  bool fence_proxy;              /* stages written through the generic proxy (cp.async or
+                                  * registers) and read by wgmma: fence after the wait */
+} hg_mainloop_t;
+
+void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                      hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r);
+
+/* ---------------------------------------------------------------- tile schedulers */
+
+typedef enum hg_raster {
+  HG_RASTER_M, /* consecutive tiles walk down M within a group of raster_group N-tiles */
+  HG_RASTER_N, /* consecutive tiles walk along N within a group of raster_group M-tiles */
+} hg_raster_t;
+
+typedef enum hg_sched_kind {
+  HG_SCHED_PERSISTENT, /* each cluster walks tiles id, id + clusters, ...: rasterized */
+} hg_sched_kind_t;
+
+typedef struct hg_sched_spec {
+  hg_sched_kind_t kind;
+  int tile_m, tile_n;       /* CTA tile */
+  int cluster_m, cluster_n; /* a cluster tile is cluster_m x cluster_n CTA tiles */
+  hg_raster_t raster;
+  int raster_group; /* cluster tiles per rasterization band, >= 1 */
+} hg_sched_spec_t;
+
+typedef struct hg_sched {
+  hg_sched_spec_t spec;
+  const hg_cluster2d_t *cluster;
+  hg_val_t tiles_m, tiles_n, per_batch, total, kblocks;
+} hg_sched_t;
+
+/* One unit of work: this CTA's tile origin (m0, n0), its batch, and its k-blocks
+ * [k_first, k_first + k_count) (every k-block for the persistent scheduler; split-K and
+ * stream-K schedulers hand out ranges). */
+typedef struct hg_sched_work {
+  hg_val_t index, batch, m0, n0, k_first, k_count;
+} hg_sched_work_t;
+
+/* Run-time extents M, N, batch (I32) and the k-blocks of one tile. */
+hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
+                          const hg_cluster2d_t *cluster, hg_val_t m, hg_val_t n, hg_val_t batch,
+                          hg_val_t kblocks, hg_sched_t *out);
+/* for (each unit of this cluster) { ... } : returns the loop's index (I32); close with
+ * hg_sched_end. */
+hg_val_t hg_sched_begin(hg_builder_t *b, const hg_sched_t *s);
+void hg_sched_end(hg_builder_t *b, const hg_sched_t *s);
+/* The unit for loop index t. */
+void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *out);
+/* Whether the loop has a unit after t (ping-pong consumers hand over only when it does). */
+hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
+/* Host side: the cluster tiles of a problem (the persistent grid needs no more clusters). */
+int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch);
+
+/* ---------------------------------------------------------------- accumulators -> tile */
+
+/* Where each accumulator value of a consumer thread sits relative to the thread's first one:
+ * v[dm * cols + dn] is the value index at (dm, dn), -1 where the thread has none. The same
+ * map holds for every thread (its first element is its own). Owns memory: hg_acc_map_free. */
+typedef struct hg_acc_map {
+  int rows, cols;
+  int *v;
+} hg_acc_map_t;
+
+/* From the TiledMma's accumulator layout: the values of consumer thread 0, within the
+ * consumer's rows x tm->tile_n region. */
+hg_status_t hg_acc_map_make(const hg_tiled_mma_t *tm, int rows, hg_acc_map_t *out);
+int hg_acc_map_at(const hg_acc_map_t *am, int dm, int dn);
+void hg_acc_map_free(hg_acc_map_t *am);
+
+/* ---------------------------------------------------------------- epilogue */
+
+#define HG_EPI_MAX_STEPS 8
+
+typedef enum hg_epi_kind {
+  HG_EPI_SCALE,  /* acc *= value (F32, run time) */
+  HG_EPI_BETA_C, /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C has
+                  * D's type, at ptr (I64) + batch * batch_stride + row * ld + col (elements) */
+} hg_epi_kind_t;
+
+typedef struct hg_epi_step {
+  hg_epi_kind_t kind;
+  hg_val_t value;                 /* SCALE: the factor; BETA_C: beta */
+  hg_val_t ptr, ld, batch_stride; /* BETA_C: C */
+} hg_epi_step_t;
+
+/* How D leaves the consumers. TMA: 64-row x epi_n sub-tiles through `buffers` swizzled
+ * shared-memory buffers per consumer (stmatrix for 16-bit D), each stored with the plan's
+ * boxes by the consumer's first thread. Direct: every element with a bounds predicate. */
+typedef struct hg_epilogue {
+  hg_dtype_t d_type;
+  int nsteps;
+  hg_epi_step_t steps[HG_EPI_MAX_STEPS];
+  bool tma;
+  const hg_tma_plan_t *plan_d; /* TMA: the sub-tile's plan (modes M, N, batch) */
+  hg_val_t tmap_d;
+  uint32_t buf_offset, buf_bytes; /* consumer c's buffer j at buf_offset + (c * buffers + j) *
+                                   * buf_bytes */
+  int buffers, epi_n;
+  hg_val_t d_ptr, ldd, batch_stride_d; /* direct (I64) */
+  hg_val_t m, n;                       /* extents (I32) */
+} hg_epilogue_t;
+
+/* The tile's accumulators (acc: am's values of the calling consumer thread) through the
+ * steps into D. row0/col0: the thread's first element in D; m_base: the first row of the
+ * consumer's region; n0: the tile's first column; batch (I32). */
+hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_val_t *acc,
+                             const hg_acc_map_t *am, hg_val_t row0, hg_val_t col0, hg_val_t m_base,
+                             hg_val_t n0, hg_val_t batch, const hg_roles_t *r);
+/* After the consumer's last tile: its TMA stores have finished reading shared memory. */
+void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,287 @@
+/* The epilogue (builders.h): a consumer's accumulators through a chain of elementwise steps
+ * into D, stored either through shared memory and TMA or directly.
+ *
+ * Which accumulator value sits where comes from the TiledMma's accumulator layout (the acc
+ * map), never from a restated fragment formula, so every MMA kind whose accumulators follow
+ * that layout gets the same epilogue. Elementwise steps that read memory (beta * C) and the
+ * direct store visit the thread's elements row by row: one 64-bit row pointer and a row
+ * predicate per distinct row, each element then an immediate offset from it, which keeps
+ * the epilogue within the consumers' registers next to up to 240 accumulators. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hopgen/builders.h"
+
+static hg_val_t i32(hg_builder_t *b, int32_t v) {
+  return hg_b_i32(b, v);
+}
+static hg_val_t addc(hg_builder_t *b, hg_val_t x, int32_t c) {
+  return c ? hg_b_bin(b, HG_ADD, x, i32(b, c)) : x;
+}
+
+/* ---------------------------------------------------------------- the accumulator map */
+
+hg_status_t hg_acc_map_make(const hg_tiled_mma_t *tm, int rows, hg_acc_map_t *am) {
+  memset(am, 0, sizeof *am);
+  if (rows < 1 || rows > tm->tile_m)
+    return hg_error(HG_ERR_INVALID, "an accumulator region of %d rows in a tile of %d", rows,
+                    tm->tile_m);
+  am->rows = rows;
+  am->cols = tm->tile_n;
+  am->v = malloc(sizeof(int) * (size_t)am->rows * (size_t)am->cols);
+  if (!am->v) return hg_error(HG_ERR_NOMEM, "out of memory building the accumulator map");
+  for (int i = 0; i < am->rows * am->cols; i++) am->v[i] = -1;
+  for (int v = 0; v < tm->acc_values; v++) {
+    int m, n;
+    hg_status_t s = hg_tiled_mma_acc_coord(tm, 0, v, &m, &n);
+    if (hg_is_ok(&s) && (m >= am->rows || n >= am->cols))
+      s = hg_error(HG_ERR_INVALID,
+                   "accumulator value %d of thread 0 lies at (%d,%d), outside the consumer's "
+                   "%dx%d region",
+                   v, m, n, am->rows, am->cols);
+    if (!hg_is_ok(&s)) {
+      hg_acc_map_free(am);
+      return s;
+    }
+    am->v[m * am->cols + n] = v;
+  }
+  return hg_ok();
+}
+
+int hg_acc_map_at(const hg_acc_map_t *am, int dm, int dn) {
+  if (dm < 0 || dn < 0 || dm >= am->rows || dn >= am->cols) return -1;
+  return am->v[dm * am->cols + dn];
+}
+
+void hg_acc_map_free(hg_acc_map_t *am) {
+  if (!am) return;
+  free(am->v);
+  am->v = NULL;
+}
+
+/* ---------------------------------------------------------------- element visits */
+
+typedef struct epi_ctx {
+  hg_builder_t *b;
+  const hg_epilogue_t *e;
+  const hg_val_t *acc;
+  const hg_acc_map_t *am;
+  const hg_epi_step_t *step; /* the step being applied (element functions) */
+} epi_ctx_t;
+
+typedef void (*elem_fn)(epi_ctx_t *x, int v, hg_val_t addr);
+
+/* For each element of the thread (row0 + dm, col0 + dn) inside M x N: fn(value, address of
+ * the element in a row-major matrix at base with leading dimension ld, elements of esize). */
+static void for_each_elem(epi_ctx_t *x, hg_val_t base, hg_val_t ld, int esize, hg_val_t row0,
+                          hg_val_t col0, elem_fn fn) {
+  hg_builder_t *b = x->b;
+  const hg_acc_map_t *am = x->am;
+  hg_val_t thr = hg_b_bin(b, HG_ADD, base,
+                          hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, row0), ld, hg_b_sext(b, col0)),
+                                   hg_b_i64(b, esize)));
+  hg_val_t row_bytes = hg_b_bin(b, HG_MUL, ld, hg_b_i64(b, esize));
+  for (int dm = 0; dm < am->rows; dm++) {
+    bool any = false;
+    for (int dn = 0; dn < am->cols && !any; dn++) any = hg_acc_map_at(am, dm, dn) >= 0;
+    if (!any) continue;
+    hg_b_if(b, hg_b_cmp(b, HG_LT_S, addc(b, row0, dm), x->e->m));
+    hg_val_t rowp = hg_b_mad(b, hg_b_i64(b, dm), row_bytes, thr);
+    for (int dn = 0; dn < am->cols; dn++) {
+      const int v = hg_acc_map_at(am, dm, dn);
+      if (v < 0) continue;
+      hg_b_if(b, hg_b_cmp(b, HG_LT_S, addc(b, col0, dn), x->e->n));
+      fn(x, v, hg_b_bin(b, HG_ADD, rowp, hg_b_i64(b, (int64_t)dn * esize)));
+      hg_b_endif(b);
+    }
+    hg_b_endif(b);
+  }
+}
+
+/* ptr + batch * batch_stride * esize (I64). */
+static hg_val_t batch_base(hg_builder_t *b, hg_val_t ptr, hg_val_t batch, hg_val_t stride,
+                           int esize) {
+  return hg_b_bin(b, HG_ADD, ptr,
+                  hg_b_bin(b, HG_MUL, hg_b_zext(b, batch),
+                           hg_b_bin(b, HG_MUL, stride, hg_b_i64(b, esize))));
+}
+
+static hg_val_t load_elem(epi_ctx_t *x, hg_val_t addr) {
+  hg_val_t v;
+  if (x->e->d_type == HG_F32) {
+    hg_b_load(x->b, HG_GLOBAL, HG_T_F32, 0, 1, addr, &v);
+    return v;
+  }
+  hg_b_load(x->b, HG_GLOBAL, HG_T_I32, 16, 1, addr, &v);
+  return hg_b_unpack_f32(x->b, x->e->d_type, v);
+}
+
+static void add_beta_c(epi_ctx_t *x, int v, hg_val_t addr) {
+  hg_b_assign(x->b, x->acc[v], hg_b_ffma(x->b, x->step->value, load_elem(x, addr), x->acc[v]));
+}
+
+static void store_elem(epi_ctx_t *x, int v, hg_val_t addr) {
+  hg_builder_t *b = x->b;
+  if (x->e->d_type == HG_F32) {
+    hg_b_store(b, HG_GLOBAL, 0, 1, addr, &x->acc[v]);
+  } else {
+    hg_val_t pk = hg_b_pack_f32x2(b, x->e->d_type, x->acc[v], x->acc[v]);
+    hg_b_store(b, HG_GLOBAL, 16, 1, addr, &pk);
+  }
+}
+
+/* ---------------------------------------------------------------- the steps */
+
+static void apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0, hg_val_t batch) {
+  hg_builder_t *b = x->b;
+  const int ed = hg_dtype_bytes(x->e->d_type);
+  for (int i = 0; i < x->e->nsteps; i++) {
+    const hg_epi_step_t *st = &x->e->steps[i];
+    x->step = st;
+    switch (st->kind) {
+    case HG_EPI_SCALE:
+      for (int v = 0; v < nacc; v++)
+        hg_b_assign(b, x->acc[v], hg_b_bin(b, HG_FMUL, x->acc[v], st->value));
+      break;
+    case HG_EPI_BETA_C:
+      /* C is read only when beta != 0: a uniform run-time branch. */
+      hg_b_if(b, hg_b_cmp(b, HG_FEQ, st->value, hg_b_f32(b, 0.0f)));
+      hg_b_else(b);
+      for_each_elem(x, batch_base(b, st->ptr, batch, st->batch_stride, ed), st->ld, ed, row0, col0,
+                    add_beta_c);
+      hg_b_endif(b);
+      break;
+    }
+  }
+}
+
+static hg_status_t check_epilogue(const hg_epilogue_t *e) {
+  if (e->d_type != HG_F32 && e->d_type != HG_BF16 && e->d_type != HG_F16)
+    return hg_error(HG_ERR_UNSUPPORTED, "the epilogue stores bf16, f16 or f32, not %s",
+                    hg_dtype_name(e->d_type));
+  if (e->nsteps < 0 || e->nsteps > HG_EPI_MAX_STEPS)
+    return hg_error(HG_ERR_INVALID, "an epilogue of %d steps (at most %d)", e->nsteps,
+                    HG_EPI_MAX_STEPS);
+  for (int i = 0; i < e->nsteps; i++)
+    if (e->steps[i].kind != HG_EPI_SCALE && e->steps[i].kind != HG_EPI_BETA_C)
+      return hg_error(HG_ERR_INVALID, "epilogue step %d has unknown kind %d", i,
+                      (int)e->steps[i].kind);
+  if (e->tma && (!e->plan_d || e->epi_n < 8 || e->buffers < 1 || e->buffers > 2))
+    return hg_error(HG_ERR_INVALID,
+                    "a TMA epilogue needs D's plan, a sub-tile width >= 8 and 1 or 2 buffers "
+                    "(width %d, %d buffers)",
+                    e->epi_n, e->buffers);
+  return hg_ok();
+}
+
+/* ---------------------------------------------------------------- the TMA store */
+
+/* For each 64-row x epi_n-column sub-tile of the consumer's region: write it into one of the
+ * consumer's swizzled shared-memory buffers (stmatrix for 16-bit D, 8-byte vector stores
+ * for f32), fence the async proxy, and let the consumer's first thread store it with TMA. A
+ * buffer is rewritten only after the store that read it has finished reading (bulk
+ * wait_group.read buffers-1 leaves just the other buffer's store in flight). */
+static void store_tma(epi_ctx_t *x, hg_val_t m_base, hg_val_t n0, hg_val_t batch,
+                      const hg_roles_t *r) {
+  hg_builder_t *b = x->b;
+  const hg_epilogue_t *e = x->e;
+  const hg_acc_map_t *am = x->am;
+  const hg_tma_plan_t *pd = e->plan_d;
+  const int es = hg_dtype_bytes(e->d_type);
+  const int epi_n = e->epi_n, sub_rows = 64;
+  hg_val_t is_first = hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0));
+  hg_val_t buf_sel = hg_b_var(b, HG_T_I32, i32(b, 0));
+  hg_val_t my_bufs = hg_b_mad(b, r->consumer, i32(b, (int32_t)(e->buf_bytes * (uint32_t)e->buffers)),
+                              hg_b_smem_addr(b, e->buf_offset));
+  hg_val_t lane = r->lane;
+  for (int im = 0; im < am->rows / sub_rows; im++)
+    for (int j = 0; j < am->cols / epi_n; j++) {
+      hg_val_t buf = hg_b_mad(b, buf_sel, i32(b, (int32_t)e->buf_bytes), my_bufs);
+      hg_b_if(b, is_first);
+      hg_b_bulk_wait(b, e->buffers - 1, true);
+      hg_b_endif(b);
+      hg_roles_consumer_sync(b, r);
+      if (es == 2) {
+        /* stmatrix x4: 16 rows x 16 columns per warp; lane l addresses row l % 8 of matrix
+         * l / 8, matrices ordered (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7,
+         * cols 8-15), (rows 8-15, cols 8-15) - the accumulator fragment's order. */
+        hg_val_t q = hg_b_bin(b, HG_SHR_U, lane, i32(b, 3));
+        hg_val_t row = hg_b_bin(
+            b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
+            hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, q, i32(b, 1)), i32(b, 3)),
+                     hg_b_bin(b, HG_AND, lane, i32(b, 7))));
+        hg_val_t colq = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_SHR_U, q, i32(b, 1)), i32(b, 3));
+        for (int cg = 0; cg < epi_n; cg += 16) {
+          hg_val_t regs[4];
+          for (int mtx = 0; mtx < 4; mtx++) {
+            const int dm = im * sub_rows + (mtx & 1) * 8, dn = j * epi_n + cg + (mtx >> 1) * 8;
+            const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
+            regs[mtx] = hg_b_pack_f32x2(b, e->d_type, x->acc[v0 < 0 ? 0 : v0],
+                                        x->acc[v1 < 0 ? 0 : v1]);
+          }
+          hg_val_t col = addc(b, colq, cg);
+          hg_val_t off =
+              hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
+          off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
+          hg_b_stmatrix(b, 4, false, hg_b_bin(b, HG_ADD, buf, off), regs);
+        }
+      } else {
+        /* f32: each thread stores its pairs (row, 2q..2q+1) as 8-byte vectors. */
+        hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
+                                  hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
+        hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
+        for (int dm = 0; dm < sub_rows; dm += 8)
+          for (int dn = 0; dn < epi_n; dn += 8) {
+            const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
+            const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
+            if (v0 < 0 || v1 < 0) continue;
+            hg_val_t off = hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
+                                    hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
+            off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
+            hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
+            hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
+          }
+      }
+      hg_b_fence_proxy_async(b);
+      hg_roles_consumer_sync(b, r);
+      hg_b_if(b, is_first);
+      {
+        hg_val_t origin[3] = {addc(b, m_base, im * sub_rows), addc(b, n0, j * epi_n), batch};
+        hg_tma_copy_store(b, pd, e->tmap_d, buf, origin, NULL);
+        hg_b_bulk_commit(b);
+      }
+      hg_b_endif(b);
+      hg_b_assign(b, buf_sel, hg_b_bin(b, HG_XOR, buf_sel, i32(b, e->buffers > 1 ? 1 : 0)));
+    }
+}
+
+hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_val_t *acc,
+                             const hg_acc_map_t *am, hg_val_t row0, hg_val_t col0, hg_val_t m_base,
+                             hg_val_t n0, hg_val_t batch, const hg_roles_t *r) {
+  HG_TRY(check_epilogue(e));
+  int nacc = 0;
+  for (int i = 0; i < am->rows * am->cols; i++)
+    if (am->v[i] + 1 > nacc) nacc = am->v[i] + 1;
+  epi_ctx_t x = {.b = b, .e = e, .acc = acc, .am = am, .step = NULL};
+  apply_steps(&x, nacc, row0, col0, batch);
+  if (e->tma) {
+    if (am->rows % 64 || am->cols % e->epi_n)
+      return hg_error(HG_ERR_INVALID,
+                      "the consumer's %dx%d region is not whole 64-row x %d-column sub-tiles",
+                      am->rows, am->cols, e->epi_n);
+    store_tma(&x, m_base, n0, batch, r);
+  } else {
+    const int ed = hg_dtype_bytes(e->d_type);
+    for_each_elem(&x, batch_base(b, e->d_ptr, batch, e->batch_stride_d, ed), e->ldd, ed, row0,
+                  col0, store_elem);
+  }
+  return hg_builder_status(b);
+}
+
+void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r) {
+  if (!e->tma) return;
+  /* Shared memory must outlive the stores that read it. */
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0)));
+  hg_b_bulk_wait(b, 0, false);
+  hg_b_endif(b);
+}

@@ -1,0 +1,273 @@
+/* TiledMma builders and the consumer main loop (builders.h).
+ *
+ * All three kinds share the warpgroup tiling of the wgmma TiledMma (hg_tiled_mma_make): a
+ * consumer warpgroup owns atoms_m x atoms_n 64 x atom_n blocks of the tile, and its
+ * accumulator registers [(im + atoms_m * in) * acc_regs, ...) hold block (im, in) in the
+ * order of wgmma's accumulator fragment. What differs is how a k-block is issued:
+ *
+ *   wgmma SS  one wgmma per (block, K atom), A and B through descriptors advanced by the
+ *             planner's per-atom and per-k-block offsets (CuTe's descriptor iterator);
+ *   wgmma RS  A's 16-row slice of each warp read with ldmatrix.x4 into the A fragment, B
+ *             through its descriptor; one wgmma.fence after the ldmatrix (PTX ISA: registers
+ *             written by other instructions must be fenced before wgmma reads them);
+ *   mma.sync  each warp computes its 16 rows of each 64-row block as m16n8k16 MMAs: A as
+ *             for RS, B's n8 blocks two at a time with ldmatrix.x4. The C fragment of an n8
+ *             block (rows lane/4, lane/4 + 8, columns 2*(lane%4) + {0,1}) is exactly values
+ *             4j..4j+3 of wgmma's fragment, so the accumulators keep wgmma's order and the
+ *             epilogue cannot tell the kinds apart. */
+#include <string.h>
+
+#include "hopgen/builders.h"
+
+static hg_val_t i32(hg_builder_t *b, int32_t v) {
+  return hg_b_i32(b, v);
+}
+
+const char *hg_mma_kind_name(hg_mma_kind_t k) {
+  switch (k) {
+  case HG_MMA_WGMMA_SS:
+    return "wgmma-ss";
+  case HG_MMA_WGMMA_RS:
+    return "wgmma-rs";
+  case HG_MMA_SYNC:
+    return "mma-sync";
+  }
+  return "?";
+}
+
+/* A's descriptor advance for warpgroup slot w and atom im is taken as the slot's first atom
+ * plus the atom's offset within a slot: true when the planner's per-atom offsets are affine,
+ * which the canonical stage buffers are. Refuse anything else rather than guess. */
+static hg_status_t check_affine_atoms(const hg_tiled_mma_t *tm) {
+  const uint32_t *o = tm->a_op.mn_atom_offset_bytes;
+  for (int w = 0; w < tm->wg_m; w++)
+    for (int im = 0; im < tm->atoms_m; im++)
+      if (o[w * tm->atoms_m + im] != o[w * tm->atoms_m] + o[im] - o[0])
+        return hg_error(HG_ERR_UNSUPPORTED,
+                        "A's M atoms are not evenly spaced in shared memory (atom %d at %u B): "
+                        "the generator advances descriptors by a per-warpgroup offset",
+                        w * tm->atoms_m + im, o[w * tm->atoms_m + im]);
+  return hg_ok();
+}
+
+hg_status_t hg_mma_builder_make(hg_mma_kind_t kind, const hg_tiled_mma_spec_t *spec,
+                                hg_mma_builder_t *out) {
+  memset(out, 0, sizeof *out);
+  if (kind != HG_MMA_WGMMA_SS && kind != HG_MMA_WGMMA_RS && kind != HG_MMA_SYNC)
+    return hg_error(HG_ERR_INVALID, "MMA kind %d is not known", (int)kind);
+  const bool b16 = (spec->a == HG_BF16 || spec->a == HG_F16) && spec->b == spec->a;
+  if (kind != HG_MMA_WGMMA_SS && !b16)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "%s takes bf16 or f16 operands (A %s, B %s): ldmatrix moves 16-bit elements, "
+                    "and an 8-bit operand's MMA fragment (4 consecutive K per register) is not "
+                    "what it returns; use wgmma-ss for fp8",
+                    hg_mma_kind_name(kind), hg_dtype_name(spec->a), hg_dtype_name(spec->b));
+  if (kind == HG_MMA_SYNC && spec->acc != HG_F32)
+    return hg_error(HG_ERR_UNSUPPORTED, "mma-sync accumulates in f32 here, not %s",
+                    hg_dtype_name(spec->acc));
+  /* The tiling, stage layouts and accumulator layout are the SS TiledMma's for every kind:
+   * register A is read from the same stage buffer, by ldmatrix instead of a descriptor. */
+  hg_tiled_mma_spec_t s = *spec;
+  s.a_regs = false;
+  HG_TRY(hg_tiled_mma_make(&s, &out->tm));
+  HG_TRY(check_affine_atoms(&out->tm));
+  const hg_wgmma_atom_t *at = &out->tm.atom;
+  out->kind = kind;
+  out->op = (hg_wgmma_op_t){.n = at->n,
+                            .a = at->a,
+                            .b = at->b,
+                            .acc = at->acc,
+                            .a_regs = kind == HG_MMA_WGMMA_RS,
+                            /* register A is always the K-major fragment (ldmatrix .trans
+                             * reads an MN-major stage into it) */
+                            .trans_a = kind == HG_MMA_WGMMA_RS ? false : at->trans_a,
+                            .trans_b = at->trans_b};
+  out->sync_op = (hg_mma_sync_op_t){.m = 16, .n = 8, .k = 16, .a = spec->a, .b = spec->b,
+                                    .acc = HG_F32};
+  out->acc_count = out->tm.atoms_m * out->tm.atoms_n * at->acc_regs;
+  out->async = kind != HG_MMA_SYNC;
+  return hg_ok();
+}
+
+/* ---------------------------------------------------------------- k-blocks */
+
+/* desc(stage) = the descriptor of instruction (0,0) at address 0 with the stage's address in
+ * the start-address field (bits 0-13 hold address >> 4). The field must be masked: in a
+ * cluster launch the shared-memory window address of a CTA carries its rank in bits 24 and up
+ * (sm_90a SASS: base = SR_CgaCtaId << 24 | offset), and address >> 4 would otherwise spill
+ * rank bits into the leading-byte-offset field (bits 16-29) - harmless for swizzled K-major
+ * operands, which ignore LBO, but it moved every MN-major operand block after the first in
+ * the CTAs of rank >= 1 (seen on an H200). */
+static hg_val_t stage_desc(hg_builder_t *b, const hg_gmma_operand_t *op, hg_val_t stage) {
+  uint64_t d0;
+  hg_gmma_desc_fields_t f = op->desc;
+  f.start_address = 0;
+  hg_status_t st = hg_gmma_desc_encode(&f, &d0);
+  if (!hg_is_ok(&st)) {
+    hg_builder_fail(b, st); /* cannot happen: the planner encoded the same fields */
+    return HG_NONE;
+  }
+  hg_val_t field =
+      hg_b_zext(b, hg_b_bin(b, HG_AND, hg_b_bin(b, HG_SHR_U, stage, i32(b, 4)), i32(b, 0x3FFF)));
+  return hg_b_bin(b, HG_OR, hg_b_i64(b, (int64_t)d0), field);
+}
+
+static hg_val_t desc_plus(hg_builder_t *b, hg_val_t d, uint32_t bytes) {
+  return bytes ? hg_b_bin(b, HG_ADD, d, hg_b_i64(b, bytes >> 4)) : d;
+}
+
+/* The first row of the consumer's slot wm (run time) within the tile, and A's byte offset of
+ * the slot's first M atom (a choice between the planner's per-atom offsets). */
+static hg_val_t slot_row0(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t wm) {
+  return hg_b_bin(b, HG_MUL, wm, i32(b, tm->tile_m / tm->wg_m));
+}
+
+static hg_val_t slot_a_offset(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t wm) {
+  hg_val_t off = i32(b, 0);
+  for (int w = 1; w < tm->wg_m; w++)
+    off = hg_b_select(b, hg_b_cmp(b, HG_EQ, wm, i32(b, w)),
+                      i32(b, (int32_t)tm->a_op.mn_atom_offset_bytes[w * tm->atoms_m]), off);
+  return off;
+}
+
+/* A fragments of this warp's 16 rows of every M atom and K atom of the k-block:
+ * a[(kk * atoms_m + im) * 4 + i]. */
+static void load_a_frags(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t a_stage, hg_val_t wm,
+                         const hg_roles_t *r, hg_val_t *a) {
+  const bool mn_major = tm->a_op.major == HG_MAJOR_MN;
+  hg_val_t row0 =
+      hg_b_bin(b, HG_ADD, slot_row0(b, tm, wm), hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)));
+  for (int kk = 0; kk < tm->atoms_k; kk++)
+    for (int im = 0; im < tm->atoms_m; im++) {
+      hg_val_t mn0 = im ? hg_b_bin(b, HG_ADD, row0, i32(b, 64 * im)) : row0;
+      hg_ldmatrix_a16x16(b, &tm->a_op.layout, mn_major, a_stage, mn0, i32(b, 16 * kk), r->lane,
+                         a + (kk * tm->atoms_m + im) * 4);
+    }
+}
+
+static void kblock_wgmma(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
+                         hg_val_t wm, hg_val_t a_stage, hg_val_t b_stage, hg_val_t accumulate,
+                         const hg_roles_t *r) {
+  const hg_tiled_mma_t *tm = &m->tm;
+  const int acc_regs = tm->atom.acc_regs;
+  const bool rs = m->kind == HG_MMA_WGMMA_RS;
+  hg_val_t afr[4 * HG_GMMA_MAX_BLOCKS];
+  hg_val_t da = HG_NONE;
+  if (rs) {
+    if (tm->atoms_k * tm->atoms_m > HG_GMMA_MAX_BLOCKS) {
+      hg_builder_fail(b, hg_error(HG_ERR_CAPACITY, "%d x %d register A fragments per k-block",
+                                  tm->atoms_k, tm->atoms_m));
+      return;
+    }
+    load_a_frags(b, tm, a_stage, wm, r, afr);
+  } else {
+    da = stage_desc(b, &tm->a_op, a_stage);
+    da = hg_b_bin(b, HG_ADD, da,
+                  hg_b_zext(b, hg_b_bin(b, HG_SHR_U, slot_a_offset(b, tm, wm), i32(b, 4))));
+  }
+  hg_val_t db = stage_desc(b, &tm->b_op, b_stage);
+  hg_val_t true_ = hg_b_pred(b, true);
+  hg_b_wgmma_fence(b);
+  for (int kk = 0; kk < tm->atoms_k; kk++)
+    for (int in = 0; in < tm->atoms_n; in++)
+      for (int im = 0; im < tm->atoms_m; im++) {
+        const int first = (im + tm->atoms_m * in) * acc_regs;
+        hg_val_t ad =
+            rs ? HG_NONE
+               : desc_plus(b, da,
+                           tm->a_op.mn_atom_offset_bytes[im] - tm->a_op.mn_atom_offset_bytes[0] +
+                               tm->a_op.kblock_offset_bytes[kk]);
+        hg_val_t bd =
+            desc_plus(b, db, tm->b_op.mn_atom_offset_bytes[in] + tm->b_op.kblock_offset_bytes[kk]);
+        hg_b_wgmma(b, &m->op, acc + first, rs ? afr + (kk * tm->atoms_m + im) * 4 : &ad, bd,
+                   kk == 0 ? accumulate : true_);
+      }
+  hg_b_wgmma_commit(b);
+}
+
+static void kblock_sync(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
+                        hg_val_t wm, hg_val_t a_stage, hg_val_t b_stage, const hg_roles_t *r) {
+  const hg_tiled_mma_t *tm = &m->tm;
+  const int acc_regs = tm->atom.acc_regs, atom_n = tm->atom.n;
+  const bool b_mn = tm->b_op.major == HG_MAJOR_MN;
+  for (int kk = 0; kk < tm->atoms_k; kk++) {
+    hg_val_t afr[4 * HG_GMMA_MAX_BLOCKS];
+    hg_val_t row0 =
+        hg_b_bin(b, HG_ADD, slot_row0(b, tm, wm), hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)));
+    for (int im = 0; im < tm->atoms_m; im++) {
+      hg_val_t mn0 = im ? hg_b_bin(b, HG_ADD, row0, i32(b, 64 * im)) : row0;
+      hg_ldmatrix_a16x16(b, &tm->a_op.layout, tm->a_op.major == HG_MAJOR_MN, a_stage, mn0,
+                         i32(b, 16 * kk), r->lane, afr + 4 * im);
+    }
+    for (int in = 0; in < tm->atoms_n; in++)
+      for (int j2 = 0; j2 < atom_n / 16; j2++) {
+        hg_val_t bfr[4];
+        hg_ldmatrix_b16x16(b, &tm->b_op.layout, b_mn, b_stage, i32(b, in * atom_n + 16 * j2),
+                           i32(b, 16 * kk), r->lane, bfr);
+        for (int im = 0; im < tm->atoms_m; im++)
+          for (int h = 0; h < 2; h++) {
+            const int j = 2 * j2 + h; /* the n8 block within the atom */
+            hg_b_mma_sync(b, &m->sync_op, acc + (im + tm->atoms_m * in) * acc_regs + 4 * j,
+                          afr + 4 * im, bfr + 2 * h);
+          }
+      }
+  }
+}
+
+void hg_mma_builder_kblock(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
+                           hg_val_t wm, hg_val_t a_stage, hg_val_t b_stage, hg_val_t accumulate,
+                           const hg_roles_t *r) {
+  if (m->kind == HG_MMA_SYNC)
+    kblock_sync(b, m, acc, wm, a_stage, b_stage, r);
+  else
+    kblock_wgmma(b, m, acc, wm, a_stage, b_stage, accumulate, r);
+}
+
+void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n) {
+  if (m->async) hg_b_wgmma_wait(b, n);
+}
+
+/* ---------------------------------------------------------------- the main loop */
+
+void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                      hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r) {
+  const hg_mma_builder_t *m = ml->mma;
+  hg_val_t sd = HG_NONE, prev = HG_NONE;
+  if (m->async) {
+    sd = hg_b_var(b, HG_T_PRED, hg_b_pred(b, false));
+    prev = hg_b_var(b, HG_T_I32, i32(b, 0));
+  } else {
+    /* mma.sync always accumulates: start the tile from zero. */
+    hg_val_t zero = hg_b_f32(b, 0.0f);
+    for (int v = 0; v < m->acc_count; v++) hg_b_assign(b, acc[v], zero);
+  }
+  hg_val_t kb = hg_b_for(b, i32(b, 0), kblocks, i32(b, 1));
+  {
+    hg_pipe_wait(b, ml->pipe, pos);
+    /* Stages written through the generic proxy (cp.async, st.shared) are read by wgmma
+     * through the async proxy: the waiting thread fences between the two (PTX ISA
+     * "Proxies"). ldmatrix reads through the generic proxy and needs none. */
+    if (ml->fence_proxy && m->kind != HG_MMA_SYNC) hg_b_fence_proxy_async(b);
+    hg_val_t a_stage = hg_smem_ring_addr(b, ml->ring_a, pos.stage);
+    hg_val_t b_stage = hg_smem_ring_addr(b, ml->ring_b, pos.stage);
+    hg_mma_builder_kblock(b, m, acc, wm, a_stage, b_stage, m->async ? sd : hg_b_pred(b, true), r);
+    if (m->async) {
+      hg_b_assign(b, sd, hg_b_pred(b, true));
+      /* Keep this k-block's MMAs in flight; the previous k-block's are done reading. */
+      hg_mma_builder_wait(b, m, 1);
+      hg_b_if(b, hg_b_cmp(b, HG_GT_S, kb, i32(b, 0)));
+      hg_pipe_release(b, ml->pipe, prev, ml->cluster, r->lane);
+      hg_b_endif(b);
+      hg_b_assign(b, prev, pos.stage);
+    } else {
+      /* ldmatrix has read the stage into registers: release it at once. */
+      hg_pipe_release(b, ml->pipe, pos.stage, ml->cluster, r->lane);
+    }
+    hg_pipe_advance(b, ml->pipe, pos);
+  }
+  hg_b_endfor(b);
+  if (m->async) {
+    hg_mma_builder_wait(b, m, 0);
+    hg_pipe_release(b, ml->pipe, prev, ml->cluster, r->lane);
+  }
+}

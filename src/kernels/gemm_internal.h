@@ -1,0 +1,33 @@
+/* Shared by the GEMM's planner (gemm_plan.c), generator (gemm_gen.c), configuration code
+ * (gemm_config.c) and runner: the plan of one kernel. Not public API. */
+#ifndef HOPGEN_KERNELS_GEMM_INTERNAL_H
+#define HOPGEN_KERNELS_GEMM_INTERNAL_H
+
+#include "hopgen/kernels.h"
+
+/* What the generator needs besides hg_gemm_kernel_t's public part. */
+typedef struct gemm_plan {
+  bool pingpong;
+  int consumers;                /* consumer warpgroups */
+  hg_mma_builder_t mma;         /* the TiledMma of the mainloop's kind */
+  hg_cp_async_copy_t cp_a, cp_b; /* operands not through TMA */
+  int epi_n, epi_buffers;
+  uint32_t epi_bytes; /* one epilogue buffer, 1024-byte aligned */
+} gemm_plan_t;
+
+/* Normalise p, resolve the mainloop, check c, and plan every operand and the epilogue into
+ * k (problem, config, paths, TMA plans) and g. */
+hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                              hg_gemm_kernel_t *k, gemm_plan_t *g);
+/* The MMA kind of a (resolved) mainloop. */
+hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m);
+/* The heuristic for a given mainloop (AUTO: the one the problem resolves to). */
+hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m, int sm_count,
+                                  hg_gemm_config_t *out);
+
+/* JIT-load a generated kernel through the cache and get its function (shared memory opted
+ * in); the module is unloaded again when the function cannot be had. */
+hg_status_t hg_kernels_load(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,
+                            hg_jit_info_t *info);
+
+#endif

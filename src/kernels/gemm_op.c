@@ -1,0 +1,192 @@
+/* The GEMM operation object (kernels.h): a kernel from hg_gemm_build, JIT-compiled through
+ * the on-disk cache, sized as a persistent grid, and launched with the tensor maps of each
+ * run's pointers. Launching allocates nothing and never synchronises, so it can be captured
+ * in a CUDA graph.
+ *
+ * The kernels layer calls the runtime here and in the other drivers (gemm_bench.c,
+ * tma_run.c, copy.c): generation stays pure in gemm_plan.c and gemm_gen.c. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hopgen/kernels.h"
+#include "kernels/gemm_internal.h"
+
+struct hg_gemm_op {
+  hg_rt_t *rt;
+  hg_gemm_kernel_t gk;
+  hg_module_t *mod;
+  hg_function_t *fn;
+  hg_jit_info_t jit;
+  int grid; /* CTAs of the persistent grid */
+  double create_ms;
+};
+
+hg_status_t hg_kernels_load(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,
+                            hg_jit_info_t *info) {
+  hg_jit_info_t local;
+  HG_TRY(hg_rt_module_load(rt, k->ptx.data, mod, info ? info : &local));
+  hg_status_t s = hg_rt_function(rt, *mod, k->name, k->smem_bytes, fn);
+  if (!hg_is_ok(&s)) {
+    hg_rt_module_unload(rt, *mod);
+    *mod = NULL;
+  }
+  return s;
+}
+
+void hg_gemm_op_destroy(hg_gemm_op_t *op) {
+  if (!op) return;
+  if (op->mod) hg_rt_module_unload(op->rt, op->mod);
+  hg_gemm_kernel_free(&op->gk);
+  free(op);
+}
+
+/* The persistent grid: as many clusters as run at once, no more than there are tiles. */
+static hg_status_t size_grid(hg_gemm_op_t *op) {
+  const hg_gemm_config_t *k = &op->gk.config;
+  const hg_gemm_problem_t *p = &op->gk.problem;
+  const int cs = k->cluster_m * k->cluster_n;
+  hg_launch_t l = {.grid = {(uint32_t)cs, 1, 1},
+                   .block = {op->gk.k.threads, 1, 1},
+                   .cluster = {(uint32_t)cs, 1, 1},
+                   .smem_bytes = op->gk.k.smem_bytes};
+  int active = 0;
+  HG_TRY(hg_rt_max_active_clusters(op->rt, op->fn, &l, &active));
+  if (active < 1)
+    return hg_error(HG_ERR_INVALID,
+                    "the device cannot run even one %d-CTA cluster of %s (%u B shared memory, %u "
+                    "threads per CTA)",
+                    cs, op->gk.k.name, op->gk.k.smem_bytes, op->gk.k.threads);
+  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
+                              .tile_m = k->tile_m,
+                              .tile_n = k->tile_n,
+                              .cluster_m = k->cluster_m,
+                              .cluster_n = k->cluster_n,
+                              .raster = k->raster,
+                              .raster_group = k->raster_group};
+  const int64_t units = hg_sched_units(&ss, p->m, p->n, p->batch);
+  op->grid = (int)(units < active ? units : active) * cs;
+  return hg_ok();
+}
+
+hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                              hg_backend_t be, hg_gemm_op_t **out) {
+  const double t0 = hg_now_ms();
+  *out = NULL;
+  hg_gemm_op_t *op = calloc(1, sizeof *op);
+  if (!op) return hg_error(HG_ERR_NOMEM, "out of memory for a GEMM operation");
+  op->rt = rt;
+  hg_status_t s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be,
+                                &op->gk);
+  if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
+  if (hg_is_ok(&s)) s = size_grid(op);
+  if (!hg_is_ok(&s)) {
+    hg_gemm_op_destroy(op);
+    return s;
+  }
+  op->create_ms = hg_now_ms() - t0;
+  *out = op;
+  return hg_ok();
+}
+
+const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op) {
+  return &op->gk;
+}
+const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op) {
+  return &op->jit;
+}
+int hg_gemm_op_grid(const hg_gemm_op_t *op) {
+  return op->grid;
+}
+
+/* The alignment a pointer has: its lowest set bit, at most 16 (0: 16, the null pointer). */
+static int ptr_align(hg_devptr_t p) {
+  for (int a = 1; a < 16; a *= 2)
+    if (p & (hg_devptr_t)a) return a;
+  return 16;
+}
+
+/* The base alignment an operand's path needs: TMA's 16 bytes, or the cp.async chunk. */
+static hg_status_t check_base(const char *what, hg_devptr_t ptr, bool tma, int vec) {
+  const int need = tma ? 16 : vec;
+  if (ptr % (hg_devptr_t)need == 0) return hg_ok();
+  return hg_error(HG_ERR_INVALID,
+                  "%s at 0x%" PRIx64 " is not %d-byte aligned, which this operation's %s path "
+                  "needs; create the operation with problem.%s_align = %d (or less)",
+                  what, (uint64_t)ptr, need, tma ? "TMA" : "cp.async", what[0] == 'A' ? "a" : "b",
+                  ptr_align(ptr));
+}
+
+hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
+                           hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
+                           hg_stream_t stream) {
+  const hg_gemm_kernel_t *gk = &op->gk;
+  const hg_gemm_problem_t *k = &gk->problem;
+  if (gk->tma_store && d % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "D at 0x%" PRIx64 " is not 16-byte aligned, which the TMA epilogue needs; "
+                    "create the operation with problem.d_no_tma = true",
+                    (uint64_t)d);
+  HG_TRY(check_base("A", a, gk->a_tma, gk->a_vec));
+  HG_TRY(check_base("B", b, gk->b_tma, gk->b_vec));
+  if (k->beta != 0 && !c)
+    return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
+  hg_tensormap_t ma, mb, md;
+  if (gk->a_tma)
+    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &gk->plan_a.map, a, &ma), "A: "));
+  if (gk->b_tma)
+    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &gk->plan_b.map, b, &mb), "B: "));
+  if (gk->tma_store)
+    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &gk->plan_d.map, d, &md), "D: "));
+  int32_t m = (int32_t)k->m, n = (int32_t)k->n, kk = (int32_t)k->k, batch = k->batch;
+  int64_t lda = k->lda, ldb = k->ldb, bsa = k->batch_stride_a, bsb = k->batch_stride_b;
+  int64_t ldc = k->ldc, ldd = k->ldd, bsc = k->batch_stride_c, bsd = k->batch_stride_d;
+  float alpha = k->alpha, beta = k->beta;
+  hg_devptr_t cc = c ? c : d;
+  void *args[32];
+  int n_args = 0;
+  if (gk->a_tma) {
+    args[n_args++] = &ma;
+  } else {
+    args[n_args++] = &a;
+    args[n_args++] = &lda;
+    args[n_args++] = &bsa;
+  }
+  if (gk->b_tma) {
+    args[n_args++] = &mb;
+  } else {
+    args[n_args++] = &b;
+    args[n_args++] = &ldb;
+    args[n_args++] = &bsb;
+  }
+  if (gk->tma_store) args[n_args++] = &md;
+  void *rest[] = {&d, &cc, &m, &n, &kk, &batch, &ldc, &ldd, &bsc, &bsd, &alpha, &beta};
+  for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) args[n_args++] = rest[i];
+  if (hg_dtype_bits(k->a_type) == 8) {
+    args[n_args++] = &scale_a;
+    args[n_args++] = &scale_b;
+  }
+  const uint32_t cs = gk->k.cluster[0];
+  hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},
+                   .block = {gk->k.threads, 1, 1},
+                   .cluster = {cs, 1, 1},
+                   .smem_bytes = gk->k.smem_bytes,
+                   .stream = stream};
+  return hg_rt_launch(op->rt, op->fn, &l, args);
+}
+
+hg_status_t hg_gemm(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                    hg_devptr_t a, hg_devptr_t b, hg_devptr_t cm, hg_devptr_t d,
+                    hg_devptr_t scale_a, hg_devptr_t scale_b, hg_stream_t stream) {
+  hg_gemm_problem_t q = *p;
+  if (d % 16 != 0) q.d_no_tma = true;
+  /* The pointers are known here: let the planner fit the operand paths to them. */
+  if (!q.a_align) q.a_align = ptr_align(a);
+  if (!q.b_align) q.b_align = ptr_align(b);
+  hg_gemm_op_t *op;
+  HG_TRY(hg_gemm_op_create(rt, &q, c, HG_BACKEND_PTX, &op));
+  hg_status_t s = hg_gemm_op_run(op, a, b, cm, d, scale_a, scale_b, stream);
+  if (hg_is_ok(&s)) s = hg_rt_sync(rt, stream);
+  hg_gemm_op_destroy(op);
+  return s;
+}

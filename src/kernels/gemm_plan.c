@@ -1,0 +1,239 @@
+/* GEMM planning (host side, pure): which path each operand takes, the TMA plans of A, B and
+ * the epilogue's D sub-tile, the cp.async copies of operands TMA cannot address, and the
+ * library's one step from a problem to a kernel (hg_gemm_build). gemm_gen.c turns a plan
+ * into a kernel with the builders. */
+#include <stdio.h>
+#include <string.h>
+
+#include "hopgen/kernels.h"
+#include "kernels/gemm_internal.h"
+
+static const char *const mainloop_names[HG_MAINLOOP_COUNT] = {
+    [HG_MAINLOOP_AUTO] = "auto",
+    [HG_MAINLOOP_TMA_WGMMA] = "tma-wgmma",
+    [HG_MAINLOOP_CPASYNC_WGMMA] = "cpasync-wgmma",
+    [HG_MAINLOOP_TMA_MMASYNC] = "tma-mmasync",
+    [HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS] = "tma-ldmatrix-wgmma-rs",
+};
+
+const char *hg_gemm_mainloop_name(hg_gemm_mainloop_t m) {
+  return (int)m >= 0 && m < HG_MAINLOOP_COUNT ? mainloop_names[m] : "?";
+}
+
+hg_status_t hg_gemm_mainloop_parse(const char *name, hg_gemm_mainloop_t *out) {
+  for (int i = 0; i < HG_MAINLOOP_COUNT; i++)
+    if (name && !strcmp(name, mainloop_names[i])) {
+      *out = (hg_gemm_mainloop_t)i;
+      return hg_ok();
+    }
+  return hg_error(HG_ERR_PARSE,
+                  "mainloop '%s' is not one of auto, tma-wgmma, cpasync-wgmma, tma-mmasync, "
+                  "tma-ldmatrix-wgmma-rs",
+                  name ? name : "(null)");
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    const int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand) {
+  const bool a = operand == 0;
+  const int e = hg_dtype_bytes(a ? p->a_type : p->b_type);
+  const int64_t ld = a ? p->lda : p->ldb, bs = a ? p->batch_stride_a : p->batch_stride_b;
+  const int base = a ? p->a_align : p->b_align;
+  int64_t g = gcd64(16, ld * e);
+  if (p->batch > 1) g = gcd64(g, bs * e);
+  if (base > 0) g = gcd64(g, base);
+  return (int)g;
+}
+
+hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m) {
+  if (m != HG_MAINLOOP_AUTO) return m;
+  return hg_gemm_operand_align(p, 0) == 16 && hg_gemm_operand_align(p, 1) == 16
+             ? HG_MAINLOOP_TMA_WGMMA
+             : HG_MAINLOOP_CPASYNC_WGMMA;
+}
+
+hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m) {
+  return m == HG_MAINLOOP_TMA_MMASYNC              ? HG_MMA_SYNC
+         : m == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? HG_MMA_WGMMA_RS
+                                                   : HG_MMA_WGMMA_SS;
+}
+
+/* The operand tensors as TMA sees them, modes (MN, K, batch). A batch of one still gets a
+ * third mode (TMA then reads only index 0) whose stride must be TMA-legal. */
+static void operand_tensor(hg_dtype_t t, bool k_major, int64_t mn, int64_t k, int64_t ld, int batch,
+                           int64_t batch_stride, hg_tma_tensor_t *out) {
+  memset(out, 0, sizeof *out);
+  out->dtype = t;
+  out->rank = 3;
+  out->shape[0] = mn;
+  out->shape[1] = k;
+  out->shape[2] = batch;
+  out->stride[0] = k_major ? ld : 1;
+  out->stride[1] = k_major ? 1 : ld;
+  const int64_t q = 16 / hg_dtype_bytes(t);
+  out->stride[2] = batch > 1 ? batch_stride : ((ld * (k_major ? mn : k) + q - 1) / q) * q;
+  out->base_align_bytes = 16;
+}
+
+/* The composed layout `l` with a third mode of one element, for the (MN, K, batch) tensor. */
+static hg_status_t with_batch_mode(const hg_composed_t *l, hg_composed_t *out) {
+  *out = *l;
+  hg_layout_t one = hg_layout_1d(1, 0);
+  return hg_layout_append(&l->layout, &one, &out->layout);
+}
+
+/* The epilogue's shared-memory sub-tile: 64 rows x epi_n columns of D, row-major, rows of
+ * the swizzle span so that stmatrix's eight rows land in eight different 16-byte chunks. */
+static hg_status_t epilogue_layout(int esize, int epi_n, hg_composed_t *out) {
+  const int row_bytes = epi_n * esize;
+  const int b = row_bytes == 128 ? 3 : row_bytes == 64 ? 2 : row_bytes == 32 ? 1 : 0;
+  int lg = 0;
+  while ((1 << lg) < esize) lg++;
+  hg_swizzle_t sw;
+  HG_TRY(hg_swizzle_make(b, 4 - lg, 3, &sw));
+  const int64_t sh[3] = {64, epi_n, 1}, st[3] = {epi_n, 1, 0};
+  hg_tuple_t shape, stride;
+  HG_TRY(hg_tuple_ints(&shape, 3, sh));
+  HG_TRY(hg_tuple_ints(&stride, 3, st));
+  out->sw = sw;
+  out->offset = 0;
+  return hg_make_layout(&shape, &stride, &out->layout);
+}
+
+/* One operand's path: a TMA plan (multicast across `share` CTAs) or a cp.async copy into
+ * the same stage layout. */
+static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kernel_t *k,
+                                hg_cp_async_copy_t *cp) {
+  const hg_gemm_problem_t *p = &k->problem;
+  const bool a = operand == 0;
+  const hg_gmma_operand_t *op = a ? &g->mma.tm.a_op : &g->mma.tm.b_op;
+  const bool kmaj = a ? p->a_k_major : p->b_k_major;
+  const hg_dtype_t t = a ? p->a_type : p->b_type;
+  const char *what = a ? "A" : "B";
+  if (a ? k->a_tma : k->b_tma) {
+    hg_tma_tensor_t ten;
+    operand_tensor(t, kmaj, a ? p->m : p->n, p->k, a ? p->lda : p->ldb, p->batch,
+                   a ? p->batch_stride_a : p->batch_stride_b, &ten);
+    hg_composed_t s;
+    HG_TRY(with_batch_mode(&op->layout, &s));
+    hg_tma_options_t o = hg_tma_options_default(HG_TMA_LOAD);
+    o.cluster = a ? k->config.cluster_n : k->config.cluster_m;
+    return hg_status_wrap(hg_tma_plan_make(&ten, &s, &o, a ? &k->plan_a : &k->plan_b),
+                          "loading %s: ", what);
+  }
+  hg_cp_async_spec_t cs = {.dtype = t,
+                           .rows = kmaj ? op->mn : op->k,
+                           .cols = kmaj ? op->k : op->mn,
+                           .smem = op->layout,
+                           .transposed = !kmaj,
+                           .vec_bytes = a ? k->a_vec : k->b_vec,
+                           .threads = 128};
+  return hg_status_wrap(hg_cp_async_copy_make(&cs, cp), "copying %s with cp.async: ", what);
+}
+
+hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
+                              hg_gemm_kernel_t *k, gemm_plan_t *g) {
+  memset(k, 0, sizeof *k);
+  memset(g, 0, sizeof *g);
+  hg_gemm_problem_t p = *p_in;
+  HG_TRY(hg_gemm_problem_normalize(&p));
+  k->problem = p;
+  k->config = *c;
+  k->config.mainloop = hg_gemm_mainloop_resolve(&p, c->mainloop);
+  HG_TRY(hg_gemm_config_check(&p, &k->config));
+  const hg_gemm_mainloop_t ml = k->config.mainloop;
+  const int va = hg_gemm_operand_align(&p, 0), vb = hg_gemm_operand_align(&p, 1);
+  /* cpasync-wgmma chosen by the user takes both operands through cp.async; chosen by AUTO,
+   * only those TMA cannot address. Every other mainloop feeds the MMA from TMA. */
+  const bool all_cp = ml == HG_MAINLOOP_CPASYNC_WGMMA && c->mainloop == HG_MAINLOOP_CPASYNC_WGMMA;
+  k->a_tma = ml != HG_MAINLOOP_CPASYNC_WGMMA || (!all_cp && va == 16);
+  k->b_tma = ml != HG_MAINLOOP_CPASYNC_WGMMA || (!all_cp && vb == 16);
+  k->a_vec = va;
+  k->b_vec = vb;
+  if ((k->a_tma && va != 16) || (k->b_tma && vb != 16))
+    return hg_error(HG_ERR_INVALID,
+                    "mainloop %s reads %s through TMA, which needs its leading dimension, batch "
+                    "stride and base to be multiples of 16 bytes (they are of %d): use "
+                    "cpasync-wgmma (or auto)",
+                    hg_gemm_mainloop_name(ml), k->a_tma && va != 16 ? "A" : "B",
+                    k->a_tma && va != 16 ? va : vb);
+  g->pingpong = c->schedule == HG_SCHED_PINGPONG;
+  g->consumers = g->pingpong ? 2 : (c->tile_m >= 128 ? 2 : 1);
+  hg_tiled_mma_spec_t ms = {.a = p.a_type,
+                            .b = p.b_type,
+                            .acc = HG_F32,
+                            .tile_m = c->tile_m,
+                            .tile_n = c->tile_n,
+                            .tile_k = c->tile_k,
+                            .wg_m = g->pingpong ? 1 : g->consumers,
+                            .wg_n = 1,
+                            .a_major = p.a_k_major ? HG_MAJOR_K : HG_MAJOR_MN,
+                            .b_major = p.b_k_major ? HG_MAJOR_K : HG_MAJOR_MN,
+                            .auto_swizzle = true};
+  HG_TRY(hg_status_wrap(hg_mma_builder_make(hg_gemm_mma_kind(ml), &ms, &g->mma),
+                        "GEMM tile %dx%dx%d (%s): ", c->tile_m, c->tile_n, c->tile_k,
+                        hg_gemm_mainloop_name(ml)));
+  HG_TRY(plan_operand(g, 0, k, &g->cp_a));
+  HG_TRY(plan_operand(g, 1, k, &g->cp_b));
+
+  /* The epilogue goes through TMA when D allows it (leading dimension and batch stride
+   * multiples of 16 bytes, 16-byte aligned base) and the tile splits into sub-tiles, and
+   * rows of N end on a 16-byte boundary: a TMA store clips dimension 0 at 16-byte
+   * granularity, so a tile past N would also write D's row padding up to the boundary (seen
+   * on an H200; docs/hardware-notes.md). */
+  const int ed = hg_dtype_bytes(p.d_type);
+  g->epi_n = hg_gemm_epi_n(&p, c);
+  const bool d_ok = !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.n * ed) % 16 == 0 &&
+                    (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
+  k->tma_store = d_ok && g->epi_n > 0;
+  if (k->tma_store) {
+    hg_tma_tensor_t td;
+    memset(&td, 0, sizeof td);
+    td.dtype = p.d_type;
+    td.rank = 3;
+    td.shape[0] = p.m;
+    td.shape[1] = p.n;
+    td.shape[2] = p.batch;
+    td.stride[0] = p.ldd;
+    td.stride[1] = 1;
+    const int64_t q = 16 / ed;
+    td.stride[2] = p.batch > 1 ? p.batch_stride_d : ((p.ldd * p.m + q - 1) / q) * q;
+    td.base_align_bytes = 16;
+    hg_composed_t se;
+    HG_TRY(epilogue_layout(ed, g->epi_n, &se));
+    hg_tma_options_t od = hg_tma_options_default(HG_TMA_STORE);
+    HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &se, &od, &k->plan_d), "storing D: "));
+    g->epi_buffers = hg_gemm_epi_buffers(&p, c);
+    g->epi_bytes = (k->plan_d.smem_bytes + 1023) / 1024 * 1024;
+  }
+  return hg_ok();
+}
+
+hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
+                          hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev,
+                          hg_backend_t be, hg_gemm_kernel_t *out) {
+  memset(out, 0, sizeof *out);
+  hg_gemm_problem_t p = *p_in;
+  HG_TRY(hg_gemm_problem_normalize(&p));
+  hg_gemm_config_t cfg;
+  if (c) {
+    cfg = *c;
+  } else {
+    /* A stored winner counts only when it runs the mainloop asked for. */
+    if (!(dev && hg_gemm_tuned_lookup(&p, dev->name, &cfg) &&
+          (mainloop == HG_MAINLOOP_AUTO || cfg.mainloop == mainloop)))
+      HG_TRY(hg_gemm_heuristic_for(&p, mainloop, dev && dev->sm_count > 0 ? dev->sm_count : 132,
+                                   &cfg));
+  }
+  if (mainloop != HG_MAINLOOP_AUTO) cfg.mainloop = mainloop;
+  return hg_gemm_generate(&p, &cfg, be, out);
+}
