@@ -334,6 +334,22 @@ void hg_b_bulk_commit(hg_builder_t *b);                  /* cp.async.bulk.commit
 void hg_b_bulk_wait(hg_builder_t *b, int n, bool read);  /* wait_group[.read] n */
 void hg_b_tmap_prefetch(hg_builder_t *b, hg_val_t tmap); /* prefetch.tensormap */
 
+/* ---------------------------------------------------------------- cp.async (sm_80+) */
+
+/* cp.async (PTX ISA "cp.async", sm_80+): asynchronous copy of `bytes` (4, 8 or 16) from global
+ * memory (gmem_src: I64 generic address, aligned to `bytes`) to shared memory (smem_dst: I32
+ * shared::cta address, aligned to `bytes`). src_bytes (I32, 0..bytes, or HG_NONE = bytes) bytes
+ * are read and the rest of the destination is zero-filled: src_bytes = 0 is how out-of-bounds
+ * chunks become zeros. 16-byte copies use .cg (bypass L1), smaller ones .ca. */
+void hg_b_cp_async(hg_builder_t *b, int bytes, hg_val_t smem_dst, hg_val_t gmem_src,
+                   hg_val_t src_bytes);
+void hg_b_cp_async_commit(hg_builder_t *b);      /* cp.async.commit_group */
+void hg_b_cp_async_wait(hg_builder_t *b, int n); /* cp.async.wait_group n (0: all done) */
+/* cp.async.mbarrier.arrive.noinc.shared::cta.b64: the barrier at addr (I32 shared::cta) gets
+ * one arrival once every cp.async this thread issued before has completed; .noinc: that
+ * arrival counts against the count the barrier was initialised with. */
+void hg_b_cp_async_mbar_arrive(hg_builder_t *b, hg_val_t addr);
+
 /* ---------------------------------------------------------------- wgmma and friends */
 
 /* One warpgroup MMA instruction: D(64xN) = A(64xK) * B(KxN) + (scale_d ? D : 0). */
@@ -357,6 +373,22 @@ void hg_b_wgmma(hg_builder_t *b, const hg_wgmma_op_t *op, const hg_val_t *acc, c
 void hg_b_setmaxnreg(hg_builder_t *b, bool increase, int regs);
 /* stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: num (1, 2, 4) I32 registers. */
 void hg_b_stmatrix(hg_builder_t *b, int num, bool trans, hg_val_t smem_addr, const hg_val_t *regs);
+/* ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: num (1, 2, 4) I32 results into out;
+ * every lane passes an I32 shared::cta address (lanes 8i..8i+7 address the 8 rows of matrix i,
+ * 16 bytes each). */
+void hg_b_ldmatrix(hg_builder_t *b, int num, bool trans, hg_val_t smem_addr, hg_val_t *out);
+
+/* ---------------------------------------------------------------- mma.sync (sm_80+) */
+
+/* One warp-level MMA (PTX ISA "mma.sync", sm_80+): D(16x8) = A(16x16) * B(16x8) + C, row.col. */
+typedef struct hg_mma_sync_op {
+  int m, n, k;          /* 16, 8, 16 */
+  hg_dtype_t a, b, acc; /* a == b in {HG_BF16, HG_F16}; acc HG_F32 */
+} hg_mma_sync_op_t;
+/* acc: 4 F32 variables updated in place (like hg_b_wgmma's accumulators); a: 4 I32 (the A
+ * fragment, two 16-bit elements each); bf: 2 I32 (the B fragment). */
+void hg_b_mma_sync(hg_builder_t *b, const hg_mma_sync_op_t *op, const hg_val_t *acc,
+                   const hg_val_t *a, const hg_val_t *bf);
 
 /* ---------------------------------------------------------------- backends */
 

@@ -128,6 +128,30 @@ hg_status_t hg_wgmma_atom_make(hg_dtype_t a, hg_dtype_t b, hg_dtype_t acc, int n
                                hg_major_t a_major, hg_major_t b_major, bool a_regs,
                                hg_wgmma_atom_t *out);
 
+/* ---------------------------------------------------------------- mma.sync atoms (sm_80+) */
+
+/* One warp-level mma.sync.aligned.m16n8k16.row.col.f32.<t>.<t>.f32, D(16x8) = A(16x16) *
+ * B(16x8) + C (PTX ISA "Warp Level Matrix Multiply-Accumulate Instructions", mma.sync; the
+ * fragments of "Matrix Fragments for mma.m16n8k16 with floating point type"): the fields of
+ * hg_mma_sync_op_t in emit.h, and the thread-value layouts of its three register operands in
+ * CuTe's convention, values in register order (two 16-bit elements per A/B register, low half
+ * first). ldmatrix x4 (A, K-major: plain; MN-major: .trans) and x2 (B) load them directly. */
+typedef struct hg_mma_sync_atom {
+  int m, n, k;                      /* 16, 8, 16 */
+  hg_dtype_t a, b, acc;             /* a == b: bf16 or f16; acc: f32 */
+  int a_values, b_values, c_values; /* elements per thread: 8, 4, 4 */
+  int a_regs, b_regs, c_regs;       /* 32-bit registers holding them: 4, 2, 4 */
+  hg_layout_t a_tv;                 /* (thread 0..31, value 0..7) -> m + 16 * k (16x16 A) */
+  hg_layout_t b_tv;                 /* (thread, value 0..3) -> n + 8 * k (B as 8x16 N x K) */
+  hg_layout_t c_tv;                 /* (thread, value 0..3) -> m + 16 * n (16x8 C and D) */
+  char ptx[64];                     /* "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" */
+} hg_mma_sync_atom_t;
+
+/* Build the atom; anything but bf16 x bf16 or f16 x f16 accumulating in f32 is refused with
+ * the rule (the one mma.sync hopgen emits). */
+hg_status_t hg_mma_sync_atom_make(hg_dtype_t a, hg_dtype_t b, hg_dtype_t acc,
+                                  hg_mma_sync_atom_t *out);
+
 /* ---------------------------------------------------------------- GMMA descriptors */
 
 /* The descriptor's swizzle field ("layout type"): numbered the other way round from the
@@ -454,6 +478,17 @@ hg_status_t hg_model_wgmma_read(uint64_t desc, hg_dtype_t t, hg_major_t major, i
  * `thread` (0..127) of a 64xN wgmma, and element `value` of a register A fragment. */
 hg_status_t hg_model_wgmma_acc_coord(int n, int thread, int value, int *m, int *col);
 hg_status_t hg_model_wgmma_a_coord(hg_dtype_t a, int thread, int value, int *m, int *k);
+/* Where the PTX ISA's fragment figures for mma.m16n8k16 (16-bit floats) put element `value`
+ * of lane `lane` (0..31) of operand 0 = A (16x16: row m, col k; values 0..7), 1 = B (16x8:
+ * row k, col n; values 0..3) or 2 = C/D (16x8 f32: row m, col n; values 0..3). */
+hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, int *col);
+/* What ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16 puts in each lane's registers:
+ * lane 8i + r (i < num) gives in lane_addr the shared-memory address of row r of matrix i (8
+ * 16-bit elements, 16-byte aligned; the other lanes' addresses are not read); register i of
+ * lane t gets row t/4, elements 2(t%4) and 2(t%4)+1 of matrix i (low half first), or with
+ * .trans column t/4, rows 2(t%4) and 2(t%4)+1. out[t][i] for i < num. */
+hg_status_t hg_model_ldmatrix(int num, bool trans, const uint32_t lane_addr[32],
+                              const uint8_t *smem, size_t smem_bytes, uint32_t out[32][4]);
 /* Swizzle a shared-memory byte address as TMA and wgmma do for mode m. */
 uint32_t hg_model_swizzle_addr(hg_swizzle_mode_t m, uint32_t addr);
 

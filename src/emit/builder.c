@@ -291,6 +291,12 @@ static const char *const opcode_names[HG_OP_COUNT] = {
     [HG_OP_WGMMA] = "wgmma",
     [HG_OP_SETMAXNREG] = "setmaxnreg",
     [HG_OP_STMATRIX] = "stmatrix",
+    [HG_OP_CP_ASYNC] = "cp_async",
+    [HG_OP_CP_ASYNC_COMMIT] = "cp_async_commit",
+    [HG_OP_CP_ASYNC_WAIT] = "cp_async_wait",
+    [HG_OP_CP_ASYNC_MBAR_ARRIVE] = "cp_async_mbar_arrive",
+    [HG_OP_LDMATRIX] = "ldmatrix",
+    [HG_OP_MMA_SYNC] = "mma_sync",
 };
 
 const char *hg_ir_opcode_name(hg_ir_opcode_t code) {
@@ -1344,12 +1350,17 @@ void hg_b_bulk_commit(hg_builder_t *b) {
   if (live(b)) emit0(b, HG_OP_BULK_COMMIT, NULL, 0, NULL);
 }
 
+/* The pending-group count of a wait_group, an immediate: hopgen's pipelines are far shallower
+ * than 64 stages. */
+static bool check_pending(hg_builder_t *b, const char *api, int n) {
+  if (!live(b)) return false;
+  if (n < 0 || n > 63)
+    return fail(b, HG_ERR_INVALID, "%s: %d pending groups is outside 0..63", api, n);
+  return true;
+}
+
 void hg_b_bulk_wait(hg_builder_t *b, int n, bool read) {
-  if (!live(b)) return;
-  if (n < 0 || n > 63) {
-    fail(b, HG_ERR_INVALID, "hg_b_bulk_wait: %d pending groups is outside 0..63", n);
-    return;
-  }
+  if (!check_pending(b, "hg_b_bulk_wait", n)) return;
   hg_ir_op_t a = {0};
   a.u.bulk_wait.n = n;
   a.u.bulk_wait.read = read;
@@ -1359,6 +1370,60 @@ void hg_b_bulk_wait(hg_builder_t *b, int n, bool read) {
 void hg_b_tmap_prefetch(hg_builder_t *b, hg_val_t tmap) {
   if (!use(b, "hg_b_tmap_prefetch", "the tensor map", tmap, HG_T_TMAP)) return;
   emit0(b, HG_OP_TMAP_PREFETCH, &tmap.id, 1, NULL);
+}
+
+/* ----------------------------------------------------------------------------- cp.async */
+
+/* The value of an integer constant (hg_b_i32/i64), for checks that can be made early. */
+static bool const_int(const hg_builder_t *b, hg_val_t v, int64_t *value) {
+  const hg_ir_value_t *val = &b->values[v.id];
+  if (val->kind != HG_VK_SSA || b->ops[val->def].code != HG_OP_CONST) return false;
+  *value = b->ops[val->def].u.cnst.i;
+  return true;
+}
+
+void hg_b_cp_async(hg_builder_t *b, int bytes, hg_val_t smem_dst, hg_val_t gmem_src,
+                   hg_val_t src_bytes) {
+  const char *api = "hg_b_cp_async";
+  if (!live(b)) return;
+  /* PTX ISA, cp.async: cp-size is 4, 8 or 16 (and .cg takes 16 only) */
+  if (bytes != 4 && bytes != 8 && bytes != 16) {
+    fail(b, HG_ERR_INVALID, "%s: %d bytes is not a cp.async size (4, 8 or 16)", api, bytes);
+    return;
+  }
+  if (!use(b, api, "the shared-memory destination", smem_dst, HG_T_I32) ||
+      !use(b, api, "the global source", gmem_src, HG_T_I64))
+    return;
+  if (src_bytes.id) {
+    if (!use(b, api, "the source byte count", src_bytes, HG_T_I32)) return;
+    int64_t c;
+    if (const_int(b, src_bytes, &c) && (c < 0 || c > bytes)) {
+      fail(b, HG_ERR_INVALID,
+           "%s: the source byte count %lld is outside 0..%d (it reads that many of the %d "
+           "bytes and zero-fills the rest; more is undefined behaviour)",
+           api, (long long)c, bytes, bytes);
+      return;
+    }
+  }
+  int32_t opd[3] = {smem_dst.id, gmem_src.id, src_bytes.id};
+  hg_ir_op_t a = {0};
+  a.u.cp_async.bytes = bytes;
+  emit0(b, HG_OP_CP_ASYNC, opd, 3, &a);
+}
+
+void hg_b_cp_async_commit(hg_builder_t *b) {
+  if (live(b)) emit0(b, HG_OP_CP_ASYNC_COMMIT, NULL, 0, NULL);
+}
+
+void hg_b_cp_async_wait(hg_builder_t *b, int n) {
+  if (!check_pending(b, "hg_b_cp_async_wait", n)) return;
+  hg_ir_op_t a = {0};
+  a.u.wait_n = n;
+  emit0(b, HG_OP_CP_ASYNC_WAIT, NULL, 0, &a);
+}
+
+void hg_b_cp_async_mbar_arrive(hg_builder_t *b, hg_val_t addr) {
+  mbar2(b, HG_OP_CP_ASYNC_MBAR_ARRIVE, "hg_b_cp_async_mbar_arrive", addr, NULL, HG_NONE);
 }
 
 /* ----------------------------------------------------------------------------- wgmma */
@@ -1489,6 +1554,40 @@ void hg_b_wgmma_wait(hg_builder_t *b, int n) {
   emit0(b, HG_OP_WGMMA_WAIT, NULL, 0, &a);
 }
 
+/* The accumulators of an MMA instruction (`what`, which overwrites them): n distinct variables
+ * of type t, visible here; their ids go to opd. */
+static bool check_accumulators(hg_builder_t *b, const char *api, const char *what,
+                               const hg_val_t *acc, int n, hg_type_t t, int32_t *opd) {
+  char role[40], d[160];
+  for (int k = 0; k < n; k++) {
+    snprintf(role, sizeof role, "accumulator %d", k);
+    if (!use(b, api, role, acc[k], t)) return false;
+    if (b->values[acc[k].id].kind != HG_VK_VAR)
+      return fail(b, HG_ERR_INVALID,
+                  "%s: accumulator %d is %s, not a variable (%s overwrites its accumulators, so "
+                  "they must come from hg_b_var)",
+                  api, k, describe(b, acc[k].id, d, sizeof d), what);
+    for (int j = 0; j < k; j++)
+      if (acc[j].id == acc[k].id)
+        return fail(b, HG_ERR_INVALID, "%s: accumulators %d and %d are the same variable #%d", api,
+                    j, k, acc[k].id);
+    opd[k] = acc[k].id;
+  }
+  return true;
+}
+
+/* Fragment registers: n I32 values named "<what> <k>"; their ids go to opd. */
+static bool check_regs(hg_builder_t *b, const char *api, const char *what, const hg_val_t *r, int n,
+                       int32_t *opd) {
+  char role[40];
+  for (int k = 0; k < n; k++) {
+    snprintf(role, sizeof role, "%s %d", what, k);
+    if (!use(b, api, role, r[k], HG_T_I32)) return false;
+    opd[k] = r[k].id;
+  }
+  return true;
+}
+
 void hg_b_wgmma(hg_builder_t *b, const hg_wgmma_op_t *op, const hg_val_t *acc, const hg_val_t *a,
                 hg_val_t desc_b, hg_val_t scale_d) {
   const char *api = "hg_b_wgmma";
@@ -1509,32 +1608,12 @@ void hg_b_wgmma(hg_builder_t *b, const hg_wgmma_op_t *op, const hg_val_t *acc, c
     fail(b, HG_ERR_NOMEM, "%s: out of memory", api);
     return;
   }
-  char role[40], d[160];
-  for (int k = 0; k < nacc; k++) {
-    snprintf(role, sizeof role, "accumulator %d", k);
-    if (!use(b, api, role, acc[k], acc_type)) goto out;
-    if (b->values[acc[k].id].kind != HG_VK_VAR) {
-      fail(b, HG_ERR_INVALID,
-           "%s: accumulator %d is %s, not a variable (wgmma overwrites its accumulators, so "
-           "they must come from hg_b_var)",
-           api, k, describe(b, acc[k].id, d, sizeof d));
-      goto out;
-    }
-    for (int j = 0; j < k; j++)
-      if (acc[j].id == acc[k].id) {
-        fail(b, HG_ERR_INVALID, "%s: accumulators %d and %d are the same variable #%d", api, j, k,
-             acc[k].id);
-        goto out;
-      }
-    opd[k] = acc[k].id;
-  }
-  for (int k = 0; k < na; k++) {
-    if (op->a_regs)
-      snprintf(role, sizeof role, "A fragment register %d", k);
-    else
-      snprintf(role, sizeof role, "the A descriptor");
-    if (!use(b, api, role, a[k], op->a_regs ? HG_T_I32 : HG_T_I64)) goto out;
-    opd[nacc + k] = a[k].id;
+  if (!check_accumulators(b, api, "wgmma", acc, nacc, acc_type, opd)) goto out;
+  if (op->a_regs) {
+    if (!check_regs(b, api, "A fragment register", a, na, opd + nacc)) goto out;
+  } else {
+    if (!use(b, api, "the A descriptor", a[0], HG_T_I64)) goto out;
+    opd[nacc] = a[0].id;
   }
   if (!use(b, api, "the B descriptor", desc_b, HG_T_I64) ||
       !use(b, api, "scale_d", scale_d, HG_T_PRED))
@@ -1566,29 +1645,88 @@ void hg_b_setmaxnreg(hg_builder_t *b, bool increase, int regs) {
   emit0(b, HG_OP_SETMAXNREG, NULL, 0, &a);
 }
 
+/* What stmatrix and ldmatrix share: x1, x2 or x4 8x8 matrices of 16-bit elements, an I32
+ * shared::cta address, and a register array (`regs` names it). */
+static bool check_matrix(hg_builder_t *b, const char *api, int num, hg_val_t smem_addr,
+                         const void *regs, const char *regs_name) {
+  if (!live(b)) return false;
+  if (num != 1 && num != 2 && num != 4)
+    return fail(b, HG_ERR_INVALID, "%s: %d matrices is not x1, x2 or x4", api, num);
+  if (!regs) return fail(b, HG_ERR_INVALID, "%s: %s is NULL", api, regs_name);
+  return use(b, api, "the shared::cta address", smem_addr, HG_T_I32);
+}
+
 void hg_b_stmatrix(hg_builder_t *b, int num, bool trans, hg_val_t smem_addr, const hg_val_t *regs) {
   const char *api = "hg_b_stmatrix";
-  if (!live(b)) return;
-  if (num != 1 && num != 2 && num != 4) {
-    fail(b, HG_ERR_INVALID, "%s: %d matrices is not x1, x2 or x4", api, num);
-    return;
-  }
-  if (!regs) {
-    fail(b, HG_ERR_INVALID, "%s: regs is NULL", api);
-    return;
-  }
-  if (!use(b, api, "the shared::cta address", smem_addr, HG_T_I32)) return;
+  if (!check_matrix(b, api, num, smem_addr, regs, "regs")) return;
   int32_t opd[5] = {smem_addr.id};
-  for (int k = 0; k < num; k++) {
-    char role[24];
-    snprintf(role, sizeof role, "register %d", k);
-    if (!use(b, api, role, regs[k], HG_T_I32)) return;
-    opd[1 + k] = regs[k].id;
-  }
+  if (!check_regs(b, api, "register", regs, num, opd + 1)) return;
   hg_ir_op_t a = {0};
-  a.u.stmatrix.num = num;
-  a.u.stmatrix.trans = trans;
+  a.u.matrix.num = num;
+  a.u.matrix.trans = trans;
   emit0(b, HG_OP_STMATRIX, opd, 1 + num, &a);
+}
+
+void hg_b_ldmatrix(hg_builder_t *b, int num, bool trans, hg_val_t smem_addr, hg_val_t *out) {
+  if (out && num >= 1 && num <= 4)
+    for (int k = 0; k < num; k++) out[k] = HG_NONE;
+  if (!check_matrix(b, "hg_b_ldmatrix", num, smem_addr, out, "out")) return;
+  int32_t i = new_op(b, HG_OP_LDMATRIX, &smem_addr.id, 1, num);
+  if (i < 0) return;
+  b->ops[i].u.matrix.num = num;
+  b->ops[i].u.matrix.trans = trans;
+  for (int k = 0; k < num; k++) {
+    int32_t v = new_value(b, HG_T_I32, HG_VK_SSA, i, "ldm");
+    if (!v) return;
+    set_result(b, i, k, v);
+    out[k] = (hg_val_t){v};
+  }
+}
+
+/* ----------------------------------------------------------------------------- mma.sync */
+
+hg_status_t hg_ir_mma_sync_validate(const hg_mma_sync_op_t *op) {
+  /* PTX ISA, mma.sync: of the shapes it has for 16-bit floats (m8n8k4, m16n8k8, m16n8k16),
+   * hopgen emits m16n8k16, whose fragments ldmatrix x4 (A) and x2 (B) load directly */
+  if (op->m != 16 || op->n != 8 || op->k != 16)
+    return hg_error(HG_ERR_INVALID,
+                    "shape m%dn%dk%d is not m16n8k16, the one mma.sync shape hopgen emits", op->m,
+                    op->n, op->k);
+  if (op->a != op->b || (op->a != HG_BF16 && op->a != HG_F16))
+    return hg_error(HG_ERR_INVALID,
+                    "%s x %s is not an mma.sync m16n8k16 type pair hopgen emits (A and B both "
+                    "bf16 or both f16)",
+                    hg_dtype_name(op->a), hg_dtype_name(op->b));
+  if (op->acc != HG_F32)
+    return hg_error(HG_ERR_INVALID,
+                    "accumulator %s is not allowed: hopgen's mma.sync accumulates %s x %s in f32",
+                    hg_dtype_name(op->acc), hg_dtype_name(op->a), hg_dtype_name(op->b));
+  return hg_ok();
+}
+
+void hg_b_mma_sync(hg_builder_t *b, const hg_mma_sync_op_t *op, const hg_val_t *acc,
+                   const hg_val_t *a, const hg_val_t *bf) {
+  const char *api = "hg_b_mma_sync";
+  if (!live(b)) return;
+  if (!op || !acc || !a || !bf) {
+    fail(b, HG_ERR_INVALID, "%s: op, acc, a and bf must not be NULL", api);
+    return;
+  }
+  hg_status_t s = hg_ir_mma_sync_validate(op);
+  if (s.code != HG_OK) {
+    fail(b, s.code, "%s: %s", api, s.msg);
+    return;
+  }
+  enum { NACC = HG_IR_MMA_SYNC_ACC, NA = HG_IR_MMA_SYNC_A, NB = HG_IR_MMA_SYNC_B };
+  int32_t opd[NACC + NA + NB];
+  if (!check_accumulators(b, api, "mma.sync", acc, NACC, HG_T_F32, opd) ||
+      !check_regs(b, api, "A fragment register", a, NA, opd + NACC) ||
+      !check_regs(b, api, "B fragment register", bf, NB, opd + NACC + NA))
+    return;
+  int32_t i = new_op(b, HG_OP_MMA_SYNC, opd, NACC + NA + NB, NACC);
+  if (i < 0) return;
+  b->ops[i].u.mma_sync = *op;
+  for (int k = 0; k < NACC; k++) set_result(b, i, k, acc[k].id);
 }
 
 /* ----------------------------------------------------------------------------- completeness */

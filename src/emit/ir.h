@@ -11,7 +11,7 @@
  * the entry is unused). A value has a type (hg_type_t) and a kind:
  *   HG_VK_SSA      defined once, by the op b->values[id].def;
  *   HG_VK_VAR      a variable (hg_b_var): defined by an HG_OP_VAR op and overwritten by
- *                  HG_OP_ASSIGN and by HG_OP_WGMMA (its accumulators);
+ *                  HG_OP_ASSIGN and by HG_OP_WGMMA and HG_OP_MMA_SYNC (their accumulators);
  *   HG_VK_COUNTER  the counter of an hg_b_for (defined by the HG_OP_FOR op, read-only for
  *                  the generator, advanced by the loop itself);
  *   HG_VK_PARAM    a kernel parameter: defined at kernel entry (def = -1), usable anywhere.
@@ -36,8 +36,8 @@
  * order of each opcode is documented next to it below. Optional operands keep their
  * slot and hold 0 (HG_NONE) when absent, so positions never shift. Results are fresh SSA
  * values, except for ops that write variables in place: HG_OP_ASSIGN (results[0] = the
- * variable) and HG_OP_WGMMA (results = the accumulator variables, which are also its
- * leading operands).
+ * variable), HG_OP_WGMMA and HG_OP_MMA_SYNC (results = the accumulator variables, which are
+ * also their leading operands).
  *
  * Immediate attributes (an opcode's sub-operation, widths, counts, flags) live in the
  * union `u`; the member to read is named next to each opcode below.
@@ -162,6 +162,13 @@ typedef enum hg_ir_opcode {
   HG_OP_BULK_WAIT,     /* u.bulk_wait.{n, read} */
   HG_OP_TMAP_PREFETCH, /* [tmap] */
 
+  /* ---------------------------------------------- cp.async (sm_80+, per thread) */
+  HG_OP_CP_ASYNC,             /* [dst I32 shared::cta, src I64 generic, src_bytes I32|0];
+                               * u.cp_async.bytes (4, 8, 16) */
+  HG_OP_CP_ASYNC_COMMIT,      /* cp.async.commit_group */
+  HG_OP_CP_ASYNC_WAIT,        /* u.wait_n */
+  HG_OP_CP_ASYNC_MBAR_ARRIVE, /* [addr]: .noinc arrival once this thread's copies land */
+
   /* ---------------------------------------------- warpgroup MMA and friends */
   HG_OP_WGMMA_FENCE,
   HG_OP_WGMMA_COMMIT,
@@ -169,7 +176,12 @@ typedef enum hg_ir_opcode {
   HG_OP_WGMMA,      /* results [acc...]; operands [acc..., a..., desc_b, scale_d]; u.wgmma.
                      * hg_ir_wgmma_num_acc / hg_ir_wgmma_num_a give the counts. */
   HG_OP_SETMAXNREG, /* u.maxnreg.{increase, regs} */
-  HG_OP_STMATRIX,   /* [addr, r0..r(num-1)]; u.stmatrix.{num, trans} */
+  HG_OP_STMATRIX,   /* [addr, r0..r(num-1)]; u.matrix.{num, trans} */
+  HG_OP_LDMATRIX,   /* -> [r0..r(num-1)] I32; [addr]; u.matrix.{num, trans} */
+
+  /* ---------------------------------------------- warp-level MMA (sm_80+) */
+  HG_OP_MMA_SYNC, /* results [acc0..acc3] F32; operands [acc0..acc3, a0..a3, b0, b1] I32;
+                   * u.mma_sync (m16n8k16 bf16/f16 -> f32 only: hg_ir_mma_sync_validate) */
 
   HG_OP_COUNT
 } hg_ir_opcode_t;
@@ -255,7 +267,11 @@ typedef struct hg_ir_op {
     struct {
       int num;
       bool trans;
-    } stmatrix;
+    } matrix; /* stmatrix, ldmatrix */
+    struct {
+      int bytes;
+    } cp_async;
+    hg_mma_sync_op_t mma_sync;
     int32_t comment;
   } u;
 } hg_ir_op_t;
@@ -337,6 +353,13 @@ int hg_ir_wgmma_num_a(const hg_wgmma_op_t *op);
  * a sentence naming the rule (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-
  * Accumulate": wgmma.mma_async shapes and types). */
 hg_status_t hg_ir_wgmma_validate(const hg_wgmma_op_t *op);
+
+/* Operand counts of HG_OP_MMA_SYNC: accumulators, A and B fragment registers (m16n8k16). */
+enum { HG_IR_MMA_SYNC_ACC = 4, HG_IR_MMA_SYNC_A = 4, HG_IR_MMA_SYNC_B = 2 };
+/* HG_OK when hopgen emits this mma.sync: m16n8k16, A and B both bf16 or both f16, f32
+ * accumulators (PTX ISA "Warp Level Matrix Multiply-Accumulate Instructions", mma.sync);
+ * otherwise a sentence naming the rule. */
+hg_status_t hg_ir_mma_sync_validate(const hg_mma_sync_op_t *op);
 
 /* The PTX of an HG_OP_RED that no single instruction says: min/max of an f16 or bf16
  * element (PTX ISA "red": .min/.max of .f16/.bf16 exist only as vectors, from PTX ISA 8.1,

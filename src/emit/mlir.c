@@ -31,11 +31,12 @@
  * without multicast, TMA store, tensor-map prefetch), nvvm where nvgpu has no such op or
  * cannot say what the IR says (TMA with an L2 cache hint, tensor prefetch and reduce,
  * expect_tx, try_wait, remote arrive, wgmma, setmaxnreg, stmatrix, fences, cluster
- * barriers, elect.sync), arith for integer and float arithmetic (signedness from the
- * opcode), llvm for memory, one LLVM intrinsic called directly (bar.arrive), and
- * llvm.inline_asm only where neither dialect says what ptx.c prints (createpolicy; wgmma
- * with a run-time scale-d or A in registers; an opaque copy of the shared-memory base, see
- * print_entry).
+ * barriers, elect.sync; and the sm_80 ops, which nvgpu covers only as whole-tile
+ * abstractions: cp.async with its commit, wait and mbarrier arrival, ldmatrix, mma.sync), arith for
+ * integer and float arithmetic (signedness from the opcode), llvm for memory, one LLVM intrinsic
+ * called directly (bar.arrive), and llvm.inline_asm only where neither dialect says what ptx.c
+ * prints (createpolicy; wgmma with a run-time scale-d or A in registers; an opaque copy of the
+ * shared-memory base, see print_entry).
  *
  * Warp-synchronous (.aligned) instructions: the nvvm ops that become LLVM intrinsics
  * (barriers, elect.sync, wgmma fence/commit/wait, setmaxnreg, stmatrix, cluster barriers,
@@ -44,7 +45,13 @@
  * LLVM does not mark convergent. In hopgen's kernels each wgmma shares its basic block
  * with the convergent wgmma.fence / commit_group around it (no branch between them), and
  * LLVM duplicates no block that holds a convergent call; a generator that branched
- * between a fence and its wgmmas would lose that protection. */
+ * between a fence and its wgmmas would lose that protection. ldmatrix (like stmatrix) is a
+ * convergent intrinsic; mma.sync's (llvm.nvvm.mma.m16n8k16.*, LLVM 22) is neither convergent
+ * nor memory-touching, so LLVM may move it like arithmetic, e.g. sink it into the only
+ * branch that uses its results. In hopgen's main loops every lane uses the accumulators
+ * (they are carried to the next iteration and stored by all lanes); a generator that used
+ * the last mma.sync's results only under a warp-divergent condition could see it sunk
+ * there, where .aligned forbids it. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -575,6 +582,63 @@ static void print_wgmma(mprinter_t *p, const hg_ir_op_t *op) {
   acc_unpack(p, w, o, r, false);
 }
 
+/* ----------------------------------------------------------------------------- sm_80 ops */
+
+/* The attributes of nvvm.stmatrix / nvvm.ldmatrix: 8x8 matrices of b16, layout <col> for
+ * .trans; ldmatrix also says how many (num). Returns buf. */
+static const char *matrix_attrs(const hg_ir_op_t *op, bool with_num, char *buf, size_t size) {
+  char num[24] = "";
+  if (with_num) snprintf(num, sizeof num, "num = %d : i32, ", op->u.matrix.num);
+  snprintf(buf, size,
+           "%slayout = #nvvm.mma_layout<%s>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, "
+           "eltType = #nvvm.ld_st_matrix_elt_type<b16>",
+           num, op->u.matrix.trans ? "col" : "row");
+  return buf;
+}
+
+/* nvvm.mma.sync (the llvm.nvvm.mma.m16n8k16.row.col intrinsic, mma.sync.aligned.m16n8k16
+ * .row.col.f32.<t>.<t>.f32 in PTX): the accumulator variables are read as C and the result
+ * struct is written back into them, as ptx.c's D = C registers. f16 fragments are
+ * vector<2xf16> in the op, bf16 ones i32 (the op's types for each). */
+static void print_mma_sync(mprinter_t *p, const hg_ir_op_t *op) {
+  const int32_t *o = hg_ir_operands(p->b, op);
+  const bool f16 = op->u.mma_sync.a == HG_F16;
+  const char *ft = f16 ? "vector<2xf16>" : "i32";
+  enum { NACC = HG_IR_MMA_SYNC_ACC, NF = HG_IR_MMA_SYNC_A + HG_IR_MMA_SYNC_B };
+  name_t acc[NACC], frag[NF];
+  for (int k = 0; k < NACC; k++) {
+    name_t buf;
+    snprintf(acc[k], NAME_BYTES, "%s", V(p, o[k], buf));
+  }
+  for (int k = 0; k < NF; k++) {
+    name_t buf;
+    const char *v = V(p, o[NACC + k], buf);
+    if (f16) {
+      int t = tmp(p);
+      L(p, "%%t%d = llvm.bitcast %s : i32 to vector<2xf16>", t, v);
+      snprintf(frag[k], NAME_BYTES, "%%t%d", t);
+    } else {
+      snprintf(frag[k], NAME_BYTES, "%s", v);
+    }
+  }
+  const char *ty = "!llvm.struct<(f32, f32, f32, f32)>", *t = f16 ? "f16" : "bf16";
+  int r = tmp(p);
+  L(p,
+    "%%t%d = nvvm.mma.sync A[%s, %s, %s, %s] B[%s, %s] C[%s, %s, %s, %s] {layoutA = "
+    "#nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = "
+    "#nvvm.mma_type<%s>, multiplicandBPtxType = #nvvm.mma_type<%s>, shape = #nvvm.shape<m = 16, "
+    "n = 8, k = 16>} : (%s, %s, f32) -> %s",
+    r, frag[0], frag[1], frag[2], frag[3], frag[4], frag[5], acc[0], acc[1], acc[2], acc[3], t, t,
+    ft, ft, ty);
+  for (int k = 0; k < NACC; k++) {
+    int e = tmp(p);
+    L(p, "%%t%d = llvm.extractvalue %%t%d[%d] : %s", e, r, k, ty);
+    name_t v;
+    snprintf(v, sizeof v, "%%t%d", e);
+    store_slot(p, o[k], v);
+  }
+}
+
 /* ----------------------------------------------------------------------------- ops */
 
 /* Shifts: PTX clamps the amount (shl/shr.u by >= width give 0, shr.s gives the sign
@@ -751,7 +815,7 @@ static void print_op(mprinter_t *p, int32_t i) {
   const int32_t *o = hg_ir_operands(b, op);
   const int32_t *r = hg_ir_results(b, op);
   name_t n0, n1, n2, n3, n4;
-  char list[512];
+  char list[512], attrs[192];
 
   switch (op->code) {
   case HG_OP_COMMENT:
@@ -1241,6 +1305,34 @@ static void print_op(mprinter_t *p, int32_t i) {
     L(p, "nvvm.cp.async.bulk.wait_group %d%s", op->u.bulk_wait.n,
       op->u.bulk_wait.read ? " {read}" : "");
     break;
+  case HG_OP_CP_ASYNC: {
+    /* nvvm.cp.async.shared.global: .cg for 16 bytes, else .ca, as ptx.c; the source pointer
+     * in the global space (cvta.to.global), the optional source size as cpSize */
+    int bytes = op->u.cp_async.bytes;
+    int dst = ptr_shared(p, V(p, o[0], n0), 3);
+    int src = ptr_global(p, V(p, o[1], n1));
+    if (o[2])
+      L(p,
+        "nvvm.cp.async.shared.global %%t%d, %%t%d, %d, cache = %s, %s : !llvm.ptr<3>, "
+        "!llvm.ptr<1>, i32",
+        dst, src, bytes, bytes == 16 ? "cg" : "ca", V(p, o[2], n2));
+    else
+      L(p, "nvvm.cp.async.shared.global %%t%d, %%t%d, %d, cache = %s : !llvm.ptr<3>, !llvm.ptr<1>",
+        dst, src, bytes, bytes == 16 ? "cg" : "ca");
+    break;
+  }
+  case HG_OP_CP_ASYNC_COMMIT:
+    L(p, "nvvm.cp.async.commit.group");
+    break;
+  case HG_OP_CP_ASYNC_WAIT:
+    L(p, "nvvm.cp.async.wait.group %d", op->u.wait_n);
+    break;
+  case HG_OP_CP_ASYNC_MBAR_ARRIVE: {
+    /* on a shared (address space 3) pointer: the .shared::cta form */
+    int ptr = ptr_shared(p, V(p, o[0], n0), 3);
+    L(p, "nvvm.cp.async.mbarrier.arrive %%t%d {noinc = true} : !llvm.ptr<3>", ptr);
+    break;
+  }
   case HG_OP_TMAP_PREFETCH: {
     /* nvgpu.tma.prefetch.descriptor: the tensor map as a typed descriptor (any rank will
      * do: the prefetch reads the 128 bytes whatever the tensor's rank) */
@@ -1272,17 +1364,34 @@ static void print_op(mprinter_t *p, int32_t i) {
     int ptr = ptr_shared(p, V(p, o[0], n0), 3);
     name_t bufs[4];
     const char *v[4] = {"", "", "", ""};
-    for (int k = 0; k < op->u.stmatrix.num; k++) v[k] = V(p, o[1 + k], bufs[k]);
+    for (int k = 0; k < op->u.matrix.num; k++) v[k] = V(p, o[1 + k], bufs[k]);
     hg_sbuf_put(&p->s, "      %*snvvm.stmatrix %%t%d", 2 * p->depth, "", ptr);
-    for (int k = 0; k < op->u.stmatrix.num; k++) hg_sbuf_put(&p->s, ", %s", v[k]);
-    hg_sbuf_put(&p->s,
-                " {layout = #nvvm.mma_layout<%s>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, "
-                "eltType = #nvvm.ld_st_matrix_elt_type<b16>} : !llvm.ptr<3>",
-                op->u.stmatrix.trans ? "col" : "row");
-    for (int k = 0; k < op->u.stmatrix.num; k++) hg_sbuf_put(&p->s, ", i32");
+    for (int k = 0; k < op->u.matrix.num; k++) hg_sbuf_put(&p->s, ", %s", v[k]);
+    hg_sbuf_put(&p->s, " {%s} : !llvm.ptr<3>", matrix_attrs(op, false, attrs, sizeof attrs));
+    for (int k = 0; k < op->u.matrix.num; k++) hg_sbuf_put(&p->s, ", i32");
     hg_sbuf_put(&p->s, "\n");
     break;
   }
+  case HG_OP_LDMATRIX: {
+    /* nvvm.ldmatrix: one i32, or a struct of num i32 taken apart into the results */
+    int ptr = ptr_shared(p, V(p, o[0], n0), 3);
+    int num = op->u.matrix.num;
+    matrix_attrs(op, true, attrs, sizeof attrs);
+    if (num == 1) {
+      L(p, "%s = nvvm.ldmatrix %%t%d {%s} : (!llvm.ptr<3>) -> i32", p->names[r[0]], ptr, attrs);
+      break;
+    }
+    char ty[64];
+    snprintf(ty, sizeof ty, "!llvm.struct<(i32%s)>", num == 2 ? ", i32" : ", i32, i32, i32");
+    int t = tmp(p);
+    L(p, "%%t%d = nvvm.ldmatrix %%t%d {%s} : (!llvm.ptr<3>) -> %s", t, ptr, attrs, ty);
+    for (int k = 0; k < num; k++)
+      L(p, "%s = llvm.extractvalue %%t%d[%d] : %s", p->names[r[k]], t, k, ty);
+    break;
+  }
+  case HG_OP_MMA_SYNC:
+    print_mma_sync(p, op);
+    break;
   case HG_OP_COUNT:
     break;
   }

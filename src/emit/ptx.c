@@ -7,7 +7,8 @@
  *
  * Version: .version 8.0 covers every instruction hopgen emits (wgmma, setmaxnreg,
  * elect.sync, cp.async.bulk.tensor/prefetch/reduce, mbarrier expect_tx, fence.proxy.async,
- * barrier.cluster.*.relaxed, stmatrix, cvta.param). The one exception is wgmma with mixed
+ * barrier.cluster.*.relaxed, stmatrix, cvta.param, and the sm_80 ones: cp.async with its
+ * commit/wait and mbarrier arrive, ldmatrix, mma.sync). The one exception is wgmma with mixed
  * integer operands (s8 x u8, u8 x s8), which ptxas accepts only from PTX ISA 8.4; such a
  * kernel says .version 8.4. The lowest sufficient version keeps the PTX loadable by the
  * oldest drivers that know sm_90a (a CUDA 12.0 driver JIT-compiles PTX 8.0). */
@@ -710,6 +711,30 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "prefetch.tensormap [%s];", R(p, o[0]));
     break;
 
+  case HG_OP_CP_ASYNC: {
+    /* PTX ISA, cp.async: .cg (L2 only) exists for 16-byte copies alone; the source is a
+     * .global address, so the generic pointer goes through cvta.to.global as for ld/st */
+    int bytes = op->u.cp_async.bytes;
+    int t = tmp_b64(p);
+    ins(p, "cvta.to.global.u64 %%trd%d, %s;", t, R(p, o[1]));
+    if (o[2])
+      ins(p, "cp.async.%s.shared.global [%s], [%%trd%d], %d, %s;", bytes == 16 ? "cg" : "ca",
+          R(p, o[0]), t, bytes, R(p, o[2]));
+    else
+      ins(p, "cp.async.%s.shared.global [%s], [%%trd%d], %d;", bytes == 16 ? "cg" : "ca",
+          R(p, o[0]), t, bytes);
+    break;
+  }
+  case HG_OP_CP_ASYNC_COMMIT:
+    ins(p, "cp.async.commit_group;");
+    break;
+  case HG_OP_CP_ASYNC_WAIT:
+    ins(p, "cp.async.wait_group %d;", op->u.wait_n);
+    break;
+  case HG_OP_CP_ASYNC_MBAR_ARRIVE:
+    ins(p, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%s];", R(p, o[0]));
+    break;
+
   case HG_OP_WGMMA_FENCE:
     ins(p, "wgmma.fence.sync.aligned;");
     break;
@@ -728,10 +753,31 @@ static void print_op(printer_t *p, int32_t i) {
     break;
   case HG_OP_STMATRIX:
     hg_sbuf_put(&p->body, "\t%*sstmatrix.sync.aligned.m8n8.x%d%s.shared.b16 [%s], ", 2 * p->depth,
-                "", op->u.stmatrix.num, op->u.stmatrix.trans ? ".trans" : "", R(p, o[0]));
-    put_list(p, o + 1, op->u.stmatrix.num);
+                "", op->u.matrix.num, op->u.matrix.trans ? ".trans" : "", R(p, o[0]));
+    put_list(p, o + 1, op->u.matrix.num);
     hg_sbuf_put(&p->body, ";\n");
     break;
+  case HG_OP_LDMATRIX:
+    hg_sbuf_put(&p->body, "\t%*sldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 ", 2 * p->depth, "",
+                op->u.matrix.num, op->u.matrix.trans ? ".trans" : "");
+    put_list(p, r, op->u.matrix.num);
+    hg_sbuf_put(&p->body, ", [%s];\n", R(p, o[0]));
+    break;
+  case HG_OP_MMA_SYNC: {
+    /* D and C are the same accumulator registers: the variables are updated in place */
+    const char *t = hg_dtype_name(op->u.mma_sync.a);
+    hg_sbuf_put(&p->body, "\t%*smma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 ", 2 * p->depth, "",
+                t, t);
+    put_list(p, o, HG_IR_MMA_SYNC_ACC);
+    hg_sbuf_put(&p->body, ", ");
+    put_list(p, o + HG_IR_MMA_SYNC_ACC, HG_IR_MMA_SYNC_A);
+    hg_sbuf_put(&p->body, ", ");
+    put_list(p, o + HG_IR_MMA_SYNC_ACC + HG_IR_MMA_SYNC_A, HG_IR_MMA_SYNC_B);
+    hg_sbuf_put(&p->body, ", ");
+    put_list(p, o, HG_IR_MMA_SYNC_ACC);
+    hg_sbuf_put(&p->body, ";\n");
+    break;
+  }
   case HG_OP_COUNT:
     break;
   }

@@ -524,3 +524,73 @@ hg_status_t hg_model_wgmma_a_coord(hg_dtype_t a, int thread, int value, int *m, 
   *k = (reg / 2) * (kdim / 2) + vpr * q + within;
   return hg_ok();
 }
+
+/* ---------------------------------------------------------------- mma.sync, ldmatrix (sm_80) */
+
+hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, int *col) {
+  static const char *const names[3] = {"A", "B", "C"};
+  static const int values[3] = {8, 4, 4};
+  if (operand < 0 || operand > 2)
+    return hg_error(HG_ERR_INVALID, "mma.sync model: operand %d is not 0 (A), 1 (B) or 2 (C)",
+                    operand);
+  if (lane < 0 || lane >= 32 || value < 0 || value >= values[operand])
+    return hg_error(HG_ERR_INVALID,
+                    "mma.sync model: lane %d value %d is outside 32 lanes x %d values of %s", lane,
+                    value, values[operand], names[operand]);
+  /* PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type": groupID = lane >> 2,
+   * threadID_in_group = lane % 4; element i of the fragment (a0..a7, b0..b3, c0..c3) is at
+   *   A: row groupID for i < 2 or 4 <= i < 6, else groupID + 8;
+   *      col threadID_in_group * 2 + (i & 1), + 8 for i >= 4
+   *   B: row threadID_in_group * 2 + (i & 1), + 8 for i >= 2; col groupID
+   *   C: row groupID for i < 2, else groupID + 8; col threadID_in_group * 2 + (i & 1) */
+  const int group = lane >> 2, tig = lane % 4, i = value;
+  switch (operand) {
+  case 0:
+    *row = (i < 2 || (i >= 4 && i < 6)) ? group : group + 8;
+    *col = tig * 2 + (i & 1) + (i >= 4 ? 8 : 0);
+    break;
+  case 1:
+    *row = tig * 2 + (i & 1) + (i >= 2 ? 8 : 0);
+    *col = group;
+    break;
+  default:
+    *row = i < 2 ? group : group + 8;
+    *col = tig * 2 + (i & 1);
+    break;
+  }
+  return hg_ok();
+}
+
+hg_status_t hg_model_ldmatrix(int num, bool trans, const uint32_t lane_addr[32],
+                              const uint8_t *smem, size_t smem_bytes, uint32_t out[32][4]) {
+  if (num != 1 && num != 2 && num != 4)
+    return hg_error(HG_ERR_INVALID, "ldmatrix model: %d matrices is not x1, x2 or x4", num);
+  /* PTX ISA, ldmatrix: each of the 8 * num addressing lanes names one 16-byte row of 8 b16
+   * elements, which must be 16-byte aligned */
+  for (int l = 0; l < 8 * num; l++) {
+    if (lane_addr[l] % 16)
+      return hg_error(HG_ERR_INVALID,
+                      "ldmatrix model: lane %d's row address 0x%" PRIx32
+                      " is not 16-byte aligned (row %d of matrix %d)",
+                      l, lane_addr[l], l % 8, l / 8);
+    if ((size_t)lane_addr[l] + 16 > smem_bytes)
+      return hg_error(HG_ERR_INVALID,
+                      "ldmatrix model: lane %d's row at 0x%" PRIx32
+                      " runs past the %zu B of shared memory",
+                      l, lane_addr[l], smem_bytes);
+  }
+  /* Register i of lane t: of matrix i, row t / 4, elements 2 (t % 4) and 2 (t % 4) + 1; with
+   * .trans the matrix is read transposed: column t / 4 of rows 2 (t % 4) and 2 (t % 4) + 1. */
+  for (int t = 0; t < 32; t++)
+    for (int i = 0; i < num; i++) {
+      uint32_t v = 0;
+      for (int h = 0; h < 2; h++) {
+        const int row = trans ? 2 * (t % 4) + h : t / 4;
+        const int col = trans ? t / 4 : 2 * (t % 4) + h;
+        const uint8_t *e = smem + lane_addr[8 * i + row] + 2 * col;
+        v |= (uint32_t)(e[0] | e[1] << 8) << (16 * h);
+      }
+      out[t][i] = v;
+    }
+  return hg_ok();
+}

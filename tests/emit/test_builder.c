@@ -526,6 +526,163 @@ static void test_wgmma_operands(void) {
   });
 }
 
+/* ---------------------------------------------------------------- sm_80 ops */
+
+static void test_cp_async_misuse(void) {
+  EXPECT_MISUSE("hg_b_cp_async: 12 bytes is not a cp.async size (4, 8 or 16)",
+                hg_b_cp_async(b, 12, hg_b_i32(b, 0), hg_b_i64(b, 0), HG_NONE));
+  EXPECT_MISUSE("hg_b_cp_async: 0 bytes is not a cp.async size",
+                hg_b_cp_async(b, 0, hg_b_i32(b, 0), hg_b_i64(b, 0), HG_NONE));
+  EXPECT_MISUSE("hg_b_cp_async: the shared-memory destination must be I32, but the constant 0 "
+                "(I64) is I64",
+                hg_b_cp_async(b, 16, hg_b_i64(b, 0), hg_b_i64(b, 0), HG_NONE));
+  EXPECT_MISUSE("hg_b_cp_async: the global source must be I64, but the constant 0 (I32) is I32",
+                hg_b_cp_async(b, 16, hg_b_i32(b, 0), hg_b_i32(b, 0), HG_NONE));
+  EXPECT_MISUSE("hg_b_cp_async: the shared-memory destination is HG_NONE",
+                hg_b_cp_async(b, 16, HG_NONE, hg_b_i64(b, 0), HG_NONE));
+  EXPECT_MISUSE("hg_b_cp_async: the source byte count must be I32, but the constant 16 (I64) is "
+                "I64",
+                hg_b_cp_async(b, 16, hg_b_i32(b, 0), hg_b_i64(b, 0), hg_b_i64(b, 16)));
+  EXPECT_MISUSE("hg_b_cp_async: the source byte count 17 is outside 0..16 (it reads that many of "
+                "the 16 bytes and zero-fills the rest; more is undefined behaviour)",
+                hg_b_cp_async(b, 16, hg_b_i32(b, 0), hg_b_i64(b, 0), hg_b_i32(b, 17)));
+  EXPECT_MISUSE("hg_b_cp_async: the source byte count -1 is outside 0..4",
+                hg_b_cp_async(b, 4, hg_b_i32(b, 0), hg_b_i64(b, 0), hg_b_i32(b, -1)));
+  EXPECT_MISUSE("hg_b_cp_async_wait: 64 pending groups is outside 0..63",
+                hg_b_cp_async_wait(b, 64));
+  EXPECT_MISUSE("hg_b_cp_async_wait: -1 pending groups is outside 0..63",
+                hg_b_cp_async_wait(b, -1));
+  EXPECT_MISUSE("hg_b_cp_async_mbar_arrive: the mbarrier address must be I32, but the constant "
+                "0 (I64) is I64",
+                hg_b_cp_async_mbar_arrive(b, hg_b_i64(b, 0)));
+
+  /* the edges that are fine: every size, source sizes 0 and `bytes`, a run-time size */
+  hg_builder_t *b = fresh();
+  hg_val_t dst = hg_b_i32(b, 0), src = hg_b_i64(b, 0);
+  for (int bytes = 4; bytes <= 16; bytes *= 2) {
+    hg_b_cp_async(b, bytes, dst, src, hg_b_i32(b, 0));
+    hg_b_cp_async(b, bytes, dst, src, hg_b_i32(b, bytes));
+    hg_b_cp_async(b, bytes, dst, src, hg_b_sreg(b, HG_TID_X));
+  }
+  hg_b_cp_async_wait(b, 0);
+  hg_b_cp_async_wait(b, 63);
+  CHECK_OK(hg_builder_status(b));
+  hg_builder_destroy(b);
+}
+
+static void test_ldmatrix_misuse(void) {
+  hg_val_t out[4];
+  EXPECT_MISUSE("hg_b_ldmatrix: 3 matrices is not x1, x2 or x4",
+                hg_b_ldmatrix(b, 3, false, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_ldmatrix: 8 matrices is not x1, x2 or x4",
+                hg_b_ldmatrix(b, 8, true, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_ldmatrix: out is NULL", hg_b_ldmatrix(b, 4, false, hg_b_i32(b, 0), NULL));
+  EXPECT_MISUSE("hg_b_ldmatrix: the shared::cta address must be I32, but the constant 0 (I64) is "
+                "I64",
+                hg_b_ldmatrix(b, 2, false, hg_b_i64(b, 0), out));
+  EXPECT_MISUSE("hg_b_stmatrix: regs is NULL", hg_b_stmatrix(b, 2, false, hg_b_i32(b, 0), NULL));
+  EXPECT_MISUSE("hg_b_stmatrix: register 1 must be I32, but the constant 0 (F32) is F32", {
+    hg_val_t r[2] = {hg_b_i32(b, 0), hg_b_f32(b, 0)};
+    hg_b_stmatrix(b, 2, false, hg_b_i32(b, 0), r);
+  });
+  /* a failed ldmatrix leaves HG_NONE in out, never a stale value */
+  hg_builder_t *b = fresh();
+  out[0] = out[1] = hg_b_i32(b, 7);
+  hg_b_ldmatrix(b, 2, false, hg_b_i64(b, 0), out);
+  CHECK(hg_val_is_none(out[0]) && hg_val_is_none(out[1]));
+  hg_builder_destroy(b);
+}
+
+static hg_mma_sync_op_t MS(int m, int n, int k, hg_dtype_t a, hg_dtype_t bt, hg_dtype_t acc) {
+  return (hg_mma_sync_op_t){.m = m, .n = n, .k = k, .a = a, .b = bt, .acc = acc};
+}
+
+/* Record one mma.sync with fresh variables and registers; returns the builder's status. */
+static hg_status_t try_mma_sync(hg_mma_sync_op_t op) {
+  hg_builder_t *b = fresh();
+  hg_val_t acc[4], a[4], bf[2];
+  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, k);
+  for (int k = 0; k < 2; k++) bf[k] = hg_b_i32(b, k);
+  hg_b_mma_sync(b, &op, acc, a, bf);
+  hg_status_t s = hg_builder_status(b);
+  hg_builder_destroy(b);
+  return s;
+}
+
+static void test_mma_sync_rules(void) {
+  CHECK_OK(try_mma_sync(MS(16, 8, 16, HG_BF16, HG_BF16, HG_F32)));
+  CHECK_OK(try_mma_sync(MS(16, 8, 16, HG_F16, HG_F16, HG_F32)));
+  CHECK_ERR(try_mma_sync(MS(16, 8, 8, HG_BF16, HG_BF16, HG_F32)), HG_ERR_INVALID,
+            "hg_b_mma_sync: shape m16n8k8 is not m16n8k16, the one mma.sync shape hopgen emits");
+  CHECK_ERR(try_mma_sync(MS(8, 8, 4, HG_F16, HG_F16, HG_F32)), HG_ERR_INVALID,
+            "shape m8n8k4 is not m16n8k16");
+  CHECK_ERR(try_mma_sync(MS(16, 16, 16, HG_F16, HG_F16, HG_F32)), HG_ERR_INVALID,
+            "shape m16n16k16 is not m16n8k16");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_BF16, HG_F16, HG_F32)), HG_ERR_INVALID,
+            "hg_b_mma_sync: bf16 x f16 is not an mma.sync m16n8k16 type pair hopgen emits (A and "
+            "B both bf16 or both f16)");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_E4M3, HG_E4M3, HG_F32)), HG_ERR_INVALID,
+            "e4m3 x e4m3 is not an mma.sync m16n8k16 type pair");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_TF32, HG_TF32, HG_F32)), HG_ERR_INVALID,
+            "tf32 x tf32 is not an mma.sync m16n8k16 type pair");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_F16, HG_F16, HG_F16)), HG_ERR_INVALID,
+            "hg_b_mma_sync: accumulator f16 is not allowed: hopgen's mma.sync accumulates f16 x "
+            "f16 in f32");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_BF16, HG_BF16, HG_S32)), HG_ERR_INVALID,
+            "accumulator s32 is not allowed");
+
+  hg_mma_sync_op_t op = MS(16, 8, 16, HG_BF16, HG_BF16, HG_F32);
+  EXPECT_MISUSE("hg_b_mma_sync: op, acc, a and bf must not be NULL", {
+    hg_val_t v[4] = {HG_NONE, HG_NONE, HG_NONE, HG_NONE};
+    hg_b_mma_sync(b, &op, v, v, NULL);
+  });
+  EXPECT_MISUSE("hg_b_mma_sync: accumulator 2 is the constant 0 (F32), not a variable (mma.sync "
+                "overwrites its accumulators, so they must come from hg_b_var)",
+                {
+                  hg_val_t acc[4], a[4], bf[2];
+                  for (int k = 0; k < 4; k++)
+                    acc[k] = k == 2 ? hg_b_f32(b, 0) : hg_b_var(b, HG_T_F32, HG_NONE);
+                  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
+                  bf[0] = bf[1] = hg_b_i32(b, 0);
+                  hg_b_mma_sync(b, &op, acc, a, bf);
+                });
+  EXPECT_MISUSE("hg_b_mma_sync: accumulator 1 must be F32, but variable #", {
+    hg_val_t acc[4], a[4], bf[2];
+    for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, k == 1 ? HG_T_I32 : HG_T_F32, HG_NONE);
+    for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
+    bf[0] = bf[1] = hg_b_i32(b, 0);
+    hg_b_mma_sync(b, &op, acc, a, bf);
+  });
+  EXPECT_MISUSE("hg_b_mma_sync: accumulators 0 and 3 are the same variable", {
+    hg_val_t acc[4], a[4], bf[2];
+    for (int k = 0; k < 3; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+    acc[3] = acc[0];
+    for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
+    bf[0] = bf[1] = hg_b_i32(b, 0);
+    hg_b_mma_sync(b, &op, acc, a, bf);
+  });
+  EXPECT_MISUSE("hg_b_mma_sync: A fragment register 3 must be I32, but the constant 0 (F32) is "
+                "F32",
+                {
+                  hg_val_t acc[4], a[4], bf[2];
+                  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+                  for (int k = 0; k < 4; k++) a[k] = k == 3 ? hg_b_f32(b, 0) : hg_b_i32(b, 0);
+                  bf[0] = bf[1] = hg_b_i32(b, 0);
+                  hg_b_mma_sync(b, &op, acc, a, bf);
+                });
+  EXPECT_MISUSE("hg_b_mma_sync: B fragment register 1 must be I32, but the constant 0 (I64) is "
+                "I64",
+                {
+                  hg_val_t acc[4], a[4], bf[2];
+                  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+                  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
+                  bf[0] = hg_b_i32(b, 0);
+                  bf[1] = hg_b_i64(b, 0);
+                  hg_b_mma_sync(b, &op, acc, a, bf);
+                });
+}
+
 static void test_kernel_level_rules(void) {
   hg_builder_t *b = fresh();
   hg_b_set_threads(b, 384);
@@ -655,6 +812,38 @@ static void test_ir_structure(void) {
   CHECK_EQ(hg_builder_param_count(b), 1);
   CHECK_EQ(hg_builder_param_type(b, 0), HG_T_TMAP);
   CHECK_EQ(hg_builder_param_type(b, 1), HG_T_NONE);
+  /* mma.sync: accumulators in place, then A and B; ldmatrix: fresh I32 results */
+  hg_val_t macc[4], frag[4];
+  for (int k = 0; k < 4; k++) macc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+  hg_b_ldmatrix(b, 4, true, z, frag);
+  const hg_ir_op_t *ldm = &b->ops[b->nops - 1];
+  CHECK_EQ(ldm->code, HG_OP_LDMATRIX);
+  CHECK_EQ(ldm->num_results, 4);
+  CHECK_EQ(ldm->u.matrix.num, 4);
+  CHECK_EQ(ldm->u.matrix.trans, 1);
+  CHECK_EQ(hg_ir_results(b, ldm)[2], frag[2].id);
+  CHECK_EQ(hg_ir_value(b, frag[2].id)->kind, HG_VK_SSA);
+  CHECK_EQ(hg_val_type(b, frag[3]), HG_T_I32);
+  hg_mma_sync_op_t mop = {.m = 16, .n = 8, .k = 16, .a = HG_F16, .b = HG_F16, .acc = HG_F32};
+  hg_b_mma_sync(b, &mop, macc, frag, frag + 2);
+  CHECK_OK(hg_builder_status(b));
+  const hg_ir_op_t *ms = &b->ops[b->nops - 1];
+  CHECK_EQ(ms->code, HG_OP_MMA_SYNC);
+  CHECK_EQ(ms->num_results, 4);
+  CHECK_EQ(ms->num_operands, 4 + 4 + 2);
+  CHECK_EQ(hg_ir_results(b, ms)[3], macc[3].id);
+  CHECK_EQ(hg_ir_operands(b, ms)[0], macc[0].id);
+  CHECK_EQ(hg_ir_operands(b, ms)[4 + 1], frag[1].id);
+  CHECK_EQ(hg_ir_operands(b, ms)[8 + 1], frag[3].id);
+  CHECK_EQ(ms->u.mma_sync.a, HG_F16);
+  hg_b_cp_async(b, 8, z, d, HG_NONE);
+  const hg_ir_op_t *cp = &b->ops[b->nops - 1];
+  CHECK_EQ(cp->code, HG_OP_CP_ASYNC);
+  CHECK_EQ(cp->num_operands, 3);
+  CHECK_EQ(hg_ir_operands(b, cp)[2], 0);
+  CHECK_EQ(cp->u.cp_async.bytes, 8);
+  CHECK_STR(hg_ir_opcode_name(HG_OP_CP_ASYNC_MBAR_ARRIVE), "cp_async_mbar_arrive");
+  CHECK_STR(hg_ir_opcode_name(HG_OP_MMA_SYNC), "mma_sync");
   hg_b_name(b, z, "zero/coord");
   CHECK_STR(hg_ir_value(b, z.id)->hint, "zero_coord");
   hg_builder_destroy(b);
@@ -715,6 +904,9 @@ int main(void) {
   HG_RUN(test_reductions);
   HG_RUN(test_wgmma_shapes_and_types);
   HG_RUN(test_wgmma_operands);
+  HG_RUN(test_cp_async_misuse);
+  HG_RUN(test_ldmatrix_misuse);
+  HG_RUN(test_mma_sync_rules);
   HG_RUN(test_kernel_level_rules);
   HG_RUN(test_errors_stick);
   HG_RUN(test_ir_structure);

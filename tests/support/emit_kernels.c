@@ -682,3 +682,207 @@ hg_status_t emit_kernel_gemm_like(bool comments, hg_builder_t **out) {
   hg_b_cluster_wait(b);
   return st;
 }
+
+/* ---------------------------------------------------------------- sm_80 family */
+
+hg_status_t emit_kernel_cp_async(hg_builder_t **out) {
+  hg_status_t st = kernel("cp_async", out);
+  if (st.code != HG_OK) return st;
+  hg_builder_t *b = *out;
+  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
+  hg_val_t n = hg_b_param(b, HG_T_I32, "n");
+  uint32_t buf = hg_b_smem_reserve(b, 3 * 128 * 16, 128);
+  uint32_t bar_off = hg_b_smem_reserve(b, 8, 8);
+  hg_val_t tid = hg_b_sreg(b, HG_TID_X);
+  hg_val_t inside = hg_b_cmp(b, HG_LT_S, tid, n);
+  hg_val_t chunk = hg_b_bin(b, HG_SHL, tid, hg_b_i32(b, 4));
+  hg_val_t dst = hg_b_bin(b, HG_ADD, hg_b_smem_addr(b, buf), chunk);
+  hg_val_t src = hg_b_bin(b, HG_ADD, g, hg_b_zext(b, chunk));
+  for (int bytes = 16; bytes >= 4; bytes /= 2) {
+    hg_val_t some = hg_b_select(b, inside, hg_b_i32(b, bytes), hg_b_i32(b, 0));
+    hg_b_cp_async(b, bytes, dst, src, HG_NONE);
+    hg_b_cp_async(b, bytes, dst, src, some);
+    hg_b_cp_async(b, bytes, dst, src, hg_b_i32(b, 0)); /* zero fill */
+  }
+  hg_b_cp_async_commit(b);
+  hg_val_t s = hg_b_for(b, hg_b_i32(b, 0), hg_b_i32(b, 3), hg_b_i32(b, 1));
+  hg_val_t at = hg_b_bin(b, HG_ADD, dst, hg_b_bin(b, HG_MUL, s, hg_b_i32(b, 128 * 16)));
+  hg_b_cp_async(b, 16, at, src, hg_b_select(b, inside, hg_b_i32(b, 16), hg_b_i32(b, 0)));
+  hg_b_cp_async_commit(b);
+  hg_b_cp_async_wait(b, 1);
+  hg_b_endfor(b);
+  hg_b_cp_async_wait(b, 0);
+  hg_val_t bar = hg_b_smem_addr(b, bar_off);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, tid, hg_b_i32(b, 0)));
+  hg_b_mbar_init(b, bar, hg_b_i32(b, 128));
+  hg_b_endif(b);
+  hg_b_bar_sync(b, 0, 0);
+  hg_b_cp_async(b, 16, dst, src, HG_NONE);
+  hg_b_cp_async_mbar_arrive(b, bar);
+  hg_b_mbar_wait(b, bar, hg_b_i32(b, 0));
+  return st;
+}
+
+const char *const emit_cp_async_expect[EMIT_CP_ASYNC_NEXPECT] = {
+    "cp.async.cg.shared.global [",
+    "cp.async.ca.shared.global [",
+    "], 16;",
+    "], 16, ",
+    "], 8;",
+    "], 8, ",
+    "], 4;",
+    "], 4, ",
+    "cp.async.commit_group;",
+    "cp.async.wait_group",
+    "cp.async.mbarrier.arrive.noinc.shared",
+};
+
+const char *const emit_ldmatrix_expect[EMIT_LDMATRIX_NEXPECT] = {
+    "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {",
+    "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {",
+    "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {",
+    "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {",
+    "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {",
+    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {",
+};
+
+void emit_mma_sync_mnemonic(hg_dtype_t t, char *buf, size_t cap) {
+  snprintf(buf, cap, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32", hg_dtype_name(t),
+           hg_dtype_name(t));
+}
+
+hg_status_t emit_kernel_ldmatrix(hg_builder_t **out) {
+  hg_status_t st = kernel("ldmatrix", out);
+  if (st.code != HG_OK) return st;
+  hg_builder_t *b = *out;
+  hg_val_t g = hg_b_param(b, HG_T_I64, "out");
+  hg_val_t smem = hg_b_smem_addr(b, hg_b_smem_reserve(b, 4096, 128));
+  hg_val_t lane = hg_b_sreg(b, HG_LANEID);
+  hg_val_t addr = hg_b_bin(b, HG_ADD, smem, hg_b_bin(b, HG_SHL, lane, hg_b_i32(b, 4)));
+  int slot = 0;
+  for (int num = 1; num <= 4; num *= 2)
+    for (int trans = 0; trans <= 1; trans++) {
+      hg_val_t r[4];
+      hg_b_ldmatrix(b, num, trans, addr, r);
+      for (int k = 0; k < num; k++) emit_sink(b, g, slot++, r[k]);
+    }
+  return st;
+}
+
+/* lane -> the shared-memory address ldmatrix reads a row from, in a tile of 16-bit elements
+ * stored in rows of row_bytes: lanes 8i..8i+7 address the 8 rows of matrix i, which is
+ * row block i % row_blocks and 16-byte column block i / row_blocks of the tile. A 16x16 A
+ * tile read by x4 has row_blocks 2 (matrices: rows 0-7 and 8-15 of columns 0-7, then of
+ * columns 8-15: the order of mma.sync's A fragment registers); an N x K B tile of 8 rows
+ * read by x2 has 1; a K x N B tile of 16 rows read by x2 .trans has 2. */
+static hg_val_t ldmatrix_lane_addr(hg_builder_t *b, hg_val_t base, hg_val_t lane, int row_bytes,
+                                   int row_blocks) {
+  hg_val_t m = hg_b_bin(b, HG_SHR_U, lane, hg_b_i32(b, 3));
+  hg_val_t rb = hg_b_i32(b, row_blocks);
+  hg_val_t row = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_AND, lane, hg_b_i32(b, 7)),
+                          hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_REM_U, m, rb), hg_b_i32(b, 3)));
+  hg_val_t block = hg_b_bin(b, HG_DIV_U, m, rb);
+  hg_val_t off =
+      hg_b_mad(b, row, hg_b_i32(b, row_bytes), hg_b_bin(b, HG_SHL, block, hg_b_i32(b, 4)));
+  return hg_b_bin(b, HG_ADD, base, off);
+}
+
+static void store_accumulators(hg_builder_t *b, hg_val_t out, const hg_val_t *acc, int n) {
+  hg_val_t lane = hg_b_zext(b, hg_b_sreg(b, HG_LANEID));
+  hg_val_t at = hg_b_bin(b, HG_ADD, out, hg_b_bin(b, HG_MUL, lane, hg_b_i64(b, 4 * n)));
+  for (int i = 0; i < n; i += 4)
+    hg_b_store(b, HG_GLOBAL, 0, 4, hg_b_bin(b, HG_ADD, at, hg_b_i64(b, 4 * i)), acc + i);
+}
+
+hg_status_t emit_kernel_mma_sync(hg_dtype_t t, bool b_trans, hg_builder_t **out) {
+  char name[48];
+  snprintf(name, sizeof name, "mma_sync_%s%s", hg_dtype_name(t), b_trans ? "_bt" : "");
+  hg_status_t st = kernel(name, out);
+  if (st.code != HG_OK) return st;
+  hg_builder_t *b = *out;
+  hg_val_t o = hg_b_param(b, HG_T_I64, "out");
+  hg_val_t ktiles = hg_b_param(b, HG_T_I32, "k_tiles");
+  uint32_t a_off = hg_b_smem_reserve(b, 16 * 16 * 2, 128);
+  uint32_t b_off = hg_b_smem_reserve(b, 16 * 8 * 2, 128);
+  hg_val_t lane = hg_b_sreg(b, HG_LANEID);
+  hg_val_t acc[4];
+  for (int i = 0; i < 4; i++) acc[i] = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0));
+  hg_mma_sync_op_t op = {.m = 16, .n = 8, .k = 16, .a = t, .b = t, .acc = HG_F32};
+  hg_b_for(b, hg_b_i32(b, 0), ktiles, hg_b_i32(b, 1));
+  hg_val_t a[4], bf[2];
+  hg_b_ldmatrix(b, 4, false, ldmatrix_lane_addr(b, hg_b_smem_addr(b, a_off), lane, 32, 2), a);
+  /* B stored N x K (8 rows of 32 bytes: plain) or K x N (16 rows of 16 bytes: .trans) */
+  hg_val_t baddr =
+      ldmatrix_lane_addr(b, hg_b_smem_addr(b, b_off), lane, b_trans ? 16 : 32, b_trans ? 2 : 1);
+  hg_b_ldmatrix(b, 2, b_trans, baddr, bf);
+  hg_b_mma_sync(b, &op, acc, a, bf);
+  hg_b_endfor(b);
+  store_accumulators(b, o, acc, 4);
+  return st;
+}
+
+hg_status_t emit_kernel_cp_async_mma(hg_builder_t **out) {
+  enum { STAGES = 2, NTILES = 4, A_BYTES = 16 * 16 * 2, B_BYTES = 8 * NTILES * 16 * 2 };
+  hg_status_t st = kernel("cp_async_mma", out);
+  if (st.code != HG_OK) return st;
+  hg_builder_t *b = *out;
+  hg_b_set_threads(b, 32);
+  hg_val_t ga = hg_b_param(b, HG_T_I64, "A"); /* M x K, K contiguous */
+  hg_val_t gb = hg_b_param(b, HG_T_I64, "B"); /* N x K, K contiguous */
+  hg_val_t o = hg_b_param(b, HG_T_I64, "out");
+  hg_val_t kdim = hg_b_param(b, HG_T_I32, "k");
+  hg_val_t ktiles = hg_b_bin(b, HG_SHR_U, kdim, hg_b_i32(b, 4));
+  uint32_t stage_off[STAGES];
+  for (int s = 0; s < STAGES; s++) stage_off[s] = hg_b_smem_reserve(b, A_BYTES + B_BYTES, 128);
+  hg_val_t lane = hg_b_sreg(b, HG_LANEID);
+  hg_val_t row_bytes = hg_b_sext(b, hg_b_bin(b, HG_SHL, kdim, hg_b_i32(b, 1)));
+  hg_val_t acc[4 * NTILES];
+  for (int i = 0; i < 4 * NTILES; i++) acc[i] = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0));
+  hg_val_t stage_base = hg_b_var(b, HG_T_I32, HG_NONE);
+
+  /* Tile kt into the stage at stage_base: lane copies 16-byte chunk c = lane (+32, +64) of
+   * the tile, row c / 2, column block c % 2 (rows of 32 bytes in shared memory); past the
+   * last tile the chunks become zeros (source size 0). */
+  hg_val_t kt = hg_b_for(b, hg_b_i32(b, -1), ktiles, hg_b_i32(b, 1));
+  hg_val_t next = hg_b_bin(b, HG_ADD, kt, hg_b_i32(b, 1));
+  hg_val_t next_base =
+      hg_b_select(b, hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_AND, next, hg_b_i32(b, 1)), hg_b_i32(b, 0)),
+                  hg_b_smem_addr(b, stage_off[0]), hg_b_smem_addr(b, stage_off[1]));
+  hg_val_t size =
+      hg_b_select(b, hg_b_cmp(b, HG_LT_S, next, ktiles), hg_b_i32(b, 16), hg_b_i32(b, 0));
+  hg_val_t kbyte = hg_b_sext(b, hg_b_bin(b, HG_SHL, next, hg_b_i32(b, 5)));
+  for (int c = 0; c < (A_BYTES + B_BYTES) / 16; c += 32) {
+    bool is_a = c < A_BYTES / 16;
+    hg_val_t chunk = hg_b_bin(b, HG_ADD, lane, hg_b_i32(b, is_a ? c : c - A_BYTES / 16));
+    hg_val_t row = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, chunk, hg_b_i32(b, 1)));
+    hg_val_t half = hg_b_sext(
+        b, hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, chunk, hg_b_i32(b, 1)), hg_b_i32(b, 4)));
+    hg_val_t src = hg_b_bin(b, HG_ADD, hg_b_mad(b, row, row_bytes, is_a ? ga : gb),
+                            hg_b_bin(b, HG_ADD, kbyte, half));
+    hg_val_t dst =
+        hg_b_bin(b, HG_ADD, next_base,
+                 hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_ADD, lane, hg_b_i32(b, c)), hg_b_i32(b, 4)));
+    hg_b_cp_async(b, 16, dst, src, size);
+  }
+  hg_b_cp_async_commit(b);
+  /* compute on tile kt (from the second trip on) while tile kt + 1 is in flight */
+  hg_b_if(b, hg_b_cmp(b, HG_GE_S, kt, hg_b_i32(b, 0)));
+  hg_b_cp_async_wait(b, 1);
+  hg_b_bar_sync(b, 1, 32);
+  hg_val_t a[4];
+  hg_b_ldmatrix(b, 4, false, ldmatrix_lane_addr(b, stage_base, lane, 32, 2), a);
+  for (int j = 0; j < NTILES; j++) {
+    hg_val_t bf[2];
+    hg_val_t btile = hg_b_bin(b, HG_ADD, stage_base, hg_b_i32(b, A_BYTES + j * 8 * 32));
+    hg_b_ldmatrix(b, 2, false, ldmatrix_lane_addr(b, btile, lane, 32, 1), bf);
+    hg_mma_sync_op_t op = {.m = 16, .n = 8, .k = 16, .a = HG_BF16, .b = HG_BF16, .acc = HG_F32};
+    hg_b_mma_sync(b, &op, acc + 4 * j, a, bf);
+  }
+  hg_b_bar_sync(b, 1, 32);
+  hg_b_endif(b);
+  hg_b_assign(b, stage_base, next_base);
+  hg_b_endfor(b);
+  hg_b_cp_async_wait(b, 0);
+  store_accumulators(b, o, acc, 4 * NTILES);
+  return st;
+}

@@ -147,4 +147,38 @@ hg_status_t emit_kernel_stmatrix(hg_builder_t **out);
  * hg_b_comment lines (barrier setup, epilogue). */
 hg_status_t emit_kernel_gemm_like(bool comments, hg_builder_t **out);
 
+/* ---------------------------------------------------------------- sm_80 family */
+
+/* "cp_async": cp.async of 16 bytes (.cg) and of 8 and 4 (.ca), each without a source size,
+ * with a run-time one (tid < n ? bytes : 0) and with the constant 0 (zero fill); the
+ * 16-byte ones again in a 3-stage loop with commit and wait_group 1; wait_group 0; then a
+ * barrier fed by cp.async.mbarrier.arrive.noinc and waited on. */
+hg_status_t emit_kernel_cp_async(hg_builder_t **out);
+
+/* What both backends' PTX of emit_kernel_cp_async must hold: each size with (", n, ") and
+ * without ("], n;") a source size, commit, wait_group and the .noinc barrier arrival (ptx.c
+ * says .shared::cta, NVPTX .shared: the same state space). */
+#define EMIT_CP_ASYNC_NEXPECT 11
+extern const char *const emit_cp_async_expect[EMIT_CP_ASYNC_NEXPECT];
+
+/* "ldmatrix": x1/x2/x4, each plain and .trans, from lane-dependent addresses; every result
+ * stored to global memory. */
+hg_status_t emit_kernel_ldmatrix(hg_builder_t **out);
+/* Its six instructions (x1, x2, x4, each plain and .trans) up to the result list. */
+#define EMIT_LDMATRIX_NEXPECT 6
+extern const char *const emit_ldmatrix_expect[EMIT_LDMATRIX_NEXPECT];
+
+/* "mma_sync_<t>[_bt]": an ldmatrix + mma.sync loop over k_tiles (t = bf16 or f16): A by
+ * ldmatrix x4, B by ldmatrix x2 (.trans when b_trans), one m16n8k16 per iteration into 4
+ * f32 accumulator variables, stored at the end. */
+hg_status_t emit_kernel_mma_sync(hg_dtype_t t, bool b_trans, hg_builder_t **out);
+/* "mma.sync.aligned.m16n8k16.row.col.f32.<t>.<t>.f32": the instruction both backends print. */
+void emit_mma_sync_mnemonic(hg_dtype_t t, char *buf, size_t cap);
+
+/* "cp_async_mma": the shape of a cp.async + ldmatrix + mma.sync GEMM main loop: a 2-stage
+ * ring of 16x16 A and 16x8 B tiles filled by cp.async (zero fill past k_tiles), each stage
+ * waited on with wait_group, read by ldmatrix and multiplied with 4 m16n8k16 bf16 per
+ * stage into 16 accumulator variables, then the epilogue. */
+hg_status_t emit_kernel_cp_async_mma(hg_builder_t **out);
+
 #endif
