@@ -69,6 +69,7 @@ gemm() {
   step gemm-awkward gemm_awkward
   step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
 }
+combos() { step gemm-combos scripts/gemm-combos.sh "$H" ${COMBOS_MODE:-}; }
 sass() { step sass-report scripts/sass-report.sh "$H" /tmp/hopgen-sass; }
 rt() { step rt-gpu-test ./build-gpu/tests/runtime_test_gpu; }
 mlir() {
@@ -82,9 +83,10 @@ case "$mode" in
   tma) tma ;;
   gemm) gemm ;;
   mlir) mlir ;;
-  all) smoke; tests; tma; gemm; mlir ;;
+  all) smoke; tests; tma; gemm; combos; mlir ;;
+  combos) combos ;;
   none) ;;
-  final) rt; tma; gemm; sass; mlir ;;
+  final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 i=0

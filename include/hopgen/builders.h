@@ -72,7 +72,7 @@ typedef struct hg_roles_spec {
 /* Who a thread is. Set by hg_roles_make at the top of the kernel. */
 typedef struct hg_roles {
   hg_roles_spec_t spec;
-  int threads;             /* 128 x (producers + consumers) */
+  int threads;              /* 128 x (producers + consumers) */
   hg_val_t tid, warp, lane; /* CTA-wide */
   hg_val_t wg_tid;          /* thread within its warpgroup, 0..127 */
   hg_val_t warp_in_wg;      /* warp within its warpgroup, 0..3 */
@@ -166,6 +166,9 @@ hg_val_t hg_pipe_empty_bar(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage);
 void hg_pipe_acquire(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
 /* Producer: arrive on the full barrier announcing the stage's transaction bytes (TMA). */
 void hg_pipe_expect_tx(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, uint32_t bytes);
+/* Producer: add the stage's transaction bytes without arriving (mbarrier.expect_tx), when the
+ * arrivals come from elsewhere (cp.async producers that also issue TMA for one operand). */
+void hg_pipe_add_tx(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, uint32_t bytes);
 /* Producer thread, after generic-proxy writes of the stage (st.shared): fence the async proxy
  * (the consumers' wgmma reads through it) and arrive on the full barrier. */
 void hg_pipe_commit_stores(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
@@ -214,19 +217,19 @@ void hg_tma_copy_store(hg_builder_t *b, const hg_tma_plan_t *p, hg_val_t tmap, h
  * the element size (1 or 2) goes through registers (ld.global + st.shared) - any alignment. */
 typedef struct hg_cp_async_spec {
   hg_dtype_t dtype;
-  int rows, cols;          /* the tile */
-  hg_composed_t smem;      /* (tile mode 0, tile mode 1) -> element offset */
-  bool transposed;         /* tile mode 0 is the contiguous one (cols of the view): MN-major */
+  int rows, cols;     /* the tile */
+  hg_composed_t smem; /* (tile mode 0, tile mode 1) -> element offset */
+  bool transposed;    /* tile mode 0 is the contiguous one (cols of the view): MN-major */
   int vec_bytes;
   int threads;
 } hg_cp_async_spec_t;
 
 typedef struct hg_cp_async_copy {
   hg_cp_async_spec_t spec;
-  int vec;           /* elements per chunk */
-  int chunks;        /* per tile */
-  int per_thread;    /* chunks per thread (ceil) */
-  bool async;        /* cp.async (vec_bytes >= 4), else registers */
+  int vec;        /* elements per chunk */
+  int chunks;     /* per tile */
+  int per_thread; /* chunks per thread (ceil) */
+  bool async;     /* cp.async (vec_bytes >= 4), else registers */
 } hg_cp_async_copy_t;
 
 /* Check that every chunk is contiguous and aligned in the stage layout and in global memory. */
@@ -254,12 +257,12 @@ void hg_ldmatrix_x4(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
                     hg_val_t out[4]);
 /* The A fragment of a 16 x 16 (rows mn0.., k0..) block as mma.sync m16n8k16 and wgmma RS read
  * it: a0 (rows 0-7, k 0-7), a1 (rows 8-15), a2 (k 8-15), a3 (rows 8-15, k 8-15). */
-void hg_ldmatrix_a16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
-                        hg_val_t stage, hg_val_t mn0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]);
+void hg_ldmatrix_a16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major, hg_val_t stage,
+                        hg_val_t mn0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]);
 /* The B fragments of two n8 blocks (N rows n0.., n0+8.., K k0..k0+15) for mma.sync
  * m16n8k16: out[0..1] block n0, out[2..3] block n0 + 8. */
-void hg_ldmatrix_b16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
-                        hg_val_t stage, hg_val_t n0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]);
+void hg_ldmatrix_b16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major, hg_val_t stage,
+                        hg_val_t n0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]);
 
 /* ---------------------------------------------------------------- TiledMma */
 
@@ -279,10 +282,10 @@ const char *hg_mma_kind_name(hg_mma_kind_t k); /* "wgmma-ss", "wgmma-rs", "mma-s
 typedef struct hg_mma_builder {
   hg_mma_kind_t kind;
   hg_tiled_mma_t tm;
-  hg_wgmma_op_t op;           /* the instruction for the wgmma kinds */
-  hg_mma_sync_op_t sync_op;   /* and for mma.sync */
-  int acc_count;              /* F32 accumulators per consumer thread */
-  bool async;                 /* the instruction keeps reading shared memory after issue */
+  hg_wgmma_op_t op;         /* the instruction for the wgmma kinds */
+  hg_mma_sync_op_t sync_op; /* and for mma.sync */
+  int acc_count;            /* F32 accumulators per consumer thread */
+  bool async;               /* the instruction keeps reading shared memory after issue */
 } hg_mma_builder_t;
 
 /* spec: the CTA tile as the consumers compute it (wg_m consumer warpgroups along M).

@@ -278,8 +278,12 @@ typedef struct hg_gemm_problem {
 hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p);
 
 /* How operands reach the MMA and which MMA instruction computes (the four combinations of
- * the builders layer). AUTO: tma-wgmma when TMA can address both operands, else
- * cpasync-wgmma with cp.async only for the operands TMA cannot address. */
+ * the builders layer). The operand path and the MMA are independent: in every mainloop but
+ * cpasync-wgmma, an operand goes through TMA when TMA can address it (leading dimension,
+ * batch stride and base multiples of 16 bytes) and through cp.async otherwise (the kernel's
+ * a_tma/b_tma say which, and its name carries _cpa/_cpb with the chunk bytes);
+ * cpasync-wgmma takes both operands through cp.async. AUTO: tma-wgmma when TMA can address
+ * both operands, else cpasync-wgmma with cp.async only for those it cannot. */
 typedef enum hg_gemm_mainloop {
   HG_MAINLOOP_AUTO = 0,
   HG_MAINLOOP_TMA_WGMMA,             /* TMA + wgmma, both operands from shared memory */
@@ -374,8 +378,8 @@ hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_
  * 132 SMs, an H100/H200 SXM), with mainloop (when not AUTO in c or c is NULL) overriding
  * the configuration's, then generation. */
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
-                          hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev,
-                          hg_backend_t be, hg_gemm_kernel_t *out);
+                          hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
+                          hg_gemm_kernel_t *out);
 
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at

@@ -20,7 +20,8 @@ static hg_val_t i32(hg_builder_t *b, int32_t v) {
 static hg_val_t pick(hg_builder_t *b, hg_val_t g, const int table[4]) {
   hg_val_t v = i32(b, table[0]);
   for (int i = 1; i < 4; i++)
-    if (table[i] != table[0]) v = hg_b_select(b, hg_b_cmp(b, HG_EQ, g, i32(b, i)), i32(b, table[i]), v);
+    if (table[i] != table[0])
+      v = hg_b_select(b, hg_b_cmp(b, HG_EQ, g, i32(b, i)), i32(b, table[i]), v);
   return v;
 }
 
@@ -52,16 +53,16 @@ void hg_ldmatrix_x4(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
   hg_b_ldmatrix(b, 4, mn_major, addr, out);
 }
 
-void hg_ldmatrix_a16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
-                        hg_val_t stage, hg_val_t mn0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]) {
+void hg_ldmatrix_a16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major, hg_val_t stage,
+                        hg_val_t mn0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]) {
   /* a0 (rows 0-7, k 0-7), a1 (rows 8-15, k 0-7), a2 (rows 0-7, k 8-15), a3 (rows 8-15,
    * k 8-15): PTX ISA "Matrix Fragments for mma.m16n8k16", and wgmma's register A. */
   static const int dmn[4] = {0, 8, 0, 8}, dk[4] = {0, 0, 8, 8};
   hg_ldmatrix_x4(b, layout, mn_major, stage, mn0, k0, dmn, dk, lane, out);
 }
 
-void hg_ldmatrix_b16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major,
-                        hg_val_t stage, hg_val_t n0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]) {
+void hg_ldmatrix_b16x16(hg_builder_t *b, const hg_composed_t *layout, bool mn_major, hg_val_t stage,
+                        hg_val_t n0, hg_val_t k0, hg_val_t lane, hg_val_t out[4]) {
   /* b0, b1 of the n8 block n0 (k 0-7, k 8-15), then of the block n0 + 8. */
   static const int dmn[4] = {0, 0, 8, 8}, dk[4] = {0, 8, 0, 8};
   hg_ldmatrix_x4(b, layout, mn_major, stage, n0, k0, dmn, dk, lane, out);

@@ -77,9 +77,10 @@ static void for_each_elem(epi_ctx_t *x, hg_val_t base, hg_val_t ld, int esize, h
                           hg_val_t col0, elem_fn fn) {
   hg_builder_t *b = x->b;
   const hg_acc_map_t *am = x->am;
-  hg_val_t thr = hg_b_bin(b, HG_ADD, base,
-                          hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, row0), ld, hg_b_sext(b, col0)),
-                                   hg_b_i64(b, esize)));
+  hg_val_t thr =
+      hg_b_bin(b, HG_ADD, base,
+               hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, row0), ld, hg_b_sext(b, col0)),
+                        hg_b_i64(b, esize)));
   hg_val_t row_bytes = hg_b_bin(b, HG_MUL, ld, hg_b_i64(b, esize));
   for (int dm = 0; dm < am->rows; dm++) {
     bool any = false;
@@ -101,9 +102,9 @@ static void for_each_elem(epi_ctx_t *x, hg_val_t base, hg_val_t ld, int esize, h
 /* ptr + batch * batch_stride * esize (I64). */
 static hg_val_t batch_base(hg_builder_t *b, hg_val_t ptr, hg_val_t batch, hg_val_t stride,
                            int esize) {
-  return hg_b_bin(b, HG_ADD, ptr,
-                  hg_b_bin(b, HG_MUL, hg_b_zext(b, batch),
-                           hg_b_bin(b, HG_MUL, stride, hg_b_i64(b, esize))));
+  return hg_b_bin(
+      b, HG_ADD, ptr,
+      hg_b_bin(b, HG_MUL, hg_b_zext(b, batch), hg_b_bin(b, HG_MUL, stride, hg_b_i64(b, esize))));
 }
 
 static hg_val_t load_elem(epi_ctx_t *x, hg_val_t addr) {
@@ -191,8 +192,9 @@ static void store_tma(epi_ctx_t *x, hg_val_t m_base, hg_val_t n0, hg_val_t batch
   const int epi_n = e->epi_n, sub_rows = 64;
   hg_val_t is_first = hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0));
   hg_val_t buf_sel = hg_b_var(b, HG_T_I32, i32(b, 0));
-  hg_val_t my_bufs = hg_b_mad(b, r->consumer, i32(b, (int32_t)(e->buf_bytes * (uint32_t)e->buffers)),
-                              hg_b_smem_addr(b, e->buf_offset));
+  hg_val_t my_bufs =
+      hg_b_mad(b, r->consumer, i32(b, (int32_t)(e->buf_bytes * (uint32_t)e->buffers)),
+               hg_b_smem_addr(b, e->buf_offset));
   hg_val_t lane = r->lane;
   for (int im = 0; im < am->rows / sub_rows; im++)
     for (int j = 0; j < am->cols / epi_n; j++) {
@@ -216,12 +218,11 @@ static void store_tma(epi_ctx_t *x, hg_val_t m_base, hg_val_t n0, hg_val_t batch
           for (int mtx = 0; mtx < 4; mtx++) {
             const int dm = im * sub_rows + (mtx & 1) * 8, dn = j * epi_n + cg + (mtx >> 1) * 8;
             const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
-            regs[mtx] = hg_b_pack_f32x2(b, e->d_type, x->acc[v0 < 0 ? 0 : v0],
-                                        x->acc[v1 < 0 ? 0 : v1]);
+            regs[mtx] =
+                hg_b_pack_f32x2(b, e->d_type, x->acc[v0 < 0 ? 0 : v0], x->acc[v1 < 0 ? 0 : v1]);
           }
           hg_val_t col = addc(b, colq, cg);
-          hg_val_t off =
-              hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
+          hg_val_t off = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
           off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
           hg_b_stmatrix(b, 4, false, hg_b_bin(b, HG_ADD, buf, off), regs);
         }
@@ -272,8 +273,8 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
     store_tma(&x, m_base, n0, batch, r);
   } else {
     const int ed = hg_dtype_bytes(e->d_type);
-    for_each_elem(&x, batch_base(b, e->d_ptr, batch, e->batch_stride_d, ed), e->ldd, ed, row0,
-                  col0, store_elem);
+    for_each_elem(&x, batch_base(b, e->d_ptr, batch, e->batch_stride_d, ed), e->ldd, ed, row0, col0,
+                  store_elem);
   }
   return hg_builder_status(b);
 }

@@ -3,8 +3,7 @@
  * its address arithmetic from the layouts its plans computed instead of restating it. */
 #include "hopgen/builders.h"
 
-hg_status_t hg_layout_emit(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx,
-                                   hg_val_t *out) {
+hg_status_t hg_layout_emit(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx, hg_val_t *out) {
   int64_t shp[HG_TUPLE_MAX], str[HG_TUPLE_MAX];
   const int n = hg_tuple_leaf_values(&l->shape, shp, HG_TUPLE_MAX);
   if (n > HG_TUPLE_MAX || hg_tuple_leaf_values(&l->stride, str, HG_TUPLE_MAX) != n)
@@ -43,7 +42,7 @@ hg_val_t hg_swizzle_emit_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_v
 }
 
 hg_status_t hg_composed_emit(hg_builder_t *b, const hg_composed_t *c, const hg_val_t *crd,
-                                     hg_val_t *out) {
+                             hg_val_t *out) {
   const int r = hg_layout_rank(&c->layout);
   if (c->offset < INT32_MIN || c->offset > INT32_MAX)
     return hg_error(HG_ERR_OVERFLOW, "the layout's offset %lld does not fit 32 bits",

@@ -82,8 +82,8 @@ hg_status_t hg_mma_builder_make(hg_mma_kind_t kind, const hg_tiled_mma_spec_t *s
                              * reads an MN-major stage into it) */
                             .trans_a = kind == HG_MMA_WGMMA_RS ? false : at->trans_a,
                             .trans_b = at->trans_b};
-  out->sync_op = (hg_mma_sync_op_t){.m = 16, .n = 8, .k = 16, .a = spec->a, .b = spec->b,
-                                    .acc = HG_F32};
+  out->sync_op =
+      (hg_mma_sync_op_t){.m = 16, .n = 8, .k = 16, .a = spec->a, .b = spec->b, .acc = HG_F32};
   out->acc_count = out->tm.atoms_m * out->tm.atoms_n * at->acc_regs;
   out->async = kind != HG_MMA_SYNC;
   return hg_ok();

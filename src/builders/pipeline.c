@@ -146,12 +146,15 @@ hg_val_t hg_pipe_empty_bar(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage) 
 
 void hg_pipe_acquire(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos) {
   if (!has_empty(b, p, "hg_pipe_acquire")) return;
-  hg_b_mbar_wait(b, hg_pipe_empty_bar(b, p, pos.stage),
-                 hg_b_bin(b, HG_XOR, pos.phase, i32(b, 1)));
+  hg_b_mbar_wait(b, hg_pipe_empty_bar(b, p, pos.stage), hg_b_bin(b, HG_XOR, pos.phase, i32(b, 1)));
 }
 
 void hg_pipe_expect_tx(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, uint32_t bytes) {
   hg_b_mbar_arrive_expect_tx(b, hg_pipe_full_bar(b, p, pos.stage), i32(b, (int32_t)bytes));
+}
+
+void hg_pipe_add_tx(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, uint32_t bytes) {
+  hg_b_mbar_expect_tx(b, hg_pipe_full_bar(b, p, pos.stage), i32(b, (int32_t)bytes));
 }
 
 void hg_pipe_commit_stores(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos) {
@@ -169,8 +172,8 @@ void hg_pipe_wait(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos) {
   hg_b_mbar_wait(b, hg_pipe_full_bar(b, p, pos.stage), pos.phase);
 }
 
-void hg_pipe_release(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage,
-                     const hg_cluster2d_t *c, hg_val_t lane) {
+void hg_pipe_release(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage, const hg_cluster2d_t *c,
+                     hg_val_t lane) {
   if (!has_empty(b, p, "hg_pipe_release")) return;
   hg_val_t bar = hg_pipe_empty_bar(b, p, stage);
   if (!c || c->m * c->n == 1) {
@@ -188,8 +191,7 @@ void hg_pipe_release(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage,
     hg_val_t i2 = hg_b_bin(b, HG_ADD, i,
                            hg_b_select(b, hg_b_cmp(b, HG_GE_S, i, c->rm), i32(b, 1), i32(b, 0)));
     hg_val_t col_peer = hg_b_mad(b, c->rn, i32(b, c->m), i2);
-    hg_val_t peer =
-        hg_b_select(b, hg_b_cmp(b, HG_LT_U, lane, i32(b, c->n)), row_peer, col_peer);
+    hg_val_t peer = hg_b_select(b, hg_b_cmp(b, HG_LT_U, lane, i32(b, c->n)), row_peer, col_peer);
     hg_b_mbar_arrive_cluster(b, bar, peer);
   }
   hg_b_endif(b);

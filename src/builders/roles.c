@@ -22,8 +22,8 @@ hg_status_t hg_roles_make(hg_builder_t *b, const hg_roles_spec_t *spec, hg_roles
     return hg_error(HG_ERR_INVALID, "%d producer warpgroups: the roles take 0 or 1",
                     spec->producers);
   if (spec->consumers < 1 || spec->consumers > HG_MAX_CONSUMERS)
-    return hg_error(HG_ERR_INVALID, "%d consumer warpgroups: the roles take 1..%d",
-                    spec->consumers, HG_MAX_CONSUMERS);
+    return hg_error(HG_ERR_INVALID, "%d consumer warpgroups: the roles take 1..%d", spec->consumers,
+                    HG_MAX_CONSUMERS);
   if (!regs_ok(spec->producer_regs) || !regs_ok(spec->consumer_regs))
     return hg_error(HG_ERR_INVALID,
                     "setmaxnreg counts %d (producers) and %d (consumers): each must be 0 (none) "

@@ -76,10 +76,10 @@ void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_wo
   hg_val_t o = hg_b_bin(b, HG_ADD, band_start, hg_b_bin(b, HG_REM_U, in_band, band_w));
   hg_val_t i = hg_b_bin(b, HG_DIV_U, in_band, band_w);
   hg_val_t tm = along_m ? i : o, tn = along_m ? o : i;
-  w->m0 = hg_b_bin(b, HG_MUL, hg_b_mad(b, tm, i32(b, c->cluster_m), s->cluster->rm),
-                   i32(b, c->tile_m));
-  w->n0 = hg_b_bin(b, HG_MUL, hg_b_mad(b, tn, i32(b, c->cluster_n), s->cluster->rn),
-                   i32(b, c->tile_n));
+  w->m0 =
+      hg_b_bin(b, HG_MUL, hg_b_mad(b, tm, i32(b, c->cluster_m), s->cluster->rm), i32(b, c->tile_m));
+  w->n0 =
+      hg_b_bin(b, HG_MUL, hg_b_mad(b, tn, i32(b, c->cluster_n), s->cluster->rn), i32(b, c->tile_n));
   w->k_first = i32(b, 0);
   w->k_count = s->kblocks;
 }

@@ -333,9 +333,8 @@ static hg_status_t repack_one(repack_ctx_t *x, int i, hg_devptr_t src) {
   void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
   int64_t blocks = (rows * cols * batch + 255) / 256;
   if (blocks > 4096) blocks = 4096;
-  hg_launch_t l = {.grid = {(uint32_t)blocks, 1, 1},
-                   .block = {256, 1, 1},
-                   .smem_bytes = x->k[i].smem_bytes};
+  hg_launch_t l = {
+      .grid = {(uint32_t)blocks, 1, 1}, .block = {256, 1, 1}, .smem_bytes = x->k[i].smem_bytes};
   return hg_rt_launch(x->rt, x->fn[i], &l, args);
 }
 
@@ -494,4 +493,3 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
                     r->bad ? ", with non-finite (unwritten) elements" : "", seed, r->where);
   return s;
 }
-

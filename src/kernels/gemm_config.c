@@ -136,11 +136,17 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "mainloop %s takes bf16/f16 operands, not %s: ldmatrix moves 16-bit "
                     "elements (use tma-wgmma or cpasync-wgmma for fp8)",
                     hg_gemm_mainloop_name(ml), hg_dtype_name(p->a_type));
-  if (ml == HG_MAINLOOP_CPASYNC_WGMMA && c->cluster_m * c->cluster_n > 1)
+  const bool cp = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(p, 0) != 16 ||
+                  hg_gemm_operand_align(p, 1) != 16;
+  if (cp && c->cluster_m * c->cluster_n > 1)
     return hg_error(HG_ERR_INVALID,
-                    "cluster %dx%d with cpasync-wgmma: cp.async cannot multicast, so every CTA "
-                    "would load the shared operand itself; use c1x1",
-                    c->cluster_m, c->cluster_n);
+                    "cluster %dx%d with operands read by cp.async (%s): cp.async cannot "
+                    "multicast, so every CTA would load the shared operand itself; use c1x1",
+                    c->cluster_m, c->cluster_n,
+                    ml == HG_MAINLOOP_CPASYNC_WGMMA
+                        ? "cpasync-wgmma"
+                        : "an operand TMA cannot address: leading dimension, batch stride or base "
+                          "not a multiple of 16 bytes");
   if (c->tile_m != 64 && c->tile_m != 128 && c->tile_m != 256)
     return hg_error(HG_ERR_INVALID, "tile M = %d: the generator takes 64, 128 or 256", c->tile_m);
   if (c->schedule == HG_SCHED_PINGPONG && c->tile_m == 256)
@@ -183,8 +189,8 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
 }
 
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s", c->tile_m, c->tile_n,
-                  c->tile_k, c->cluster_m, c->cluster_n, c->stages,
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s", c->tile_m, c->tile_n, c->tile_k,
+                  c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n,
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
@@ -272,7 +278,11 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   HG_TRY(hg_gemm_problem_normalize(&p));
   /* cp.async cannot multicast: no clusters on that path. */
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
-  const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA;
+  const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(&p, 0) != 16 ||
+                          hg_gemm_operand_align(&p, 1) != 16;
+  /* mma.sync keeps its B fragments next to the accumulators: more than 96 accumulators per
+   * thread spill (ptxas, 232 registers). */
+  const int max_acc = ml == HG_MAINLOOP_TMA_MMASYNC ? 96 : 240;
   if (sm_count <= 0) sm_count = 132;
   const bool fp8 = is8(p.a_type);
   const int tile_k = fp8 ? 128 : 64;
@@ -294,7 +304,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                             .epi_n = 0,
                             .mainloop = mainloop};
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each. */
-      if (c.tile_m * c.tile_n / (c.tile_m >= 128 ? 256 : 128) > 240) continue;
+      if (c.tile_m * c.tile_n / (c.tile_m >= 128 ? 256 : 128) > max_acc) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
        * A across N when M fits one tile. */
       const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;

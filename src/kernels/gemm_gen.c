@@ -63,10 +63,10 @@ static void fill_operand(gemm_gen_t *x, bool a, const hg_sched_work_t *w, hg_val
   }
   const bool kmaj = a ? p->a_k_major : p->b_k_major;
   const hg_dtype_t t = a ? p->a_type : p->b_type;
-  hg_val_t base = hg_b_bin(b, HG_ADD, a ? x->a_ptr : x->b_ptr,
-                           hg_b_bin(b, HG_MUL, hg_b_zext(b, w->batch),
-                                    hg_b_bin(b, HG_MUL, a ? x->bsa : x->bsb,
-                                             hg_b_i64(b, hg_dtype_bytes(t)))));
+  hg_val_t base =
+      hg_b_bin(b, HG_ADD, a ? x->a_ptr : x->b_ptr,
+               hg_b_bin(b, HG_MUL, hg_b_zext(b, w->batch),
+                        hg_b_bin(b, HG_MUL, a ? x->bsa : x->bsb, hg_b_i64(b, hg_dtype_bytes(t)))));
   hg_val_t ext = a ? x->M : x->N;
   hg_cp_async_copy_issue(b, a ? &x->g->cp_a : &x->g->cp_b, dst, base, a ? x->lda : x->ldb,
                          kmaj ? mn0 : k0, kmaj ? k0 : mn0, kmaj ? ext : x->K, kmaj ? x->K : ext,
@@ -82,8 +82,8 @@ static void emit_producer(gemm_gen_t *x) {
                            : "producer: 128 threads copy with cp.async into the stage ring");
   if (tma_only) hg_elect_begin(b, hg_b_cmp(b, HG_EQ, x->roles.warp, i32(x, 0)));
   hg_pipe_pos_t pos = hg_pipe_start(b);
-  const uint32_t tx = (k->a_tma ? k->plan_a.expect_tx_bytes : 0) +
-                      (k->b_tma ? k->plan_b.expect_tx_bytes : 0);
+  const uint32_t tx =
+      (k->a_tma ? k->plan_a.expect_tx_bytes : 0) + (k->b_tma ? k->plan_b.expect_tx_bytes : 0);
   hg_val_t t = hg_sched_begin(b, &x->sched);
   {
     hg_sched_work_t w;
@@ -91,11 +91,16 @@ static void emit_producer(gemm_gen_t *x) {
     hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), i32(x, 1));
     {
       hg_pipe_acquire(b, &x->pipe, pos);
-      /* The stage's TMA bytes are announced by one thread (the elected one, or thread 0 of
-       * the cp.async producers), before its boxes are issued. */
-      if (!tma_only && tx) hg_b_if(b, hg_b_cmp(b, HG_EQ, x->roles.wg_tid, i32(x, 0)));
-      if (tx) hg_pipe_expect_tx(b, &x->pipe, pos, tx);
       hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, i32(x, k->config.tile_k));
+      /* The stage's TMA bytes are announced by one thread before its boxes are issued: the
+       * elected producer, whose arrival completes the barrier with them; or thread 0 of the
+       * cp.async producers, whose arrival is its cp.async one (expect_tx without arriving). */
+      if (!tma_only && tx) {
+        hg_b_if(b, hg_b_cmp(b, HG_EQ, x->roles.wg_tid, i32(x, 0)));
+        hg_pipe_add_tx(b, &x->pipe, pos, tx);
+      } else if (tx) {
+        hg_pipe_expect_tx(b, &x->pipe, pos, tx);
+      }
       if (k->a_tma) fill_operand(x, true, &w, k0, pos);
       if (k->b_tma) fill_operand(x, false, &w, k0, pos);
       if (!tma_only && tx) hg_b_endif(b);
@@ -174,8 +179,8 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
         hg_b_endif(b);
       }
       st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
-                            hg_b_bin(b, HG_ADD, w.n0, t_col),
-                            hg_b_bin(b, HG_ADD, w.m0, slot_row0), w.n0, w.batch, r);
+                            hg_b_bin(b, HG_ADD, w.n0, t_col), hg_b_bin(b, HG_ADD, w.m0, slot_row0),
+                            w.n0, w.batch, r);
     }
     hg_b_endif(b);
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
@@ -191,20 +196,20 @@ static void kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
   const hg_gemm_problem_t *p = &k->problem;
   const hg_gemm_config_t *c = &k->config;
   const hg_gemm_mainloop_t ml = c->mainloop;
-  const char *suffix = ml == HG_MAINLOOP_TMA_MMASYNC              ? "_ms"
-                       : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? "_rs"
-                       : !k->a_tma && !k->b_tma                  ? "_cpab"
-                       : !k->a_tma                               ? "_cpa"
-                       : !k->b_tma                               ? "_cpb"
-                                                                 : "";
-  char vec[16] = "";
-  if (!k->a_tma || !k->b_tma)
-    snprintf(vec, sizeof vec, "%d", !k->a_tma ? k->a_vec : k->b_vec);
+  const char *mma = ml == HG_MAINLOOP_TMA_MMASYNC             ? "_ms"
+                    : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? "_rs"
+                                                              : "";
+  /* Operands through cp.async, with their chunk bytes: _cpa16, _cpb2, _cpa8b8. */
+  char cp[24] = "";
+  if (!k->a_tma && !k->b_tma)
+    snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
+  else if (!k->a_tma || !k->b_tma)
+    snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,
            c->cluster_m, c->cluster_n, c->stages, c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
-           suffix, vec);
+           mma, cp);
 }
 
 static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
@@ -214,11 +219,11 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   const hg_gemm_config_t *c = &k->config;
   const gemm_plan_t *g = x->g;
   const bool cpasync = !k->a_tma || !k->b_tma;
-  const hg_roles_spec_t rs = {
-      .producers = 1,
-      .consumers = g->consumers,
-      .producer_regs = cpasync ? PRODUCER_REGS_CPASYNC : PRODUCER_REGS,
-      .consumer_regs = g->consumers == 1 ? CONSUMER_REGS_1WG : CONSUMER_REGS_2WG};
+  const hg_roles_spec_t rs = {.producers = 1,
+                              .consumers = g->consumers,
+                              .producer_regs = cpasync ? PRODUCER_REGS_CPASYNC : PRODUCER_REGS,
+                              .consumer_regs =
+                                  g->consumers == 1 ? CONSUMER_REGS_1WG : CONSUMER_REGS_2WG};
   HG_TRY(hg_roles_make(b, &rs, &x->roles));
   HG_TRY(hg_cluster2d_make(b, c->cluster_m, c->cluster_n, &x->cl));
   /* Shared memory: the stage rings of A and B, the barriers, the epilogue buffers. */
@@ -233,8 +238,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
    * consumer warp of every CTA that receives this CTA's multicasts. */
   const hg_pipe_spec_t ps = {.stages = c->stages,
                              .full_arrivals = cpasync ? 128 : 1,
-                             .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) *
-                                               hg_cluster2d_peers(&x->cl)};
+                             .empty_arrivals =
+                                 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
   HG_TRY(hg_pipe_make(b, &ps, &x->pipe));
   hg_epilogue_t *e = &x->epi;
   e->d_type = p->d_type;
@@ -324,8 +329,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   return hg_ok();
 }
 
-hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
-                             hg_backend_t be, hg_gemm_kernel_t *out) {
+hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, hg_backend_t be,
+                             hg_gemm_kernel_t *out) {
   const double t0 = hg_now_ms();
   gemm_plan_t *g = malloc(sizeof *g);
   if (!g) return hg_error(HG_ERR_NOMEM, "out of memory planning a GEMM");

@@ -8,8 +8,8 @@
 /* What the generator needs besides hg_gemm_kernel_t's public part. */
 typedef struct gemm_plan {
   bool pingpong;
-  int consumers;                /* consumer warpgroups */
-  hg_mma_builder_t mma;         /* the TiledMma of the mainloop's kind */
+  int consumers;                 /* consumer warpgroups */
+  hg_mma_builder_t mma;          /* the TiledMma of the mainloop's kind */
   hg_cp_async_copy_t cp_a, cp_b; /* operands not through TMA */
   int epi_n, epi_buffers;
   uint32_t epi_bytes; /* one epilogue buffer, 1024-byte aligned */

@@ -76,8 +76,8 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   hg_gemm_op_t *op = calloc(1, sizeof *op);
   if (!op) return hg_error(HG_ERR_NOMEM, "out of memory for a GEMM operation");
   op->rt = rt;
-  hg_status_t s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be,
-                                &op->gk);
+  hg_status_t s =
+      hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
   if (hg_is_ok(&s)) s = size_grid(op);
   if (!hg_is_ok(&s)) {

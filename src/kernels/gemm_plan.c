@@ -62,9 +62,9 @@ hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_
 }
 
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m) {
-  return m == HG_MAINLOOP_TMA_MMASYNC              ? HG_MMA_SYNC
+  return m == HG_MAINLOOP_TMA_MMASYNC             ? HG_MMA_SYNC
          : m == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? HG_MMA_WGMMA_RS
-                                                   : HG_MMA_WGMMA_SS;
+                                                  : HG_MMA_WGMMA_SS;
 }
 
 /* The operand tensors as TMA sees them, modes (MN, K, batch). A batch of one still gets a
@@ -152,20 +152,14 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   HG_TRY(hg_gemm_config_check(&p, &k->config));
   const hg_gemm_mainloop_t ml = k->config.mainloop;
   const int va = hg_gemm_operand_align(&p, 0), vb = hg_gemm_operand_align(&p, 1);
-  /* cpasync-wgmma chosen by the user takes both operands through cp.async; chosen by AUTO,
-   * only those TMA cannot address. Every other mainloop feeds the MMA from TMA. */
+  /* An operand goes through TMA when TMA can address it, else through cp.async, whatever
+   * the MMA: the operand path and the MMA kind are independent. cpasync-wgmma asked for by
+   * name takes both operands through cp.async. */
   const bool all_cp = ml == HG_MAINLOOP_CPASYNC_WGMMA && c->mainloop == HG_MAINLOOP_CPASYNC_WGMMA;
-  k->a_tma = ml != HG_MAINLOOP_CPASYNC_WGMMA || (!all_cp && va == 16);
-  k->b_tma = ml != HG_MAINLOOP_CPASYNC_WGMMA || (!all_cp && vb == 16);
+  k->a_tma = !all_cp && va == 16;
+  k->b_tma = !all_cp && vb == 16;
   k->a_vec = va;
   k->b_vec = vb;
-  if ((k->a_tma && va != 16) || (k->b_tma && vb != 16))
-    return hg_error(HG_ERR_INVALID,
-                    "mainloop %s reads %s through TMA, which needs its leading dimension, batch "
-                    "stride and base to be multiples of 16 bytes (they are of %d): use "
-                    "cpasync-wgmma (or auto)",
-                    hg_gemm_mainloop_name(ml), k->a_tma && va != 16 ? "A" : "B",
-                    k->a_tma && va != 16 ? va : vb);
   g->pingpong = c->schedule == HG_SCHED_PINGPONG;
   g->consumers = g->pingpong ? 2 : (c->tile_m >= 128 ? 2 : 1);
   hg_tiled_mma_spec_t ms = {.a = p.a_type,
@@ -219,8 +213,8 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
 }
 
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
-                          hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev,
-                          hg_backend_t be, hg_gemm_kernel_t *out) {
+                          hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
+                          hg_gemm_kernel_t *out) {
   memset(out, 0, sizeof *out);
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));

@@ -67,8 +67,8 @@ static void check_a(bool mn_major, int pad) {
       const uint16_t want = tag((int)(idx % 16), (int)(idx / 16)), got = half_of(out, t, v);
       if (want != got && bad++ < 5)
         HG_FAIL("A %s pad %d: lane %d value %d holds 0x%04x, a_tv names (m %d, k %d) = 0x%04x",
-                mn_major ? "MN-major" : "K-major", pad, t, v, got, (int)(idx % 16),
-                (int)(idx / 16), want);
+                mn_major ? "MN-major" : "K-major", pad, t, v, got, (int)(idx % 16), (int)(idx / 16),
+                want);
     }
   CHECK_EQ(bad, 0);
 }
@@ -84,8 +84,8 @@ static void check_b(bool mn_major, int pad) {
   uint32_t addr[32], out[32][4];
   for (int l = 0; l < 32; l++) {
     const int i = l / 8, r = l % 8;
-    addr[l] = l >= 16 ? 0xFFFFFFF0u
-                      : BASE + (uint32_t)(mn_major ? (8 * i + r) * ld : r * ld + 2 * 8 * i);
+    addr[l] =
+        l >= 16 ? 0xFFFFFFF0u : BASE + (uint32_t)(mn_major ? (8 * i + r) * ld : r * ld + 2 * 8 * i);
   }
   CHECK_OK(hg_model_ldmatrix(2, mn_major, addr, smem, sizeof smem, out));
   int bad = 0;
@@ -123,8 +123,8 @@ static void test_wgmma_rs_a_fragment_by_ldmatrix_x4(void) {
   const hg_dtype_t types[2] = {HG_BF16, HG_F16};
   for (int ti = 0; ti < 2; ti++) {
     hg_wgmma_atom_t atom;
-    CHECK_OK(hg_wgmma_atom_make(types[ti], types[ti], HG_F32, 64, HG_MAJOR_K, HG_MAJOR_K, true,
-                                &atom));
+    CHECK_OK(
+        hg_wgmma_atom_make(types[ti], types[ti], HG_F32, 64, HG_MAJOR_K, HG_MAJOR_K, true, &atom));
     const int ld = 32;
     store_tile(64, 16, true, ld); /* 64 x 16, K-major */
     int bad = 0;
@@ -145,8 +145,7 @@ static void test_wgmma_rs_a_fragment_by_ldmatrix_x4(void) {
           if ((got != tag((int)(idx % 64), (int)(idx / 64)) || got != tag(m, k)) && bad++ < 5)
             HG_FAIL("%s warp %d lane %d value %d holds 0x%04x; a_tv names (%d, %d), the wgmma "
                     "figure (%d, %d)",
-                    hg_dtype_name(types[ti]), w, l, v, got, (int)(idx % 64), (int)(idx / 64), m,
-                    k);
+                    hg_dtype_name(types[ti]), w, l, v, got, (int)(idx % 64), (int)(idx / 64), m, k);
         }
     }
     CHECK_EQ(bad, 0);
@@ -170,8 +169,9 @@ static void test_ldmatrix_model(void) {
             "ldmatrix model: 3 matrices is not x1, x2 or x4");
   addr[9] += 8;
   CHECK_OK(hg_model_ldmatrix(1, false, addr, smem, sizeof smem, out)); /* lane 9 unread by x1 */
-  CHECK_ERR(hg_model_ldmatrix(2, false, addr, smem, sizeof smem, out), HG_ERR_INVALID,
-            "ldmatrix model: lane 9's row address 0x418 is not 16-byte aligned (row 1 of matrix 1)");
+  CHECK_ERR(
+      hg_model_ldmatrix(2, false, addr, smem, sizeof smem, out), HG_ERR_INVALID,
+      "ldmatrix model: lane 9's row address 0x418 is not 16-byte aligned (row 1 of matrix 1)");
   addr[9] = SMEM - 8;
   CHECK_ERR(hg_model_ldmatrix(4, false, addr, smem, sizeof smem, out), HG_ERR_INVALID,
             "ldmatrix model: lane 9's row address 0x1ff8 is not 16-byte aligned");
