@@ -45,6 +45,14 @@ static hg_val_t i32(gemm_gen_t *x, int32_t v) {
   return hg_b_i32(x->b, v);
 }
 
+/* Whether some operand is copied through registers (st.shared), or with cp.async. */
+static bool stores_arrive(const hg_gemm_kernel_t *k, const gemm_plan_t *g) {
+  return (!k->a_tma && !g->cp_a.async) || (!k->b_tma && !g->cp_b.async);
+}
+static bool async_arrive(const hg_gemm_kernel_t *k, const gemm_plan_t *g) {
+  return (!k->a_tma && g->cp_a.async) || (!k->b_tma && g->cp_b.async);
+}
+
 /* Operand `a` (or B) of the tile at (mn0, k0, batch) into the stage at pos. */
 static void fill_operand(gemm_gen_t *x, bool a, const hg_sched_work_t *w, hg_val_t k0,
                          hg_pipe_pos_t pos) {
@@ -77,7 +85,6 @@ static void emit_producer(gemm_gen_t *x) {
   hg_builder_t *b = x->b;
   const hg_gemm_kernel_t *k = x->k;
   const bool tma_only = k->a_tma && k->b_tma;
-  const hg_cp_async_copy_t *cp = !k->a_tma ? &x->g->cp_a : &x->g->cp_b;
   hg_b_comment(b, tma_only ? "producer: one elected thread issues TMA loads into the stage ring"
                            : "producer: 128 threads copy with cp.async into the stage ring");
   if (tma_only) hg_elect_begin(b, hg_b_cmp(b, HG_EQ, x->roles.warp, i32(x, 0)));
@@ -106,7 +113,10 @@ static void emit_producer(gemm_gen_t *x) {
       if (!tma_only && tx) hg_b_endif(b);
       if (!k->a_tma) fill_operand(x, true, &w, k0, pos);
       if (!k->b_tma) fill_operand(x, false, &w, k0, pos);
-      if (!tma_only) hg_cp_async_copy_commit(b, cp, &x->pipe, pos);
+      /* Each kind of copy commits on its own: register copies fence and arrive, cp.async
+       * arrives once its copies have landed (an operand of each: two arrivals a thread). */
+      if (stores_arrive(k, x->g)) hg_pipe_commit_stores(b, &x->pipe, pos);
+      if (async_arrive(k, x->g)) hg_pipe_commit_cp_async(b, &x->pipe, pos);
       hg_pipe_advance(b, &x->pipe, pos);
     }
     hg_b_endfor(b);
@@ -237,7 +247,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   /* full[s]: the producer's arrival(s) plus the TMA bytes; empty[s]: one arrival per
    * consumer warp of every CTA that receives this CTA's multicasts. */
   const hg_pipe_spec_t ps = {.stages = c->stages,
-                             .full_arrivals = cpasync ? 128 : 1,
+                             .full_arrivals = cpasync ? 128 * (stores_arrive(k, g) +
+                                                                async_arrive(k, g))
+                                                      : 1,
                              .empty_arrivals =
                                  4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
   HG_TRY(hg_pipe_make(b, &ps, &x->pipe));
