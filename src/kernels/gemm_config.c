@@ -220,6 +220,10 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       if (sscanf(tok + 1, "%d%c", &c.stages, &extra) != 1)
         return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a stage count sN", text,
                         tok);
+    } else if (strchr(tok, '-') || !strcmp(tok, "auto")) {
+      /* a mainloop name (they all have a dash; "auto" has none) */
+      hg_status_t s = hg_gemm_mainloop_parse(tok, &c.mainloop);
+      if (!hg_is_ok(&s)) return hg_status_wrap(s, "configuration '%s': ", text);
     } else if (!strcmp(tok, "coop")) {
       c.schedule = HG_SCHED_COOPERATIVE;
     } else if (tok[0] == 'c') {
@@ -232,9 +236,6 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
                sscanf(tok + 1, "%d%c", &c.raster_group, &extra) == 1) {
       c.raster = tok[0] == 'm' ? HG_RASTER_M : HG_RASTER_N;
     } else if (tok[0] == 'e' && sscanf(tok + 1, "%d%c", &c.epi_n, &extra) == 1) {
-    } else if (strchr(tok, '-') || !strcmp(tok, "auto")) {
-      hg_status_t s = hg_gemm_mainloop_parse(tok, &c.mainloop);
-      if (!hg_is_ok(&s)) return hg_status_wrap(s, "configuration '%s': ", text);
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
@@ -280,9 +281,12 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
   const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(&p, 0) != 16 ||
                           hg_gemm_operand_align(&p, 1) != 16;
-  /* mma.sync keeps its B fragments next to the accumulators: more than 96 accumulators per
-   * thread spill (ptxas, 232 registers). */
-  const int max_acc = ml == HG_MAINLOOP_TMA_MMASYNC ? 96 : 240;
+  /* mma.sync keeps B fragments, and wgmma RS a k-block of A fragments, next to the
+   * accumulators: more than 96 (mma.sync) or 128 (RS) accumulators per thread spill (ptxas,
+   * 232 registers). */
+  const int max_acc = ml == HG_MAINLOOP_TMA_MMASYNC             ? 96
+                      : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? 128
+                                                                : 240;
   if (sm_count <= 0) sm_count = 132;
   const bool fp8 = is8(p.a_type);
   const int tile_k = fp8 ? 128 : 64;

@@ -246,12 +246,10 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                            &x->ring_b));
   /* full[s]: the producer's arrival(s) plus the TMA bytes; empty[s]: one arrival per
    * consumer warp of every CTA that receives this CTA's multicasts. */
-  const hg_pipe_spec_t ps = {.stages = c->stages,
-                             .full_arrivals = cpasync ? 128 * (stores_arrive(k, g) +
-                                                                async_arrive(k, g))
-                                                      : 1,
-                             .empty_arrivals =
-                                 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
+  const hg_pipe_spec_t ps = {
+      .stages = c->stages,
+      .full_arrivals = cpasync ? 128 * (stores_arrive(k, g) + async_arrive(k, g)) : 1,
+      .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
   HG_TRY(hg_pipe_make(b, &ps, &x->pipe));
   hg_epilogue_t *e = &x->epi;
   e->d_type = p->d_type;

@@ -285,11 +285,11 @@ static void add_tma_matrix(void) {
   tma_matrix_for_each(add_tma_job, NULL);
 }
 
-static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
-                     const char *config) {
+static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
+                       const char *config, int64_t k) {
   hg_gemm_problem_t p = {.m = 4096,
                          .n = 4096,
-                         .k = 4096,
+                         .k = k,
                          .batch = 1,
                          .a_type = a,
                          .b_type = b,
@@ -313,8 +313,14 @@ static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk,
   j->kind = JOB_GEMM;
   j->problem = p;
   j->config = c;
-  snprintf(j->what, sizeof j->what, "gemm %s.%s->%s %c%c%s %s", hg_dtype_name(a), hg_dtype_name(b),
-           hg_dtype_name(d), ak ? 't' : 'n', bk ? 'n' : 't', d_no_tma ? " direct-D" : "", config);
+  snprintf(j->what, sizeof j->what, "gemm %s.%s->%s %c%c%s K=%lld %s", hg_dtype_name(a),
+           hg_dtype_name(b), hg_dtype_name(d), ak ? 't' : 'n', bk ? 'n' : 't',
+           d_no_tma ? " direct-D" : "", (long long)k, config);
+}
+
+static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
+                     const char *config) {
+  add_gemm_k(a, b, d, ak, bk, d_no_tma, config, 4096);
 }
 
 /* Configurations as text: tile, cluster, stages, schedule (the default is cooperative),
@@ -340,6 +346,20 @@ static void add_gemm_matrix(void) {
   for (size_t t = 0; t < sizeof f8 / sizeof f8[0]; t++)
     for (size_t c = 0; c < sizeof configs8 / sizeof configs8[0]; c++)
       add_gemm(f8[t][0], f8[t][1], f8[t][2], true, true, t == 1 && c == 0, configs8[c]);
+  /* The other three mainloops of the builders layer, every layout, with aligned operands
+   * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 2-byte register copies for
+   * K-major operands), and fp8 through cp.async. */
+  static const char *const combos[] = {"128x128x64,c1x1,s4,cpasync-wgmma",
+                                       "128x128x64,c1x1,s4,pp,tma-mmasync",
+                                       "128x192x64,c1x1,s4,tma-ldmatrix-wgmma-rs"};
+  for (size_t c = 0; c < sizeof combos / sizeof combos[0]; c++)
+    for (int maj = 0; maj < 4; maj++)
+      for (int odd = 0; odd < 2; odd++)
+        add_gemm_k(maj & 1 ? HG_BF16 : HG_F16, maj & 1 ? HG_BF16 : HG_F16, d16[(maj + c) % 3],
+                   maj & 1, maj & 2, false, combos[c], odd ? 4097 : 4096);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c1x1,s4", 4097);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c1x1,s4,cpasync-wgmma",
+             4104);
 }
 
 static void report(job_kind_t kind, const char *title) {

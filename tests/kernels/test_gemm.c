@@ -31,6 +31,27 @@ static void test_config_text(void) {
   CHECK_ERR(hg_gemm_config_parse("128x256x64,c2", &c), HG_ERR_PARSE, "is not a cluster cMxN");
   CHECK_ERR(hg_gemm_config_parse("128x256x64,fast", &c), HG_ERR_PARSE, "unknown field 'fast'");
   CHECK_ERR(hg_gemm_config_parse("", &c), HG_ERR_PARSE, "empty");
+  /* The mainloop: a named field, printed only when not auto ('cpasync-...' is no cluster). */
+  CHECK_OK(hg_gemm_config_parse("128x128x64,cpasync-wgmma,c1x1", &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_CPASYNC_WGMMA);
+  CHECK_EQ(c.cluster_m, 1);
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK_STR(buf, "128x128x64,c1x1,s4,coop,m8,e0,cpasync-wgmma");
+  CHECK_OK(hg_gemm_config_parse(buf, &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_CPASYNC_WGMMA);
+  CHECK_OK(hg_gemm_config_parse("128x128x64,tma-ldmatrix-wgmma-rs", &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS);
+  CHECK_OK(hg_gemm_config_parse("128x128x64,auto", &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_AUTO);
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK_STR(buf, "128x128x64,c1x1,s4,coop,m8,e0");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,tma-sync", &c), HG_ERR_PARSE,
+            "mainloop 'tma-sync' is not one of");
+  for (int m = 0; m < HG_MAINLOOP_COUNT; m++) {
+    hg_gemm_mainloop_t back;
+    CHECK_OK(hg_gemm_mainloop_parse(hg_gemm_mainloop_name((hg_gemm_mainloop_t)m), &back));
+    CHECK_EQ(back, m);
+  }
 }
 
 static hg_gemm_problem_t problem(int64_t m, int64_t n, int64_t k, hg_dtype_t t) {
@@ -268,6 +289,64 @@ static void test_tuned_record(void) {
   CHECK(system(cmd) == 0);
 }
 
+/* The four combinations of the builders layer (issue 9): each mainloop, bf16 and f16, every
+ * layout, aligned (TMA) and with K = 4097 (rows of 8194 B: cp.async's 2-byte register
+ * copies for K-major operands), pingpong and cooperative; fp8 where the mainloop takes it,
+ * and the refusals with their sentences. */
+static void test_mainloops(void) {
+  static const char *const cfgs[] = {"128x128x64,c1x1,s4", "128x64x64,c1x1,s4,pp",
+                                     "64x128x64,c1x1,s6"};
+  int built = 0;
+  for (int ml = HG_MAINLOOP_TMA_WGMMA; ml < HG_MAINLOOP_COUNT; ml++)
+    for (int t = 0; t < 2; t++)
+      for (int lay = 0; lay < 4; lay++)
+        for (int odd = 0; odd < 2; odd++) {
+          hg_gemm_problem_t p = problem(1000, 1000, odd ? 4097 : 4096, t ? HG_F16 : HG_BF16);
+          p.a_k_major = lay & 1;
+          p.b_k_major = (lay >> 1) & 1;
+          p.d_type = lay == 2 ? HG_F32 : p.a_type;
+          hg_gemm_config_t c;
+          CHECK_OK(hg_gemm_config_parse(cfgs[(ml + lay + odd) % 3], &c));
+          c.mainloop = (hg_gemm_mainloop_t)ml;
+          check_generates(&p, &c);
+          built++;
+        }
+  CHECK_EQ(built, 64);
+  /* cp.async chunk sizes follow the rows: 8 (K = 4100), 4 (K = 4098 f16 MN-major: M rows of
+   * 1002 elements), fp8 with 1-byte register copies (K = 4097) and 16-byte chunks. */
+  hg_gemm_problem_t p = problem(1000, 1000, 4100, HG_BF16);
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4", &c));
+  check_generates(&p, &c);
+  p = problem(1002, 1000, 4098, HG_F16);
+  p.a_k_major = false;
+  check_generates(&p, &c);
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4", &c));
+  p = problem(1000, 1000, 4097, HG_E4M3);
+  check_generates(&p, &c);
+  c.mainloop = HG_MAINLOOP_CPASYNC_WGMMA;
+  p = problem(1000, 1000, 4096, HG_E4M3);
+  check_generates(&p, &c);
+  /* Refusals. */
+  c.mainloop = HG_MAINLOOP_TMA_MMASYNC;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED,
+            "mainloop tma-mmasync takes bf16/f16 operands, not e4m3");
+  c.mainloop = HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "ldmatrix moves 16-bit elements");
+  p = problem(1000, 1000, 4097, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c2x1,s4", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "cp.async cannot multicast");
+  hg_gemm_kernel_t k;
+  CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_TMA_MMASYNC, NULL, HG_BACKEND_PTX, &k));
+  CHECK_EQ(k.config.mainloop, HG_MAINLOOP_TMA_MMASYNC);
+  CHECK(!k.a_tma && !k.b_tma); /* rows of 4097 bf16: cp.async, whatever the MMA */
+  CHECK_EQ(k.a_vec, 2);
+  CHECK_EQ(k.config.cluster_m * k.config.cluster_n, 1);
+  CHECK(strstr(k.k.name, "_ms_cpa2b2") != NULL);
+  hg_gemm_kernel_free(&k);
+}
+
 int main(void) {
   HG_RUN(test_tuned_record);
   HG_RUN(test_config_text);
@@ -275,5 +354,6 @@ int main(void) {
   HG_RUN(test_config_rules);
   HG_RUN(test_heuristic_shapes);
   HG_RUN(test_tuner_space);
+  HG_RUN(test_mainloops);
   return hg_test_finish();
 }
