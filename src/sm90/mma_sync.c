@@ -47,8 +47,8 @@ hg_status_t hg_mma_sync_atom_make(hg_dtype_t a, hg_dtype_t b, hg_dtype_t acc,
   const int64_t c_vsh[2] = {2, 2}, c_vst[2] = {16, 8};
   HG_TRY(hg_sm90_layout2(2, tsh, c_tst, 2, c_vsh, c_vst, &r.c_tv));
 
-  snprintf(r.ptx, sizeof r.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32",
-           hg_dtype_name(a), hg_dtype_name(b));
+  snprintf(r.ptx, sizeof r.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32", hg_dtype_name(a),
+           hg_dtype_name(b));
   *out = r;
   return hg_ok();
 }

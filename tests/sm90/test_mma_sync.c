@@ -31,10 +31,8 @@ static void test_types_and_fields(void) {
 
   CHECK_ERR(hg_mma_sync_atom_make(HG_BF16, HG_F16, HG_F32, &a), HG_ERR_INVALID,
             "mma.sync m16n8k16 takes A and B both bf16 or both f16, not bf16 x f16");
-  CHECK_ERR(hg_mma_sync_atom_make(HG_TF32, HG_TF32, HG_F32, &a), HG_ERR_INVALID,
-            "not tf32 x tf32");
-  CHECK_ERR(hg_mma_sync_atom_make(HG_E4M3, HG_E4M3, HG_F32, &a), HG_ERR_INVALID,
-            "not e4m3 x e4m3");
+  CHECK_ERR(hg_mma_sync_atom_make(HG_TF32, HG_TF32, HG_F32, &a), HG_ERR_INVALID, "not tf32 x tf32");
+  CHECK_ERR(hg_mma_sync_atom_make(HG_E4M3, HG_E4M3, HG_F32, &a), HG_ERR_INVALID, "not e4m3 x e4m3");
   CHECK_ERR(hg_mma_sync_atom_make(HG_F16, HG_F16, HG_F16, &a), HG_ERR_INVALID,
             "accumulator f16: hopgen's mma.sync m16n8k16 accumulates f16 x f16 in f32");
 }
@@ -62,7 +60,8 @@ static void check_layout(const hg_mma_sync_atom_t *a, int operand) {
       if (idx >= 0 && idx < 32 * values) seen[idx]++;
     }
   for (int i = 0; i < 32 * values; i++)
-    if (seen[i] != 1 && bad++ < 5) HG_FAIL("operand %d element %d held %d times", operand, i, seen[i]);
+    if (seen[i] != 1 && bad++ < 5)
+      HG_FAIL("operand %d element %d held %d times", operand, i, seen[i]);
   CHECK_EQ(bad, 0);
 }
 
