@@ -827,6 +827,8 @@ static void test_ir_structure(void) {
   CHECK_EQ(cp->u.cp_async.bytes, 8);
   CHECK_STR(hg_ir_opcode_name(HG_OP_CP_ASYNC_MBAR_ARRIVE), "cp_async_mbar_arrive");
   CHECK_STR(hg_ir_opcode_name(HG_OP_MMA_SYNC), "mma_sync");
+  for (int c = 0; c < HG_OP_COUNT; c++) /* every opcode has a name for the sentences */
+    if (!strcmp(hg_ir_opcode_name((hg_ir_opcode_t)c), "?")) HG_FAIL("opcode %d has no name", c);
   hg_b_name(b, z, "zero/coord");
   CHECK_STR(hg_ir_value(b, z.id)->hint, "zero_coord");
   hg_builder_destroy(b);
