@@ -597,13 +597,18 @@ static hg_mma_sync_op_t MS(int m, int n, int k, hg_dtype_t a, hg_dtype_t bt, hg_
   return (hg_mma_sync_op_t){.m = m, .n = n, .k = k, .a = a, .b = bt, .acc = acc};
 }
 
+/* Valid mma.sync operands: 4 F32 variables, 4 + 2 I32 fragment registers. */
+static void mma_sync_operands(hg_builder_t *b, hg_val_t acc[4], hg_val_t a[4], hg_val_t bf[2]) {
+  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
+  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, k);
+  for (int k = 0; k < 2; k++) bf[k] = hg_b_i32(b, k);
+}
+
 /* Record one mma.sync with fresh variables and registers; returns the builder's status. */
 static hg_status_t try_mma_sync(hg_mma_sync_op_t op) {
   hg_builder_t *b = fresh();
   hg_val_t acc[4], a[4], bf[2];
-  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
-  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, k);
-  for (int k = 0; k < 2; k++) bf[k] = hg_b_i32(b, k);
+  mma_sync_operands(b, acc, a, bf);
   hg_b_mma_sync(b, &op, acc, a, bf);
   hg_status_t s = hg_builder_status(b);
   hg_builder_destroy(b);
@@ -637,50 +642,28 @@ static void test_mma_sync_rules(void) {
     hg_val_t v[4] = {HG_NONE, HG_NONE, HG_NONE, HG_NONE};
     hg_b_mma_sync(b, &op, v, v, NULL);
   });
+  /* each misuse: the valid operands with one spoiled */
+#define MMA_SYNC_WITH(spoil)                                                                       \
+  {                                                                                                \
+    hg_val_t acc[4], a[4], bf[2];                                                                  \
+    mma_sync_operands(b, acc, a, bf);                                                              \
+    spoil;                                                                                         \
+    hg_b_mma_sync(b, &op, acc, a, bf);                                                             \
+  }
   EXPECT_MISUSE("hg_b_mma_sync: accumulator 2 is the constant 0 (F32), not a variable (mma.sync "
                 "overwrites its accumulators, so they must come from hg_b_var)",
-                {
-                  hg_val_t acc[4], a[4], bf[2];
-                  for (int k = 0; k < 4; k++)
-                    acc[k] = k == 2 ? hg_b_f32(b, 0) : hg_b_var(b, HG_T_F32, HG_NONE);
-                  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
-                  bf[0] = bf[1] = hg_b_i32(b, 0);
-                  hg_b_mma_sync(b, &op, acc, a, bf);
-                });
-  EXPECT_MISUSE("hg_b_mma_sync: accumulator 1 must be F32, but variable #", {
-    hg_val_t acc[4], a[4], bf[2];
-    for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, k == 1 ? HG_T_I32 : HG_T_F32, HG_NONE);
-    for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
-    bf[0] = bf[1] = hg_b_i32(b, 0);
-    hg_b_mma_sync(b, &op, acc, a, bf);
-  });
-  EXPECT_MISUSE("hg_b_mma_sync: accumulators 0 and 3 are the same variable", {
-    hg_val_t acc[4], a[4], bf[2];
-    for (int k = 0; k < 3; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
-    acc[3] = acc[0];
-    for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
-    bf[0] = bf[1] = hg_b_i32(b, 0);
-    hg_b_mma_sync(b, &op, acc, a, bf);
-  });
+                MMA_SYNC_WITH(acc[2] = hg_b_f32(b, 0)));
+  EXPECT_MISUSE("hg_b_mma_sync: accumulator 1 must be F32, but variable #",
+                MMA_SYNC_WITH(acc[1] = hg_b_var(b, HG_T_I32, HG_NONE)));
+  EXPECT_MISUSE("hg_b_mma_sync: accumulators 0 and 3 are the same variable",
+                MMA_SYNC_WITH(acc[3] = acc[0]));
   EXPECT_MISUSE("hg_b_mma_sync: A fragment register 3 must be I32, but the constant 0 (F32) is "
                 "F32",
-                {
-                  hg_val_t acc[4], a[4], bf[2];
-                  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
-                  for (int k = 0; k < 4; k++) a[k] = k == 3 ? hg_b_f32(b, 0) : hg_b_i32(b, 0);
-                  bf[0] = bf[1] = hg_b_i32(b, 0);
-                  hg_b_mma_sync(b, &op, acc, a, bf);
-                });
+                MMA_SYNC_WITH(a[3] = hg_b_f32(b, 0)));
   EXPECT_MISUSE("hg_b_mma_sync: B fragment register 1 must be I32, but the constant 0 (I64) is "
                 "I64",
-                {
-                  hg_val_t acc[4], a[4], bf[2];
-                  for (int k = 0; k < 4; k++) acc[k] = hg_b_var(b, HG_T_F32, HG_NONE);
-                  for (int k = 0; k < 4; k++) a[k] = hg_b_i32(b, 0);
-                  bf[0] = hg_b_i32(b, 0);
-                  bf[1] = hg_b_i64(b, 0);
-                  hg_b_mma_sync(b, &op, acc, a, bf);
-                });
+                MMA_SYNC_WITH(bf[1] = hg_b_i64(b, 0)));
+#undef MMA_SYNC_WITH
 }
 
 static void test_kernel_level_rules(void) {
@@ -844,6 +827,8 @@ static void test_ir_structure(void) {
   CHECK_EQ(cp->u.cp_async.bytes, 8);
   CHECK_STR(hg_ir_opcode_name(HG_OP_CP_ASYNC_MBAR_ARRIVE), "cp_async_mbar_arrive");
   CHECK_STR(hg_ir_opcode_name(HG_OP_MMA_SYNC), "mma_sync");
+  for (int c = 0; c < HG_OP_COUNT; c++) /* every opcode has a name for the sentences */
+    if (!strcmp(hg_ir_opcode_name((hg_ir_opcode_t)c), "?")) HG_FAIL("opcode %d has no name", c);
   hg_b_name(b, z, "zero/coord");
   CHECK_STR(hg_ir_value(b, z.id)->hint, "zero_coord");
   hg_builder_destroy(b);

@@ -31,12 +31,8 @@ static void test_cp_async(void) {
 /* A source size of the constant 0 reaches the lowered instruction. */
 static void test_cp_async_zero_fill(void) {
   hg_builder_t *b;
-  CHECK_OK(hg_builder_create("zero_fill", &b));
-  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
-  hg_val_t dst = hg_b_smem_addr(b, hg_b_smem_reserve(b, 16, 16));
-  hg_b_cp_async(b, 16, dst, g, hg_b_i32(b, 0));
-  hg_b_cp_async_commit(b);
-  hg_b_cp_async_wait(b, 0);
+  hg_val_t dst, zero;
+  CHECK_OK(emit_kernel_zero_fill(&dst, &zero, &b));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
     /* LLVM folds the constant into the instruction's src-size immediate */

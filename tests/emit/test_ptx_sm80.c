@@ -42,13 +42,8 @@ static void test_cp_async(void) {
 /* The zero-fill form on its own: a source size of the constant 0 reaches the instruction. */
 static void test_cp_async_zero_fill(void) {
   hg_builder_t *b;
-  CHECK_OK(hg_builder_create("zero_fill", &b));
-  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
-  hg_val_t dst = hg_b_smem_addr(b, hg_b_smem_reserve(b, 16, 16));
-  hg_val_t zero = hg_b_i32(b, 0);
-  hg_b_cp_async(b, 16, dst, g, zero);
-  hg_b_cp_async_commit(b);
-  hg_b_cp_async_wait(b, 0);
+  hg_val_t dst, zero;
+  CHECK_OK(emit_kernel_zero_fill(&dst, &zero, &b));
   hg_text_t ptx;
   if (emit_and_assemble(b, &ptx, NULL)) {
     char want[96];

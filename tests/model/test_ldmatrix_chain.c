@@ -44,6 +44,23 @@ static int64_t tv(const hg_layout_t *l, int thread, int v) {
   return idx;
 }
 
+/* The values of the 32 lanes (threads thread0.. of layout l) that do not hold tag(row, col) of
+ * the element the layout names (index row + rows * col); the first few are reported. */
+static int mismatches(const char *what, const hg_layout_t *l, int thread0, int values, int rows,
+                      const uint32_t out[32][4]) {
+  int bad = 0;
+  for (int t = 0; t < 32; t++)
+    for (int v = 0; v < values; v++) {
+      const int64_t idx = tv(l, thread0 + t, v);
+      const int row = (int)(idx % rows), col = (int)(idx / rows);
+      const uint16_t got = half_of(out, t, v);
+      if (got != tag(row, col) && bad++ < 5)
+        HG_FAIL("%s: lane %d value %d holds 0x%04x, the layout names (%d, %d) = 0x%04x", what, t, v,
+                got, row, col, tag(row, col));
+    }
+  return bad;
+}
+
 /* A 16x16 tile, K-major (rows m of 32 + pad bytes, plain ldmatrix) or MN-major (rows k, .trans):
  * lane l addresses row l % 8 of matrix i = l / 8, which holds rows m 8 (i % 2).. and columns
  * k 8 (i / 2).. of A (the order of the A fragment's registers). */
@@ -60,17 +77,9 @@ static void check_a(bool mn_major, int pad) {
     addr[l] = BASE + (uint32_t)(mn_major ? (k0 + r) * ld + 2 * m0 : (m0 + r) * ld + 2 * k0);
   }
   CHECK_OK(hg_model_ldmatrix(4, mn_major, addr, smem, sizeof smem, out));
-  int bad = 0;
-  for (int t = 0; t < 32; t++)
-    for (int v = 0; v < atom.a_values; v++) {
-      const int64_t idx = tv(&atom.a_tv, t, v); /* m + 16 k */
-      const uint16_t want = tag((int)(idx % 16), (int)(idx / 16)), got = half_of(out, t, v);
-      if (want != got && bad++ < 5)
-        HG_FAIL("A %s pad %d: lane %d value %d holds 0x%04x, a_tv names (m %d, k %d) = 0x%04x",
-                mn_major ? "MN-major" : "K-major", pad, t, v, got, (int)(idx % 16), (int)(idx / 16),
-                want);
-    }
-  CHECK_EQ(bad, 0);
+  char what[48];
+  snprintf(what, sizeof what, "A %s, pad %d", mn_major ? "MN-major" : "K-major", pad);
+  CHECK_EQ(mismatches(what, &atom.a_tv, 0, atom.a_values, 16, out), 0); /* m + 16 k */
 }
 
 /* B as 8 (N) x 16 (K), K-major (rows n: plain x2, matrix i = columns k 8i..) or MN-major
@@ -88,17 +97,9 @@ static void check_b(bool mn_major, int pad) {
         l >= 16 ? 0xFFFFFFF0u : BASE + (uint32_t)(mn_major ? (8 * i + r) * ld : r * ld + 2 * 8 * i);
   }
   CHECK_OK(hg_model_ldmatrix(2, mn_major, addr, smem, sizeof smem, out));
-  int bad = 0;
-  for (int t = 0; t < 32; t++)
-    for (int v = 0; v < atom.b_values; v++) {
-      const int64_t idx = tv(&atom.b_tv, t, v); /* n + 8 k */
-      const uint16_t want = tag((int)(idx % 8), (int)(idx / 8)), got = half_of(out, t, v);
-      if (want != got && bad++ < 5)
-        HG_FAIL("B %s pad %d: lane %d value %d holds 0x%04x, b_tv names (n %d, k %d) = 0x%04x",
-                mn_major ? "MN-major" : "K-major", pad, t, v, got, (int)(idx % 8), (int)(idx / 8),
-                want);
-    }
-  CHECK_EQ(bad, 0);
+  char what[48];
+  snprintf(what, sizeof what, "B %s, pad %d", mn_major ? "MN-major" : "K-major", pad);
+  CHECK_EQ(mismatches(what, &atom.b_tv, 0, atom.b_values, 8, out), 0); /* n + 8 k */
 }
 
 static void test_a_fragment_by_ldmatrix_x4(void) {
@@ -135,17 +136,16 @@ static void test_wgmma_rs_a_fragment_by_ldmatrix_x4(void) {
         addr[l] = BASE + (uint32_t)((16 * w + 8 * (i % 2) + r) * ld + 2 * 8 * (i / 2));
       }
       CHECK_OK(hg_model_ldmatrix(4, false, addr, smem, sizeof smem, out));
+      char what[48];
+      snprintf(what, sizeof what, "wgmma RS %s, warp %d", hg_dtype_name(types[ti]), w);
+      CHECK_EQ(mismatches(what, &atom.a_tv, 32 * w, atom.a_values, 64, out), 0); /* m + 64 k */
       for (int l = 0; l < 32; l++)
         for (int v = 0; v < atom.a_values; v++) {
-          const int thread = 32 * w + l;
-          const int64_t idx = tv(&atom.a_tv, thread, v); /* m + 64 k */
           int m, k;
-          CHECK_OK(hg_model_wgmma_a_coord(types[ti], thread, v, &m, &k));
-          const uint16_t got = half_of(out, l, v);
-          if ((got != tag((int)(idx % 64), (int)(idx / 64)) || got != tag(m, k)) && bad++ < 5)
-            HG_FAIL("%s warp %d lane %d value %d holds 0x%04x; a_tv names (%d, %d), the wgmma "
-                    "figure (%d, %d)",
-                    hg_dtype_name(types[ti]), w, l, v, got, (int)(idx % 64), (int)(idx / 64), m, k);
+          CHECK_OK(hg_model_wgmma_a_coord(types[ti], 32 * w + l, v, &m, &k));
+          if (half_of(out, l, v) != tag(m, k) && bad++ < 5)
+            HG_FAIL("%s: lane %d value %d holds 0x%04x, the wgmma figure names (%d, %d)", what, l,
+                    v, half_of(out, l, v), m, k);
         }
     }
     CHECK_EQ(bad, 0);

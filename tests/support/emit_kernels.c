@@ -723,6 +723,19 @@ hg_status_t emit_kernel_cp_async(hg_builder_t **out) {
   return st;
 }
 
+hg_status_t emit_kernel_zero_fill(hg_val_t *dst, hg_val_t *zero, hg_builder_t **out) {
+  hg_status_t st = kernel("zero_fill", out);
+  if (st.code != HG_OK) return st;
+  hg_builder_t *b = *out;
+  hg_val_t g = hg_b_param(b, HG_T_I64, "g");
+  *dst = hg_b_smem_addr(b, hg_b_smem_reserve(b, 16, 16));
+  *zero = hg_b_i32(b, 0);
+  hg_b_cp_async(b, 16, *dst, g, *zero);
+  hg_b_cp_async_commit(b);
+  hg_b_cp_async_wait(b, 0);
+  return st;
+}
+
 const char *const emit_cp_async_expect[EMIT_CP_ASYNC_NEXPECT] = {
     "cp.async.cg.shared.global [",
     "cp.async.ca.shared.global [",

@@ -161,6 +161,10 @@ hg_status_t emit_kernel_cp_async(hg_builder_t **out);
 #define EMIT_CP_ASYNC_NEXPECT 11
 extern const char *const emit_cp_async_expect[EMIT_CP_ASYNC_NEXPECT];
 
+/* "zero_fill": one 16-byte cp.async whose source size is the constant 0 (*zero), into the
+ * shared-memory address *dst, then commit and wait_group 0. */
+hg_status_t emit_kernel_zero_fill(hg_val_t *dst, hg_val_t *zero, hg_builder_t **out);
+
 /* "ldmatrix": x1/x2/x4, each plain and .trans, from lane-dependent addresses; every result
  * stored to global memory. */
 hg_status_t emit_kernel_ldmatrix(hg_builder_t **out);
