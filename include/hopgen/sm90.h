@@ -161,17 +161,6 @@ hg_gmma_desc_fields_t hg_gmma_desc_decode(uint64_t desc);
  * MN-major operands of 16-bit types only, which descriptors check. */
 hg_status_t hg_gmma_layout_atom(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_t sw,
                                 hg_composed_t *out);
-/* CuTe's tile_to_shape: repeat atom (column-major order of the repetitions) until it
- * covers shape (a tuple of rank(atom) integers, each a multiple of the atom's extent). */
-hg_status_t hg_tile_to_shape(const hg_composed_t *atom, const hg_tuple_t *shape,
-                             hg_composed_t *out);
-/* The same with CuTe's order argument: the repetitions of mode i vary with rank order[i]
- * (0 fastest), as make_ordered_layout. hopgen's stage buffers repeat the atom along the
- * strided ("row") modes first and along the contiguous mode last, so that rows continue
- * from one atom into the next and one TMA box covers as much of the tile as it can. */
-hg_status_t hg_tile_to_shape_ordered(const hg_composed_t *atom, const hg_tuple_t *shape,
-                                     const hg_tuple_t *order, hg_composed_t *out);
-
 /* Derive the descriptor of one wgmma operand from its shared-memory layout with the
  * algebra: layout is the (MN, K) view of exactly the elements one instruction reads
  * (64 x K for A, N x K for B), smem_addr the shared-memory address of the stage buffer
