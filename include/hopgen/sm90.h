@@ -347,13 +347,23 @@ typedef struct hg_tma_plan {
  * mode i of the tile = mode i of the tensor, shape = the tile) between the tensor and the
  * stage buffer: tensor-map parameters (validated with hg_tensormap_validate), the box TMA
  * must use, the boxes that fill the tile, and multicast slices. Refused with a sentence
- * when the layout cannot be written by TMA boxes (it is checked element by element). */
+ * when the layout cannot be written by TMA boxes (it is checked element by element; rows
+ * padded to the swizzle span are what TMA writes). Rules are checked in a fixed order, so
+ * that a request breaking several names the one the hardware enforces whatever the layout:
+ * the tensor's (type, strides, base alignment, extents), then the known origin's innermost
+ * 16-byte rule, then the stage layout's and the boxes'. */
 hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem,
                              const hg_tma_options_t *opt, hg_tma_plan_t *out);
 /* A stage layout for a plain copy of a tile: the unit-stride mode of g fastest, rows
- * of the swizzle span (or of up to 256 elements with no swizzle) in groups of 8. */
+ * of the swizzle span (or of up to 256 elements with no swizzle) in groups of 8. A tile
+ * narrower than the span (in 16-byte chunks) gets padded rows: rows the span apart, the
+ * tile in the first part of each, as TMA writes them (seen on an H200). The tensor's own
+ * tensor-map rules (strides, base alignment) are checked first, as hg_tma_plan_make does. */
 hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw,
                                hg_composed_t *out);
+/* Whether hg_tma_smem_layout pads the rows of this tile under swizzle sw: the tile's extent
+ * along g's unit-stride mode is narrower than the swizzle span (part of every row unused). */
+bool hg_tma_smem_padded(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw);
 /* The absolute coordinates of box b for a tile at origin (per tensor mode): the innermost
  * one must be a multiple of 16 bytes (an H200 raises an illegal instruction otherwise) and
  * all must fit int32. Negative coordinates are legal for loads, prefetches and multicast
