@@ -1,8 +1,9 @@
 /* The planner against loads like the ones an H200 executed (ARCHITECTURE.md "Seen on an
  * H200", ../shared/tools/tma_oracle.cu): a few hundred random single-box tiled loads of 1, 2
  * and 4-byte elements, rank 1 to 3, every swizzle, NaN fill, signed coordinates on both
- * sides of the tensor (the innermost one mostly 16-byte aligned), inner boxes of 16 to 128 bytes (or 256 elements) within the swizzle
- * span, and now and then a row stride that is not a multiple of 16 bytes.
+ * sides of the tensor (the innermost one mostly 16-byte aligned), inner boxes of 16 to 128 bytes
+ * (or 256 elements) within the swizzle span, and now and then a row stride that is not a multiple
+ * of 16 bytes.
  *
  * For every case the CPU model executes (hg_model_tma_load of the box), the planner must
  * accept the tile (tile = box, origin = the box's coordinates) with the stage layout
@@ -161,8 +162,8 @@ static void check_layout(const rcase_t *c, const hg_composed_t *lay, const int *
 static hg_tma_plan_t plan;
 
 static void test_random_loads(void) {
-  int executed = 0, accepted = 0, padded = 0, over_smem = 0, model_refused = 0,
-      named_stride = 0, named_coord = 0;
+  int executed = 0, accepted = 0, padded = 0, over_smem = 0, model_refused = 0, named_stride = 0,
+      named_coord = 0;
   for (int i = 0; i < CASES; i++) {
     const rcase_t c = make_case();
     char what[320];
@@ -232,8 +233,8 @@ static void test_random_loads(void) {
       if (!strstr(model.msg, model_rule))
         HG_FAIL("%s: the model refused it for another reason: %s", what, model.msg);
       else if (hg_is_ok(&s) || !strstr(s.msg, rule))
-        HG_FAIL("%s: the model refused it (%s), the planner said \"%s\", which lacks \"%s\"",
-                what, model.msg, hg_is_ok(&s) ? "ok" : s.msg, rule);
+        HG_FAIL("%s: the model refused it (%s), the planner said \"%s\", which lacks \"%s\"", what,
+                model.msg, hg_is_ok(&s) ? "ok" : s.msg, rule);
     } else {
       executed++;
       if (!hg_is_ok(&s) && foot > SMEM_LIMIT && strstr(s.msg, "over the 227 KiB")) {
