@@ -15,6 +15,18 @@ static hg_tma_tensor_t tensor2(hg_dtype_t t, int64_t s0, int64_t s1, int64_t st0
   return g;
 }
 
+static hg_tma_tensor_t tensor3(hg_dtype_t t, const int64_t *shape, const int64_t *stride) {
+  hg_tma_tensor_t g;
+  memset(&g, 0, sizeof g);
+  g.dtype = t;
+  g.rank = 3;
+  for (int m = 0; m < 3; m++) {
+    g.shape[m] = shape[m];
+    g.stride[m] = stride[m];
+  }
+  return g;
+}
+
 static hg_status_t plan_tile(const hg_tma_tensor_t *g, int t0, int t1, hg_swizzle_mode_t sw,
                              const hg_tma_options_t *o, hg_tma_plan_t *p) {
   hg_composed_t c;
@@ -24,6 +36,14 @@ static hg_status_t plan_tile(const hg_tma_tensor_t *g, int t0, int t1, hg_swizzl
 }
 
 static hg_tma_plan_t plan; /* large: keep off the stack */
+
+/* The plan of a layout written in the notation. */
+static hg_status_t plan_layout(const hg_tma_tensor_t *g, const char *text,
+                               const hg_tma_options_t *o, hg_tma_plan_t *p) {
+  hg_composed_t c;
+  HG_TRY(hg_composed_parse(text, &c));
+  return hg_tma_plan_make(g, &c, o, p);
+}
 
 /* The README's example: A (1000 x 4096 bf16, row-major), a 128 x 64 tile, 128B swizzle. */
 static void test_basic_load(void) {
@@ -152,12 +172,8 @@ static void test_mn_major_and_rank3(void) {
   CHECK_EQ(plan.smem_bytes, op.stage_bytes);
 
   /* Rank 3 (batch, m, k): one box covers the tile. */
-  hg_tma_tensor_t g3;
-  memset(&g3, 0, sizeof g3);
-  g3.dtype = HG_F16;
-  g3.rank = 3;
-  g3.shape[0] = 4, g3.shape[1] = 100, g3.shape[2] = 64;
-  g3.stride[0] = 6400, g3.stride[1] = 64, g3.stride[2] = 1;
+  const int64_t sh3[3] = {4, 100, 64}, st3[3] = {6400, 64, 1};
+  hg_tma_tensor_t g3 = tensor3(HG_F16, sh3, st3);
   const int tile[3] = {2, 64, 64};
   hg_composed_t c;
   CHECK_OK(hg_tma_smem_layout(&g3, tile, HG_SWIZZLE_NONE, &c));
@@ -372,25 +388,20 @@ static void test_plan_refusals(void) {
   CHECK_ERR(plan_tile(&g, 128, 4, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
             "the tile's extent 4 along tensor mode 1 (the unit-stride mode) is 8 B, not a "
             "multiple of 16 B");
-  hg_composed_t c;
-  CHECK_OK(hg_composed_parse("(64,64):(1,64)", &c)); /* M-contiguous smem, K-contiguous tensor */
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  /* M-contiguous smem, K-contiguous tensor */
+  CHECK_ERR(plan_layout(&g, "(64,64):(1,64)", &o, &plan), HG_ERR_INVALID,
             "contiguous for only 1 element(s) (2 B) along tensor mode 1");
-  CHECK_OK(hg_composed_parse("(64,64,2):(64,1,4096)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&g, "(64,64,2):(64,1,4096)", &o, &plan), HG_ERR_INVALID,
             "the shared-memory layout has 3 modes but the tensor has 2");
   /* Rows of 64 B under a 128B swizzle: each 1-row box would start 64 B into the pattern. */
-  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 0 o (64,32):(32,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&g, "Sw<3,3,3> o 0 o (64,32):(32,1)", &o, &plan), HG_ERR_INVALID,
             "box 1 of (32,1) elements starts at shared-memory byte 64, not a multiple of 1024 B");
   /* A 128B swizzle on a byte offset basis is not the hardware's for 2-byte elements. */
-  CHECK_OK(hg_composed_parse("Sw<3,4,3> o 0 o (64,64):(64,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&g, "Sw<3,4,3> o 0 o (64,64):(64,1)", &o, &plan), HG_ERR_INVALID,
             "Sw<3,4,3> is not a TMA/GMMA swizzle for 2-byte elements");
   /* Rows padded to twice their width with no swizzle: one box per row, 512 > 256 boxes. */
   hg_tma_tensor_t g2 = tensor2(HG_BF16, 1000, 1024, 1024, 1);
-  CHECK_OK(hg_composed_parse("(512,64):(128,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g2, &c, &o, &plan), HG_ERR_CAPACITY,
+  CHECK_ERR(plan_layout(&g2, "(512,64):(128,1)", &o, &plan), HG_ERR_CAPACITY,
             "the tile needs 512 boxes of (64,1) elements, more than the 256 a plan holds");
 }
 
@@ -454,12 +465,8 @@ static void test_padded_rows(void) {
   CHECK_EQ(plan.smem_bytes, 512);
   /* Rank 3, f32 rows of 8 (32 B) under 128B, 3 rows x 2: rows 32 elements apart,
    * (2,3,8):(96,32,1), one box of 6 rows of 128 B. */
-  hg_tma_tensor_t g3;
-  memset(&g3, 0, sizeof g3);
-  g3.dtype = HG_F32;
-  g3.rank = 3;
-  g3.shape[0] = 4, g3.shape[1] = 100, g3.shape[2] = 8;
-  g3.stride[0] = 800, g3.stride[1] = 8, g3.stride[2] = 1;
+  const int64_t sh3[3] = {4, 100, 8}, st3[3] = {800, 8, 1};
+  hg_tma_tensor_t g3 = tensor3(HG_F32, sh3, st3);
   const int t3[3] = {2, 3, 8};
   CHECK_OK(hg_tma_smem_layout(&g3, t3, HG_SWIZZLE_128B, &c));
   hg_composed_print(&c, buf, sizeof buf);
@@ -482,31 +489,26 @@ static void test_padded_rows(void) {
 
   /* Hand-written layouts: the planner holds any layout to where TMA puts each element. */
   hg_tma_tensor_t gb = tensor2(HG_BF16, 1000, 1024, 1024, 1);
-  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 0 o (64,16):(64,1)", &c));
-  CHECK_OK(hg_tma_plan_make(&gb, &c, &o, &plan));
+  CHECK_OK(plan_layout(&gb, "Sw<3,3,3> o 0 o (64,16):(64,1)", &o, &plan));
   CHECK_EQ(plan.num_boxes, 1);
   CHECK_EQ(plan.smem_bytes, 64 * 128);
   /* Rows two spans apart: TMA's rows are one span apart, so each row is a box of its own,
    * 256 B into the pattern. */
-  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 0 o (64,16):(128,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&gb, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&gb, "Sw<3,3,3> o 0 o (64,16):(128,1)", &o, &plan), HG_ERR_INVALID,
             "box 1 of (16,1) elements starts at shared-memory byte 256, not a multiple of 1024 B");
   /* The tile at the end of each row instead of its start (offset 48 elements = 96 B). */
-  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 48 o (64,16):(64,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&gb, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&gb, "Sw<3,3,3> o 48 o (64,16):(64,1)", &o, &plan), HG_ERR_INVALID,
             "box 0 of (16,64) elements starts at shared-memory byte 96");
   /* Padded rows with no swizzle: rows of 32 B, 128 B apart, one box per row (each 128-byte
    * aligned), the last one ending 32 B into its row: 63 x 128 + 32 B. */
-  CHECK_OK(hg_composed_parse("(64,16):(64,1)", &c));
-  CHECK_OK(hg_tma_plan_make(&gb, &c, &o, &plan));
+  CHECK_OK(plan_layout(&gb, "(64,16):(64,1)", &o, &plan));
   CHECK_EQ(plan.num_boxes, 64);
   CHECK_EQ(plan.map.box_dim[1], 1);
   CHECK_EQ(plan.box[63].smem_offset, 63 * 128);
   CHECK_EQ(plan.smem_bytes, 63 * 128 + 32);
   /* Two rows of the tile in the same place (stride 0): both boxes at byte 0. Every element
    * is where TMA would put it, but the two boxes would race into the same bytes. */
-  CHECK_OK(hg_composed_parse("(2,64):(0,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&gb, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&gb, "(2,64):(0,1)", &o, &plan), HG_ERR_INVALID,
             "boxes of (64,1) elements overlap in shared memory: one occupies bytes [0, 128) "
             "(1 row(s) of 128 B) and the next starts at byte 0");
 }
@@ -537,33 +539,32 @@ static void test_rule_order(void) {
   CHECK_ERR(plan_tile(&bad_stride, 128, 96, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
             stride_rule);
   /* A layout TMA cannot write (M contiguous for a K-contiguous tensor) ... */
-  hg_composed_t c;
-  CHECK_OK(hg_composed_parse("(64,64):(1,64)", &c));
-  CHECK_ERR(hg_tma_plan_make(&good, &c, &o, &plan), HG_ERR_INVALID, "contiguous for only 1");
+  const char *m_contiguous = "(64,64):(1,64)";
+  CHECK_ERR(plan_layout(&good, m_contiguous, &o, &plan), HG_ERR_INVALID, "contiguous for only 1");
   /* ... with a stride that is not a multiple of 16 B, or a base address known to be 8-byte
    * aligned only, or an innermost origin 6 B into the row: each names its rule. */
-  CHECK_ERR(hg_tma_plan_make(&bad_stride, &c, &o, &plan), HG_ERR_INVALID, stride_rule);
+  CHECK_ERR(plan_layout(&bad_stride, m_contiguous, &o, &plan), HG_ERR_INVALID, stride_rule);
   hg_tma_tensor_t bad_base = good;
   bad_base.base_align_bytes = 8;
-  CHECK_ERR(hg_tma_plan_make(&bad_base, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&bad_base, m_contiguous, &o, &plan), HG_ERR_INVALID,
             "aligned to 8 B only; TMA needs a 16-byte aligned globalAddress");
   o.origin_known = true;
   o.origin[0] = 0;
   o.origin[1] = 3;
   const char *origin_rule = "at the tile origin: the innermost coordinate 3 (tensor mode 1) is 6 "
                             "B into the row, not a multiple of 16 B";
-  CHECK_ERR(hg_tma_plan_make(&good, &c, &o, &plan), HG_ERR_INVALID, origin_rule);
+  CHECK_ERR(plan_layout(&good, m_contiguous, &o, &plan), HG_ERR_INVALID, origin_rule);
   /* Three rules at once: the tensor's stride first, then the origin. */
-  CHECK_ERR(hg_tma_plan_make(&bad_stride, &c, &o, &plan), HG_ERR_INVALID, stride_rule);
+  CHECK_ERR(plan_layout(&bad_stride, m_contiguous, &o, &plan), HG_ERR_INVALID, stride_rule);
   /* A misaligned origin with a cluster that does not divide the tile, or with a layout whose
-   * boxes would start inside the swizzle pattern. */
+   * boxes would start inside the swizzle pattern (rows of 64 B under 128B). */
   o.cluster = 3;
   CHECK_ERR(plan_tile(&good, 128, 64, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID, origin_rule);
   o.cluster = 1;
-  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 0 o (64,32):(32,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&good, &c, &o, &plan), HG_ERR_INVALID, origin_rule);
+  const char *half_rows = "Sw<3,3,3> o 0 o (64,32):(32,1)";
+  CHECK_ERR(plan_layout(&good, half_rows, &o, &plan), HG_ERR_INVALID, origin_rule);
   o.origin[1] = 8;
-  CHECK_ERR(hg_tma_plan_make(&good, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&good, half_rows, &o, &plan), HG_ERR_INVALID,
             "starts at shared-memory byte 64, not a multiple of 1024 B");
   /* The tensor map itself: the tensor's rules (strides) before the box's (boxDim). */
   hg_tensormap_params_t p = good_map();
