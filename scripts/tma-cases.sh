@@ -97,6 +97,23 @@ reduce --reduce add --dtype f32 --shape 100,100 --strides 104,1 --tile 32,32 --o
 reduce --reduce add --dtype bf16 --shape 100,100 --strides 104,1 --tile 32,64 --origin=-7,-8
 reduce --reduce add --dtype u32 --shape 33,20 --strides 24,1 --tile 16,32 --origin=-8,-4 --swizzle 128B
 reduce --reduce add --dtype s32 --shape 3,33,20 --strides 792,24,1 --tile 2,16,32 --origin=-1,-8,-4
+# tiles narrower than the swizzle span: stage rows padded to the span, the tile in the first
+# 16/32/64 B of each (the rest of every row must keep the poison), loads, NaN fill, rank 3,
+# multicast 2 and 4, stores and reductions over the edges
+load --shape 256,256 --tile 64,16 --swizzle 128B
+load --shape 256,256 --tile 64,16 --swizzle 128B --origin=-5,-8
+load --dtype u8 --shape 100,90 --strides 96,1 --tile 32,16 --swizzle 32B --origin=-3,-16
+load --dtype f32 --shape 70,36 --strides 40,1 --tile 16,8 --swizzle 64B --origin=-3,-4 --nan
+load --dtype bf16 --shape 3,40,72 --tile 2,16,32 --swizzle 128B --origin=-1,-7,-8
+prefetch --shape 200,100 --strides 104,1 --tile 64,32 --swizzle 128B --origin=-5,-8
+multicast --cluster 2 --shape 300,200 --strides 208,1 --tile 128,32 --swizzle 128B --origin=-5,-24
+multicast --cluster 4 --dtype u8 --shape 130,500 --strides 512,1 --tile 64,64 --swizzle 128B --origin=-1,-16
+multicast --cluster 2 --dtype f32 --shape 77,96 --tile 64,8 --swizzle 64B --origin=-9,-4
+store --shape 100,100 --strides 104,1 --tile 32,16 --swizzle 128B --origin=-1,-8
+store --dtype u8 --shape 90,300 --strides 304,1 --tile 16,32 --swizzle 64B
+reduce --reduce add --dtype f32 --shape 100,100 --strides 104,1 --tile 32,16 --swizzle 128B --origin=-7,-4
+reduce --reduce max --dtype bf16 --shape 100,100 --strides 104,1 --tile 32,32 --swizzle 128B --origin=-7,-8
+reduce --reduce xor --dtype u32 --shape 33,20 --strides 24,1 --tile 16,4 --swizzle 32B --origin=-8,-4
 EOF
 
 # ---------------------------------------------------------------- the MLIR subset

@@ -211,7 +211,7 @@ static int cmd_tma(int argc, char **argv) {
       s = hg_ok();
       for (int k = nshape > 1 ? 0 : 3; k < 4; k++) {
         s = hg_tma_smem_layout(&g, t, order[k], &smem);
-        if (hg_is_ok(&s)) break;
+        if (hg_is_ok(&s) && !hg_tma_smem_padded(&g, t, order[k])) break;
       }
     } else {
       s = hg_tma_smem_layout(&g, t, sw, &smem);

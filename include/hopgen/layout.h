@@ -207,6 +207,18 @@ hg_status_t hg_composed_composition(const hg_composed_t *c, const hg_layout_t *b
 hg_status_t hg_composed_parse(const char *text, hg_composed_t *out); /* also plain layouts */
 int hg_composed_print(const hg_composed_t *c, char *buf, size_t size);
 
+/* CuTe's tile_to_shape: repeat atom (column-major order of the repetitions) until it
+ * covers shape (a tuple of rank(atom) integers, each a multiple of the atom's extent);
+ * the atom's swizzle and offset carry over. */
+hg_status_t hg_tile_to_shape(const hg_composed_t *atom, const hg_tuple_t *shape,
+                             hg_composed_t *out);
+/* The same with CuTe's order argument: the repetitions of mode i vary with rank order[i]
+ * (0 fastest), as make_ordered_layout. hopgen's TMA stage buffers repeat the atom along the
+ * strided ("row") modes first and along the contiguous mode last, so that rows continue
+ * from one atom into the next and one TMA box covers as much of the tile as it can. */
+hg_status_t hg_tile_to_shape_ordered(const hg_composed_t *atom, const hg_tuple_t *shape,
+                                     const hg_tuple_t *order, hg_composed_t *out);
+
 /* ---------------------------------------------------------------- text and pictures */
 
 hg_status_t hg_layout_parse(const char *text, hg_layout_t *out);

@@ -185,17 +185,6 @@ hg_gmma_desc_fields_t hg_gmma_desc_decode(uint64_t desc);
  * MN-major operands of 16-bit types only, which descriptors check. */
 hg_status_t hg_gmma_layout_atom(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_t sw,
                                 hg_composed_t *out);
-/* CuTe's tile_to_shape: repeat atom (column-major order of the repetitions) until it
- * covers shape (a tuple of rank(atom) integers, each a multiple of the atom's extent). */
-hg_status_t hg_tile_to_shape(const hg_composed_t *atom, const hg_tuple_t *shape,
-                             hg_composed_t *out);
-/* The same with CuTe's order argument: the repetitions of mode i vary with rank order[i]
- * (0 fastest), as make_ordered_layout. hopgen's stage buffers repeat the atom along the
- * strided ("row") modes first and along the contiguous mode last, so that rows continue
- * from one atom into the next and one TMA box covers as much of the tile as it can. */
-hg_status_t hg_tile_to_shape_ordered(const hg_composed_t *atom, const hg_tuple_t *shape,
-                                     const hg_tuple_t *order, hg_composed_t *out);
-
 /* Derive the descriptor of one wgmma operand from its shared-memory layout with the
  * algebra: layout is the (MN, K) view of exactly the elements one instruction reads
  * (64 x K for A, N x K for B), smem_addr the shared-memory address of the stage buffer
@@ -382,13 +371,23 @@ typedef struct hg_tma_plan {
  * mode i of the tile = mode i of the tensor, shape = the tile) between the tensor and the
  * stage buffer: tensor-map parameters (validated with hg_tensormap_validate), the box TMA
  * must use, the boxes that fill the tile, and multicast slices. Refused with a sentence
- * when the layout cannot be written by TMA boxes (it is checked element by element). */
+ * when the layout cannot be written by TMA boxes (it is checked element by element; rows
+ * padded to the swizzle span are what TMA writes). Rules are checked in a fixed order, so
+ * that a request breaking several names the one the hardware enforces whatever the layout:
+ * the tensor's (type, strides, base alignment, extents), then the known origin's innermost
+ * 16-byte rule, then the stage layout's and the boxes'. */
 hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem,
                              const hg_tma_options_t *opt, hg_tma_plan_t *out);
 /* A stage layout for a plain copy of a tile: the unit-stride mode of g fastest, rows
- * of the swizzle span (or of up to 256 elements with no swizzle) in groups of 8. */
+ * of the swizzle span (or of up to 256 elements with no swizzle) in groups of 8. A tile
+ * narrower than the span (in 16-byte chunks) gets padded rows: rows the span apart, the
+ * tile in the first part of each, as TMA writes them (seen on an H200). The tensor's own
+ * tensor-map rules (strides, base alignment) are checked first, as hg_tma_plan_make does. */
 hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw,
                                hg_composed_t *out);
+/* Whether hg_tma_smem_layout pads the rows of this tile under swizzle sw: the tile's extent
+ * along g's unit-stride mode is narrower than the swizzle span (part of every row unused). */
+bool hg_tma_smem_padded(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw);
 /* The absolute coordinates of box b for a tile at origin (per tensor mode): the innermost
  * one must be a multiple of 16 bytes (an H200 raises an illegal instruction otherwise) and
  * all must fit int32. Negative coordinates are legal for loads, prefetches and multicast

@@ -125,52 +125,6 @@ hg_status_t hg_gmma_layout_atom(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_
   return hg_ok();
 }
 
-hg_status_t hg_tile_to_shape_ordered(const hg_composed_t *atom, const hg_tuple_t *shape,
-                                     const hg_tuple_t *order, hg_composed_t *out) {
-  const int r = hg_layout_rank(&atom->layout);
-  if (hg_tuple_rank(shape) != r)
-    return hg_error(HG_ERR_INVALID, "tile_to_shape: the target has %d modes but the atom %d",
-                    hg_tuple_rank(shape), r);
-  int64_t rest[8];
-  if (r > 8) return hg_error(HG_ERR_CAPACITY, "tile_to_shape: %d modes is over 8", r);
-  for (int i = 0; i < r; i++) {
-    hg_layout_t am;
-    hg_tuple_t tm;
-    int64_t a, target;
-    HG_TRY(hg_layout_mode(&atom->layout, i, &am));
-    HG_TRY(hg_size(&am, &a));
-    if (r == 1 && hg_is_int(shape))
-      tm = *shape;
-    else
-      HG_TRY(hg_tuple_get(shape, i, &tm));
-    HG_TRY(hg_tuple_product(&tm, &target));
-    if (target <= 0 || target % a != 0)
-      return hg_error(HG_ERR_INVALID,
-                      "tile_to_shape: mode %d of the tile (%" PRId64
-                      ") is not a multiple of the atom's %" PRId64,
-                      i, target, a);
-    rest[i] = target / a;
-  }
-  hg_tuple_t rest_shape;
-  hg_layout_t rest_layout, prod, co;
-  HG_TRY(hg_tuple_ints(&rest_shape, r, rest));
-  if (order)
-    HG_TRY(hg_make_ordered_layout(&rest_shape, order, &rest_layout));
-  else
-    HG_TRY(hg_make_layout_col_major(&rest_shape, &rest_layout));
-  HG_TRY(hg_blocked_product(&atom->layout, &rest_layout, &prod));
-  HG_TRY(hg_coalesce_profile(&prod, &rest_shape, &co));
-  out->sw = atom->sw;
-  out->offset = atom->offset;
-  out->layout = co;
-  return hg_ok();
-}
-
-hg_status_t hg_tile_to_shape(const hg_composed_t *atom, const hg_tuple_t *shape,
-                             hg_composed_t *out) {
-  return hg_tile_to_shape_ordered(atom, shape, NULL, out);
-}
-
 /* Mode j of l, coalesced: its size and its one stride. A mode that does not coalesce to a
  * single stride is not evenly spaced, which no descriptor can express. */
 static hg_status_t mode_stride(const hg_layout_t *l, int j, const char *what, int64_t *size,

@@ -15,6 +15,11 @@ int hg_sm90_log2(int64_t v);
  * bytes (Swizzle<B, 4 - log2(esize), 3>, B = 0..3), or an error naming the swizzle. */
 hg_status_t hg_sm90_swizzle_of(hg_swizzle_t sw, int esize, hg_swizzle_mode_t *out);
 
+/* The tensor-map rules of the global tensor alone (type, rank, interleave, address, dims,
+ * strides), the first part of hg_tensormap_validate; the box's rules come after. */
+hg_status_t hg_sm90_tensormap_validate_tensor(const hg_tensormap_params_t *p,
+                                              uint64_t global_address);
+
 /* The composed swizzle for mode m and elements of esize bytes. */
 hg_swizzle_t hg_sm90_swizzle_for(hg_swizzle_mode_t m, int esize);
 

@@ -3,13 +3,16 @@
  * user reads which rule broke instead of the driver's bare CUDA_ERROR_INVALID_VALUE. */
 #include <inttypes.h>
 
-#include "hopgen/sm90.h"
+#include "sm90_internal.h"
 
-hg_status_t hg_tensormap_validate(const hg_tensormap_params_t *p, uint64_t global_address) {
+/* The rules of the tensor itself (type, rank, address, extents, strides), checked before
+ * the box's: they hold whatever box and stage layout a plan chooses, so a request that
+ * breaks both is told about the tensor. */
+hg_status_t hg_sm90_tensormap_validate_tensor(const hg_tensormap_params_t *p,
+                                              uint64_t global_address) {
   if ((int)p->dtype < 0 || p->dtype >= HG_DTYPE_COUNT)
     return hg_error(HG_ERR_INVALID, "tensor map element type %d is not a known type",
                     (int)p->dtype);
-  const int esize = hg_dtype_bytes(p->dtype);
   if (p->rank < 1 || p->rank > HG_TMA_MAX_RANK)
     return hg_error(HG_ERR_INVALID, "tensorRank = %d is outside 1..5", p->rank);
   if (p->interleave != 0)
@@ -20,16 +23,10 @@ hg_status_t hg_tensormap_validate(const hg_tensormap_params_t *p, uint64_t globa
     return hg_error(HG_ERR_INVALID,
                     "globalAddress = 0x%" PRIx64 " is not 16-byte aligned (TMA needs 16 B)",
                     global_address);
-  for (int i = 0; i < p->rank; i++) {
+  for (int i = 0; i < p->rank; i++)
     if (p->global_dim[i] == 0 || p->global_dim[i] > (UINT64_C(1) << 32))
       return hg_error(HG_ERR_INVALID, "globalDim[%d] = %" PRIu64 " is outside 1..2^32", i,
                       p->global_dim[i]);
-    if (p->box_dim[i] == 0 || p->box_dim[i] > 256)
-      return hg_error(HG_ERR_INVALID, "boxDim[%d] = %u is outside 1..256", i, p->box_dim[i]);
-    if (p->element_strides[i] == 0 || p->element_strides[i] > 8)
-      return hg_error(HG_ERR_INVALID, "elementStrides[%d] = %u is outside 1..8", i,
-                      p->element_strides[i]);
-  }
   for (int i = 0; i + 1 < p->rank; i++) {
     const uint64_t s = p->global_stride_bytes[i];
     if (s % 16 != 0)
@@ -38,6 +35,19 @@ hg_status_t hg_tensormap_validate(const hg_tensormap_params_t *p, uint64_t globa
     if (s >= (UINT64_C(1) << 40))
       return hg_error(HG_ERR_INVALID, "globalStrides[%d] = %" PRIu64 " B is not below 2^40 B", i,
                       s);
+  }
+  return hg_ok();
+}
+
+hg_status_t hg_tensormap_validate(const hg_tensormap_params_t *p, uint64_t global_address) {
+  HG_TRY(hg_sm90_tensormap_validate_tensor(p, global_address));
+  const int esize = hg_dtype_bytes(p->dtype);
+  for (int i = 0; i < p->rank; i++) {
+    if (p->box_dim[i] == 0 || p->box_dim[i] > 256)
+      return hg_error(HG_ERR_INVALID, "boxDim[%d] = %u is outside 1..256", i, p->box_dim[i]);
+    if (p->element_strides[i] == 0 || p->element_strides[i] > 8)
+      return hg_error(HG_ERR_INVALID, "elementStrides[%d] = %u is outside 1..8", i,
+                      p->element_strides[i]);
   }
   const uint64_t inner_bytes = (uint64_t)p->box_dim[0] * (uint64_t)esize;
   if (inner_bytes % 16 != 0)

@@ -66,6 +66,47 @@ static hg_status_t tensor_dims(const hg_tma_tensor_t *g, int *tmap_mode, int *mo
   return hg_ok();
 }
 
+/* The tensor-map rules of the tensor alone: its tensor-map dimensions (tensor_dims), base
+ * address, extents and strides, filled into map's tensor part and validated. They hold
+ * whatever box and stage layout a plan chooses, so plans and stage layouts check them
+ * first: a stride that is not a multiple of 16 B is what the driver refuses (ARCHITECTURE.md
+ * "Seen on an H200"), whatever else is wrong. */
+static hg_status_t tensor_rules(const hg_tma_tensor_t *g, int *tmap_mode, int *mode_dim,
+                                hg_tensormap_params_t *map) {
+  HG_TRY(tensor_dims(g, tmap_mode, mode_dim));
+  if (g->base_align_bytes && g->base_align_bytes % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "the tensor's base address is known to be aligned to %" PRIu64
+                    " B only; TMA needs a 16-byte aligned globalAddress",
+                    g->base_align_bytes);
+  const int e = hg_dtype_bytes(g->dtype);
+  map->dtype = g->dtype;
+  map->rank = g->rank;
+  for (int d = 0; d < g->rank; d++) {
+    const int m = tmap_mode[d];
+    map->global_dim[d] = (uint64_t)g->shape[m];
+    if (d > 0) {
+      if (g->stride[m] > (INT64_C(1) << 40))
+        return hg_error(HG_ERR_INVALID,
+                        "tensor mode %d has stride %" PRId64 " elements, beyond TMA's 2^40 B", m,
+                        g->stride[m]);
+      map->global_stride_bytes[d - 1] = (uint64_t)g->stride[m] * (uint64_t)e;
+    }
+  }
+  return hg_status_wrap(hg_sm90_tensormap_validate_tensor(map, 0), "tensor map: ");
+}
+
+/* Seen on an H200: an innermost coordinate v (of tensor mode m, e-byte elements) whose byte
+ * offset is not a multiple of 16 raises an illegal instruction. */
+static hg_status_t check_inner_coord(int64_t v, int m, int e) {
+  if ((v * e) % 16 == 0) return hg_ok();
+  return hg_error(HG_ERR_INVALID,
+                  "the innermost coordinate %" PRId64 " (tensor mode %d) is %" PRId64
+                  " B into the row, not a multiple of 16 B: the GPU raises an illegal "
+                  "instruction; keep the tile origin along mode %d a multiple of %d elements",
+                  v, m, v * e, m, e >= 16 ? 1 : 16 / e);
+}
+
 /* The modes of the smem layout as flat lists of leaves: mode m maps its 1-D index i to
  * sum_j ((i / prod_{j'<j} shape_j') % shape_j) * stride_j, CuTe's colexicographic order. */
 #define FLAT_MAX 16
@@ -228,6 +269,25 @@ static hg_status_t layout_boxes(const hg_composed_t *smem, const int *tmap_mode,
                       ge->span ? "the swizzle pattern; boxes are placed on pattern boundaries"
                                : "TMA's shared-memory alignment");
     }
+  /* Each box owns whole rows of the pitch, padding included (with a swizzle the padding
+   * bytes of a row are where the swizzle moves some of its data chunks). A box placed as
+   * above that starts inside another's rows has its rows on top of them: two tile elements
+   * in the same place (a layout with a stride-0 mode), which the element check lets pass
+   * and a load would race two boxes into. */
+  int64_t rows = 1;
+  for (int d = 1; d < r; d++) rows *= ge->box[d];
+  const int64_t foot = rows * ge->pitch;
+  for (int i = 0; i + 1 < p->num_boxes; i++)
+    if (p->box[i].smem_offset + foot > p->box[i + 1].smem_offset) {
+      char bs[96];
+      print_coord(bs, sizeof bs, r, ge->box);
+      return hg_error(HG_ERR_INVALID,
+                      "boxes of %s elements overlap in shared memory: one occupies bytes "
+                      "[%u, %" PRId64 ") (%" PRId64 " row(s) of %u B) and the next starts at "
+                      "byte %u; the layout maps two tile elements to the same place",
+                      bs, p->box[i].smem_offset, p->box[i].smem_offset + foot, rows, ge->pitch,
+                      p->box[i + 1].smem_offset);
+    }
   return hg_ok();
 }
 
@@ -268,8 +328,16 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
   if (opt->oob_nan && op != HG_TMA_LOAD && op != HG_TMA_PREFETCH)
     return hg_error(HG_ERR_INVALID, "NaN fill applies to loads; a %s skips out-of-bounds elements",
                     hg_tma_op_name(op));
-  HG_TRY(tensor_dims(g, p.tmap_mode, p.mode_dim));
+  /* Rules in the order of what they depend on, so that a request breaking several is told
+   * the one the hardware enforces whatever the stage layout: the tensor's own tensor-map
+   * rules, then the tile origin's innermost 16-byte rule (every box's innermost coordinate
+   * is the origin's plus a whole number of 16-byte inner boxes), and only then the stage
+   * layout, the boxes derived from it, and their own tensor-map rules. */
+  HG_TRY(tensor_rules(g, p.tmap_mode, p.mode_dim, &p.map));
   const int r = g->rank, e = hg_dtype_bytes(g->dtype);
+  if (opt->origin_known)
+    HG_TRY(hg_status_wrap(check_inner_coord(opt->origin[p.tmap_mode[0]], p.tmap_mode[0], e),
+                          "at the tile origin: "));
   if (hg_layout_rank(&smem->layout) != r)
     return hg_error(HG_ERR_INVALID,
                     "the shared-memory layout has %d modes but the tensor has %d: mode i of the "
@@ -290,7 +358,8 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
   ge.esize = e;
   ge.span = (uint32_t)hg_swizzle_mode_bytes(sw);
   /* Dimension 0: the longest stride-1 run of the contiguous mode, at most 256 elements and
-   * at most the swizzle span, a multiple of 16 bytes, dividing the tile. */
+   * at most the swizzle span, a multiple of 16 bytes, dividing the tile. It may be narrower
+   * than the span: the rows are then padded (below). */
   const int mi = p.tmap_mode[0];
   const int64_t q16 = e >= 16 ? 1 : 16 / e;
   const int64_t run0 = run_length(&t.mode[mi], tile[mi], 1);
@@ -312,7 +381,11 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
                     tile[mi], mi, q16, run0 < cap0 ? run0 : cap0, run0, cap0);
   }
   ge.box[0] = b0;
-  /* Seen on an H200: with a swizzle every box row occupies the whole span. */
+  /* Seen on an H200: with a swizzle every box row occupies the whole span, the inner box
+   * its first b0 * e bytes (before the swizzle) and the rest untouched, so box rows are the
+   * span apart even when the inner box is narrower: the layout must put its rows there
+   * too (padded rows, as hg_tma_smem_layout makes them), which the run along dimension 1
+   * and the element-by-element check below hold it to. */
   ge.pitch = ge.span ? ge.span : (uint32_t)(b0 * e);
   int64_t expect = ge.pitch / (uint32_t)e; /* elements between box rows */
   for (int d = 1; d < r; d++) {
@@ -354,24 +427,8 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
                           cluster, p.tmap_mode[ds]));
   }
 
-  /* The tensor map. */
-  if (g->base_align_bytes && g->base_align_bytes % 16 != 0)
-    return hg_error(HG_ERR_INVALID,
-                    "the tensor's base address is known to be aligned to %" PRIu64
-                    " B only; TMA needs a 16-byte aligned globalAddress",
-                    g->base_align_bytes);
-  p.map.dtype = g->dtype;
-  p.map.rank = r;
+  /* The tensor map's box (its tensor part was filled and checked first). */
   for (int d = 0; d < r; d++) {
-    const int m = p.tmap_mode[d];
-    p.map.global_dim[d] = (uint64_t)g->shape[m];
-    if (d > 0) {
-      if (g->stride[m] > (INT64_C(1) << 40))
-        return hg_error(HG_ERR_INVALID,
-                        "tensor mode %d has stride %" PRId64 " elements, beyond TMA's 2^40 B", m,
-                        g->stride[m]);
-      p.map.global_stride_bytes[d - 1] = (uint64_t)g->stride[m] * (uint64_t)e;
-    }
     p.map.box_dim[d] = (uint32_t)ge.box[d];
     p.map.element_strides[d] = 1;
   }
@@ -433,14 +490,7 @@ hg_status_t hg_tma_box_coords(const hg_tma_plan_t *p, int b, const int32_t *orig
                       "box %d's coordinate along tensor mode %d is %" PRId64
                       ", which does not fit a signed 32-bit TMA coordinate",
                       b, m, v);
-    /* Seen on an H200: an innermost coordinate whose byte offset is not a multiple of 16
-     * raises an illegal instruction. */
-    if (d == 0 && (v * e) % 16 != 0)
-      return hg_error(HG_ERR_INVALID,
-                      "the innermost coordinate %" PRId64 " (tensor mode %d) is %" PRId64
-                      " B into the row, not a multiple of 16 B: the GPU raises an illegal "
-                      "instruction; keep the tile origin along mode %d a multiple of %d elements",
-                      v, m, v * e, m, e >= 16 ? 1 : 16 / e);
+    if (d == 0) HG_TRY(check_inner_coord(v, m, e));
     out[d] = (int32_t)v;
   }
   return hg_ok();
@@ -481,7 +531,10 @@ hg_status_t hg_tma_box_issuable(const hg_tma_plan_t *p, int b, const int32_t *co
 hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw,
                                hg_composed_t *out) {
   int tmap_mode[HG_TMA_MAX_RANK], mode_dim[HG_TMA_MAX_RANK];
-  HG_TRY(tensor_dims(g, tmap_mode, mode_dim));
+  hg_tensormap_params_t map;
+  memset(&map, 0, sizeof map);
+  /* The tensor's own rules first, as hg_tma_plan_make checks them. */
+  HG_TRY(tensor_rules(g, tmap_mode, mode_dim, &map));
   const int r = g->rank, e = hg_dtype_bytes(g->dtype);
   if ((int)sw < 0 || (int)sw > 3)
     return hg_error(HG_ERR_INVALID, "swizzle mode %d is not none, 32B, 64B or 128B", (int)sw);
@@ -498,13 +551,27 @@ hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swi
     atom[m] = 1;
     shape[m] = tile[m];
   }
+  const bool padded = hg_tma_smem_padded(g, tile, sw);
   if (span) {
     atom[mi] = span / e;
-    if (tile[mi] % atom[mi] != 0)
+    if (padded) {
+      /* Narrower than the span: the stage buffer of a tile one span wide, of which the
+       * tile uses the first tile[mi] elements of every row (the composition below). */
+      if ((int64_t)tile[mi] * e % 16 != 0)
+        return hg_error(HG_ERR_INVALID,
+                        "the tile's extent %d along tensor mode %d (the unit-stride mode) is "
+                        "%" PRId64 " B, not a multiple of 16 B: TMA's inner box must be (a row "
+                        "narrower than the %s swizzle span is padded to it, in 16-byte chunks)",
+                        tile[mi], mi, (int64_t)tile[mi] * e, hg_swizzle_mode_name(sw));
+      shape[mi] = atom[mi];
+    } else if (tile[mi] % atom[mi] != 0) {
       return hg_error(HG_ERR_INVALID,
                       "the tile's extent %d along tensor mode %d (the unit-stride mode) is not a "
-                      "multiple of the %s swizzle row (%" PRId64 " elements of %d B)",
+                      "multiple of the %s swizzle row (%" PRId64 " elements of %d B): a tile "
+                      "wider than the row must be whole rows (a narrower one gets rows padded to "
+                      "the span)",
                       tile[mi], mi, hg_swizzle_mode_name(sw), atom[mi], e);
+    }
   } else {
     atom[mi] = tile[mi] <= 256 ? tile[mi] : 256;
     if (tile[mi] % atom[mi] != 0)
@@ -550,5 +617,26 @@ hg_status_t hg_tma_smem_layout(const hg_tma_tensor_t *g, const int *tile, hg_swi
   HG_TRY(hg_make_layout(&ash, &ast, &c.layout));
   c.sw = hg_sm90_swizzle_for(sw, e);
   c.offset = 0;
-  return hg_tile_to_shape_ordered(&c, &tsh, &tor, out);
+  HG_TRY(hg_tile_to_shape_ordered(&c, &tsh, &tor, out));
+  if (!padded) return hg_ok();
+  /* Padded rows: CuTe's composition with the tiler [_, ..., tile[mi]:1, ..., _] keeps the
+   * first tile[mi] elements of each row of the span-wide layout and every other mode as it
+   * is, so the rows stay the span apart (where TMA puts them). */
+  hg_tiler_t first;
+  memset(&first, 0, sizeof first);
+  first.rank = r;
+  for (int m = 0; m < r; m++) first.skip[m] = m != mi;
+  first.mode[mi] = hg_layout_1d(tile[mi], 1);
+  hg_layout_t narrow;
+  HG_TRY(hg_composition_tiler(&out->layout, &first, &narrow));
+  out->layout = narrow;
+  return hg_ok();
+}
+
+bool hg_tma_smem_padded(const hg_tma_tensor_t *g, const int *tile, hg_swizzle_mode_t sw) {
+  int tmap_mode[HG_TMA_MAX_RANK], mode_dim[HG_TMA_MAX_RANK];
+  hg_status_t s = tensor_dims(g, tmap_mode, mode_dim);
+  if (!hg_is_ok(&s) || (int)sw < 1 || (int)sw > 3) return false;
+  const int64_t row_bytes = (int64_t)tile[tmap_mode[0]] * hg_dtype_bytes(g->dtype);
+  return row_bytes > 0 && row_bytes < hg_swizzle_mode_bytes(sw);
 }

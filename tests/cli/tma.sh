@@ -122,6 +122,11 @@ bad 1 "u32 only" tma reduce --reduce inc --dtype f16
 bad 1 "8, 16 or 32-bit" tma load --dtype f64
 bad 1 "signed 32-bit" tma load --origin 2147483600,0
 bad 1 "swizzle row" tma load --dtype f32 --tile 64,48 --swizzle 128B
+# narrower than the span: rows padded to it (a 32 B inner box in 128 B rows)
+ok "1 box(es) of [16,64] (tensor-map order), 2048 B per tile, stage buffer 8192 B" \
+  tma load --dtype f16 --shape 256,256 --tile 64,16 --swizzle 128B
+# a stride that is not a multiple of 16 B and a tile of 8 B rows: the stride is named
+bad 1 "globalStrides[0] = 200 B is not a multiple of 16 B" tma load --shape 64,100 --tile 64,4
 ok "2 box(es)" tma load --dtype f32 --tile 64,64 --swizzle 128B
 bad 1 "--emit-mlir needs --backend mlir" tma load --emit-mlir "$tmp/k.mlir"
 # Usage errors (exit 2).

@@ -37,7 +37,8 @@ static hg_tma_spec_t spec(hg_tma_op_t op, hg_dtype_t t, hg_swizzle_mode_t sw, in
 }
 
 /* The specs probed: 1, 2 and 4-byte elements, every swizzle, ranks 1 to 3, plans of one
- * box and of several along the inner and the outer dimensions, a padded row pitch,
+ * box and of several along the inner and the outer dimensions, a padded row pitch, tiles
+ * narrower than the swizzle span (stage rows padded to it),
  * negative origins in every mode (the innermost a multiple of 16 B, as TMA needs). */
 static int make_specs(hg_tma_spec_t *out) {
   int n = 0;
@@ -66,6 +67,19 @@ static int make_specs(hg_tma_spec_t *out) {
       out[n].stride[0] = 3 * span / e; /* padded rows */
       out[n].stride[1] = 1;
       n++;
+    }
+  /* Tiles narrower than the swizzle span: rows padded to it (half of it used). */
+  for (int ti = 0; ti < 3; ti++)
+    for (int sw = 1; sw < 4; sw++) {
+      const int e = hg_dtype_bytes(types[ti]);
+      const int half = hg_swizzle_mode_bytes((hg_swizzle_mode_t)sw) / 2 / e;
+      const int tile[2] = {16, half};
+      const int64_t shape[2] = {21, 3 * half + 16 / e};
+      const int32_t org[2] = {-5, -16 / e};
+      out[n++] = spec(ti == 1   ? HG_TMA_REDUCE_MAX
+                      : ti == 2 ? HG_TMA_REDUCE_ADD
+                                : HG_TMA_STORE,
+                      types[ti], (hg_swizzle_mode_t)sw, 2, tile, shape, org);
     }
   {
     const int tile[3] = {2, 16, 64};

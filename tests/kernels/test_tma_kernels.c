@@ -149,6 +149,49 @@ static void test_matrix(void) {
           kernels_built, refused_multicast);
 }
 
+/* Tiles narrower than the swizzle span (rows padded to it, hg_tma_smem_layout): 1, 2 and
+ * 4-byte elements, inner extents of 16 B up to half the span under each swizzle, 16 rows at
+ * negative origins, loaded, multicast over 2 (8-row slices, one swizzle pattern each),
+ * stored and reduced; each plan one box of the whole tile in 16 rows of the span. */
+static void test_padded_tiles(void) {
+  static const hg_dtype_t types[3] = {HG_U8, HG_F16, HG_F32};
+  int built = 0;
+  for (int ti = 0; ti < 3; ti++)
+    for (int sw = 1; sw <= 3; sw++) {
+      const int e = hg_dtype_bytes(types[ti]), span = hg_swizzle_mode_bytes((hg_swizzle_mode_t)sw);
+      for (int width = 16; width < span; width *= 2)
+        for (int v = 0; v < 4; v++) {
+          static const hg_tma_op_t ops[4] = {HG_TMA_LOAD, HG_TMA_LOAD, HG_TMA_STORE,
+                                             HG_TMA_REDUCE_ADD};
+          hg_tma_spec_t s = hg_tma_spec_default(ops[v]);
+          s.dtype = types[ti];
+          s.swizzle = (hg_swizzle_mode_t)sw;
+          s.cluster = v == 1 ? 2 : 1;
+          if (ops[v] == HG_TMA_REDUCE_ADD && types[ti] == HG_U8) s.op = HG_TMA_STORE;
+          s.tile[0] = 16;
+          s.tile[1] = width / e;
+          s.shape[0] = 40;
+          s.shape[1] = 3 * width / e + 16 / e;
+          s.origin[0] = -3;
+          s.origin[1] = -16 / e;
+          s.grid[0] = s.grid[1] = 0;
+          if (!build_one(&s, false)) continue;
+          built++;
+          char what[256];
+          hg_tma_spec_print(&s, what, sizeof what);
+          hg_test_checks++;
+          if (plan.map.box_dim[0] * (uint32_t)e != (uint32_t)width ||
+              plan.smem_bytes != 16u * (uint32_t)span || plan.num_boxes != s.cluster ||
+              plan.map.box_dim[1] != 16u / (uint32_t)s.cluster)
+            HG_FAIL("%s: inner box %u B, %u B of shared memory, %d box(es) of %u rows; expected "
+                    "%d B, %d B, %d of %d",
+                    what, plan.map.box_dim[0] * (uint32_t)e, plan.smem_bytes, plan.num_boxes,
+                    plan.map.box_dim[1], width, 16 * span, s.cluster, 16 / s.cluster);
+        }
+    }
+  CHECK_EQ(built, 3 * (1 + 2 + 3) * 4);
+}
+
 /* The same generator through the MLIR backend (mlir-opt-22 lowering), on a sample of the
  * matrix: each operation, each cluster size, 1/2/4-byte types, swizzled and not. Skipped
  * with a note where mlir-opt-22 is not installed. */
@@ -377,6 +420,7 @@ int main(void) {
   HG_RUN(test_copy_kernel);
   HG_RUN(test_no_runtime);
   HG_RUN(test_mlir_backend);
+  HG_RUN(test_padded_tiles);
   HG_RUN(test_matrix);
   return hg_test_finish();
 }

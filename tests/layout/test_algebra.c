@@ -1,5 +1,5 @@
 /* Unit tests for the algebra the golden vectors do not cover: blocked/raked/flat products,
- * flat divides, local_tile, local_partition, upcast/downcast/recast, max_common_*,
+ * tile_to_shape, flat divides, local_tile, local_partition, upcast/downcast/recast, max_common_*,
  * coalesce by profile, slices, and the errors. Each expected value is derived by hand in
  * the comment above it (notation: A o B is composition, comp(L, M) is complement). */
 #include <string.h>
@@ -34,6 +34,35 @@ static void test_blocked_raked_product(void) {
   CHECK_STR(P(&r), "((4,3)):((1,4))");
   CHECK_OK(hg_raked_product(&a, &b, &r));
   CHECK_STR(P(&r), "((3,4)):((4,1))");
+}
+
+static void test_tile_to_shape(void) {
+  hg_composed_t atom = hg_composed_from_layout(LP("(8,8):(8,1)")), tile;
+  char buf[256];
+  /* (8,8):(8,1) to (128,64), repetitions (16,8) column-major: (16,8):(1,16). The atom
+   * covers [0,64), so comp(atom, 64 x 128) = 128:64 and 128:64 o (16,8):(1,16) =
+   * (16,8):(64,1024). Zipped by mode: ((8,16),(8,8)):((8,64),(1,1024)); mode 0 coalesces
+   * (8 x 8 = 64) to 128:8. */
+  CHECK_OK(hg_tile_to_shape(&atom, TP("(128,64)"), &tile));
+  hg_composed_print(&tile, buf, sizeof buf);
+  CHECK_STR(buf, "(128,(8,8)):(8,(1,1024))");
+  /* Ordered (1,0): the repetitions (2,2) of a (16,16) tile vary along mode 1 first,
+   * (2,2):(2,1); comp = 4:64 and 4:64 o (2,2):(2,1) = (2,2):(128,64):
+   * ((8,2),(8,2)):((8,128),(1,64)), nothing coalesces (8 x 8 = 64 is not 128). */
+  CHECK_OK(hg_tile_to_shape_ordered(&atom, TP("(16,16)"), TP("(1,0)"), &tile));
+  hg_composed_print(&tile, buf, sizeof buf);
+  CHECK_STR(buf, "((8,2),(8,2)):((8,128),(1,64))");
+  /* A swizzled atom keeps its swizzle and offset: (8,64):(64,1) to (16,64) adds 2:512 to
+   * mode 0, which coalesces with 8:64 to 16:64. */
+  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 0 o (8,64):(64,1)", &atom));
+  CHECK_OK(hg_tile_to_shape(&atom, TP("(16,64)"), &tile));
+  hg_composed_print(&tile, buf, sizeof buf);
+  CHECK_STR(buf, "Sw<3,3,3> o 0 o (16,64):(64,1)");
+  atom = hg_composed_from_layout(LP("(8,8):(8,1)"));
+  CHECK_ERR(hg_tile_to_shape(&atom, TP("(100,64)"), &tile), HG_ERR_INVALID,
+            "mode 0 of the tile (100) is not a multiple of the atom's 8");
+  CHECK_ERR(hg_tile_to_shape(&atom, TP("(8,8,8)"), &tile), HG_ERR_INVALID,
+            "the target has 3 modes but the atom 2");
 }
 
 static void test_flat_divide_product(void) {
@@ -287,6 +316,7 @@ static void test_algebra_errors(void) {
 
 int main(void) {
   HG_RUN(test_blocked_raked_product);
+  HG_RUN(test_tile_to_shape);
   HG_RUN(test_flat_divide_product);
   HG_RUN(test_local_tile);
   HG_RUN(test_local_partition);

@@ -230,23 +230,6 @@ static void test_refusals(void) {
             "only 16-bit operands may be MN-major");
 }
 
-static void test_tile_to_shape(void) {
-  hg_composed_t atom, tile;
-  hg_tuple_t shape;
-  char buf[256];
-  CHECK_OK(hg_gmma_layout_atom(HG_BF16, HG_MAJOR_K, HG_SWIZZLE_NONE, &atom));
-  const int64_t sv[2] = {128, 64};
-  CHECK_OK(hg_tuple_ints(&shape, 2, sv));
-  CHECK_OK(hg_tile_to_shape(&atom, &shape, &tile));
-  hg_composed_print(&tile, buf, sizeof buf);
-  /* (8,8):(8,1) repeated 16 times down M (64 elements apart), then 8 times along K. */
-  CHECK_STR(buf, "(128,(8,8)):(8,(1,1024))");
-  const int64_t bad[2] = {100, 64};
-  CHECK_OK(hg_tuple_ints(&shape, 2, bad));
-  CHECK_ERR(hg_tile_to_shape(&atom, &shape, &tile), HG_ERR_INVALID,
-            "mode 0 of the tile (100) is not a multiple of the atom's 8");
-}
-
 int main(void) {
   HG_RUN(test_encode_decode);
   HG_RUN(test_layout_type_numbering);
@@ -254,6 +237,5 @@ int main(void) {
   HG_RUN(test_acceptance_64x64_f16_k_128b);
   HG_RUN(test_first_principles);
   HG_RUN(test_refusals);
-  HG_RUN(test_tile_to_shape);
   return hg_test_finish();
 }

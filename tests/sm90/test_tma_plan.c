@@ -15,6 +15,18 @@ static hg_tma_tensor_t tensor2(hg_dtype_t t, int64_t s0, int64_t s1, int64_t st0
   return g;
 }
 
+static hg_tma_tensor_t tensor3(hg_dtype_t t, const int64_t *shape, const int64_t *stride) {
+  hg_tma_tensor_t g;
+  memset(&g, 0, sizeof g);
+  g.dtype = t;
+  g.rank = 3;
+  for (int m = 0; m < 3; m++) {
+    g.shape[m] = shape[m];
+    g.stride[m] = stride[m];
+  }
+  return g;
+}
+
 static hg_status_t plan_tile(const hg_tma_tensor_t *g, int t0, int t1, hg_swizzle_mode_t sw,
                              const hg_tma_options_t *o, hg_tma_plan_t *p) {
   hg_composed_t c;
@@ -24,6 +36,14 @@ static hg_status_t plan_tile(const hg_tma_tensor_t *g, int t0, int t1, hg_swizzl
 }
 
 static hg_tma_plan_t plan; /* large: keep off the stack */
+
+/* The plan of a layout written in the notation. */
+static hg_status_t plan_layout(const hg_tma_tensor_t *g, const char *text,
+                               const hg_tma_options_t *o, hg_tma_plan_t *p) {
+  hg_composed_t c;
+  HG_TRY(hg_composed_parse(text, &c));
+  return hg_tma_plan_make(g, &c, o, p);
+}
 
 /* The README's example: A (1000 x 4096 bf16, row-major), a 128 x 64 tile, 128B swizzle. */
 static void test_basic_load(void) {
@@ -152,12 +172,8 @@ static void test_mn_major_and_rank3(void) {
   CHECK_EQ(plan.smem_bytes, op.stage_bytes);
 
   /* Rank 3 (batch, m, k): one box covers the tile. */
-  hg_tma_tensor_t g3;
-  memset(&g3, 0, sizeof g3);
-  g3.dtype = HG_F16;
-  g3.rank = 3;
-  g3.shape[0] = 4, g3.shape[1] = 100, g3.shape[2] = 64;
-  g3.stride[0] = 6400, g3.stride[1] = 64, g3.stride[2] = 1;
+  const int64_t sh3[3] = {4, 100, 64}, st3[3] = {6400, 64, 1};
+  hg_tma_tensor_t g3 = tensor3(HG_F16, sh3, st3);
   const int tile[3] = {2, 64, 64};
   hg_composed_t c;
   CHECK_OK(hg_tma_smem_layout(&g3, tile, HG_SWIZZLE_NONE, &c));
@@ -364,30 +380,200 @@ static void test_plan_refusals(void) {
             "a cluster of 3 CTAs does not divide the tile: 1 box(es), and the box's slowest "
             "dimension (tensor mode 0, 128 elements) is not a multiple of 3");
   o.cluster = 1;
-  /* Tiles that are not whole swizzle rows, or too few bytes for a box. */
-  CHECK_ERR(plan_tile(&g, 128, 48, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
-            "extent 48 along tensor mode 1 (the unit-stride mode) is not a multiple of the 128B "
+  /* Tiles wider than a swizzle row that are not whole rows, or too few bytes for a box
+   * (narrower ones get padded rows: test_padded_rows). */
+  CHECK_ERR(plan_tile(&g, 128, 96, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "extent 96 along tensor mode 1 (the unit-stride mode) is not a multiple of the 128B "
             "swizzle row (64 elements");
-  hg_composed_t c;
-  CHECK_OK(hg_composed_parse("(64,64):(1,64)", &c)); /* M-contiguous smem, K-contiguous tensor */
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_tile(&g, 128, 4, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "the tile's extent 4 along tensor mode 1 (the unit-stride mode) is 8 B, not a "
+            "multiple of 16 B");
+  /* M-contiguous smem, K-contiguous tensor */
+  CHECK_ERR(plan_layout(&g, "(64,64):(1,64)", &o, &plan), HG_ERR_INVALID,
             "contiguous for only 1 element(s) (2 B) along tensor mode 1");
-  CHECK_OK(hg_composed_parse("(64,64,2):(64,1,4096)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&g, "(64,64,2):(64,1,4096)", &o, &plan), HG_ERR_INVALID,
             "the shared-memory layout has 3 modes but the tensor has 2");
   /* Rows of 64 B under a 128B swizzle: each 1-row box would start 64 B into the pattern. */
-  CHECK_OK(hg_composed_parse("Sw<3,3,3> o 0 o (64,32):(32,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&g, "Sw<3,3,3> o 0 o (64,32):(32,1)", &o, &plan), HG_ERR_INVALID,
             "box 1 of (32,1) elements starts at shared-memory byte 64, not a multiple of 1024 B");
   /* A 128B swizzle on a byte offset basis is not the hardware's for 2-byte elements. */
-  CHECK_OK(hg_composed_parse("Sw<3,4,3> o 0 o (64,64):(64,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g, &c, &o, &plan), HG_ERR_INVALID,
+  CHECK_ERR(plan_layout(&g, "Sw<3,4,3> o 0 o (64,64):(64,1)", &o, &plan), HG_ERR_INVALID,
             "Sw<3,4,3> is not a TMA/GMMA swizzle for 2-byte elements");
   /* Rows padded to twice their width with no swizzle: one box per row, 512 > 256 boxes. */
   hg_tma_tensor_t g2 = tensor2(HG_BF16, 1000, 1024, 1024, 1);
-  CHECK_OK(hg_composed_parse("(512,64):(128,1)", &c));
-  CHECK_ERR(hg_tma_plan_make(&g2, &c, &o, &plan), HG_ERR_CAPACITY,
+  CHECK_ERR(plan_layout(&g2, "(512,64):(128,1)", &o, &plan), HG_ERR_CAPACITY,
             "the tile needs 512 boxes of (64,1) elements, more than the 256 a plan holds");
+}
+
+/* ---------------------------------------------------------------- padded rows */
+
+/* Seen on an H200: with a swizzle every box row occupies the whole span, an inner box
+ * narrower than the span using its first bytes. Tiles that narrow get padded stage layouts. */
+static void test_padded_rows(void) {
+  char buf[256];
+  hg_composed_t c;
+  hg_tma_options_t o = hg_tma_options_default(HG_TMA_LOAD);
+  /* bf16 rows of 16 (32 B) under 128B: the (128,64) stage layout Sw<3,3,3> o (128,64):(64,1)
+   * composed with [_,16:1] keeps 16 elements of each 64-element row: (128,16):(64,1). One
+   * box of 16 x 128 moves 4 KiB, but occupies 128 rows of 128 B. */
+  hg_tma_tensor_t g = tensor2(HG_BF16, 1000, 4096, 4096, 1);
+  const int narrow[2] = {128, 16};
+  CHECK(hg_tma_smem_padded(&g, narrow, HG_SWIZZLE_128B));
+  CHECK(!hg_tma_smem_padded(&g, narrow, HG_SWIZZLE_32B)); /* 32 B: whole rows */
+  CHECK(!hg_tma_smem_padded(&g, narrow, HG_SWIZZLE_NONE));
+  CHECK_OK(plan_tile(&g, 128, 16, HG_SWIZZLE_128B, &o, &plan));
+  hg_composed_print(&plan.smem, buf, sizeof buf);
+  CHECK_STR(buf, "Sw<3,3,3> o 0 o (128,16):(64,1)");
+  CHECK_EQ(plan.num_boxes, 1);
+  CHECK_EQ(plan.map.box_dim[0], 16);
+  CHECK_EQ(plan.map.box_dim[1], 128);
+  CHECK_EQ(plan.map.swizzle, HG_SWIZZLE_128B);
+  CHECK_EQ(plan.box_bytes, 4096);
+  CHECK_EQ(plan.expect_tx_bytes, 4096);
+  CHECK_EQ(plan.smem_bytes, 128 * 128);
+  CHECK_EQ(plan.smem_align_bytes, 1024);
+  /* Multicast: the box is sliced along M, 64 rows of 128 B = 8 KiB per CTA; every CTA still
+   * expects the tile's 4 KiB and issues 2 KiB. */
+  o.cluster = 2;
+  CHECK_OK(plan_tile(&g, 128, 16, HG_SWIZZLE_128B, &o, &plan));
+  CHECK_EQ(plan.num_boxes, 2);
+  CHECK_EQ(plan.map.box_dim[1], 64);
+  CHECK_EQ(plan.box[1].coord[1], 64);
+  CHECK_EQ(plan.box[1].smem_offset, 8192);
+  CHECK_EQ(plan.expect_tx_bytes, 4096);
+  CHECK_EQ(plan.cta_issue_bytes, 2048);
+  /* 8 rows per CTA of 16: 1024 B apart, the 128B pattern; 4 rows of 8 would be 512 B. */
+  o.cluster = 16;
+  CHECK_OK(plan_tile(&g, 128, 16, HG_SWIZZLE_128B, &o, &plan));
+  CHECK_EQ(plan.box[15].smem_offset, 15 * 1024);
+  o.cluster = 2;
+  CHECK_ERR(plan_tile(&g, 8, 16, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "box 1 of (16,4) elements starts at shared-memory byte 512, not a multiple of 1024 B");
+  o.cluster = 1;
+  /* 64B swizzle, rows of 32 B: Sw<2,3,3> o (8,16):(32,1), 8 rows of 64 B. */
+  CHECK_OK(plan_tile(&g, 8, 16, HG_SWIZZLE_64B, &o, &plan));
+  hg_composed_print(&plan.smem, buf, sizeof buf);
+  CHECK_STR(buf, "Sw<2,3,3> o 0 o (8,16):(32,1)");
+  CHECK_EQ(plan.smem_bytes, 512);
+  CHECK_EQ(plan.smem_align_bytes, 512);
+  /* u8 rows of 16 B under 32B: Sw<1,4,3> o (16,16):(32,1). */
+  hg_tma_tensor_t g8 = tensor2(HG_U8, 100, 256, 256, 1);
+  CHECK_OK(plan_tile(&g8, 16, 16, HG_SWIZZLE_32B, &o, &plan));
+  hg_composed_print(&plan.smem, buf, sizeof buf);
+  CHECK_STR(buf, "Sw<1,4,3> o 0 o (16,16):(32,1)");
+  CHECK_EQ(plan.map.box_dim[0], 16);
+  CHECK_EQ(plan.smem_bytes, 512);
+  /* Rank 3, f32 rows of 8 (32 B) under 128B, 3 rows x 2: rows 32 elements apart,
+   * (2,3,8):(96,32,1), one box of 6 rows of 128 B. */
+  const int64_t sh3[3] = {4, 100, 8}, st3[3] = {800, 8, 1};
+  hg_tma_tensor_t g3 = tensor3(HG_F32, sh3, st3);
+  const int t3[3] = {2, 3, 8};
+  CHECK_OK(hg_tma_smem_layout(&g3, t3, HG_SWIZZLE_128B, &c));
+  hg_composed_print(&c, buf, sizeof buf);
+  CHECK_STR(buf, "Sw<3,2,3> o 0 o (2,3,8):(96,32,1)");
+  CHECK_OK(hg_tma_plan_make(&g3, &c, &o, &plan));
+  CHECK_EQ(plan.num_boxes, 1);
+  CHECK_EQ(plan.map.box_dim[0], 8);
+  CHECK_EQ(plan.map.box_dim[1], 3);
+  CHECK_EQ(plan.map.box_dim[2], 2);
+  CHECK_EQ(plan.smem_bytes, 6 * 128);
+  /* A store and a reduction of a padded tile: TMA reads the same first bytes of each row. */
+  hg_tma_tensor_t gf = tensor2(HG_F32, 300, 256, 256, 1);
+  o.op = HG_TMA_STORE;
+  CHECK_OK(plan_tile(&gf, 64, 8, HG_SWIZZLE_64B, &o, &plan));
+  CHECK_EQ(plan.map.box_dim[0], 8);
+  CHECK_EQ(plan.smem_bytes, 64 * 64);
+  o.op = HG_TMA_REDUCE_ADD;
+  CHECK_OK(plan_tile(&gf, 64, 8, HG_SWIZZLE_64B, &o, &plan));
+  o.op = HG_TMA_LOAD;
+
+  /* Hand-written layouts: the planner holds any layout to where TMA puts each element. */
+  hg_tma_tensor_t gb = tensor2(HG_BF16, 1000, 1024, 1024, 1);
+  CHECK_OK(plan_layout(&gb, "Sw<3,3,3> o 0 o (64,16):(64,1)", &o, &plan));
+  CHECK_EQ(plan.num_boxes, 1);
+  CHECK_EQ(plan.smem_bytes, 64 * 128);
+  /* Rows two spans apart: TMA's rows are one span apart, so each row is a box of its own,
+   * 256 B into the pattern. */
+  CHECK_ERR(plan_layout(&gb, "Sw<3,3,3> o 0 o (64,16):(128,1)", &o, &plan), HG_ERR_INVALID,
+            "box 1 of (16,1) elements starts at shared-memory byte 256, not a multiple of 1024 B");
+  /* The tile at the end of each row instead of its start (offset 48 elements = 96 B). */
+  CHECK_ERR(plan_layout(&gb, "Sw<3,3,3> o 48 o (64,16):(64,1)", &o, &plan), HG_ERR_INVALID,
+            "box 0 of (16,64) elements starts at shared-memory byte 96");
+  /* Padded rows with no swizzle: rows of 32 B, 128 B apart, one box per row (each 128-byte
+   * aligned), the last one ending 32 B into its row: 63 x 128 + 32 B. */
+  CHECK_OK(plan_layout(&gb, "(64,16):(64,1)", &o, &plan));
+  CHECK_EQ(plan.num_boxes, 64);
+  CHECK_EQ(plan.map.box_dim[1], 1);
+  CHECK_EQ(plan.box[63].smem_offset, 63 * 128);
+  CHECK_EQ(plan.smem_bytes, 63 * 128 + 32);
+  /* Two rows of the tile in the same place (stride 0): both boxes at byte 0. Every element
+   * is where TMA would put it, but the two boxes would race into the same bytes. */
+  CHECK_ERR(plan_layout(&gb, "(2,64):(0,1)", &o, &plan), HG_ERR_INVALID,
+            "boxes of (64,1) elements overlap in shared memory: one occupies bytes [0, 128) "
+            "(1 row(s) of 128 B) and the next starts at byte 0");
+}
+
+/* ---------------------------------------------------------------- rule order */
+
+/* A request that breaks a rule of the tensor (or of its origin) and a rule of the stage
+ * layout is told about the former: it holds whatever layout is chosen. Each case first
+ * shows the layout rule alone, then both. */
+static void test_rule_order(void) {
+  hg_tma_options_t o = hg_tma_options_default(HG_TMA_LOAD);
+  hg_tma_tensor_t good = tensor2(HG_BF16, 1000, 1024, 1024, 1);
+  /* Rows of 2008 B (1004 bf16): the driver refuses the tensor map. */
+  hg_tma_tensor_t bad_stride = tensor2(HG_BF16, 1000, 1004, 1004, 1);
+  const char *stride_rule = "tensor map: globalStrides[0] = 2008 B is not a multiple of 16 B";
+  /* An inner extent of 8 B, and 12 rows under a swizzle: stage-layout refusals alone ... */
+  CHECK_ERR(plan_tile(&good, 128, 4, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "is 8 B, not a multiple of 16 B");
+  CHECK_ERR(plan_tile(&good, 12, 64, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "is not a multiple of the 8 rows of a swizzle pattern");
+  CHECK_ERR(plan_tile(&good, 128, 96, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            "is not a multiple of the 128B swizzle row");
+  /* ... and with the stride as well, the stride. */
+  CHECK_ERR(plan_tile(&bad_stride, 128, 4, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            stride_rule);
+  CHECK_ERR(plan_tile(&bad_stride, 12, 64, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            stride_rule);
+  CHECK_ERR(plan_tile(&bad_stride, 128, 96, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID,
+            stride_rule);
+  /* A layout TMA cannot write (M contiguous for a K-contiguous tensor) ... */
+  const char *m_contiguous = "(64,64):(1,64)";
+  CHECK_ERR(plan_layout(&good, m_contiguous, &o, &plan), HG_ERR_INVALID, "contiguous for only 1");
+  /* ... with a stride that is not a multiple of 16 B, or a base address known to be 8-byte
+   * aligned only, or an innermost origin 6 B into the row: each names its rule. */
+  CHECK_ERR(plan_layout(&bad_stride, m_contiguous, &o, &plan), HG_ERR_INVALID, stride_rule);
+  hg_tma_tensor_t bad_base = good;
+  bad_base.base_align_bytes = 8;
+  CHECK_ERR(plan_layout(&bad_base, m_contiguous, &o, &plan), HG_ERR_INVALID,
+            "aligned to 8 B only; TMA needs a 16-byte aligned globalAddress");
+  o.origin_known = true;
+  o.origin[0] = 0;
+  o.origin[1] = 3;
+  const char *origin_rule = "at the tile origin: the innermost coordinate 3 (tensor mode 1) is 6 "
+                            "B into the row, not a multiple of 16 B";
+  CHECK_ERR(plan_layout(&good, m_contiguous, &o, &plan), HG_ERR_INVALID, origin_rule);
+  /* Three rules at once: the tensor's stride first, then the origin. */
+  CHECK_ERR(plan_layout(&bad_stride, m_contiguous, &o, &plan), HG_ERR_INVALID, stride_rule);
+  /* A misaligned origin with a cluster that does not divide the tile, or with a layout whose
+   * boxes would start inside the swizzle pattern (rows of 64 B under 128B). */
+  o.cluster = 3;
+  CHECK_ERR(plan_tile(&good, 128, 64, HG_SWIZZLE_128B, &o, &plan), HG_ERR_INVALID, origin_rule);
+  o.cluster = 1;
+  const char *half_rows = "Sw<3,3,3> o 0 o (64,32):(32,1)";
+  CHECK_ERR(plan_layout(&good, half_rows, &o, &plan), HG_ERR_INVALID, origin_rule);
+  o.origin[1] = 8;
+  CHECK_ERR(plan_layout(&good, half_rows, &o, &plan), HG_ERR_INVALID,
+            "starts at shared-memory byte 64, not a multiple of 1024 B");
+  /* The tensor map itself: the tensor's rules (strides) before the box's (boxDim). */
+  hg_tensormap_params_t p = good_map();
+  p.box_dim[0] = 4;
+  p.box_dim[1] = 300;
+  CHECK_ERR(hg_tensormap_validate(&p, 0), HG_ERR_INVALID, "boxDim[1] = 300 is outside 1..256");
+  p.global_stride_bytes[0] = 1000;
+  CHECK_ERR(hg_tensormap_validate(&p, 0), HG_ERR_INVALID,
+            "globalStrides[0] = 1000 B is not a multiple of 16 B");
 }
 
 static void test_names(void) {
@@ -415,6 +601,8 @@ int main(void) {
   HG_RUN(test_store_reduce_prefetch);
   HG_RUN(test_tensormap_rules);
   HG_RUN(test_plan_refusals);
+  HG_RUN(test_padded_rows);
+  HG_RUN(test_rule_order);
   HG_RUN(test_names);
   return hg_test_finish();
 }
