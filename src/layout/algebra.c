@@ -180,16 +180,25 @@ hg_status_t hg_composition(const hg_layout_t *a, const hg_layout_t *b, hg_layout
   return s;
 }
 
-hg_status_t hgl_check_tiler(const hg_tiler_t *t, const char *what) {
-  if (!t) return hg_error(HG_ERR_INVALID, "%s: NULL tiler", what);
-  if (t->rank < 0 || t->rank > HG_TILER_MAX)
-    return hg_error(HG_ERR_CAPACITY,
-                    "%s: a tiler has 0 (one layout) to HG_TILER_MAX = %d slots, "
-                    "not %d",
-                    what, HG_TILER_MAX, t->rank);
-  if (t->rank == 0) return hgl_check_layout(&t->mode[0], what);
-  for (int i = 0; i < t->rank; i++)
-    if (!t->skip[i]) HG_TRY(hgl_check_layout(&t->mode[i], what));
+/* A o (by-mode list): mode i of A composed with slot i (a nested list recursively, `_`
+ * keeps the mode), the modes past the list kept (pycute's composition with a tuple). */
+static hg_status_t compose_list(const hg_layout_t *a, const hg_tiler_t *t, int first, int count,
+                                hg_layout_t *out) {
+  HG_TRY(hgl_check_by_mode_rank(a, count));
+  hg_layout_t r, am, cm;
+  hgl_layout_empty(&r);
+  for (int i = 0, node = first; i < hgl_rank(a); i++) {
+    hgl_mode(a, i, &am);
+    if (i >= count || t->skip[node])
+      cm = am;
+    else if (t->sub[node] > 0)
+      HG_TRY(compose_list(&am, t, node + 1, t->sub[node], &cm));
+    else
+      HG_TRY(hgl_composition(&am, &t->mode[node], &cm));
+    HG_TRY(hgl_layout_push(&r, &cm));
+    if (i < count) node = hgl_tiler_end(t, node);
+  }
+  *out = r;
   return hg_ok();
 }
 
@@ -197,32 +206,13 @@ hg_status_t hg_composition_tiler(const hg_layout_t *a, const hg_tiler_t *t, hg_l
   HG_TRY(hgl_check_layout(a, "composition: left layout"));
   HG_TRY(hgl_check_tiler(t, "composition: tiler"));
   if (t->rank == 0) return hg_composition(a, &t->mode[0], out);
-  char x[256], y[512];
-  int ra = hgl_rank(a);
-  if (ra < t->rank) {
+  hg_status_t s = compose_list(a, t, 0, t->rank, out);
+  if (!hg_is_ok(&s)) {
+    char x[256], y[512];
     hg_tiler_print(t, y, sizeof y);
-    return hg_error(HG_ERR_INVALID,
-                    "composition %s o %s: the tiler has %d modes but the layout only %d (a "
-                    "by-mode tiler may not have more modes than the layout)",
-                    hgl_lstr(a, x, sizeof x), y, t->rank, ra);
+    return hg_status_wrap(s, "composition %s o %s: ", hgl_lstr(a, x, sizeof x), y);
   }
-  hg_layout_t r, am, cm;
-  hgl_layout_empty(&r);
-  for (int i = 0; i < ra; i++) {
-    hgl_mode(a, i, &am);
-    if (i < t->rank && !t->skip[i]) {
-      hg_status_t s = hgl_composition(&am, &t->mode[i], &cm);
-      if (!hg_is_ok(&s)) {
-        hg_tiler_print(t, y, sizeof y);
-        return hg_status_wrap(s, "composition %s o %s, mode %d: ", hgl_lstr(a, x, sizeof x), y, i);
-      }
-      HG_TRY(hgl_layout_push(&r, &cm));
-    } else {
-      HG_TRY(hgl_layout_push(&r, &am));
-    }
-  }
-  *out = r;
-  return hg_ok();
+  return s;
 }
 
 /* ---------------------------------------------------------------- complement */

@@ -67,6 +67,18 @@ hg_status_t hgl_crd2idx(const hg_tuple_t *crd, int ci, const hg_tuple_t *shape,
                         const hg_tuple_t *stride, int si, int64_t *out);
 hg_status_t hgl_check_tiler(const hg_tiler_t *t, const char *what);
 
+/* Tiler trees (hg_tiler_t's preorder nodes). A by-mode list is `count` slots whose first is
+ * node `first`: the whole tiler's top level is (0, rank), a nested list node i holds
+ * (i + 1, sub[i]). */
+int hgl_tiler_end(const hg_tiler_t *t, int i); /* one past the subtree of node i */
+int hgl_tiler_nodes(const hg_tiler_t *t);      /* nodes in use (rank 0: 1) */
+/* Check that a layout has at least `count` modes for a by-mode list of that many slots. */
+hg_status_t hgl_check_by_mode_rank(const hg_layout_t *a, int count);
+/* Append node *n while building a tiler (then *n is one past it): a layout l, a `_`
+ * (skip), or with l NULL and !skip a list opening whose slots follow (the caller sets its
+ * sub[] once they are added). */
+hg_status_t hgl_tiler_add(hg_tiler_t *t, int *n, const hg_layout_t *l, bool skip);
+
 /* Divides and products share one driver: the splitter is logical_divide or
  * logical_product of a layout by a layout; the op picks how the halves are arranged. */
 typedef enum hgl_splitter { HGL_DIVIDE, HGL_PRODUCT } hgl_splitter_t;
