@@ -231,7 +231,8 @@ static void sort3(int n, int64_t (*k)[3]) {
   }
 }
 
-hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out) {
+hg_status_t hgl_complement_modes(const hg_layout_t *l, int64_t *rs, int64_t *rd, int *m,
+                                 int64_t *cur) {
   int64_t s[HG_TUPLE_MAX], d[HG_TUPLE_MAX], k[HG_TUPLE_MAX][3];
   int n = hgl_flat(l, s, d);
   for (int i = 0; i < n; i++) {
@@ -240,27 +241,33 @@ hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out
     k[i][2] = 0;
   }
   sort3(n, k);
-  int64_t rs[HG_TUPLE_MAX + 1], rd[HG_TUPLE_MAX + 1], cur = 1;
-  int m = 0;
+  *m = 0;
+  *cur = 1;
   for (int i = 0; i < n; i++) {
     int64_t stride = k[i][0], shape = k[i][1], span;
     if (stride == 0 || shape == 1) continue;
     HG_TRY(hgl_mul(shape, stride, &span));
-    if (cur > span) {
+    if (*cur > span) {
       char x[256];
       return hg_error(HG_ERR_INVALID,
                       "complement of %s: the mode %lld:%lld ends at %lld, below %lld already "
                       "covered by the modes of smaller stride (the modes overlap; CuTe's "
                       "in-bound condition)",
                       hgl_lstr(l, x, sizeof x), (long long)shape, (long long)stride,
-                      (long long)span, (long long)cur);
+                      (long long)span, (long long)*cur);
     }
-    HG_TRY(hgl_floordiv(stride, cur, &rs[m]));
-    rd[m] = cur;
-    m++;
-    cur = span;
+    HG_TRY(hgl_floordiv(stride, *cur, &rs[*m]));
+    rd[*m] = *cur;
+    (*m)++;
+    *cur = span;
   }
-  int64_t t;
+  return hg_ok();
+}
+
+hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out) {
+  int64_t rs[HG_TUPLE_MAX + 1], rd[HG_TUPLE_MAX + 1], cur, t;
+  int m;
+  HG_TRY(hgl_complement_modes(l, rs, rd, &m, &cur));
   HG_TRY(hgl_add(bound, cur, &t));
   HG_TRY(hgl_sub(t, 1, &t));
   HG_TRY(hgl_floordiv(t, cur, &rs[m]));

@@ -60,6 +60,10 @@ const char *hgl_tstr(const hg_tuple_t *t, char *buf, size_t size);
 hg_status_t hgl_coalesce(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hgl_composition(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
 hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out);
+/* complement's modes before its last one (whose shape depends on the bound): the gaps
+ * between l's modes sorted by stride, m of them, and cur, the stride of the last mode. */
+hg_status_t hgl_complement_modes(const hg_layout_t *l, int64_t *rs, int64_t *rd, int *m,
+                                 int64_t *cur);
 hg_status_t hgl_right_inverse(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hgl_logical_divide(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
 hg_status_t hgl_logical_product(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);

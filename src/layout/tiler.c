@@ -52,8 +52,9 @@ static hg_status_t check_list(const hg_tiler_t *t, int first, int count, int dep
   int i = first;
   for (int k = 0; k < count; k++) {
     if (i >= HG_TILER_MAX)
-      return hg_error(HG_ERR_CAPACITY, "%s: the tiler's lists need more than HG_TILER_MAX = %d nodes",
-                      what, HG_TILER_MAX);
+      return hg_error(HG_ERR_CAPACITY,
+                      "%s: the tiler's lists need more than HG_TILER_MAX = %d nodes", what,
+                      HG_TILER_MAX);
     if (t->sub[i] < 0 || (t->sub[i] > 0 && t->skip[i]))
       return hg_error(HG_ERR_INVALID, "%s: tiler node %d is malformed (sub = %d, skip = %d)", what,
                       i, t->sub[i], (int)t->skip[i]);
