@@ -82,9 +82,9 @@ typedef struct hg_dint {
   hg_val_t f[HG_DINT_FACTORS];
 } hg_dint_t;
 
-hg_dint_t hg_dint(int64_t v);                           /* the static integer v */
-hg_dint_t hg_dint_val(hg_val_t v);                      /* a run-time I32/I64, any sign */
-hg_dint_t hg_dint_val_nonneg(hg_val_t v);               /* ... known to be >= 0 */
+hg_dint_t hg_dint(int64_t v);             /* the static integer v */
+hg_dint_t hg_dint_val(hg_val_t v);        /* a run-time I32/I64, any sign */
+hg_dint_t hg_dint_val_nonneg(hg_val_t v); /* ... known to be >= 0 */
 hg_dint_t hg_dint_val_sign(hg_val_t v, hg_dint_sign_t sign);
 bool hg_dint_is_static(hg_dint_t x);
 bool hg_dint_is(hg_dint_t x, int64_t v); /* static and equal to v */
@@ -127,8 +127,7 @@ hg_dtuple_t hg_dtuple_static(const hg_tuple_t *t);
 hg_status_t hg_dtuple_make(int count, const hg_dint_t *vals, hg_dtuple_t *out);
 hg_dlayout_t hg_dlayout_static(const hg_layout_t *l);
 /* Shape and stride must be congruent; dynamic shape leaves are marked >= 1 (see above). */
-hg_status_t hg_dlayout_make(const hg_dtuple_t *shape, const hg_dtuple_t *stride,
-                            hg_dlayout_t *out);
+hg_status_t hg_dlayout_make(const hg_dtuple_t *shape, const hg_dtuple_t *stride, hg_dlayout_t *out);
 /* Compact strides for a dynamic shape, as hg_make_layout_col_major / _row_major. The
  * strides are symbolic products: nothing is emitted unless a stride has more than
  * HG_DINT_FACTORS run-time factors. */

@@ -124,8 +124,8 @@ hg_status_t hgd_builder_ok(hg_builder_t *b) {
 }
 
 static const char *type_name(hg_type_t t) {
-  static const char *const names[] = {"no value of this builder", "PRED", "I32", "I64", "F32",
-                                      "TMAP"};
+  static const char *const names[] = {
+      "no value of this builder", "PRED", "I32", "I64", "F32", "TMAP"};
   return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "an unknown type";
 }
 
@@ -222,8 +222,7 @@ static hg_val_t floor_fixup(hg_builder_t *b, hg_type_t t, hg_val_t r, hg_val_t v
 
 /* floor(x / y) (mod: x - floor(x / y) * y) of two values of which at least one is dynamic,
  * with the cheapest exact instruction sequence the known signs allow. */
-static hg_status_t emit_floor(hg_builder_t *b, hg_dint_t x, hg_dint_t y, bool mod,
-                              hg_dint_t *out) {
+static hg_status_t emit_floor(hg_builder_t *b, hg_dint_t x, hg_dint_t y, bool mod, hg_dint_t *out) {
   hg_type_t t;
   hg_val_t vx, vy, r;
   int k = y.n == 0 ? log2_exact(y.c) : -1;
@@ -302,9 +301,8 @@ hg_status_t hg_dint_add(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_t *ou
     *out = hg_dint_is(x, 0) ? y : x;
     return hg_ok();
   }
-  int8_t sign = nonneg(x) && nonneg(y)
-                    ? (hgd_pos(x) || hgd_pos(y) ? HG_DINT_POS : HG_DINT_NONNEG)
-                    : HG_DINT_ANY;
+  int8_t sign = nonneg(x) && nonneg(y) ? (hgd_pos(x) || hgd_pos(y) ? HG_DINT_POS : HG_DINT_NONNEG)
+                                       : HG_DINT_ANY;
   if (same_factors(x, y)) { /* c1 * F + c2 * F: still a monomial */
     hg_dint_t r = x;
     HG_TRY(hgl_add(x.c, y.c, &r.c));
@@ -446,8 +444,7 @@ hg_status_t hg_dint_ceil_div(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_
 
 /* min (is_min) or max of x and y: folded when both are static, equal, or when a static
  * side is below (min) / at or below (max) what x's sign guarantees. */
-static hg_status_t min_max(hg_builder_t *b, hg_dint_t x, hg_dint_t y, bool is_min,
-                           hg_dint_t *out) {
+static hg_status_t min_max(hg_builder_t *b, hg_dint_t x, hg_dint_t y, bool is_min, hg_dint_t *out) {
   if (x.n == 0 && y.n == 0) {
     *out = hg_dint(is_min ? (x.c < y.c ? x.c : y.c) : (x.c > y.c ? x.c : y.c));
     return hg_ok();

@@ -182,18 +182,21 @@ hg_status_t hg_dlayout_parse(const char *text, int count, const char *const *nam
   size_t o = 0;
   for (const char *p = text; *p;) {
     if (!isalpha((unsigned char)*p)) {
-      if (o + 1 >= sizeof marked) return hg_error(HG_ERR_CAPACITY, "hg_dlayout_parse: text too long");
+      if (o + 1 >= sizeof marked)
+        return hg_error(HG_ERR_CAPACITY, "hg_dlayout_parse: text too long");
       marked[o++] = *p++;
       continue;
     }
     const char *start = p;
     while (isalnum((unsigned char)*p) || *p == '_') p++;
     int len = (int)(p - start), k = 0;
-    while (k < count && !(strlen(names[k]) == (size_t)len && !strncmp(names[k], start, (size_t)len)))
+    while (k < count &&
+           !(strlen(names[k]) == (size_t)len && !strncmp(names[k], start, (size_t)len)))
       k++;
     if (k == count)
-      return hg_error(HG_ERR_PARSE, "cannot parse \"%.200s\": '%.*s' at column %ld is not a given name",
-                      text, len, start, (long)(start - text) + 1);
+      return hg_error(HG_ERR_PARSE,
+                      "cannot parse \"%.200s\": '%.*s' at column %ld is not a given name", text,
+                      len, start, (long)(start - text) + 1);
     if (nslots >= HG_TUPLE_MAX * 2)
       return hg_error(HG_ERR_CAPACITY, "hg_dlayout_parse: more than %d named leaves",
                       HG_TUPLE_MAX * 2);
@@ -264,8 +267,9 @@ hg_status_t hgd_check(const hg_dlayout_t *l, const char *what) {
   if (!l) return hg_error(HG_ERR_INVALID, "%s: NULL layout", what);
   const hg_tuple_t *s = &l->shape.t, *d = &l->stride.t;
   if (!hgl_tuple_valid(s) || !hgl_tuple_valid(d))
-    return hg_error(HG_ERR_INVALID, "%s: malformed dynamic layout (each tuple needs 1..%d nodes "
-                                    "with consistent preorder arities)",
+    return hg_error(HG_ERR_INVALID,
+                    "%s: malformed dynamic layout (each tuple needs 1..%d nodes "
+                    "with consistent preorder arities)",
                     what, HG_TUPLE_MAX);
   if (!hg_tuple_congruent(s, d))
     return hg_error(HG_ERR_INVALID, "%s: shape and stride are not congruent (same nesting)", what);
@@ -276,9 +280,10 @@ hg_status_t hgd_check(const hg_dlayout_t *l, const char *what) {
     const hg_dint_t *x[2] = {&l->shape.d[i], &l->stride.d[i]};
     for (int k = 0; k < 2; k++) {
       if (x[k]->n < 0 || x[k]->n > HG_DINT_FACTORS)
-        return hg_error(HG_ERR_INVALID, "%s: a leaf has %d run-time factors (0..%d)", what,
-                        x[k]->n, HG_DINT_FACTORS);
-      if (x[k]->c == HG_UNDERSCORE) return hg_error(HG_ERR_INVALID, "%s: a layout cannot hold '_'", what);
+        return hg_error(HG_ERR_INVALID, "%s: a leaf has %d run-time factors (0..%d)", what, x[k]->n,
+                        HG_DINT_FACTORS);
+      if (x[k]->c == HG_UNDERSCORE)
+        return hg_error(HG_ERR_INVALID, "%s: a layout cannot hold '_'", what);
       for (int f = 0; f < x[k]->n; f++)
         if (x[k]->f[f].id <= 0)
           return hg_error(HG_ERR_INVALID, "%s: a dynamic leaf holds the value HG_NONE", what);
@@ -319,7 +324,8 @@ static hg_status_t compact(hg_builder_t *b, const hg_dtuple_t *shape, int i, boo
   }
   int kids[128], k = shape->t.arity[i];
   for (int j = 0, c = i + 1; j < k; j++, c = hgl_end(&shape->t, c)) kids[j] = c;
-  for (int j = 0; j < k; j++) HG_TRY(compact(b, shape, kids[row ? k - 1 - j : j], row, run, stride));
+  for (int j = 0; j < k; j++)
+    HG_TRY(compact(b, shape, kids[row ? k - 1 - j : j], row, run, stride));
   return hg_ok();
 }
 
@@ -367,8 +373,8 @@ hg_status_t hg_dlayout_mode(const hg_dlayout_t *l, int i, hg_dlayout_t *out) {
 }
 
 static hg_status_t subst_tuple(const hg_dtuple_t *t,
-                               hg_status_t (*value)(void *ctx, hg_val_t v, int64_t *out),
-                               void *ctx, hg_tuple_t *out) {
+                               hg_status_t (*value)(void *ctx, hg_val_t v, int64_t *out), void *ctx,
+                               hg_tuple_t *out) {
   *out = t->t;
   for (int i = 0; i < t->t.n; i++) {
     if (t->t.arity[i] != HG_LEAF) continue;
@@ -513,7 +519,8 @@ hg_status_t hgd_crd2idx(hg_builder_t *b, const hg_dtuple_t *crd, int ci, const h
 }
 
 static hg_status_t check_dtuple(const hg_dtuple_t *t, const char *what) {
-  if (!t || !hgl_tuple_valid(&t->t)) return hg_error(HG_ERR_INVALID, "%s: malformed coordinate", what);
+  if (!t || !hgl_tuple_valid(&t->t))
+    return hg_error(HG_ERR_INVALID, "%s: malformed coordinate", what);
   for (int i = 0; i < t->t.n; i++)
     if (t->t.arity[i] == HG_LEAF && (t->d[i].n < 0 || t->d[i].n > HG_DINT_FACTORS))
       return hg_error(HG_ERR_INVALID, "%s: malformed coordinate leaf", what);

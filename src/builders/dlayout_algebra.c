@@ -321,8 +321,8 @@ static hg_status_t unpack(const hg_dlayout_t *z, bool flat, hg_dlayout_t *out) {
 
 typedef enum tiler_op { OP_COMPOSE, OP_LOGICAL, OP_ZIPPED, OP_TILED, OP_FLAT } tiler_op_t;
 
-static hg_status_t tiler_op(hg_builder_t *b, tiler_op_t op, const char *name,
-                            const hg_dlayout_t *l, const hg_tiler_t *t, hg_dlayout_t *out) {
+static hg_status_t tiler_op(hg_builder_t *b, tiler_op_t op, const char *name, const hg_dlayout_t *l,
+                            const hg_tiler_t *t, hg_dlayout_t *out) {
   HG_TRY(hgd_check(l, name));
   HG_TRY(hgl_check_tiler(t, name));
   hg_dlayout_t z;
@@ -405,7 +405,8 @@ hg_status_t hg_dl_local_tile(hg_builder_t *b, const hg_dlayout_t *l, const hg_ti
     HG_TRY(hgd_push(&crd, coord));
   } else if (m1.shape.t.arity[0] == HG_LEAF || rc > r1) {
     char x[256];
-    return hg_error(HG_ERR_INVALID, "local_tile: coordinate %s has %d modes but the grid of tiles only %d",
+    return hg_error(HG_ERR_INVALID,
+                    "local_tile: coordinate %s has %d modes but the grid of tiles only %d",
                     hgl_tstr(&coord->t, x, sizeof x), rc, r1);
   } else {
     rest = *coord;

@@ -28,7 +28,7 @@ void hgd_empty(hg_dtuple_t *t);
 hg_status_t hgd_push(hg_dtuple_t *t, const hg_dtuple_t *e);
 void hgd_layout_empty(hg_dlayout_t *l);
 hg_status_t hgd_layout_push(hg_dlayout_t *l, const hg_dlayout_t *mode);
-int hgd_rank(const hg_dlayout_t *l);                        /* pycute len(L) */
+int hgd_rank(const hg_dlayout_t *l);                            /* pycute len(L) */
 void hgd_mode(const hg_dlayout_t *l, int i, hg_dlayout_t *out); /* pycute L[i] */
 /* size of the subtree of shape node si. */
 hg_status_t hgd_subsize(hg_builder_t *b, const hg_dtuple_t *shape, int si, hg_dint_t *out);

@@ -66,7 +66,9 @@ static hg_dint_t dyn(dcase_t *c, int64_t v) {
     k = cand[rnd(4)];
     if (v % k != 0) k = 1;
   }
-  hg_dint_sign_t s = v >= 1 && rnd(2) ? HG_DINT_POS : v >= 0 && rnd(2) ? HG_DINT_NONNEG : HG_DINT_ANY;
+  hg_dint_sign_t s = v >= 1 && rnd(2)   ? HG_DINT_POS
+                     : v >= 0 && rnd(2) ? HG_DINT_NONNEG
+                                        : HG_DINT_ANY;
   hg_dint_t x = hg_dint_val_sign(param(c, v / k), v / k >= 0 ? s : HG_DINT_ANY);
   hg_dint_t r;
   CHECK_OK(hg_dint_mul(c->b, hg_dint(k), x, &r));
@@ -184,9 +186,8 @@ typedef struct stats {
 } stats_t;
 
 /* One layout result: the dynamic operation's (status, result) against the static one's. */
-static void compare_layout(dcase_t *c, stats_t *st, const char *input, bool any_dyn,
-                           hg_status_t sd, const hg_dlayout_t *rd, hg_status_t ss,
-                           const hg_layout_t *rs) {
+static void compare_layout(dcase_t *c, stats_t *st, const char *input, bool any_dyn, hg_status_t sd,
+                           const hg_dlayout_t *rd, hg_status_t ss, const hg_layout_t *rs) {
   st->cases++;
   st->statics += !any_dyn;
   if (!hg_is_ok(&sd)) {
@@ -222,8 +223,8 @@ static void compare_layout(dcase_t *c, stats_t *st, const char *input, bool any_
   }
 }
 
-static void compare_int(dcase_t *c, stats_t *st, const char *input, bool any_dyn,
-                        hg_status_t sd, hg_dint_t xd, hg_status_t ss, int64_t xs) {
+static void compare_int(dcase_t *c, stats_t *st, const char *input, bool any_dyn, hg_status_t sd,
+                        hg_dint_t xd, hg_status_t ss, int64_t xs) {
   st->cases++;
   st->statics += !any_dyn;
   if (!hg_is_ok(&sd) && sd.code == HG_ERR_UNSUPPORTED && any_dyn) {
@@ -250,8 +251,8 @@ static void compare_int(dcase_t *c, stats_t *st, const char *input, bool any_dyn
   } else {
     char d[160];
     hg_dint_print(xd, d, sizeof d);
-    HG_FAIL("%s %s: dynamic %s = %lld at run time, static %lld", st->name, input, d,
-            (long long)got, (long long)xs);
+    HG_FAIL("%s %s: dynamic %s = %lld at run time, static %lld", st->name, input, d, (long long)got,
+            (long long)xs);
   }
 }
 
@@ -465,7 +466,8 @@ static void one_case(int op, int pct) {
     compare_layout(&c, st, input, any, sd, &rd, ss, &rs);
     break;
   case R_COMPOSITION: {
-    static const char *bs[] = {"4:1", "2:2", "(2,2):(1,2)", "3:1", "(2,4):(4,1)", "8:2", "6:1", "2:4"};
+    static const char *bs[] = {"4:1",         "2:2", "(2,2):(1,2)", "3:1",
+                               "(2,4):(4,1)", "8:2", "6:1",         "2:4"};
     bl = hg_layout_1d(1, 0);
     CHECK_OK(hg_layout_parse(bs[rnd(8)], &bl));
     snprintf(input + n, sizeof input - (size_t)n, " o %s", P(&bl));
@@ -533,14 +535,15 @@ static void one_case(int op, int pct) {
     int64_t size;
     CHECK_OK(hg_size(&cl, &size));
     int64_t i = in_dom ? rnd((int)size) : rnd((int)(3 * size)) - size;
-    hg_dint_t di = pct && rnd(4) ? (i >= 0 ? hg_dint_val_nonneg(param(&c, i)) : hg_dint_val(param(&c, i)))
-                                 : hg_dint(i);
+    hg_dint_t di = pct && rnd(4)
+                       ? (i >= 0 ? hg_dint_val_nonneg(param(&c, i)) : hg_dint_val(param(&c, i)))
+                       : hg_dint(i);
     any = any || !hg_dint_is_static(di);
     snprintf(input, sizeof input, "idx2crd %lld in %s%s", (long long)i, P(&cl),
              strided ? "" : " (column-major)");
     hg_dtuple_t out;
-    sd = hg_dl_idx2crd(c.b, &DC.shape, strided ? &DC.stride : NULL, di, in_dom ? HG_DL_IN_DOMAIN : 0,
-                       &out);
+    sd = hg_dl_idx2crd(c.b, &DC.shape, strided ? &DC.stride : NULL, di,
+                       in_dom ? HG_DL_IN_DOMAIN : 0, &out);
     if (!strided) {
       ss = hg_idx2crd(&cl.shape, i, &crd);
     } else {
@@ -589,8 +592,14 @@ static void one_case(int op, int pct) {
     break;
   }
   case R_LOCAL_PARTITION: {
-    static const char *thrs[] = {"4:1", "(2,4):(1,2)", "(2,4):(4,1)", "(4,2):(2,1)",
-                                 "(2,(2,2)):(4,(1,2))", "(2,2,2):(1,2,4)", "8:1", "2:1"};
+    static const char *thrs[] = {"4:1",
+                                 "(2,4):(1,2)",
+                                 "(2,4):(4,1)",
+                                 "(4,2):(2,1)",
+                                 "(2,(2,2)):(4,(1,2))",
+                                 "(2,2,2):(1,2,4)",
+                                 "8:1",
+                                 "2:1"};
     hg_layout_t thr;
     do CHECK_OK(hg_layout_parse(thrs[rnd(8)], &thr));
     while (hg_layout_rank(&thr) > hg_layout_rank(&L));
@@ -721,8 +730,8 @@ static void test_gemm_index_math(void) {
   hg_val_t pm = hg_b_param(b, HG_T_I32, "M"), pn = hg_b_param(b, HG_T_I32, "N"),
            pl = hg_b_param(b, HG_T_I32, "L"), pld = hg_b_param(b, HG_T_I64, "ld"),
            pbs = hg_b_param(b, HG_T_I64, "bs"), pidx = hg_b_param(b, HG_T_I32, "tile");
-  hg_dint_t M = hg_dint_val(pm), N = hg_dint_val(pn), Lb = hg_dint_val_sign(pl, HG_DINT_POS),
-            tm, tn;
+  hg_dint_t M = hg_dint_val(pm), N = hg_dint_val(pn), Lb = hg_dint_val_sign(pl, HG_DINT_POS), tm,
+            tn;
   M.sign = N.sign = HG_DINT_POS;
   CHECK_OK(hg_dint_ceil_div(b, M, hg_dint(128), &tm));
   CHECK_OK(hg_dint_ceil_div(b, N, hg_dint(256), &tn));
@@ -761,10 +770,11 @@ static void test_gemm_index_math(void) {
   hg_val_t tv;
   CHECK_OK(hg_dint_emit(b, total, HG_T_I64, &tv));
   /* Against the formula for a few run-time values, r negative too. */
-  static const int64_t cases[][8] = {
-      {1000, 3000, 4, 3008, 3000 * 1000, 0, 5, 7},     {1000, 3000, 4, 3008, 3000 * 1000, 37, -3, 255},
-      {128, 256, 1, 256, 0, 0, 127, 0},                  {1, 1, 7, 1, 1, 6, 0, 0},
-      {4097, 513, 3, 520, 4097 * 520, 200, 64, 100}};
+  static const int64_t cases[][8] = {{1000, 3000, 4, 3008, 3000 * 1000, 0, 5, 7},
+                                     {1000, 3000, 4, 3008, 3000 * 1000, 37, -3, 255},
+                                     {128, 256, 1, 256, 0, 0, 127, 0},
+                                     {1, 1, 7, 1, 1, 6, 0, 0},
+                                     {4097, 513, 3, 520, 4097 * 520, 200, 64, 100}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const int64_t *p = cases[k];
     int64_t ntm = (p[0] + 127) / 128, ntn = (p[1] + 255) / 256, idx = p[5];
@@ -788,7 +798,8 @@ static void test_static_eval_no_worse(void) {
     int64_t size;
     CHECK_OK(hg_size(&l, &size));
     bool neg = false;
-    for (int i = 0; i < l.stride.n; i++) neg = neg || (l.stride.arity[i] == HG_LEAF && l.stride.v[i] < 0);
+    for (int i = 0; i < l.stride.n; i++)
+      neg = neg || (l.stride.arity[i] == HG_LEAF && l.stride.v[i] < 0);
     if (size > 4096 || neg) continue; /* layout_eval's unsigned math wants strides >= 0 */
     hg_builder_t *b1, *b2;
     CHECK_OK(hg_builder_create("mine", &b1));

@@ -156,8 +156,8 @@ hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int6
     for (int k = 0; k < op->num_operands && k < 4; k++) {
       if (in[k] == 0) continue;
       if (!set[in[k]]) {
-        s = hg_error(HG_ERR_INVALID, "ir_eval: op %d (%s) reads value %d before it is set",
-                     (int)pc, hg_ir_opcode_name(op->code), (int)in[k]);
+        s = hg_error(HG_ERR_INVALID, "ir_eval: op %d (%s) reads value %d before it is set", (int)pc,
+                     hg_ir_opcode_name(op->code), (int)in[k]);
         break;
       }
       x[k] = v[in[k]];
@@ -176,7 +176,8 @@ hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int6
     case HG_OP_LOOP:
       break;
     case HG_OP_CONST:
-      if (t == HG_T_F32) s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d is an F32 constant", (int)pc);
+      if (t == HG_T_F32)
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d is an F32 constant", (int)pc);
       r = op->u.cnst.i;
       break;
     case HG_OP_VAR:
@@ -187,7 +188,9 @@ hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int6
       break;
     case HG_OP_BIN:
       if (t == HG_T_PRED) {
-        r = op->u.bin == HG_AND ? (x[0] & x[1]) : op->u.bin == HG_OR ? (x[0] | x[1]) : (x[0] ^ x[1]);
+        r = op->u.bin == HG_AND  ? (x[0] & x[1])
+            : op->u.bin == HG_OR ? (x[0] | x[1])
+                                 : (x[0] ^ x[1]);
       } else {
         s = bin(t, op->u.bin, x[0], x[1], pc, &r);
       }
@@ -214,8 +217,10 @@ hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int6
       r = x[0];
       break;
     case HG_OP_SREG:
-      if (!sregs) s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d reads a special register", (int)pc);
-      else r = sregs[op->u.sreg];
+      if (!sregs)
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d reads a special register", (int)pc);
+      else
+        r = sregs[op->u.sreg];
       break;
     case HG_OP_IF:
       if (!x[0]) next = (op->mid >= 0 ? op->mid : op->close) + 1;
