@@ -376,51 +376,46 @@ static hg_status_t zero_divisor(hg_dint_t x, const char *op) {
   return hg_error(HG_ERR_INVALID, "%s %s 0 divides by zero", v, op);
 }
 
-hg_status_t hg_dint_div(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_t *out) {
-  if (x.n == 0 && y.n == 0) {
-    int64_t q;
-    HG_TRY(hgl_floordiv(x.c, y.c, &q));
-    *out = hg_dint(q);
-    return hg_ok();
-  }
-  if (hg_dint_is(y, 0)) return zero_divisor(x, "//");
-  if (hg_dint_is(x, 0)) {
-    *out = hg_dint(0);
-    return hg_ok();
-  }
-  if (exact_quotient(x, y, out)) return hg_ok();
-  return emit_floor(b, x, y, false, out);
-}
+typedef hg_status_t (*static_div_fn)(int64_t a, int64_t b, int64_t *out);
 
-hg_status_t hg_dint_mod(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_t *out) {
+/* What floor division, modulo and ceil_div share: both static (fn), a static zero divisor,
+ * a zero dividend, an exact monomial quotient (its value, or 0 for the modulo). *done
+ * tells whether *out holds the answer. */
+static hg_status_t div_common(hg_dint_t x, hg_dint_t y, static_div_fn fn, const char *op, bool mod,
+                              hg_dint_t *out, bool *done) {
+  *done = true;
   if (x.n == 0 && y.n == 0) {
     int64_t r;
-    HG_TRY(hgl_mod(x.c, y.c, &r));
+    HG_TRY(fn(x.c, y.c, &r));
     *out = hg_dint(r);
     return hg_ok();
   }
-  if (hg_dint_is(y, 0)) return zero_divisor(x, "%");
+  if (hg_dint_is(y, 0)) return zero_divisor(x, op);
   hg_dint_t q;
   if (hg_dint_is(x, 0) || exact_quotient(x, y, &q)) {
-    *out = hg_dint(0);
+    *out = mod || hg_dint_is(x, 0) ? hg_dint(0) : q;
     return hg_ok();
   }
-  return emit_floor(b, x, y, true, out);
+  *done = false;
+  return hg_ok();
+}
+
+hg_status_t hg_dint_div(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_t *out) {
+  bool done;
+  HG_TRY(div_common(x, y, hgl_floordiv, "//", false, out, &done));
+  return done ? hg_ok() : emit_floor(b, x, y, false, out);
+}
+
+hg_status_t hg_dint_mod(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_t *out) {
+  bool done;
+  HG_TRY(div_common(x, y, hgl_mod, "%", true, out, &done));
+  return done ? hg_ok() : emit_floor(b, x, y, true, out);
 }
 
 hg_status_t hg_dint_ceil_div(hg_builder_t *b, hg_dint_t x, hg_dint_t y, hg_dint_t *out) {
-  if (x.n == 0 && y.n == 0) {
-    int64_t q;
-    HG_TRY(hgl_ceildiv(x.c, y.c, &q));
-    *out = hg_dint(q);
-    return hg_ok();
-  }
-  if (hg_dint_is(y, 0)) return zero_divisor(x, "ceil_div");
-  if (hg_dint_is(x, 0)) {
-    *out = hg_dint(0);
-    return hg_ok();
-  }
-  if (exact_quotient(x, y, out)) return hg_ok();
+  bool done;
+  HG_TRY(div_common(x, y, hgl_ceildiv, "ceil_div", false, out, &done));
+  if (done) return hg_ok();
   /* 0 < x <= y with x dividing y: one (partial) tile. */
   if (hgd_pos(x) && hgd_pos(y) && hgd_divides(x, y) == HGD_YES) {
     *out = hg_dint(1);

@@ -102,47 +102,32 @@ hg_status_t hgd_subsize(hg_builder_t *b, const hg_dtuple_t *shape, int si, hg_di
 
 /* ---------------------------------------------------------------- text */
 
-typedef struct dbuf {
-  char *buf;
-  size_t size, len;
-} dbuf_t;
-
-static void db_puts(dbuf_t *b, const char *s) {
-  size_t n = strlen(s);
-  if (b->size > 0 && b->len < b->size - 1) {
-    size_t room = b->size - 1 - b->len;
-    memcpy(b->buf + b->len, s, n < room ? n : room);
-  }
-  b->len += n;
-  if (b->size > 0) b->buf[b->len < b->size ? b->len : b->size - 1] = '\0';
-}
-
-static int db_tuple(dbuf_t *b, const hg_dtuple_t *t, int i) {
+static int db_tuple(hgl_sbuf_t *b, const hg_dtuple_t *t, int i) {
   if (t->t.arity[i] == HG_LEAF) {
     char tmp[160];
     hg_dint_print(t->d[i], tmp, sizeof tmp);
-    db_puts(b, tmp);
+    hgl_sb_puts(b, tmp);
     return i + 1;
   }
   int k = t->t.arity[i];
-  db_puts(b, "(");
+  hgl_sb_puts(b, "(");
   i++;
   for (int j = 0; j < k; j++) {
-    if (j) db_puts(b, ",");
+    if (j) hgl_sb_puts(b, ",");
     i = db_tuple(b, t, i);
   }
-  db_puts(b, ")");
+  hgl_sb_puts(b, ")");
   return i;
 }
 
 int hg_dlayout_print(const hg_dlayout_t *l, char *buf, size_t size) {
-  dbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   if (size > 0) buf[0] = '\0';
   if (!hgl_tuple_valid(&l->shape.t) || !hgl_tuple_valid(&l->stride.t)) {
-    db_puts(&b, "<invalid layout>");
+    hgl_sb_puts(&b, "<invalid layout>");
   } else {
     db_tuple(&b, &l->shape, 0);
-    db_puts(&b, ":");
+    hgl_sb_puts(&b, ":");
     db_tuple(&b, &l->stride, 0);
   }
   return b.len > (size_t)INT32_MAX ? INT32_MAX : (int)b.len;

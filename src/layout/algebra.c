@@ -180,33 +180,11 @@ hg_status_t hg_composition(const hg_layout_t *a, const hg_layout_t *b, hg_layout
   return s;
 }
 
-/* A o (by-mode list): mode i of A composed with slot i (a nested list recursively, `_`
- * keeps the mode), the modes past the list kept (pycute's composition with a tuple). */
-static hg_status_t compose_list(const hg_layout_t *a, const hg_tiler_t *t, int first, int count,
-                                hg_layout_t *out) {
-  HG_TRY(hgl_check_by_mode_rank(a, count));
-  hg_layout_t r, am, cm;
-  hgl_layout_empty(&r);
-  for (int i = 0, node = first; i < hgl_rank(a); i++) {
-    hgl_mode(a, i, &am);
-    if (i >= count || t->skip[node])
-      cm = am;
-    else if (t->sub[node] > 0)
-      HG_TRY(compose_list(&am, t, node + 1, t->sub[node], &cm));
-    else
-      HG_TRY(hgl_composition(&am, &t->mode[node], &cm));
-    HG_TRY(hgl_layout_push(&r, &cm));
-    if (i < count) node = hgl_tiler_end(t, node);
-  }
-  *out = r;
-  return hg_ok();
-}
-
 hg_status_t hg_composition_tiler(const hg_layout_t *a, const hg_tiler_t *t, hg_layout_t *out) {
   HG_TRY(hgl_check_layout(a, "composition: left layout"));
   HG_TRY(hgl_check_tiler(t, "composition: tiler"));
   if (t->rank == 0) return hg_composition(a, &t->mode[0], out);
-  hg_status_t s = compose_list(a, t, 0, t->rank, out);
+  hg_status_t s = hgl_by_mode(HGL_COMPOSE, a, t, 0, t->rank, out);
   if (!hg_is_ok(&s)) {
     char x[256], y[512];
     hg_tiler_print(t, y, sizeof y);

@@ -36,13 +36,13 @@ hg_status_t hgl_logical_product(const hg_layout_t *a, const hg_layout_t *b, hg_l
 
 static hg_status_t split(hgl_splitter_t f, const hg_layout_t *a, const hg_layout_t *b,
                          hg_layout_t *out) {
+  if (f == HGL_COMPOSE) return hgl_composition(a, b, out);
   return f == HGL_DIVIDE ? hgl_logical_divide(a, b, out) : hgl_logical_product(a, b, out);
 }
 
-/* The by-mode list (first, count) of t applied to the modes of a, recursing into nested
- * lists (pycute's logical_divide / logical_product of a tuple); modes past the list stay. */
-static hg_status_t apply_list(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t,
-                              int first, int count, hg_layout_t *out) {
+/* pycute's logical_divide / logical_product / composition of a tuple. */
+hg_status_t hgl_by_mode(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t, int first,
+                        int count, hg_layout_t *out) {
   HG_TRY(hgl_check_by_mode_rank(a, count));
   hg_layout_t r, am, sm;
   hgl_layout_empty(&r);
@@ -51,7 +51,7 @@ static hg_status_t apply_list(hgl_splitter_t f, const hg_layout_t *a, const hg_t
     if (i >= count || t->skip[node])
       sm = am;
     else if (t->sub[node] > 0)
-      HG_TRY(apply_list(f, &am, t, node + 1, t->sub[node], &sm));
+      HG_TRY(hgl_by_mode(f, &am, t, node + 1, t->sub[node], &sm));
     else
       HG_TRY(split(f, &am, &t->mode[node], &sm));
     HG_TRY(hgl_layout_push(&r, &sm));
@@ -64,7 +64,7 @@ static hg_status_t apply_list(hgl_splitter_t f, const hg_layout_t *a, const hg_t
 static hg_status_t apply_logical(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t,
                                  hg_layout_t *out) {
   if (t->rank == 0) return split(f, a, &t->mode[0], out);
-  return apply_list(f, a, t, 0, t->rank, out);
+  return hgl_by_mode(f, a, t, 0, t->rank, out);
 }
 
 /* pycute's hier_unzip of a by-mode list: each slot splits its mode into (tile, rest) (a

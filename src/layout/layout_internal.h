@@ -85,7 +85,7 @@ hg_status_t hgl_tiler_add(hg_tiler_t *t, int *n, const hg_layout_t *l, bool skip
 
 /* Divides and products share one driver: the splitter is logical_divide or
  * logical_product of a layout by a layout; the op picks how the halves are arranged. */
-typedef enum hgl_splitter { HGL_DIVIDE, HGL_PRODUCT } hgl_splitter_t;
+typedef enum hgl_splitter { HGL_DIVIDE, HGL_PRODUCT, HGL_COMPOSE } hgl_splitter_t;
 typedef enum hgl_tiler_op {
   HGL_OP_LOGICAL_DIVIDE,
   HGL_OP_ZIPPED_DIVIDE,
@@ -96,9 +96,21 @@ typedef enum hgl_tiler_op {
   HGL_OP_TILED_PRODUCT,
   HGL_OP_FLAT_PRODUCT,
 } hgl_tiler_op_t;
+/* The by-mode list (first, count) of t applied mode by mode with the splitter (or, for
+ * HGL_COMPOSE, composition), recursing into nested lists; modes past the list stay. */
+hg_status_t hgl_by_mode(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t, int first,
+                        int count, hg_layout_t *out);
 /* Validate, run op, and prefix a failure with "<name> of L by T: ". */
 hg_status_t hgl_tiler_op(hgl_tiler_op_t op, const char *name, const hg_layout_t *l,
                          const hg_tiler_t *t, hg_layout_t *out);
+
+/* A bounded text writer (snprintf-like: len is the length the full text needs). */
+typedef struct hgl_sbuf {
+  char *buf;
+  size_t size;
+  size_t len;
+} hgl_sbuf_t;
+void hgl_sb_puts(hgl_sbuf_t *b, const char *s);
 
 /* Text cursor shared by the parsers. */
 typedef struct hgl_cursor {

@@ -12,13 +12,7 @@
 
 /* ---------------------------------------------------------------- printing */
 
-typedef struct sbuf {
-  char *buf;
-  size_t size;
-  size_t len; /* length the full text needs */
-} sbuf_t;
-
-static void sb_puts(sbuf_t *b, const char *s) {
+void hgl_sb_puts(hgl_sbuf_t *b, const char *s) {
   size_t n = strlen(s);
   if (b->size > 0 && b->len < b->size - 1) {
     size_t room = b->size - 1 - b->len;
@@ -28,107 +22,107 @@ static void sb_puts(sbuf_t *b, const char *s) {
   if (b->size > 0) b->buf[b->len < b->size ? b->len : b->size - 1] = '\0';
 }
 
-static void sb_int(sbuf_t *b, int64_t v) {
+static void sb_int(hgl_sbuf_t *b, int64_t v) {
   char tmp[32];
   if (v == HG_UNDERSCORE)
     snprintf(tmp, sizeof tmp, "_");
   else
     snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-  sb_puts(b, tmp);
+  hgl_sb_puts(b, tmp);
 }
 
-static int sb_tuple(sbuf_t *b, const hg_tuple_t *t, int i) {
+static int sb_tuple(hgl_sbuf_t *b, const hg_tuple_t *t, int i) {
   if (t->arity[i] == HG_LEAF) {
     sb_int(b, t->v[i]);
     return i + 1;
   }
   int k = t->arity[i];
-  sb_puts(b, "(");
+  hgl_sb_puts(b, "(");
   i++;
   for (int j = 0; j < k; j++) {
-    if (j) sb_puts(b, ",");
+    if (j) hgl_sb_puts(b, ",");
     i = sb_tuple(b, t, i);
   }
-  sb_puts(b, ")");
+  hgl_sb_puts(b, ")");
   return i;
 }
 
-static int sb_done(sbuf_t *b) {
+static int sb_done(hgl_sbuf_t *b) {
   if (b->size > 0 && b->len == 0) b->buf[0] = '\0';
   return b->len > (size_t)INT32_MAX ? INT32_MAX : (int)b->len;
 }
 
 int hg_tuple_print(const hg_tuple_t *t, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   if (!hgl_tuple_valid(t))
-    sb_puts(&b, "<invalid tuple>");
+    hgl_sb_puts(&b, "<invalid tuple>");
   else
     sb_tuple(&b, t, 0);
   return sb_done(&b);
 }
 
-static void sb_layout(sbuf_t *b, const hg_layout_t *l) {
+static void sb_layout(hgl_sbuf_t *b, const hg_layout_t *l) {
   if (!hgl_tuple_valid(&l->shape) || !hgl_tuple_valid(&l->stride)) {
-    sb_puts(b, "<invalid layout>");
+    hgl_sb_puts(b, "<invalid layout>");
     return;
   }
   sb_tuple(b, &l->shape, 0);
-  sb_puts(b, ":");
+  hgl_sb_puts(b, ":");
   sb_tuple(b, &l->stride, 0);
 }
 
 int hg_layout_print(const hg_layout_t *l, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   sb_layout(&b, l);
   return sb_done(&b);
 }
 
 /* The list (first, count) as [slot,...]; returns one past its last node. */
-static int sb_tiler_list(sbuf_t *b, const hg_tiler_t *t, int first, int count) {
+static int sb_tiler_list(hgl_sbuf_t *b, const hg_tiler_t *t, int first, int count) {
   int i = first;
-  sb_puts(b, "[");
+  hgl_sb_puts(b, "[");
   for (int k = 0; k < count && i < HG_TILER_MAX; k++) {
-    if (k) sb_puts(b, ",");
+    if (k) hgl_sb_puts(b, ",");
     if (t->sub[i] > 0) {
       i = sb_tiler_list(b, t, i + 1, t->sub[i]);
       continue;
     }
     if (t->skip[i])
-      sb_puts(b, "_");
+      hgl_sb_puts(b, "_");
     else
       sb_layout(b, &t->mode[i]);
     i++;
   }
-  sb_puts(b, "]");
+  hgl_sb_puts(b, "]");
   return i;
 }
 
 int hg_tiler_print(const hg_tiler_t *t, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   hg_status_t s = t->rank == 0 ? hg_ok() : hgl_check_tiler(t, "tiler");
   if (t->rank == 0)
     sb_layout(&b, &t->mode[0]);
   else if (!hg_is_ok(&s))
-    sb_puts(&b, "<invalid tiler>");
+    hgl_sb_puts(&b, "<invalid tiler>");
   else
     sb_tiler_list(&b, t, 0, t->rank);
   return sb_done(&b);
 }
 
 int hg_composed_print(const hg_composed_t *c, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   if (c->sw.b != 0 || c->offset != 0) {
     char tmp[96];
     snprintf(tmp, sizeof tmp, "Sw<%d,%d,%d> o %lld o ", c->sw.b, c->sw.m, c->sw.s,
              (long long)c->offset);
-    sb_puts(&b, tmp);
+    hgl_sb_puts(&b, tmp);
   }
   sb_layout(&b, &c->layout);
   return sb_done(&b);
 }
 
 const char *hgl_lstr(const hg_layout_t *l, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   sb_layout(&b, l);
   if (b.len >= size && size > 4) memcpy(buf + size - 4, "...", 4);
   return buf;

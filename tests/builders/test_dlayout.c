@@ -9,8 +9,8 @@
  * signed coordinates, and the refusals. */
 #include <string.h>
 
-#include "hg_test.h"
 #include "hopgen/dlayout.h"
+#include "layout/layout_test_util.h"
 #include "kernels/kernels_internal.h"
 #include "layout/layout_internal.h"
 #include "support/ir_eval.h"
@@ -150,14 +150,6 @@ static bool subst(dcase_t *c, const hg_dlayout_t *d, hg_layout_t *out) {
 }
 
 /* ---------------------------------------------------------------- comparing results */
-
-static const char *P(const hg_layout_t *l) {
-  static char bufs[4][1024];
-  static int k;
-  char *b = bufs[k++ & 3];
-  hg_layout_print(l, b, 1024);
-  return b;
-}
 
 /* Same size, same function on the whole domain, and mode by mode wherever both are tuples
  * of one rank (the modes a caller indexes). */

@@ -20,7 +20,7 @@ static hg_builder_t *build(void) {
            pbs = hg_b_param(b, HG_T_I64, "bs"), pi = hg_b_param(b, HG_T_I32, "i"),
            out = hg_b_param(b, HG_T_I64, "out");
   const char *names[6] = {"M", "N", "L", "ld", "bs", "i"};
-  hg_dint_t v[6] = {hg_dint_val(pm), hg_dint_val(pn),  hg_dint_val(pl),
+  hg_dint_t v[6] = {hg_dint_val(pm),  hg_dint_val(pn),  hg_dint_val(pl),
                     hg_dint_val(pld), hg_dint_val(pbs), hg_dint_val(pi)};
   hg_dlayout_t d, tiles, tile;
   CHECK_OK(hg_dlayout_parse("(M,N,L):(ld,1,bs)", 6, names, v, &d));
