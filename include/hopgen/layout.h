@@ -6,7 +6,8 @@
  *
  * Notation (see ../shared/vectors/README.md): an integer `8`; a tuple `(4,8)`, nested
  * `((2,4),8)`; a rank-1 tuple keeps its parentheses `(4)`; a layout `shape:stride`; a
- * tiler is a layout or a by-mode list `[4:1,_,(2,2):(1,4)]`; a swizzled (composed)
+ * tiler is a layout or a by-mode list `[4:1,_,(2,2):(1,4)]`, possibly nested
+ * `[[2:1,3:1],4:1]` (a tuple of sizes `((2,3),4)` is the same); a swizzled (composed)
  * layout `Sw<3,4,3> o 0 o (8,64):(64,1)`. The parser also accepts CuTe's printed forms
  * (`_4` static integers, spaces). */
 #ifndef HOPGEN_LAYOUT_H
@@ -123,17 +124,23 @@ hg_status_t hg_complement(const hg_layout_t *l, int64_t cosize_bound, hg_layout_
 hg_status_t hg_right_inverse(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hg_left_inverse(const hg_layout_t *l, hg_layout_t *out);
 
-/* A tiler: one layout, or a by-mode list of layouts where a slot may be `_` (leave that
- * mode alone). A by-mode list applies mode i of the tiler to mode i of the target. */
-#define HG_TILER_MAX 8
+/* A tiler: one layout, or a by-mode list whose slots are `_` (leave that mode alone), a
+ * layout, or again a by-mode list (a nested tiler, applied to the sub-modes of that mode,
+ * pycute's recursion: [[2:1,3:1],4:1] tiles the two sub-modes of mode 0 by 2:1 and 3:1).
+ * Slot i of a list applies to mode i of the target. Slots are stored in preorder: a list
+ * slot (sub > 0) is followed by its sub slots, so a flat list of n slots is nodes 0..n-1
+ * with sub all 0. Zero-initialise a tiler built by hand ({0}) before setting rank/mode. */
+#define HG_TILER_MAX 16 /* nodes: layouts, `_` and nested lists together */
 typedef struct hg_tiler {
-  int rank;                /* 0: a single layout in mode[0]; else by-mode slots */
-  bool skip[HG_TILER_MAX]; /* slot is `_` */
+  int rank;                /* 0: a single layout in mode[0]; else top-level slots */
+  bool skip[HG_TILER_MAX]; /* node is `_` */
   hg_layout_t mode[HG_TILER_MAX];
+  int8_t sub[HG_TILER_MAX]; /* > 0: node is a nested list of sub[i] slots (mode[i] unused) */
 } hg_tiler_t;
 
 hg_tiler_t hg_tiler_layout(const hg_layout_t *l);
-/* By-mode tiler of shapes: (128,64) -> [128:1,64:1], as CuTe treats a Shape tiler. */
+/* By-mode tiler of shapes: (128,64) -> [128:1,64:1], as CuTe treats a Shape tiler; a
+ * nested shape nests the tiler: ((2,2),8) -> [[2:1,2:1],8:1]. */
 hg_status_t hg_tiler_shape(const hg_tuple_t *shape, hg_tiler_t *out);
 hg_status_t hg_tiler_parse(const char *text, hg_tiler_t *out);
 int hg_tiler_print(const hg_tiler_t *t, char *buf, size_t size);

@@ -180,49 +180,17 @@ hg_status_t hg_composition(const hg_layout_t *a, const hg_layout_t *b, hg_layout
   return s;
 }
 
-hg_status_t hgl_check_tiler(const hg_tiler_t *t, const char *what) {
-  if (!t) return hg_error(HG_ERR_INVALID, "%s: NULL tiler", what);
-  if (t->rank < 0 || t->rank > HG_TILER_MAX)
-    return hg_error(HG_ERR_CAPACITY,
-                    "%s: a tiler has 0 (one layout) to HG_TILER_MAX = %d slots, "
-                    "not %d",
-                    what, HG_TILER_MAX, t->rank);
-  if (t->rank == 0) return hgl_check_layout(&t->mode[0], what);
-  for (int i = 0; i < t->rank; i++)
-    if (!t->skip[i]) HG_TRY(hgl_check_layout(&t->mode[i], what));
-  return hg_ok();
-}
-
 hg_status_t hg_composition_tiler(const hg_layout_t *a, const hg_tiler_t *t, hg_layout_t *out) {
   HG_TRY(hgl_check_layout(a, "composition: left layout"));
   HG_TRY(hgl_check_tiler(t, "composition: tiler"));
   if (t->rank == 0) return hg_composition(a, &t->mode[0], out);
-  char x[256], y[512];
-  int ra = hgl_rank(a);
-  if (ra < t->rank) {
+  hg_status_t s = hgl_by_mode(HGL_COMPOSE, a, t, 0, t->rank, out);
+  if (!hg_is_ok(&s)) {
+    char x[256], y[512];
     hg_tiler_print(t, y, sizeof y);
-    return hg_error(HG_ERR_INVALID,
-                    "composition %s o %s: the tiler has %d modes but the layout only %d (a "
-                    "by-mode tiler may not have more modes than the layout)",
-                    hgl_lstr(a, x, sizeof x), y, t->rank, ra);
+    return hg_status_wrap(s, "composition %s o %s: ", hgl_lstr(a, x, sizeof x), y);
   }
-  hg_layout_t r, am, cm;
-  hgl_layout_empty(&r);
-  for (int i = 0; i < ra; i++) {
-    hgl_mode(a, i, &am);
-    if (i < t->rank && !t->skip[i]) {
-      hg_status_t s = hgl_composition(&am, &t->mode[i], &cm);
-      if (!hg_is_ok(&s)) {
-        hg_tiler_print(t, y, sizeof y);
-        return hg_status_wrap(s, "composition %s o %s, mode %d: ", hgl_lstr(a, x, sizeof x), y, i);
-      }
-      HG_TRY(hgl_layout_push(&r, &cm));
-    } else {
-      HG_TRY(hgl_layout_push(&r, &am));
-    }
-  }
-  *out = r;
-  return hg_ok();
+  return s;
 }
 
 /* ---------------------------------------------------------------- complement */
@@ -241,7 +209,8 @@ static void sort3(int n, int64_t (*k)[3]) {
   }
 }
 
-hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out) {
+hg_status_t hgl_complement_modes(const hg_layout_t *l, int64_t *rs, int64_t *rd, int *m,
+                                 int64_t *cur) {
   int64_t s[HG_TUPLE_MAX], d[HG_TUPLE_MAX], k[HG_TUPLE_MAX][3];
   int n = hgl_flat(l, s, d);
   for (int i = 0; i < n; i++) {
@@ -250,27 +219,33 @@ hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out
     k[i][2] = 0;
   }
   sort3(n, k);
-  int64_t rs[HG_TUPLE_MAX + 1], rd[HG_TUPLE_MAX + 1], cur = 1;
-  int m = 0;
+  *m = 0;
+  *cur = 1;
   for (int i = 0; i < n; i++) {
     int64_t stride = k[i][0], shape = k[i][1], span;
     if (stride == 0 || shape == 1) continue;
     HG_TRY(hgl_mul(shape, stride, &span));
-    if (cur > span) {
+    if (*cur > span) {
       char x[256];
       return hg_error(HG_ERR_INVALID,
                       "complement of %s: the mode %lld:%lld ends at %lld, below %lld already "
                       "covered by the modes of smaller stride (the modes overlap; CuTe's "
                       "in-bound condition)",
                       hgl_lstr(l, x, sizeof x), (long long)shape, (long long)stride,
-                      (long long)span, (long long)cur);
+                      (long long)span, (long long)*cur);
     }
-    HG_TRY(hgl_floordiv(stride, cur, &rs[m]));
-    rd[m] = cur;
-    m++;
-    cur = span;
+    HG_TRY(hgl_floordiv(stride, *cur, &rs[*m]));
+    rd[*m] = *cur;
+    (*m)++;
+    *cur = span;
   }
-  int64_t t;
+  return hg_ok();
+}
+
+hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out) {
+  int64_t rs[HG_TUPLE_MAX + 1], rd[HG_TUPLE_MAX + 1], cur, t;
+  int m;
+  HG_TRY(hgl_complement_modes(l, rs, rd, &m, &cur));
   HG_TRY(hgl_add(bound, cur, &t));
   HG_TRY(hgl_sub(t, 1, &t));
   HG_TRY(hgl_floordiv(t, cur, &rs[m]));

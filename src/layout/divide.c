@@ -36,36 +36,71 @@ hg_status_t hgl_logical_product(const hg_layout_t *a, const hg_layout_t *b, hg_l
 
 static hg_status_t split(hgl_splitter_t f, const hg_layout_t *a, const hg_layout_t *b,
                          hg_layout_t *out) {
+  if (f == HGL_COMPOSE) return hgl_composition(a, b, out);
   return f == HGL_DIVIDE ? hgl_logical_divide(a, b, out) : hgl_logical_product(a, b, out);
 }
 
-static hg_status_t check_by_mode_rank(const hg_layout_t *a, const hg_tiler_t *t) {
-  int ra = hgl_rank(a);
-  if (t->rank > ra) {
-    char x[256];
-    return hg_error(HG_ERR_INVALID,
-                    "the tiler has %d modes but the layout %s only %d (a by-mode tiler may not "
-                    "have more modes than the layout)",
-                    t->rank, hgl_lstr(a, x, sizeof x), ra);
+/* pycute's logical_divide / logical_product / composition of a tuple. */
+hg_status_t hgl_by_mode(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t, int first,
+                        int count, hg_layout_t *out) {
+  HG_TRY(hgl_check_by_mode_rank(a, count));
+  hg_layout_t r, am, sm;
+  hgl_layout_empty(&r);
+  for (int i = 0, node = first; i < hgl_rank(a); i++) {
+    hgl_mode(a, i, &am);
+    if (i >= count || t->skip[node])
+      sm = am;
+    else if (t->sub[node] > 0)
+      HG_TRY(hgl_by_mode(f, &am, t, node + 1, t->sub[node], &sm));
+    else
+      HG_TRY(split(f, &am, &t->mode[node], &sm));
+    HG_TRY(hgl_layout_push(&r, &sm));
+    if (i < count) node = hgl_tiler_end(t, node);
   }
+  *out = r;
   return hg_ok();
 }
 
 static hg_status_t apply_logical(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t,
                                  hg_layout_t *out) {
   if (t->rank == 0) return split(f, a, &t->mode[0], out);
-  HG_TRY(check_by_mode_rank(a, t));
-  hg_layout_t r, am, sm;
-  hgl_layout_empty(&r);
-  for (int i = 0; i < hgl_rank(a); i++) {
+  return hgl_by_mode(f, a, t, 0, t->rank, out);
+}
+
+/* pycute's hier_unzip of a by-mode list: each slot splits its mode into (tile, rest) (a
+ * nested list recursively, a `_` into (1:0, mode)); the tiles gather into mode 0 and the
+ * rests, followed by the modes past the list, into mode 1. */
+static hg_status_t unzip_list(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t,
+                              int first, int count, hg_layout_t *out) {
+  HG_TRY(hgl_check_by_mode_rank(a, count));
+  hg_layout_t tiles, rests, am, sm, half, r;
+  hgl_layout_empty(&tiles);
+  hgl_layout_empty(&rests);
+  for (int i = 0, node = first; i < hgl_rank(a); i++) {
     hgl_mode(a, i, &am);
-    if (i < t->rank && !t->skip[i]) {
-      HG_TRY(split(f, &am, &t->mode[i], &sm));
-      HG_TRY(hgl_layout_push(&r, &sm));
-    } else {
-      HG_TRY(hgl_layout_push(&r, &am));
+    if (i >= count) {
+      HG_TRY(hgl_layout_push(&rests, &am));
+      continue;
     }
+    if (t->skip[node]) {
+      half = hg_layout_1d(1, 0);
+      HG_TRY(hgl_layout_push(&tiles, &half));
+      HG_TRY(hgl_layout_push(&rests, &am));
+    } else {
+      if (t->sub[node] > 0)
+        HG_TRY(unzip_list(f, &am, t, node + 1, t->sub[node], &sm));
+      else
+        HG_TRY(split(f, &am, &t->mode[node], &sm));
+      hgl_mode(&sm, 0, &half);
+      HG_TRY(hgl_layout_push(&tiles, &half));
+      hgl_mode(&sm, 1, &half);
+      HG_TRY(hgl_layout_push(&rests, &half));
+    }
+    node = hgl_tiler_end(t, node);
   }
+  hgl_layout_empty(&r);
+  HG_TRY(hgl_layout_push(&r, &tiles));
+  HG_TRY(hgl_layout_push(&r, &rests));
   *out = r;
   return hg_ok();
 }
@@ -73,34 +108,7 @@ static hg_status_t apply_logical(hgl_splitter_t f, const hg_layout_t *a, const h
 static hg_status_t zipped(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t,
                           hg_layout_t *out) {
   if (t->rank == 0) return split(f, a, &t->mode[0], out);
-  HG_TRY(check_by_mode_rank(a, t));
-  hg_layout_t tiles, rests, am, sm, half, r;
-  hgl_layout_empty(&tiles);
-  hgl_layout_empty(&rests);
-  for (int i = 0; i < hgl_rank(a); i++) {
-    hgl_mode(a, i, &am);
-    if (i >= t->rank) {
-      HG_TRY(hgl_layout_push(&rests, &am));
-      continue;
-    }
-    if (t->skip[i]) {
-      /* A `_` slot splits into an empty tile 1:0 and the whole mode as the rest. */
-      half = hg_layout_1d(1, 0);
-      HG_TRY(hgl_layout_push(&tiles, &half));
-      HG_TRY(hgl_layout_push(&rests, &am));
-      continue;
-    }
-    HG_TRY(split(f, &am, &t->mode[i], &sm));
-    hgl_mode(&sm, 0, &half);
-    HG_TRY(hgl_layout_push(&tiles, &half));
-    hgl_mode(&sm, 1, &half);
-    HG_TRY(hgl_layout_push(&rests, &half));
-  }
-  hgl_layout_empty(&r);
-  HG_TRY(hgl_layout_push(&r, &tiles));
-  HG_TRY(hgl_layout_push(&r, &rests));
-  *out = r;
-  return hg_ok();
+  return unzip_list(f, a, t, 0, t->rank, out);
 }
 
 static hg_status_t tiled(const hg_layout_t *z, hg_layout_t *out) {
@@ -183,56 +191,6 @@ hg_status_t hg_tiled_divide(const hg_layout_t *l, const hg_tiler_t *t, hg_layout
 }
 hg_status_t hg_flat_divide(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
   return hgl_tiler_op(HGL_OP_FLAT_DIVIDE, "flat_divide", l, t, out);
-}
-
-/* ---------------------------------------------------------------- tilers */
-
-hg_tiler_t hg_tiler_layout(const hg_layout_t *l) {
-  hg_tiler_t t;
-  memset(&t, 0, sizeof t);
-  t.mode[0] = *l;
-  return t;
-}
-
-hg_status_t hg_tiler_shape(const hg_tuple_t *shape, hg_tiler_t *out) {
-  if (!hgl_tuple_valid(shape)) return hg_error(HG_ERR_INVALID, "tiler: malformed shape");
-  hg_tiler_t t;
-  memset(&t, 0, sizeof t);
-  char x[256];
-  if (hg_is_int(shape)) {
-    if (shape->v[0] < 0 || shape->v[0] == HG_UNDERSCORE)
-      return hg_error(HG_ERR_INVALID, "tiler: the size %s is not an integer >= 0",
-                      hgl_tstr(shape, x, sizeof x));
-    t.mode[0] = hg_layout_1d(shape->v[0], 1);
-    *out = t;
-    return hg_ok();
-  }
-  int r = shape->arity[0];
-  if (r > HG_TILER_MAX)
-    return hg_error(HG_ERR_CAPACITY, "tiler: shape %s has %d modes, more than HG_TILER_MAX = %d",
-                    hgl_tstr(shape, x, sizeof x), r, HG_TILER_MAX);
-  t.rank = r;
-  for (int i = 0, c = 1; i < r; i++, c = hgl_end(shape, c)) {
-    if (shape->arity[c] == HG_LEAF && shape->v[c] == HG_UNDERSCORE) {
-      t.skip[i] = true;
-      t.mode[i] = hg_layout_1d(1, 0);
-      continue;
-    }
-    /* A sub-shape becomes its column-major layout (a nested shape tiler flattened to the
-     * layout it denotes: CuTe would recurse by mode, which hg_tiler_t cannot hold). */
-    hg_tuple_t sub;
-    hgl_subtree(shape, c, &sub);
-    if (!hg_is_int(&sub))
-      return hg_error(HG_ERR_UNSUPPORTED,
-                      "tiler: shape %s nests tuples; a by-mode tiler slot must be an integer "
-                      "size (nested by-mode tilers are not supported)",
-                      hgl_tstr(shape, x, sizeof x));
-    if (sub.v[0] < 0)
-      return hg_error(HG_ERR_INVALID, "tiler: the size %lld is negative", (long long)sub.v[0]);
-    t.mode[i] = hg_layout_1d(sub.v[0], 1);
-  }
-  *out = t;
-  return hg_ok();
 }
 
 /* ---------------------------------------------------------------- local_tile */

@@ -60,6 +60,10 @@ const char *hgl_tstr(const hg_tuple_t *t, char *buf, size_t size);
 hg_status_t hgl_coalesce(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hgl_composition(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
 hg_status_t hgl_complement(const hg_layout_t *l, int64_t bound, hg_layout_t *out);
+/* complement's modes before its last one (whose shape depends on the bound): the gaps
+ * between l's modes sorted by stride, m of them, and cur, the stride of the last mode. */
+hg_status_t hgl_complement_modes(const hg_layout_t *l, int64_t *rs, int64_t *rd, int *m,
+                                 int64_t *cur);
 hg_status_t hgl_right_inverse(const hg_layout_t *l, hg_layout_t *out);
 hg_status_t hgl_logical_divide(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
 hg_status_t hgl_logical_product(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out);
@@ -67,9 +71,21 @@ hg_status_t hgl_crd2idx(const hg_tuple_t *crd, int ci, const hg_tuple_t *shape,
                         const hg_tuple_t *stride, int si, int64_t *out);
 hg_status_t hgl_check_tiler(const hg_tiler_t *t, const char *what);
 
+/* Tiler trees (hg_tiler_t's preorder nodes). A by-mode list is `count` slots whose first is
+ * node `first`: the whole tiler's top level is (0, rank), a nested list node i holds
+ * (i + 1, sub[i]). */
+int hgl_tiler_end(const hg_tiler_t *t, int i); /* one past the subtree of node i */
+int hgl_tiler_nodes(const hg_tiler_t *t);      /* nodes in use (rank 0: 1) */
+/* Check that a layout has at least `count` modes for a by-mode list of that many slots. */
+hg_status_t hgl_check_by_mode_rank(const hg_layout_t *a, int count);
+/* Append node *n while building a tiler (then *n is one past it): a layout l, a `_`
+ * (skip), or with l NULL and !skip a list opening whose slots follow (the caller sets its
+ * sub[] once they are added). */
+hg_status_t hgl_tiler_add(hg_tiler_t *t, int *n, const hg_layout_t *l, bool skip);
+
 /* Divides and products share one driver: the splitter is logical_divide or
  * logical_product of a layout by a layout; the op picks how the halves are arranged. */
-typedef enum hgl_splitter { HGL_DIVIDE, HGL_PRODUCT } hgl_splitter_t;
+typedef enum hgl_splitter { HGL_DIVIDE, HGL_PRODUCT, HGL_COMPOSE } hgl_splitter_t;
 typedef enum hgl_tiler_op {
   HGL_OP_LOGICAL_DIVIDE,
   HGL_OP_ZIPPED_DIVIDE,
@@ -80,9 +96,21 @@ typedef enum hgl_tiler_op {
   HGL_OP_TILED_PRODUCT,
   HGL_OP_FLAT_PRODUCT,
 } hgl_tiler_op_t;
+/* The by-mode list (first, count) of t applied mode by mode with the splitter (or, for
+ * HGL_COMPOSE, composition), recursing into nested lists; modes past the list stay. */
+hg_status_t hgl_by_mode(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t, int first,
+                        int count, hg_layout_t *out);
 /* Validate, run op, and prefix a failure with "<name> of L by T: ". */
 hg_status_t hgl_tiler_op(hgl_tiler_op_t op, const char *name, const hg_layout_t *l,
                          const hg_tiler_t *t, hg_layout_t *out);
+
+/* A bounded text writer (snprintf-like: len is the length the full text needs). */
+typedef struct hgl_sbuf {
+  char *buf;
+  size_t size;
+  size_t len;
+} hgl_sbuf_t;
+void hgl_sb_puts(hgl_sbuf_t *b, const char *s);
 
 /* Text cursor shared by the parsers. */
 typedef struct hgl_cursor {

@@ -12,13 +12,7 @@
 
 /* ---------------------------------------------------------------- printing */
 
-typedef struct sbuf {
-  char *buf;
-  size_t size;
-  size_t len; /* length the full text needs */
-} sbuf_t;
-
-static void sb_puts(sbuf_t *b, const char *s) {
+void hgl_sb_puts(hgl_sbuf_t *b, const char *s) {
   size_t n = strlen(s);
   if (b->size > 0 && b->len < b->size - 1) {
     size_t room = b->size - 1 - b->len;
@@ -28,95 +22,107 @@ static void sb_puts(sbuf_t *b, const char *s) {
   if (b->size > 0) b->buf[b->len < b->size ? b->len : b->size - 1] = '\0';
 }
 
-static void sb_int(sbuf_t *b, int64_t v) {
+static void sb_int(hgl_sbuf_t *b, int64_t v) {
   char tmp[32];
   if (v == HG_UNDERSCORE)
     snprintf(tmp, sizeof tmp, "_");
   else
     snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-  sb_puts(b, tmp);
+  hgl_sb_puts(b, tmp);
 }
 
-static int sb_tuple(sbuf_t *b, const hg_tuple_t *t, int i) {
+static int sb_tuple(hgl_sbuf_t *b, const hg_tuple_t *t, int i) {
   if (t->arity[i] == HG_LEAF) {
     sb_int(b, t->v[i]);
     return i + 1;
   }
   int k = t->arity[i];
-  sb_puts(b, "(");
+  hgl_sb_puts(b, "(");
   i++;
   for (int j = 0; j < k; j++) {
-    if (j) sb_puts(b, ",");
+    if (j) hgl_sb_puts(b, ",");
     i = sb_tuple(b, t, i);
   }
-  sb_puts(b, ")");
+  hgl_sb_puts(b, ")");
   return i;
 }
 
-static int sb_done(sbuf_t *b) {
+static int sb_done(hgl_sbuf_t *b) {
   if (b->size > 0 && b->len == 0) b->buf[0] = '\0';
   return b->len > (size_t)INT32_MAX ? INT32_MAX : (int)b->len;
 }
 
 int hg_tuple_print(const hg_tuple_t *t, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   if (!hgl_tuple_valid(t))
-    sb_puts(&b, "<invalid tuple>");
+    hgl_sb_puts(&b, "<invalid tuple>");
   else
     sb_tuple(&b, t, 0);
   return sb_done(&b);
 }
 
-static void sb_layout(sbuf_t *b, const hg_layout_t *l) {
+static void sb_layout(hgl_sbuf_t *b, const hg_layout_t *l) {
   if (!hgl_tuple_valid(&l->shape) || !hgl_tuple_valid(&l->stride)) {
-    sb_puts(b, "<invalid layout>");
+    hgl_sb_puts(b, "<invalid layout>");
     return;
   }
   sb_tuple(b, &l->shape, 0);
-  sb_puts(b, ":");
+  hgl_sb_puts(b, ":");
   sb_tuple(b, &l->stride, 0);
 }
 
 int hg_layout_print(const hg_layout_t *l, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   sb_layout(&b, l);
   return sb_done(&b);
 }
 
-int hg_tiler_print(const hg_tiler_t *t, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
-  if (t->rank == 0) {
-    sb_layout(&b, &t->mode[0]);
-  } else if (t->rank < 0 || t->rank > HG_TILER_MAX) {
-    sb_puts(&b, "<invalid tiler>");
-  } else {
-    sb_puts(&b, "[");
-    for (int i = 0; i < t->rank; i++) {
-      if (i) sb_puts(&b, ",");
-      if (t->skip[i])
-        sb_puts(&b, "_");
-      else
-        sb_layout(&b, &t->mode[i]);
+/* The list (first, count) as [slot,...]; returns one past its last node. */
+static int sb_tiler_list(hgl_sbuf_t *b, const hg_tiler_t *t, int first, int count) {
+  int i = first;
+  hgl_sb_puts(b, "[");
+  for (int k = 0; k < count && i < HG_TILER_MAX; k++) {
+    if (k) hgl_sb_puts(b, ",");
+    if (t->sub[i] > 0) {
+      i = sb_tiler_list(b, t, i + 1, t->sub[i]);
+      continue;
     }
-    sb_puts(&b, "]");
+    if (t->skip[i])
+      hgl_sb_puts(b, "_");
+    else
+      sb_layout(b, &t->mode[i]);
+    i++;
   }
+  hgl_sb_puts(b, "]");
+  return i;
+}
+
+int hg_tiler_print(const hg_tiler_t *t, char *buf, size_t size) {
+  hgl_sbuf_t b = {buf, size, 0};
+  hg_status_t s = t->rank == 0 ? hg_ok() : hgl_check_tiler(t, "tiler");
+  if (t->rank == 0)
+    sb_layout(&b, &t->mode[0]);
+  else if (!hg_is_ok(&s))
+    hgl_sb_puts(&b, "<invalid tiler>");
+  else
+    sb_tiler_list(&b, t, 0, t->rank);
   return sb_done(&b);
 }
 
 int hg_composed_print(const hg_composed_t *c, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   if (c->sw.b != 0 || c->offset != 0) {
     char tmp[96];
     snprintf(tmp, sizeof tmp, "Sw<%d,%d,%d> o %lld o ", c->sw.b, c->sw.m, c->sw.s,
              (long long)c->offset);
-    sb_puts(&b, tmp);
+    hgl_sb_puts(&b, tmp);
   }
   sb_layout(&b, &c->layout);
   return sb_done(&b);
 }
 
 const char *hgl_lstr(const hg_layout_t *l, char *buf, size_t size) {
-  sbuf_t b = {buf, size, 0};
+  hgl_sbuf_t b = {buf, size, 0};
   sb_layout(&b, l);
   if (b.len >= size && size > 4) memcpy(buf + size - 4, "...", 4);
   return buf;
@@ -305,30 +311,82 @@ hg_status_t hg_layout_parse(const char *text, hg_layout_t *out) {
   return hg_ok();
 }
 
-/* One element of a tiler: a layout, or an integer n meaning n:1. */
-static hg_status_t parse_tiler_layout(hgl_cursor_t *c, hg_layout_t *out, bool *shape_only,
-                                      hg_tuple_t *shape) {
-  const char *start = c->p;
-  hg_tuple_t t;
-  HG_TRY(hgl_parse_tuple(c, &t));
-  hgl_skip_ws(c);
-  if (*c->p == ':') {
-    c->p = start;
-    *shape_only = false;
-    return hgl_parse_layout(c, out);
+/* A tuple of sizes as tiler slots: an integer n is n:1, `_` a skip, a tuple a nested
+ * list (pycute's tuple tilers). */
+static hg_status_t tuple_slots(hgl_cursor_t *c, const char *start, const hg_tuple_t *sh, int si,
+                               hg_tiler_t *t, int *n) {
+  for (int k = 0, e = si + 1; k < sh->arity[si]; k++, e = hgl_end(sh, e)) {
+    if (sh->arity[e] != HG_LEAF) {
+      int me = *n;
+      HG_TRY(hgl_tiler_add(t, n, NULL, false));
+      t->sub[me] = sh->arity[e];
+      HG_TRY(tuple_slots(c, start, sh, e, t, n));
+      continue;
+    }
+    int64_t v = sh->v[e];
+    if (v != HG_UNDERSCORE && v < 0) {
+      hgl_cursor_t at = {c->text, start};
+      return hgl_parse_error(&at, "a tiler size must be an integer >= 0");
+    }
+    hg_layout_t l = hg_layout_1d(v, 1);
+    HG_TRY(hgl_tiler_add(t, n, v == HG_UNDERSCORE ? NULL : &l, v == HG_UNDERSCORE));
   }
-  *shape_only = true;
-  *shape = t;
   return hg_ok();
 }
 
-static hg_status_t int_tiler_mode(hgl_cursor_t *c, const char *start, int64_t v, hg_layout_t *out) {
-  if (v == HG_UNDERSCORE || v < 0) {
-    hgl_cursor_t at = {c->text, start};
-    return hgl_parse_error(&at, "a tiler size must be an integer >= 0");
+/* One slot: `_`, a nested list [...], a layout, an integer n (n:1), or a tuple of sizes
+ * (a nested list). Appends its nodes at *n. */
+static hg_status_t parse_tiler_list(hgl_cursor_t *c, hg_tiler_t *t, int *n, int *count);
+
+static hg_status_t parse_tiler_slot(hgl_cursor_t *c, hg_tiler_t *t, int *n) {
+  hgl_skip_ws(c);
+  const char *start = c->p;
+  if (c->p[0] == '_' && !isdigit((unsigned char)c->p[1]) && c->p[1] != '-' && c->p[1] != '+') {
+    c->p++;
+    return hgl_tiler_add(t, n, NULL, true);
   }
-  *out = hg_layout_1d(v, 1);
-  return hg_ok();
+  if (*c->p == '[') {
+    int me = *n, count;
+    HG_TRY(hgl_tiler_add(t, n, NULL, false));
+    HG_TRY(parse_tiler_list(c, t, n, &count));
+    t->sub[me] = (int8_t)count;
+    return hg_ok();
+  }
+  hg_tuple_t sh;
+  HG_TRY(hgl_parse_tuple(c, &sh));
+  hgl_skip_ws(c);
+  if (*c->p == ':') {
+    hg_layout_t l;
+    c->p = start;
+    HG_TRY(hgl_parse_layout(c, &l));
+    return hgl_tiler_add(t, n, &l, false);
+  }
+  /* A bare integer or tuple of sizes: wrap it as a one-slot list and unwrap that list. */
+  hg_tuple_t one;
+  hgl_empty(&one);
+  HG_TRY(hgl_push(&one, &sh));
+  return tuple_slots(c, start, &one, 0, t, n);
+}
+
+/* [slot, slot, ...] at the cursor; *count is the number of slots. */
+static hg_status_t parse_tiler_list(hgl_cursor_t *c, hg_tiler_t *t, int *n, int *count) {
+  c->p++; /* '[' */
+  *count = 0;
+  for (;;) {
+    if (*count >= 127) return hgl_parse_error(c, "more than 127 slots in a tiler list");
+    HG_TRY(parse_tiler_slot(c, t, n));
+    (*count)++;
+    hgl_skip_ws(c);
+    if (*c->p == ',') {
+      c->p++;
+      continue;
+    }
+    if (*c->p == ']') {
+      c->p++;
+      return hg_ok();
+    }
+    return hgl_parse_error(c, "expected ',' or ']' in a by-mode tiler");
+  }
 }
 
 hg_status_t hg_tiler_parse(const char *text, hg_tiler_t *out) {
@@ -336,75 +394,37 @@ hg_status_t hg_tiler_parse(const char *text, hg_tiler_t *out) {
   hgl_cursor_t c = {text, text};
   hg_tiler_t r;
   memset(&r, 0, sizeof r);
+  int n = 0;
+  hg_status_t s = hg_ok();
   hgl_skip_ws(&c);
   if (*c.p == '[') {
-    c.p++;
-    for (;;) {
-      hgl_skip_ws(&c);
-      if (r.rank >= HG_TILER_MAX)
-        return hgl_parse_error(&c, "a by-mode tiler holds at most HG_TILER_MAX = %d slots",
-                               HG_TILER_MAX);
-      const char *start = c.p;
-      if (c.p[0] == '_' && !isdigit((unsigned char)c.p[1]) && c.p[1] != '-' && c.p[1] != '+') {
-        c.p++;
-        r.skip[r.rank] = true;
-        r.mode[r.rank] = hg_layout_1d(1, 0);
-      } else {
-        bool shape_only;
-        hg_tuple_t shape;
-        HG_TRY(parse_tiler_layout(&c, &r.mode[r.rank], &shape_only, &shape));
-        if (shape_only) {
-          if (!hg_is_int(&shape)) {
-            hgl_cursor_t at = {text, start};
-            return hgl_parse_error(&at, "a tiler slot is '_', an integer or a layout (nested "
-                                        "by-mode tilers are not supported)");
-          }
-          HG_TRY(int_tiler_mode(&c, start, shape.v[0], &r.mode[r.rank]));
-        }
-      }
-      r.rank++;
-      hgl_skip_ws(&c);
-      if (*c.p == ',') {
-        c.p++;
-        continue;
-      }
-      if (*c.p == ']') {
-        c.p++;
-        break;
-      }
-      return hgl_parse_error(&c, "expected ',' or ']' in a by-mode tiler");
-    }
+    s = parse_tiler_list(&c, &r, &n, &r.rank);
   } else {
     const char *start = c.p;
-    bool shape_only;
-    hg_tuple_t shape;
-    HG_TRY(parse_tiler_layout(&c, &r.mode[0], &shape_only, &shape));
-    if (shape_only) {
-      if (hg_is_int(&shape)) {
-        HG_TRY(int_tiler_mode(&c, start, shape.v[0], &r.mode[0]));
-      } else {
-        /* A tuple of sizes is a by-mode tiler, as CuTe treats a Shape tiler. */
-        if (hg_tuple_depth(&shape) != 1) {
-          hgl_cursor_t at = {text, start};
-          return hgl_parse_error(&at, "a shape tiler must be a flat tuple of sizes");
-        }
-        if (shape.arity[0] > HG_TILER_MAX) {
-          hgl_cursor_t at = {text, start};
-          return hgl_parse_error(&at, "a by-mode tiler holds at most HG_TILER_MAX = %d slots",
-                                 HG_TILER_MAX);
-        }
-        r.rank = shape.arity[0];
-        for (int i = 0; i < r.rank; i++) {
-          if (shape.v[i + 1] == HG_UNDERSCORE) {
-            r.skip[i] = true;
-            r.mode[i] = hg_layout_1d(1, 0);
-          } else {
-            HG_TRY(int_tiler_mode(&c, start, shape.v[i + 1], &r.mode[i]));
-          }
-        }
+    hg_tuple_t sh;
+    HG_TRY(hgl_parse_tuple(&c, &sh));
+    hgl_skip_ws(&c);
+    if (*c.p == ':') {
+      c.p = start;
+      HG_TRY(hgl_parse_layout(&c, &r.mode[0]));
+    } else if (hg_is_int(&sh)) {
+      if (sh.v[0] == HG_UNDERSCORE || sh.v[0] < 0) {
+        hgl_cursor_t at = {text, start};
+        return hgl_parse_error(&at, "a tiler size must be an integer >= 0");
       }
+      r.mode[0] = hg_layout_1d(sh.v[0], 1);
+    } else {
+      /* A tuple of sizes is a by-mode tiler, as CuTe treats a Shape tiler. */
+      r.rank = sh.arity[0];
+      s = tuple_slots(&c, start, &sh, 0, &r, &n);
     }
   }
+  if (s.code == HG_ERR_CAPACITY)
+    return hgl_parse_error(&c,
+                           "a tiler holds at most HG_TILER_MAX = %d nodes (layouts, '_' and "
+                           "nested lists together)",
+                           HG_TILER_MAX);
+  HG_TRY(s);
   HG_TRY(expect_end(&c));
   *out = r;
   return hg_ok();

@@ -160,7 +160,7 @@ static hg_status_t sub_mode(const hg_layout_t *div, int i, int j, const char *wh
 }
 
 static hg_status_t divide2(const hg_layout_t *l, int64_t t0, int64_t t1, hg_layout_t *out) {
-  hg_tiler_t tiler;
+  hg_tiler_t tiler = {0};
   tiler.rank = 2;
   tiler.skip[0] = tiler.skip[1] = false;
   tiler.mode[0] = hg_layout_1d(t0, 1);
@@ -274,7 +274,7 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
                       "not a %s GMMA layout for a %s swizzle: %" PRId64
                       " rows along MN are not whole %" PRId64 "-byte swizzle rows",
                       mname, hg_swizzle_mode_name(sw), mn, span);
-    hg_tiler_t tw;
+    hg_tiler_t tw = {0};
     tw.rank = 0;
     tw.mode[0] = hg_layout_1d(W, 1);
     HG_TRY(hg_logical_divide(&chunks, &tw, &cdiv));
@@ -403,7 +403,7 @@ hg_status_t hg_gmma_operand_from_layout(const hg_composed_t *layout, hg_dtype_t 
   const uint32_t span = (uint32_t)hg_swizzle_mode_bytes(sw);
   r.align_bytes = span ? span * 8 : 128;
 
-  hg_tiler_t tiler;
+  hg_tiler_t tiler = {0};
   tiler.rank = 2;
   tiler.skip[0] = tiler.skip[1] = false;
   tiler.mode[0] = hg_layout_1d(atom_mn, 1);

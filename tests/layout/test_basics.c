@@ -201,9 +201,13 @@ static void test_parse_errors(void) {
   memset(deep, '(', 64);
   strcpy(deep + 64, "1");
   CHECK_ERR(hg_tuple_parse(deep, &t), HG_ERR_CAPACITY, "HG_TUPLE_MAX");
-  CHECK_ERR(hg_tiler_parse("[1:1,1:1,1:1,1:1,1:1,1:1,1:1,1:1,1:1]", &tl), HG_ERR_PARSE,
+  CHECK_ERR(hg_tiler_parse("[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", &tl), HG_ERR_PARSE,
             "HG_TILER_MAX");
-  CHECK_ERR(hg_tiler_parse("[(2,2),_]", &tl), HG_ERR_PARSE, "nested");
+  CHECK_ERR(hg_tiler_parse("[[1,1,1,1,1,1,1,1],[1,1,1,1,1,1,1]]", &tl), HG_ERR_PARSE,
+            "HG_TILER_MAX");
+  CHECK_ERR(hg_tiler_parse("[[4:1,_],", &tl), HG_ERR_PARSE, "expected an integer");
+  CHECK_ERR(hg_tiler_parse("[[4:1 _]]", &tl), HG_ERR_PARSE, "expected ',' or ']'");
+  CHECK_ERR(hg_tiler_parse("((2,-1),4)", &tl), HG_ERR_PARSE, "tiler size must be an integer");
   CHECK_ERR(hg_tiler_parse("[4:1,", &tl), HG_ERR_PARSE, "expected an integer");
 }
 

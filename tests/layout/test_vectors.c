@@ -1,6 +1,7 @@
-/* Every golden vector (tests/vectors/layout_algebra.tsv, computed with NVIDIA's pycute)
- * through the library by name, compared as strings; an expected 'error' must come back
- * as a failed status with a sentence. Also times the whole file. */
+/* Every golden vector (tests/vectors/layout_algebra.tsv and the nested-tiler corpus
+ * tests/vectors/layout_nested_tilers.tsv, both computed with NVIDIA's pycute) through the
+ * library by name, compared as strings; an expected 'error' must come back as a failed
+ * status with a sentence. Also times the algebra file. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,14 @@ static vec_t *vecs;
 static int nvecs;
 static char *text;
 
-static void load(void) {
+static void load(const char *rel) {
+  free(vecs);
+  free(text);
+  vecs = NULL;
+  text = NULL;
+  nvecs = 0;
   char path[4096];
-  hg_test_src_path("tests/vectors/layout_algebra.tsv", path, sizeof path);
+  hg_test_src_path(rel, path, sizeof path);
   FILE *f = fopen(path, "rb");
   if (!f) {
     HG_FAIL("cannot open %s", path);
@@ -67,12 +73,10 @@ static void load(void) {
   }
 }
 
-static void test_all_vectors(void) {
-  load();
-  CHECK_EQ(nvecs, 4000);
+/* Runs every vector of the loaded file; returns how many expected an error. */
+static int run_vectors(void) {
   char buf[8192];
   int errors_expected = 0;
-  double t0 = now_s();
   for (int i = 0; i < nvecs; i++) {
     const char *args[2] = {vecs[i].a1, vecs[i].a2};
     hg_status_t s = hg_layout_op(vecs[i].op, 2, args, buf, sizeof buf);
@@ -86,14 +90,34 @@ static void test_all_vectors(void) {
       CHECK(strlen(s.msg) > 20); /* a sentence, not a bare code */
     }
   }
+  return errors_expected;
+}
+
+static void test_all_vectors(void) {
+  load("tests/vectors/layout_algebra.tsv");
+  CHECK_EQ(nvecs, 4000);
+  double t0 = now_s();
+  int errors_expected = run_vectors();
   double dt = now_s() - t0;
   fprintf(stderr, "%d vectors (%d expected errors) in %.2f ms\n", nvecs, errors_expected, dt * 1e3);
   CHECK(dt < 0.5); /* the brief: well under a second */
   CHECK(errors_expected > 0);
 }
 
+/* Nested by-mode tilers ([[2:1,3:1],4:1], [(2,2):(1,2),_], tuples of sizes) through
+ * composition and the divides and products, against pycute on a random corpus. */
+static void test_nested_tilers(void) {
+  load("tests/vectors/layout_nested_tilers.tsv");
+  CHECK_EQ(nvecs, 1400);
+  int errors_expected = run_vectors();
+  fprintf(stderr, "%d nested-tiler vectors (%d expected errors)\n", nvecs, errors_expected);
+  CHECK(errors_expected > 0);
+  CHECK(errors_expected < nvecs / 4);
+}
+
 int main(void) {
   HG_RUN(test_all_vectors);
+  HG_RUN(test_nested_tilers);
   free(vecs);
   free(text);
   return hg_test_finish();
