@@ -15,11 +15,11 @@ spaces, `(4,)`, swizzled layouts `Sw<3,4,3> o 0 o (8,64):(64,1)`, by-mode tilers
 from __future__ import annotations
 
 import ctypes as C
-from typing import Iterable, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 from . import _capi
 from ._capi import fn
-from .errors import CapacityError, InvalidError, ParseError, UnsupportedError, check
+from .errors import CapacityError, InvalidError, UnsupportedError, check
 
 IntTuple = Union[int, Tuple["IntTuple", ...]]
 
@@ -635,16 +635,14 @@ def _tiler_op(cname: str, doc: str):
     return op
 
 
-for _n, _d in [("logical_divide", "Split each tiler mode into (tile, rest)."),
-               ("zipped_divide", "((tiles...), (rests...))."),
-               ("tiled_divide", "((tiles...), rest0, rest1, ...)."),
-               ("flat_divide", "(tile0, tile1, ..., rest0, rest1, ...)."),
-               ("logical_product", "(layout, layout repeated over the tiler)."),
-               ("zipped_product", "((blocks...), (repeats...))."),
-               ("tiled_product", "((blocks...), repeat0, repeat1, ...)."),
-               ("flat_product", "(block0, ..., repeat0, ...).")]:
-    globals()[_n] = _tiler_op("hg_" + _n, _d)
-del _n, _d
+logical_divide = _tiler_op("hg_logical_divide", "Split each tiler mode into (tile, rest).")
+zipped_divide = _tiler_op("hg_zipped_divide", "((tiles...), (rests...)).")
+tiled_divide = _tiler_op("hg_tiled_divide", "((tiles...), rest0, rest1, ...).")
+flat_divide = _tiler_op("hg_flat_divide", "(tile0, tile1, ..., rest0, rest1, ...).")
+logical_product = _tiler_op("hg_logical_product", "(layout, layout repeated over the tiler).")
+zipped_product = _tiler_op("hg_zipped_product", "((blocks...), (repeats...)).")
+tiled_product = _tiler_op("hg_tiled_product", "((blocks...), repeat0, repeat1, ...).")
+flat_product = _tiler_op("hg_flat_product", "(block0, ..., repeat0, ...).")
 
 
 def blocked_product(block, tiler) -> Layout:

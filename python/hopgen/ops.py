@@ -38,6 +38,8 @@ _lock = threading.Lock()
 _runtimes: dict = {}
 _ops: dict = {}
 _modules: dict = {}
+_kernels: dict = {}
+_fast: dict = {}
 
 
 def as_tensor(x: Any, what: str) -> torch.Tensor:
@@ -81,14 +83,21 @@ def _raw_stream(index: int) -> int:
 
 # ----------------------------------------------------------------------------- GEMM
 
+_get_stream = torch._C._cuda_getCurrentRawStream
+
+
+_run = fn("hg_gemm_op_run")
+
 
 class GemmOp:
     """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem."""
 
-    __slots__ = ("handle", "device", "kernel", "config", "grid", "jit_cache_hit", "d_dtype")
+    __slots__ = ("handle", "device", "kernel", "config", "grid", "jit_cache_hit", "d_dtype",
+                 "per_stream")
 
-    def __init__(self, handle, device: int, d_dtype):
+    def __init__(self, handle, device: int, d_dtype, per_stream: bool = False):
         self.handle, self.device, self.d_dtype = handle, device, d_dtype
+        self.per_stream = per_stream  # it repacks operands into its own scratch
         k = fn("hg_gemm_op_kernel")(handle)[0]
         self.kernel = k.k.name.decode()
         self.config = str(GemmConfig._from_c(k.config))
@@ -105,6 +114,8 @@ def clear_cache() -> None:
         for op in _ops.values():
             fn("hg_gemm_op_destroy")(op.handle)
         _ops.clear()
+        _fast.clear()
+        _kernels.clear()
         for mod, rt in _modules.values():
             fn("hg_rt_module_unload")(rt, mod[0])
         _modules.clear()
@@ -210,6 +221,7 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend) -
     op = _ops.get(key)
     if op is None:
         key, op = _create(key, index, stream)
+    _last_op[0] = op
     st = fn("hg_gemm_op_run")(op.handle, a.data_ptr(), b.data_ptr(), pc, pd, psa, psb, stream)
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
@@ -246,7 +258,7 @@ def _create(key, index, stream):
     with torch.cuda.device(index):
         check(fn("hg_gemm_op_create")(rt, C.byref(p), cfg, _backend(backend), C.byref(h)),
               "hopgen.gemm: ")
-    op = GemmOp(h, index, td)
+    op = GemmOp(h, index, td, rep_a.value or rep_b.value)
     with _lock:
         _ops[key] = op
     return key, op
@@ -279,6 +291,11 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     torch.cuda.current_stream(); returns out (a new tensor when out is None).
     """
     if torch.compiler.is_compiling():
+        # Python-number scales fold into alpha: the op's schema takes tensors only.
+        if isinstance(scale_a, (int, float)):
+            alpha, scale_a = alpha * scale_a, None
+        if isinstance(scale_b, (int, float)):
+            alpha, scale_b = alpha * scale_b, None
         if out is not None:
             torch.ops.hopgen.gemm_out(a, b, out, c, scale_a, scale_b, float(alpha), float(beta),
                                       _cfg_text(config), backend)
@@ -291,12 +308,59 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     if not isinstance(b, torch.Tensor):
         b = as_tensor(b, "b")
     if out is None:
-        out = torch.empty(_out_shape(a, b), dtype=_out_dtype(a, out_dtype), device=a.device)
+        out = torch.empty((*a.shape[:-1], b.shape[-1]), device=a.device,
+                          dtype=out_dtype or (torch.bfloat16 if a.element_size() == 1
+                                              else a.dtype))
         out_obj = out
     elif not isinstance(out, torch.Tensor):
         out = as_tensor(out, "out")
-    _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), backend)
+    # The fast path: everything that decides validity and the operation is in the key, so a
+    # hit launches without re-validating (pointers and the stream are per call).
+    pd = out.data_ptr()
+    key = (a.dtype, b.dtype, out.dtype, a.shape, a.stride(), b.shape, b.stride(), out.shape,
+           out.stride(), a.device, b.device, out.device, pd & 15 == 0, alpha, beta,
+           _sig(c), _sig(scale_a), _sig(scale_b), config, backend)
+    hit = _fast.get(key)
+    if hit is None:
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), backend)
+        if not _capturing():
+            hit = _fast[key] = _fast_entry(a, b, out, c, alpha, beta, scale_a, scale_b,
+                                           _cfg_text(config), backend)
+        return out_obj
+    handle, index, use_c, use_sa, use_sb = hit
+    st = _run(handle, a.data_ptr(), b.data_ptr(), c.data_ptr() if use_c else 0, pd,
+              scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0,
+              _get_stream(index))
+    if st.code:
+        raise error_from_status(st, "hopgen.gemm: ")
     return out_obj
+
+
+def _sig(x):
+    """What the fast path's key needs of c / scale_a / scale_b: None, a number, or a tensor's
+    dtype, shape, strides and device."""
+    if x is None or isinstance(x, (int, float)):
+        return x
+    if isinstance(x, torch.Tensor):
+        return (x.dtype, x.shape, x.stride(), x.device)
+    return id(type(x))  # DLPack / CAI objects: never on the fast path (see _fast_entry)
+
+
+def _fast_entry(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend):
+    """The fast path's record of a validated call: the op handle (the one _gemm_launch just
+    used) and which optional pointers the call passes."""
+    if not all(x is None or isinstance(x, (int, float, torch.Tensor))
+               for x in (c, scale_a, scale_b)):
+        return None
+    index = a.device.index
+    op = _last_op[0]
+    if op.per_stream:
+        return None
+    return (op.handle, index, c is not None, isinstance(scale_a, torch.Tensor),
+            isinstance(scale_b, torch.Tensor))
+
+
+_last_op = [None]
 
 
 def scaled_gemm(a, b, scale_a, scale_b, *, out_dtype=torch.bfloat16, **kw):
@@ -382,7 +446,7 @@ def tma_copy(dst, src, *, stages: int = 0, box_rows: int = 0, ctas_per_sm: int =
     cfg = _capi.CopyConfig(stages=stages, box_rows=box_rows, ctas_per_sm=ctas_per_sm,
                            evict_first=evict_first)
     key = ("copy", index, stages, box_rows, ctas_per_sm, evict_first)
-    hit = _modules.get(key)
+    hit = _kernels.get(key)
     if hit is None:
         k = _capi.Kernel()
         check(fn("hg_gen_copy")(C.byref(cfg), 0, C.byref(k)), "tma_copy: ")
@@ -390,10 +454,10 @@ def tma_copy(dst, src, *, stages: int = 0, box_rows: int = 0, ctas_per_sm: int =
             ptx, name = C.string_at(k.ptx.data).decode(), k.name.decode()
             f = _module(rt, ptx, name, k.smem_bytes)
             sms = fn("hg_rt_device")(rt)[0].sm_count
-            hit = _modules[key] = ((name, f, k.threads, k.smem_bytes, sms), rt)
+            hit = _kernels[key] = (name, f, k.threads, k.smem_bytes, sms)
         finally:
             fn("hg_kernel_free")(C.byref(k))
-    name, f, threads, smem, sms = hit[0]
+    name, f, threads, smem, sms = hit
     rows = nbytes // _COPY_ROW_BYTES
     br = box_rows or 32
     p = _capi.TensormapParams(dtype=7, rank=2, interleave=0, swizzle=0, l2_promotion=3)

@@ -17,7 +17,8 @@ typedef struct jbuf {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void jb_printf(jbuf_t *j, const char *fmt, ...) {
+static void
+jb_printf(jbuf_t *j, const char *fmt, ...) {
   char tmp[512];
   va_list ap;
   va_start(ap, fmt);
