@@ -356,7 +356,7 @@ _lib_path = None
 def _candidates():
     env = os.environ.get("HOPGEN_LIBRARY")
     if env:
-        return [Path(env)]
+        return [Path(env).expanduser().resolve()]
     here = Path(__file__).resolve().parent
     return [here / "libhopgen.so", here.parent.parent / "build" / "libhopgen.so"]
 
