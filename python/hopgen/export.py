@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ctypes as C
 import os
-from typing import Optional
-
 from . import _capi
 from ._capi import fn
 from .errors import check

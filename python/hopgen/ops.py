@@ -302,6 +302,15 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
             return out
         return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
                                      out_dtype, _cfg_text(config), backend)
+    if torch.is_grad_enabled() and out is None and any(
+            isinstance(x, torch.Tensor) and x.requires_grad for x in (a, b, c)):
+        # autograd: through the registered op, whose backward is two more hopgen GEMMs
+        if isinstance(scale_a, (int, float)):
+            alpha, scale_a = alpha * scale_a, None
+        if isinstance(scale_b, (int, float)):
+            alpha, scale_b = alpha * scale_b, None
+        return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
+                                     out_dtype, _cfg_text(config), backend)
     out_obj = out
     if not isinstance(a, torch.Tensor):
         a = as_tensor(a, "a")
@@ -564,7 +573,7 @@ def _register() -> None:
         a, b = ctx.saved_tensors
         if _DT.get(a.dtype) in _FP8:
             raise UnsupportedError("hopgen.gemm has no backward for fp8 operands")
-        g = grad.to(a.dtype)
+        g = grad.to(a.dtype).contiguous()  # e.g. an expanded gradient of a sum
         ga = gb = gc = None
         if ctx.needs_input_grad[0]:
             ga = torch.ops.hopgen.gemm(g, b.transpose(-1, -2), None, None, None, ctx.alpha, 0.0,
