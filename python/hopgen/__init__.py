@@ -13,6 +13,8 @@ and generation work without it and without a GPU.
 """
 from __future__ import annotations
 
+import sys
+
 from ._capi import library_path
 from .errors import (CapacityError, CudaError, HopgenError, InvalidError, JitError,
                      MismatchError, NoDeviceError, NoDriverError, ParseError, ToolError,
@@ -26,15 +28,23 @@ from .export import export  # noqa: F401
 __version__ = "0.1.0"
 
 
+_TORCH_NAMES = ("gemm", "scaled_gemm", "tma_copy", "tma_load_tiles", "clear_cache", "GemmOp",
+                "as_tensor")
+
+
 def __getattr__(name):
-    # The torch-facing part is imported on first use, so `import hopgen` never imports torch.
+    # The torch-facing part is imported on first use, so `import hopgen` never imports torch
+    # itself; the names then become plain attributes (torch.compile resolves them directly).
     if name in _TORCH_NAMES:
         from . import ops
-        return getattr(ops, name)
+        for n in _TORCH_NAMES:
+            globals()[n] = getattr(ops, n)
+        return globals()[name]
     raise AttributeError(f"module 'hopgen' has no attribute {name!r}")
 
 
-_TORCH_NAMES = ("gemm", "scaled_gemm", "tma_copy", "tma_load_tiles", "clear_cache", "GemmOp")
+if "torch" in sys.modules and sys.modules["torch"] is not None:
+    __getattr__("gemm")  # torch is already loaded: bind the ops now, at no import cost
 
 __all__ = list(_layout_all) + [
     "HopgenError", "ParseError", "InvalidError", "CapacityError", "UnsupportedError",

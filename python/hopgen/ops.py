@@ -291,11 +291,7 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     torch.cuda.current_stream(); returns out (a new tensor when out is None).
     """
     if torch.compiler.is_compiling():
-        # Python-number scales fold into alpha: the op's schema takes tensors only.
-        if isinstance(scale_a, (int, float)):
-            alpha, scale_a = alpha * scale_a, None
-        if isinstance(scale_b, (int, float)):
-            alpha, scale_b = alpha * scale_b, None
+        alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
         if out is not None:
             torch.ops.hopgen.gemm_out(a, b, out, c, scale_a, scale_b, float(alpha), float(beta),
                                       _cfg_text(config), backend)
@@ -305,10 +301,7 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     if torch.is_grad_enabled() and out is None and any(
             isinstance(x, torch.Tensor) and x.requires_grad for x in (a, b, c)):
         # autograd: through the registered op, whose backward is two more hopgen GEMMs
-        if isinstance(scale_a, (int, float)):
-            alpha, scale_a = alpha * scale_a, None
-        if isinstance(scale_b, (int, float)):
-            alpha, scale_b = alpha * scale_b, None
+        alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
         return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
                                      out_dtype, _cfg_text(config), backend)
     out_obj = out
@@ -375,6 +368,15 @@ _last_op = [None]
 def scaled_gemm(a, b, scale_a, scale_b, *, out_dtype=torch.bfloat16, **kw):
     """fp8 GEMM with per-tensor scales, torch._scaled_mm's argument order."""
     return gemm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype, **kw)
+
+
+def _fold_scales(alpha, scale_a, scale_b):
+    """Python-number scales folded into alpha: the registered ops take scale tensors only."""
+    if isinstance(scale_a, (int, float)):
+        alpha, scale_a = alpha * scale_a, None
+    if isinstance(scale_b, (int, float)):
+        alpha, scale_b = alpha * scale_b, None
+    return alpha, scale_a, scale_b
 
 
 def _cfg_text(config) -> Optional[str]:
