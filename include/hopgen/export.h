@@ -37,10 +37,10 @@ typedef struct hg_export_options {
 #define HG_EXPORT_MAX_FILES 4
 
 typedef struct hg_export_result {
-  int count;                                /* files written */
-  char files[HG_EXPORT_MAX_FILES][512];     /* their paths */
-  bool has_cubin;                           /* the launcher embeds a cubin (else PTX) */
-  char note[256];                           /* the kernel, configuration and what D needs */
+  int count;                            /* files written */
+  char files[HG_EXPORT_MAX_FILES][512]; /* their paths */
+  bool has_cubin;                       /* the launcher embeds a cubin (else PTX) */
+  char note[256];                       /* the kernel, configuration and what D needs */
 } hg_export_result_t;
 
 /* Generate the GEMM for p (c NULL: the heuristic's configuration for 132 SMs) through

@@ -45,8 +45,9 @@ static const char *cu_l2(int l2) {
 
 static hg_status_t check_name(const char *name) {
   if (!name || !*name || strlen(name) > 64 || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
-    return hg_error(HG_ERR_INVALID, "export name \"%.80s\" is not a C identifier of 1 to 64 "
-                                    "characters",
+    return hg_error(HG_ERR_INVALID,
+                    "export name \"%.80s\" is not a C identifier of 1 to 64 "
+                    "characters",
                     name ? name : "");
   for (const char *p = name; *p; p++)
     if (!isalnum((unsigned char)*p) && *p != '_')
@@ -112,8 +113,8 @@ static void emit_operand(FILE *f, const char *nm, const char *x, const hg_tma_pl
   fprintf(f,
           "    const int64_t stride[3] = {%s, %s, batch > 1 ? bs_%s : "
           "(ld%s * %s + %d) / %d * %d};\n",
-          k_major ? "ld" : "1", k_major ? "1" : "ld", x, x, k_major ? mn : "k", 16 / e - 1,
-          16 / e, 16 / e);
+          k_major ? "ld" : "1", k_major ? "1" : "ld", x, x, k_major ? mn : "k", 16 / e - 1, 16 / e,
+          16 / e);
   /* stride[] above names "ld" for the operand's own leading dimension */
   fprintf(f, "    static const int mode[%d] = {", r);
   for (int d = 0; d < r; d++) fprintf(f, "%s%d", d ? ", " : "", p->tmap_mode[d]);
@@ -184,7 +185,8 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "#include \"%s.h\"\n\n#include <stdarg.h>\n#include <stdio.h>\n#include <string.h>\n\n",
           k->name, nm, nm);
   fprintf(f, "/* The kernel as %s (%zu bytes). */\nstatic const unsigned char %s_image[] = {",
-          cubin ? "a cubin for sm_90a" : "PTX for sm_90a, NUL-terminated (the driver JIT-compiles it)",
+          cubin ? "a cubin for sm_90a"
+                : "PTX for sm_90a, NUL-terminated (the driver JIT-compiles it)",
           img_len, nm);
   for (size_t i = 0; i < img_len; i++) fprintf(f, "%s0x%02x,", i % 16 ? " " : "\n    ", img[i]);
   fprintf(f, "\n};\n\n");
@@ -217,20 +219,21 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "  cfg->sharedMemBytes = %u;\n  cfg->hStream = stream;\n"
           "  cfg->attrs = attr;\n  cfg->numAttrs = 1;\n}\n\n",
           nm, cs, k->threads, k->smem_bytes);
-  fprintf(f,
-          "CUresult %s_load(void) {\n"
-          "  CUlaunchConfig cfg;\n  CUlaunchAttribute attr;\n  CUresult r;\n"
-          "  %s_message[0] = '\\0';\n"
-          "  if (%s_function) return CUDA_SUCCESS;\n"
-          "  r = cuModuleLoadData(&%s_module, %s_image);\n"
-          "  if (r != CUDA_SUCCESS)\n"
-          "    return %s_fail(r, \"cuModuleLoadData(%s) failed with CUresult %%d (an sm_90a "
-          "device and a driver for CUDA 12 or later are needed)\", (int)r);\n"
-          "  r = cuModuleGetFunction(&%s_function, %s_module, \"%s\");\n"
-          "  if (r == CUDA_SUCCESS)\n"
-          "    r = cuFuncSetAttribute(%s_function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
-          "%u);\n",
-          nm, nm, nm, nm, nm, nm, k->name, nm, nm, k->name, nm, k->smem_bytes);
+  fprintf(
+      f,
+      "CUresult %s_load(void) {\n"
+      "  CUlaunchConfig cfg;\n  CUlaunchAttribute attr;\n  CUresult r;\n"
+      "  %s_message[0] = '\\0';\n"
+      "  if (%s_function) return CUDA_SUCCESS;\n"
+      "  r = cuModuleLoadData(&%s_module, %s_image);\n"
+      "  if (r != CUDA_SUCCESS)\n"
+      "    return %s_fail(r, \"cuModuleLoadData(%s) failed with CUresult %%d (an sm_90a "
+      "device and a driver for CUDA 12 or later are needed)\", (int)r);\n"
+      "  r = cuModuleGetFunction(&%s_function, %s_module, \"%s\");\n"
+      "  if (r == CUDA_SUCCESS)\n"
+      "    r = cuFuncSetAttribute(%s_function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
+      "%u);\n",
+      nm, nm, nm, nm, nm, nm, k->name, nm, nm, k->name, nm, k->smem_bytes);
   if (cs > 8)
     fprintf(f,
             "  if (r == CUDA_SUCCESS)\n"
@@ -346,9 +349,8 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "  params[np++] = &bs_c;\n  params[np++] = &bs_d;\n"
           "  params[np++] = &alpha;\n  params[np++] = &beta;\n%s",
           gk->tma_store ? "  params[np++] = &map_d;\n" : "",
-          hg_dtype_bits(p->a_type) == 8
-              ? "  params[np++] = &scale_a;\n  params[np++] = &scale_b;\n"
-              : "");
+          hg_dtype_bits(p->a_type) == 8 ? "  params[np++] = &scale_a;\n  params[np++] = &scale_b;\n"
+                                        : "");
   fprintf(f,
           "  (void)np;\n"
           "  /* The persistent grid: as many clusters as run at once, no more than tiles. */\n"

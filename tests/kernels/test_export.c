@@ -9,8 +9,8 @@
 #include "hg_test.h"
 #include "hopgen/export.h"
 
-static hg_gemm_problem_t problem(int64_t m, int64_t n, int64_t k, int batch, hg_dtype_t t,
-                                 bool a_k, bool b_k) {
+static hg_gemm_problem_t problem(int64_t m, int64_t n, int64_t k, int batch, hg_dtype_t t, bool a_k,
+                                 bool b_k) {
   hg_gemm_problem_t p = {.m = m,
                          .n = n,
                          .k = k,
