@@ -121,7 +121,32 @@ def _call(name: str, *args, context: str = ""):
 # ----------------------------------------------------------------------------- Layout
 
 
-class Layout:
+class _Pictured:
+    """What Layout and ComposedLayout share: repr, format, and the pictures."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def show(self, file=None) -> str:
+        """The layout as a table like cute::print_layout: rows are mode 0, columns the other
+        modes. Printed to file (default stdout) unless file is False; returned either way."""
+        return _show(self._composed(), None, False, file)
+
+    def svg(self, tv=None, path: Optional[str] = None) -> str:
+        """An SVG picture (cells coloured by value; with tv, a (thread,value) -> index layout,
+        labelled T<thread>V<value>). Written to path when given; returned either way."""
+        return _show(self._composed(), tv, True, path)
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        return self.svg()
+
+
+class Layout(_Pictured):
     """A CuTe layout: congruent shape and stride int tuples (pycute's Layout).
 
     Layout(shape, stride=None) with tuples (stride None: column-major, as pycute and CuTe's
@@ -213,23 +238,8 @@ class Layout:
     def __str__(self) -> str:
         return _printed(fn("hg_layout_print"), self._cl)
 
-    def __repr__(self) -> str:
-        return f"Layout({str(self)!r})"
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-    def show(self, file=None) -> str:
-        """The layout as a table like cute::print_layout (printed unless file is False)."""
-        return _show(ComposedLayout._from_layout(self), None, False, file)
-
-    def svg(self, tv: Optional["Layout"] = None, path: Optional[str] = None) -> str:
-        """An SVG picture (cells coloured by value; with tv, a (thread,value) -> index layout,
-        labelled T<thread>V<value>). Written to path when given; returned either way."""
-        return _show(ComposedLayout._from_layout(self), tv, True, path)
-
-    def _repr_svg_(self) -> str:  # Jupyter
-        return self.svg()
+    def _composed(self) -> "ComposedLayout":
+        return ComposedLayout._from_layout(self)
 
 
 def _has_none(x) -> bool:
@@ -298,7 +308,7 @@ class Swizzle:
         return f"Swizzle({self.bits},{self.base},{self.shift})"
 
 
-class ComposedLayout:
+class ComposedLayout(_Pictured):
     """swizzle o offset o layout (pycute's ComposedLayout(layoutB, offset, layoutA), CuTe's
     ComposedLayout<Swizzle, offset, Layout>), or ComposedLayout("Sw<3,4,3> o 0 o ...")."""
 
@@ -381,19 +391,8 @@ class ComposedLayout:
     def __str__(self) -> str:
         return _printed(fn("hg_composed_print"), self._cc)
 
-    def __repr__(self) -> str:
-        return f"ComposedLayout({str(self)!r})"
-
-    def show(self, file=None) -> str:
-        """The table of offsets like cute::print_layout (printed unless file is False)."""
-        return _show(self, None, False, file)
-
-    def svg(self, tv: Optional[Layout] = None, path: Optional[str] = None) -> str:
-        """An SVG picture; see Layout.svg."""
-        return _show(self, tv, True, path)
-
-    def _repr_svg_(self) -> str:
-        return self.svg()
+    def _composed(self) -> "ComposedLayout":
+        return self
 
 
 AnyLayout = Union[Layout, ComposedLayout]
