@@ -142,7 +142,7 @@ def _matrix(t: torch.Tensor, what: str, rows_name: str, cols_name: str):
 
 def _dtype(t: torch.Tensor, what: str) -> int:
     code = _DT.get(t.dtype)
-    if code is None:
+    if code is None or code == 9:  # float32 is an output type only
         raise UnsupportedError(f"{what} has dtype {t.dtype}; hopgen.gemm takes bfloat16, "
                                "float16 and float8 (e4m3fn, e5m2) operands")
     return code
@@ -222,7 +222,7 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend) -
     if op is None:
         key, op = _create(key, index, stream)
     _last_op[0] = op
-    st = fn("hg_gemm_op_run")(op.handle, a.data_ptr(), b.data_ptr(), pc, pd, psa, psb, stream)
+    st = _run(op.handle, a.data_ptr(), b.data_ptr(), pc, pd, psa, psb, stream)
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
 
