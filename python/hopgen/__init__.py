@@ -23,7 +23,7 @@ from .layout import *  # noqa: F401,F403  (the pycute-named algebra)
 from .layout import __all__ as _layout_all
 from .generate import (GemmConfig, gemm_config, gemm_kernel, gemm_mlir, gemm_ptx,  # noqa: F401
                        plan_gemm, plan_mma, plan_tma, ptxas_check, tma_kernel)
-from .export import export  # noqa: F401
+from .aot import export  # noqa: F401
 
 __version__ = "0.1.0"
 
