@@ -15,6 +15,8 @@ echo "== build (ASan+UBSan) and tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHOPGEN_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
+echo "== python package (fresh venv, pip install ./python, pytest)"
+scripts/python-test.sh
 echo "== fuzzing (bounded)"
 scripts/fuzz.sh "${HOPGEN_FUZZ_SECONDS:-60}"
 echo "== format"

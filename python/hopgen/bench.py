@@ -1,0 +1,221 @@
+"""python -m hopgen.bench: hopgen's GEMM against torch in one process, on the same fresh
+random data, after a correctness check (the shape set of `hopgen bench gemm`).
+
+    python -m hopgen.bench                        # bf16 and e4m3, the 13 shapes
+    python -m hopgen.bench --types bf16 --shapes 4096x4096x4096,128x7168x2048
+    python -m hopgen.bench --overhead             # host time per call (no GPU work timed)
+
+bf16 runs against torch.matmul; e4m3 (bf16 output, per-tensor scales 1.25 and 0.75) against
+torch._scaled_mm with use_fast_accum=True, the same accumulation as hopgen's (wgmma's fp8
+accumulator, no periodic promotion; e4m3-accurate compares with use_fast_accum=False).
+Both read K-major operands ("TN": a row-major [M, K], b = w.t() of a row-major [N, K]).
+Timing: 5 warm-up calls, then the median of `iters` event-timed calls, two interleaved
+rounds, the better median of each side. The ratio is torch's time over hopgen's (> 1: hopgen
+faster). Relative errors are ||D - ref|| / ||ref|| against an f32 reference.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384),
+          (8192, 28672, 8192), (8192, 8192, 28672), (4096, 7168, 2048), (4096, 2112, 7168),
+          (4096, 24576, 1536), (4096, 7168, 16384), (128, 7168, 2048), (128, 24576, 1536),
+          (64, 7168, 16384)]
+TOLERANCE = {"bf16": 1e-2, "f16": 1e-2, "e4m3": 1e-2, "e4m3-accurate": 1e-2}
+
+
+def _timed(torch, fn, iters: int) -> float:
+    stream = torch.cuda.current_stream()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(iters)]
+    for a, b in ev:
+        a.record(stream)
+        fn()
+        b.record(stream)
+    torch.cuda.synchronize()
+    t = sorted(a.elapsed_time(b) for a, b in ev)
+    return t[len(t) // 2]
+
+
+def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = True) -> dict:
+    """Check and time one problem; returns a dict (TFLOP/s, ratio, errors, config)."""
+    import torch
+    import hopgen
+
+    dev = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(int(time.time_ns()) & 0xFFFFFFFF)  # fresh data every run
+    a32 = torch.randn(m, k, device=dev, generator=gen)
+    w32 = torch.randn(n, k, device=dev, generator=gen)
+    if kind in ("bf16", "f16"):
+        dt = torch.bfloat16 if kind == "bf16" else torch.float16
+        a, w = a32.to(dt), w32.to(dt)
+        scale = 1.0
+        d = torch.full((m, n), float("nan"), device=dev, dtype=dt)
+        hg = lambda: hopgen.gemm(a, w.t(), out=d)  # noqa: E731
+        th = lambda: torch.matmul(a, w.t())  # noqa: E731
+    else:
+        a, w = a32.to(torch.float8_e4m3fn), w32.to(torch.float8_e4m3fn)
+        sa = torch.tensor([1.25], device=dev)
+        sb = torch.tensor([0.75], device=dev)
+        scale = 1.25 * 0.75
+        d = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
+        fast = kind == "e4m3"
+        hg = lambda: hopgen.gemm(a, w.t(), out=d, scale_a=sa, scale_b=sb)  # noqa: E731
+        th = lambda: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb,  # noqa: E731
+                                      out_dtype=torch.bfloat16, use_fast_accum=fast)
+    del a32, w32
+    t0 = time.perf_counter()
+    hg()
+    torch.cuda.synchronize()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    r = {"type": kind, "m": m, "n": n, "k": k, "first_call_ms": first_ms}
+    op = next(iter(o for key, o in hopgen.ops._ops.items() if key[4:7] == (m, n, k)), None)
+    r["config"] = op.config if op else ""
+    if check:
+        ref = (a.float() @ w.float().t()) * scale
+        nrm = ref.norm()
+        r["nonfinite"] = int((~torch.isfinite(d.float())).sum())
+        r["rel_err"] = float((d.float() - ref).norm() / nrm)
+        try:
+            r["rel_err_torch"] = float((th().float() - ref).norm() / nrm)
+        except RuntimeError as e:  # e.g. _scaled_mm refusing a shape
+            r["rel_err_torch"], th = math.nan, None
+            r["torch_error"] = str(e).splitlines()[0]
+        del ref
+        r["ok"] = r["nonfinite"] == 0 and r["rel_err"] <= TOLERANCE[kind]
+    for _ in range(5):
+        hg()
+        if th:
+            th()
+    best_h = best_t = math.inf
+    for _ in range(2):
+        best_h = min(best_h, _timed(torch, hg, iters))
+        if th:
+            best_t = min(best_t, _timed(torch, th, iters))
+    flop = 2.0 * m * n * k
+    r["hopgen_ms"], r["hopgen_tflops"] = best_h, flop / best_h / 1e9
+    r["torch_ms"] = best_t if th else math.nan
+    r["torch_tflops"] = flop / best_t / 1e9 if th else math.nan
+    r["ratio"] = best_t / best_h if th else math.nan
+    return r
+
+
+def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -> dict:
+    """Host time per call, microseconds: hopgen.gemm (out given, and allocating its output),
+    the C launch alone (hg_gemm_op_run through ctypes with the arguments prepared), and
+    torch.matmul, on a problem small enough that the GPU keeps up with the launches."""
+    import torch
+    import hopgen
+    from hopgen import ops
+
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    w = torch.randn(n, k, device="cuda").bfloat16()
+    d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    b = w.t()
+    hopgen.gemm(a, b, out=d)
+    torch.cuda.synchronize()
+    op = next(o for key, o in ops._ops.items() if key[4:7] == (m, n, k))
+    run = ops._run
+    pa, pb, pd = a.data_ptr(), b.data_ptr(), d.data_ptr()
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def per_call(fn) -> float:
+        best = math.inf
+        for _ in range(3):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            best = min(best, (t1 - t0) / calls * 1e6)
+        return best
+
+    c_us = per_call(lambda: run(op.handle, pa, pb, 0, pd, 0, 0, stream))
+    py_us = per_call(lambda: hopgen.gemm(a, b, out=d))
+    alloc_us = per_call(lambda: hopgen.gemm(a, b))
+    torch_us = per_call(lambda: torch.matmul(a, b))
+    return {"problem": f"{m}x{n}x{k} bf16", "c_launch_us": c_us, "hopgen_gemm_us": py_us,
+            "hopgen_gemm_alloc_us": alloc_us, "torch_matmul_us": torch_us,
+            "overhead_us": py_us - c_us}
+
+
+def _shapes(text: str):
+    if text == "all":
+        return SHAPES
+    if text.isdigit():
+        return SHAPES[:int(text)]
+    return [tuple(int(x) for x in s.split("x")) for s in text.split(",")]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m hopgen.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--types", default="bf16,e4m3",
+                    help="comma-separated: bf16, f16, e4m3, e4m3-accurate (default bf16,e4m3)")
+    ap.add_argument("--shapes", default="all", help="all, N (the first N), or MxNxK,...")
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--json", help="write every result to this file")
+    ap.add_argument("--overhead", action="store_true", help="only the host time per call")
+    args = ap.parse_args(argv)
+    import torch
+    import hopgen
+
+    if not torch.cuda.is_available():
+        print("hopgen.bench: no CUDA device visible to torch", file=sys.stderr)
+        return 1
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"libhopgen {hopgen.library_path()}", flush=True)
+    if args.overhead:
+        o = host_overhead()
+        print(f"host time per call ({o['problem']}): C launch {o['c_launch_us']:.2f} us, "
+              f"hopgen.gemm(out=) {o['hopgen_gemm_us']:.2f} us (+{o['overhead_us']:.2f} us), "
+              f"hopgen.gemm allocating {o['hopgen_gemm_alloc_us']:.2f} us, torch.matmul "
+              f"{o['torch_matmul_us']:.2f} us")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(o, f, indent=1)
+        return 0
+    results, failures = [], 0
+    for kind in args.types.split(","):
+        ref = "torch._scaled_mm" if kind.startswith("e4m3") else "torch.matmul"
+        print(f"{'type':<6} {'M':>6} {'N':>6} {'K':>6}  {'config':<30} {'hopgen':>8} "
+              f"{ref[:8]:>8} {'ratio':>7} {'err':>9} {'err_t':>9}", flush=True)
+        logs = []
+        for (m, n, k) in _shapes(args.shapes):
+            try:
+                r = run_one(kind, m, n, k, args.iters, not args.no_check)
+            except Exception as e:  # a refusal is a finding, not the end of the run
+                print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  ERROR {e}", flush=True)
+                results.append({"type": kind, "m": m, "n": n, "k": k, "error": str(e)})
+                failures += 1
+                continue
+            results.append(r)
+            torch.cuda.empty_cache()
+            bad = r.get("ok") is False
+            failures += bad
+            if r["ratio"] == r["ratio"]:
+                logs.append(math.log(r["ratio"]))
+            print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  {r['config']:<30} {r['hopgen_tflops']:>8.1f} "
+                  f"{r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} {r.get('rel_err', math.nan):>9.2e} "
+                  f"{r.get('rel_err_torch', math.nan):>9.2e}{'  FAILED' if bad else ''}",
+                  flush=True)
+        if logs:
+            print(f"{kind}: geometric-mean ratio {math.exp(sum(logs) / len(logs)):.3f} over "
+                  f"{len(logs)} shapes, lowest {math.exp(min(logs)):.3f}\n", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "runs": results}, f, indent=1)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,603 @@
+"""hopgen kernels on torch tensors: GEMM (bf16, f16, fp8 with per-tensor scales) and the TMA
+copy kernels, launched on torch's current stream in torch's (primary) CUDA context.
+
+The launch path is graph-safe: no host synchronisation, no device allocation by hopgen, no
+blocking call. Outputs come from torch's caching allocator (capture-aware). Operations are
+cached per problem signature, so the first call of a signature generates, JIT-compiles (or
+loads from hopgen's on-disk cache) and sizes the kernel, and later calls only encode the
+tensor maps and launch. A first call during CUDA-graph capture is refused with a sentence:
+warm up (call once) before capturing, as torch's CUDA-graph documentation recommends.
+
+Ops are registered with torch.library (hopgen::gemm, hopgen::gemm_out, hopgen::tma_copy)
+with fake implementations, so torch.compile(fullgraph=True) traces through them; in eager
+mode hopgen.gemm calls the launch path directly, skipping the dispatcher's overhead.
+"""
+from __future__ import annotations
+
+import ctypes as C
+import threading
+from typing import Any, Optional, Tuple
+
+import torch
+
+from . import _capi
+from ._capi import fn
+from .errors import InvalidError, UnsupportedError, check, error_from_status
+from .generate import GemmConfig, _backend, _config
+
+__all__ = ["gemm", "scaled_gemm", "tma_copy", "tma_load_tiles", "clear_cache", "GemmOp",
+           "as_tensor"]
+
+_DT = {torch.bfloat16: 6, torch.float16: 5, torch.float32: 9}
+if hasattr(torch, "float8_e4m3fn"):
+    _DT[torch.float8_e4m3fn] = 2
+    _DT[torch.float8_e5m2] = 3
+_FP8 = (2, 3)
+
+_lock = threading.Lock()
+_runtimes: dict = {}
+_ops: dict = {}
+_modules: dict = {}
+_kernels: dict = {}
+_fast: dict = {}
+
+
+def as_tensor(x: Any, what: str) -> torch.Tensor:
+    """A torch view of x: a torch.Tensor, or any object with __dlpack__ (CuPy, JAX, ...) or
+    __cuda_array_interface__ (zero-copy; DLPack orders the producer's stream before torch's)."""
+    if isinstance(x, torch.Tensor):
+        return x
+    if hasattr(x, "__dlpack__"):
+        return torch.from_dlpack(x)
+    if hasattr(x, "__cuda_array_interface__"):
+        return torch.as_tensor(x, device="cuda")
+    raise TypeError(f"{what}: expected a torch.Tensor or an object with __dlpack__ or "
+                    f"__cuda_array_interface__, got {type(x).__name__}")
+
+
+def _runtime(index: int):
+    rt = _runtimes.get(index)
+    if rt is not None:
+        return rt
+    with _lock:
+        rt = _runtimes.get(index)
+        if rt is None:
+            # torch creates and makes current the device's primary context; hopgen retains
+            # the same one (hg_rt_open), so both see the same memory and streams.
+            torch.cuda.init()
+            with torch.cuda.device(index):
+                torch.cuda.current_stream()
+                h = C.c_void_p()
+                check(fn("hg_rt_open")(index, C.byref(h)), f"GPU {index}: ")
+            rt = _runtimes[index] = h
+    return rt
+
+
+def _capturing() -> bool:
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _raw_stream(index: int) -> int:
+    return torch._C._cuda_getCurrentRawStream(index)
+
+
+# ----------------------------------------------------------------------------- GEMM
+
+_get_stream = torch._C._cuda_getCurrentRawStream
+
+
+_run = fn("hg_gemm_op_run")
+
+
+class GemmOp:
+    """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem."""
+
+    __slots__ = ("handle", "device", "kernel", "config", "grid", "jit_cache_hit", "d_dtype",
+                 "per_stream")
+
+    def __init__(self, handle, device: int, d_dtype, per_stream: bool = False):
+        self.handle, self.device, self.d_dtype = handle, device, d_dtype
+        self.per_stream = per_stream  # it repacks operands into its own scratch
+        k = fn("hg_gemm_op_kernel")(handle)[0]
+        self.kernel = k.k.name.decode()
+        self.config = str(GemmConfig._from_c(k.config))
+        self.grid = fn("hg_gemm_op_grid")(handle)
+        self.jit_cache_hit = bool(fn("hg_gemm_op_jit")(handle)[0].cache_hit)
+
+    def __repr__(self) -> str:
+        return f"GemmOp({self.kernel}, config {self.config}, grid {self.grid})"
+
+
+def clear_cache() -> None:
+    """Destroy every cached GEMM operation and loaded module (frees their device memory)."""
+    with _lock:
+        for op in _ops.values():
+            fn("hg_gemm_op_destroy")(op.handle)
+        _ops.clear()
+        _fast.clear()
+        _kernels.clear()
+        for mod, rt in _modules.values():
+            fn("hg_rt_module_unload")(rt, mod[0])
+        _modules.clear()
+
+
+def _matrix(t: torch.Tensor, what: str, rows_name: str, cols_name: str):
+    """(rows, cols, batch, row_major, ld, batch_stride) of a 2-D or 3-D operand."""
+    if t.dim() not in (2, 3):
+        raise InvalidError(f"{what} has {t.dim()} dimensions; hopgen.gemm takes 2-D "
+                           f"[{rows_name}, {cols_name}] or 3-D batched tensors")
+    rows, cols = t.shape[-2], t.shape[-1]
+    s_r, s_c = t.stride(-2), t.stride(-1)
+    batch = t.shape[0] if t.dim() == 3 else 1
+    bs = t.stride(0) if t.dim() == 3 else 0
+    if s_c == 1 and (s_r >= cols or rows == 1):
+        return rows, cols, batch, True, max(s_r, cols), bs
+    if s_r == 1 and (s_c >= rows or cols == 1):
+        return rows, cols, batch, False, max(s_c, rows), bs
+    raise InvalidError(f"{what}: strides {tuple(t.stride())} for shape {tuple(t.shape)} are "
+                       "neither row-major nor column-major (one of the last two dimensions "
+                       "must have stride 1, the other a leading dimension at least as large "
+                       "as the contiguous extent); pass .contiguous() or a transposed view")
+
+
+def _dtype(t: torch.Tensor, what: str) -> int:
+    code = _DT.get(t.dtype)
+    if code is None or code == 9:  # float32 is an output type only
+        raise UnsupportedError(f"{what} has dtype {t.dtype}; hopgen.gemm takes bfloat16, "
+                               "float16 and float8 (e4m3fn, e5m2) operands")
+    return code
+
+
+def _scale_ptr(s, what: str, dev: torch.device) -> Tuple[int, float]:
+    """(device pointer, host factor) of a per-tensor scale: a one-element float32 tensor on
+    the GPU (read by the kernel), or a Python number (folded into alpha)."""
+    if s is None:
+        return 0, 1.0
+    if isinstance(s, (int, float)):
+        return 0, float(s)
+    s = as_tensor(s, what)
+    if s.numel() != 1 or s.dtype != torch.float32 or s.device != dev:
+        raise InvalidError(f"{what}: a per-tensor scale is a one-element float32 tensor on "
+                           f"{dev} (or a Python number); got {s.dtype} of {s.numel()} elements "
+                           f"on {s.device}")
+    return s.data_ptr(), 1.0
+
+
+def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend) -> None:
+    """Validate, find (or create) the operation for this signature and launch it into out."""
+    if a.device.type != "cuda" or b.device != a.device or out.device != a.device:
+        raise InvalidError(f"hopgen.gemm: a ({a.device}), b ({b.device}) and out "
+                           f"({out.device}) must be on the same CUDA device")
+    ta, tb, td = _dtype(a, "a"), _dtype(b, "b"), _DT.get(out.dtype)
+    if td is None or td in _FP8:
+        raise UnsupportedError(f"out has dtype {out.dtype}; D may be bfloat16, float16 or "
+                               "float32")
+    m, k, batch, a_row, lda, bsa = _matrix(a, "a", "M", "K")
+    k2, n, batch_b, b_row, ldb, bsb = _matrix(b, "b", "K", "N")
+    if k2 != k:
+        raise InvalidError(f"a is [{m}, {k}] and b is [{k2}, {n}]: the inner dimensions "
+                           "differ")
+    if batch_b != batch or (a.dim() != b.dim()):
+        raise InvalidError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: give both operands "
+                           "the same batch dimension (no broadcasting)")
+    dm, dn, batch_d, d_row, ldd, bsd = _matrix(out, "out", "M", "N")
+    if (dm, dn, batch_d) != (m, n, batch) or not d_row or out.dim() != a.dim():
+        raise InvalidError(f"out {tuple(out.shape)} strides {tuple(out.stride())}: expected a "
+                           f"row-major {'[%d, ' % batch if a.dim() == 3 else '['}{m}, {n}] "
+                           "tensor (last dimension contiguous)")
+    if ta in _FP8 and b_row:
+        raise InvalidError("b: fp8 operands must be K-major (wgmma reads 8-bit operands "
+                           "K-major only): pass b as the transpose of a row-major [N, K] "
+                           "tensor, e.g. w.t(), as torch._scaled_mm requires")
+    if ta in _FP8 and not a_row:
+        raise InvalidError("a: fp8 operands must be K-major: a must be row-major [M, K]")
+    dev = a.device
+    psa, fa = _scale_ptr(scale_a, "scale_a", dev)
+    psb, fb = _scale_ptr(scale_b, "scale_b", dev)
+    if (psa or psb) and ta not in _FP8:
+        raise InvalidError("scale_a / scale_b tensors are for fp8 operands; for 16-bit ones "
+                           "give Python numbers (folded into alpha)")
+    alpha = float(alpha) * fa * fb
+    beta = float(beta)
+    pc = 0
+    ldc = bsc = 0
+    if c is not None:
+        c = as_tensor(c, "c")
+        if c.dtype != out.dtype or c.device != dev:
+            raise InvalidError(f"c has dtype {c.dtype} on {c.device}; C must have out's "
+                               f"dtype ({out.dtype}) and device")
+        cm, cn, batch_c, c_row, ldc, bsc = _matrix(c, "c", "M", "N")
+        if (cm, cn, batch_c) != (m, n, batch) or not c_row:
+            raise InvalidError(f"c {tuple(c.shape)} strides {tuple(c.stride())}: expected a "
+                               f"row-major [{m}, {n}] tensor like out")
+        pc = c.data_ptr()
+    elif beta != 0:
+        raise InvalidError(f"beta = {beta} but no c was given")
+    pd = out.data_ptr()
+    index = dev.index if dev.index is not None else torch.cuda.current_device()
+    stream = _raw_stream(index)
+    key = (index, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc,
+           bsd, alpha, beta, pd % 16 == 0, config, backend)
+    op = _ops.get(key)
+    if op is None:
+        key, op = _create(key, index, stream)
+    _last_op[0] = op
+    st = _run(op.handle, a.data_ptr(), b.data_ptr(), pc, pd, psa, psb, stream)
+    if st.code != 0:
+        raise error_from_status(st, "hopgen.gemm: ")
+
+
+def _create(key, index, stream):
+    (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
+     alpha, beta, d_aligned, config, backend) = key
+    p = _capi.GemmProblem(m=m, n=n, k=k, batch=batch, a_type=ta, b_type=tb, d_type=td,
+                          a_k_major=a_row, b_k_major=not b_row, lda=lda, ldb=ldb, ldc=ldc,
+                          ldd=ldd, batch_stride_a=bsa, batch_stride_b=bsb, batch_stride_c=bsc,
+                          batch_stride_d=bsd, alpha=alpha, beta=beta, d_no_tma=not d_aligned)
+    check(fn("hg_gemm_problem_normalize")(C.byref(p)), "hopgen.gemm: ")
+    kp, rep_a, rep_b = _capi.GemmProblem(), C.c_bool(), C.c_bool()
+    fn("hg_gemm_kernel_problem")(C.byref(p), C.byref(kp), C.byref(rep_a), C.byref(rep_b))
+    if rep_a.value or rep_b.value:
+        # The repacking path copies into scratch owned by the operation: one operation per
+        # stream, so that two streams never share a scratch buffer.
+        key = key + (stream,)
+        op = _ops.get(key)
+        if op is not None:
+            return key, op
+    if _capturing():
+        raise InvalidError(
+            "hopgen.gemm: the first call for this problem (%s x %s -> %s, M=%d N=%d K=%d) "
+            "happened during CUDA-graph capture; creating it compiles and loads a kernel, "
+            "which a capture must not do: call it once before capturing (warm-up)"
+            % (_capi.DTYPES[ta], _capi.DTYPES[tb], _capi.DTYPES[td], m, n, k))
+    rt = _runtime(index)
+    cfg = None
+    if config is not None:
+        cfg = C.byref(_config(p, config))
+    h = C.c_void_p()
+    with torch.cuda.device(index):
+        check(fn("hg_gemm_op_create")(rt, C.byref(p), cfg, _backend(backend), C.byref(h)),
+              "hopgen.gemm: ")
+    op = GemmOp(h, index, td, rep_a.value or rep_b.value)
+    with _lock:
+        _ops[key] = op
+    return key, op
+
+
+def _out_dtype(a: torch.Tensor, out_dtype) -> torch.dtype:
+    if out_dtype is not None:
+        return out_dtype
+    return torch.bfloat16 if _DT.get(a.dtype) in _FP8 else a.dtype
+
+
+def _out_shape(a: torch.Tensor, b: torch.Tensor):
+    return (*a.shape[:-1], b.shape[-1])
+
+
+def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
+         out_dtype: Optional[torch.dtype] = None, scale_a=None, scale_b=None,
+         config=None, backend: str = "ptx"):
+    """D = alpha * scale_a * scale_b * (a @ b) + beta * c with hopgen's Hopper GEMM.
+
+    a: [M, K] (or [B, M, K]) bfloat16 / float16 / float8; row-major or a transposed view.
+    b: [K, N] (or [B, K, N]); either majorness for 16-bit types, K-major (b = w.t() of a
+       row-major [N, K] w) for fp8, as torch._scaled_mm.
+    out: optional row-major [M, N] output (bfloat16, float16 or float32; default a's dtype,
+       bfloat16 for fp8). c: optional [M, N] tensor of out's dtype, read when beta != 0.
+    scale_a, scale_b: fp8 per-tensor scales: one-element float32 GPU tensors (read by the
+       kernel, so they may change between CUDA-graph replays) or Python numbers.
+    config: a GemmConfig or its text ("128x256x64,c2x1,s4,coop"); None: tuned or heuristic.
+    Inputs may also be DLPack / __cuda_array_interface__ objects (CuPy, JAX). Runs on
+    torch.cuda.current_stream(); returns out (a new tensor when out is None).
+    """
+    if torch.compiler.is_compiling():
+        alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
+        if out is not None:
+            torch.ops.hopgen.gemm_out(a, b, out, c, scale_a, scale_b, float(alpha), float(beta),
+                                      _cfg_text(config), backend)
+            return out
+        return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
+                                     out_dtype, _cfg_text(config), backend)
+    if torch.is_grad_enabled() and out is None and any(
+            isinstance(x, torch.Tensor) and x.requires_grad for x in (a, b, c)):
+        # autograd: through the registered op, whose backward is two more hopgen GEMMs
+        alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
+        return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
+                                     out_dtype, _cfg_text(config), backend)
+    out_obj = out
+    if not isinstance(a, torch.Tensor):
+        a = as_tensor(a, "a")
+    if not isinstance(b, torch.Tensor):
+        b = as_tensor(b, "b")
+    if out is None:
+        out = torch.empty((*a.shape[:-1], b.shape[-1]), device=a.device,
+                          dtype=out_dtype or (torch.bfloat16 if a.element_size() == 1
+                                              else a.dtype))
+        out_obj = out
+    elif not isinstance(out, torch.Tensor):
+        out = as_tensor(out, "out")
+    # The fast path: everything that decides validity and the operation is in the key, so a
+    # hit launches without re-validating (pointers and the stream are per call).
+    pd = out.data_ptr()
+    key = (a.dtype, b.dtype, out.dtype, a.shape, a.stride(), b.shape, b.stride(), out.shape,
+           out.stride(), a.device, b.device, out.device, pd & 15 == 0, alpha, beta,
+           _sig(c), _sig(scale_a), _sig(scale_b), config, backend)
+    hit = _fast.get(key)
+    if hit is None:
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), backend)
+        if not _capturing():
+            hit = _fast[key] = _fast_entry(a, b, out, c, alpha, beta, scale_a, scale_b,
+                                           _cfg_text(config), backend)
+        return out_obj
+    handle, index, use_c, use_sa, use_sb = hit
+    st = _run(handle, a.data_ptr(), b.data_ptr(), c.data_ptr() if use_c else 0, pd,
+              scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0,
+              _get_stream(index))
+    if st.code:
+        raise error_from_status(st, "hopgen.gemm: ")
+    return out_obj
+
+
+def _sig(x):
+    """What the fast path's key needs of c / scale_a / scale_b: None, a number, or a tensor's
+    dtype, shape, strides and device."""
+    if x is None or isinstance(x, (int, float)):
+        return x
+    if isinstance(x, torch.Tensor):
+        return (x.dtype, x.shape, x.stride(), x.device)
+    return id(type(x))  # DLPack / CAI objects: never on the fast path (see _fast_entry)
+
+
+def _fast_entry(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend):
+    """The fast path's record of a validated call: the op handle (the one _gemm_launch just
+    used) and which optional pointers the call passes."""
+    if not all(x is None or isinstance(x, (int, float, torch.Tensor))
+               for x in (c, scale_a, scale_b)):
+        return None
+    index = a.device.index
+    op = _last_op[0]
+    if op.per_stream:
+        return None
+    return (op.handle, index, c is not None, isinstance(scale_a, torch.Tensor),
+            isinstance(scale_b, torch.Tensor))
+
+
+_last_op = [None]
+
+
+def scaled_gemm(a, b, scale_a, scale_b, *, out_dtype=torch.bfloat16, **kw):
+    """fp8 GEMM with per-tensor scales, torch._scaled_mm's argument order."""
+    return gemm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype, **kw)
+
+
+def _fold_scales(alpha, scale_a, scale_b):
+    """Python-number scales folded into alpha: the registered ops take scale tensors only."""
+    if isinstance(scale_a, (int, float)):
+        alpha, scale_a = alpha * scale_a, None
+    if isinstance(scale_b, (int, float)):
+        alpha, scale_b = alpha * scale_b, None
+    return alpha, scale_a, scale_b
+
+
+def _cfg_text(config) -> Optional[str]:
+    return None if config is None else str(config)
+
+
+# ----------------------------------------------------------------------------- TMA kernels
+
+
+def _module(rt, ptx: str, name: str, smem: int):
+    key = (rt.value, ptx)
+    hit = _modules.get(key)
+    if hit is not None:
+        return hit[0][1]
+    if _capturing():
+        raise InvalidError(f"the first launch of {name} happened during CUDA-graph capture; "
+                           "call it once before capturing (warm-up)")
+    mod, f = C.c_void_p(), C.c_void_p()
+    check(fn("hg_rt_module_load")(rt, ptx.encode(), C.byref(mod), None), f"{name}: ")
+    st = fn("hg_rt_function")(rt, mod, name.encode(), smem, C.byref(f))
+    if st.code != 0:
+        fn("hg_rt_module_unload")(rt, mod)
+        check(st, f"{name}: ")
+    _modules[key] = ((mod, f), rt)
+    return f
+
+
+class _TensorMap:
+    """A CUtensorMap value (128 bytes, 64-byte aligned) for a kernel parameter."""
+
+    def __init__(self):
+        self._buf = C.create_string_buffer(128 + 64)
+        addr = C.addressof(self._buf)
+        self.ptr = C.c_void_p(addr + (-addr % 64))
+
+    def encode(self, rt, params: _capi.TensormapParams, base: int, what: str) -> None:
+        check(fn("hg_rt_tensormap_encode")(rt, C.byref(params), base, self.ptr), f"{what}: ")
+
+
+def _launch(rt, f, grid, threads, smem, cluster, stream, values, what: str) -> None:
+    lc = _capi.Launch()
+    lc.grid[:] = (grid, 1, 1)
+    lc.block[:] = (threads, 1, 1)
+    lc.cluster[:] = (cluster, 1, 1) if cluster > 1 else (0, 0, 0)
+    lc.smem_bytes, lc.stream = smem, stream
+    ptrs = (C.c_void_p * len(values))(*[v.ptr if isinstance(v, _TensorMap) else
+                                        C.cast(C.pointer(v), C.c_void_p) for v in values])
+    check(fn("hg_rt_launch")(rt, f, C.byref(lc), ptrs), f"{what}: ")
+
+
+_COPY_ROW_BYTES = 1024  # hg_gen_copy's [rows, 256] u32 view (kernels.h)
+
+
+def tma_copy(dst, src, *, stages: int = 0, box_rows: int = 0, ctas_per_sm: int = 0,
+             evict_first: bool = False):
+    """dst <- src with hopgen's streaming TMA copy (a persistent grid of TMA load -> store
+    rings): contiguous tensors of the same byte size, a multiple of 1 KiB, 16-byte aligned.
+    Returns dst."""
+    dst_obj = dst
+    dst, src = as_tensor(dst, "dst"), as_tensor(src, "src")
+    nbytes = src.numel() * src.element_size()
+    for t, what in ((dst, "dst"), (src, "src")):
+        if not t.is_contiguous() or t.device.type != "cuda":
+            raise InvalidError(f"{what}: tma_copy takes contiguous CUDA tensors")
+        if t.data_ptr() % 16:
+            raise InvalidError(f"{what} at 0x{t.data_ptr():x} is not 16-byte aligned (TMA's "
+                               "globalAddress rule)")
+    if dst.numel() * dst.element_size() != nbytes or dst.device != src.device:
+        raise InvalidError(f"dst ({dst.numel() * dst.element_size()} B on {dst.device}) and "
+                           f"src ({nbytes} B on {src.device}) differ")
+    if nbytes == 0:
+        return dst_obj
+    if nbytes % _COPY_ROW_BYTES:
+        raise InvalidError(f"tma_copy moves whole 1 KiB rows; {nbytes} B is not a multiple "
+                           "of 1024")
+    index = src.device.index
+    rt = _runtime(index)
+    cfg = _capi.CopyConfig(stages=stages, box_rows=box_rows, ctas_per_sm=ctas_per_sm,
+                           evict_first=evict_first)
+    key = ("copy", index, stages, box_rows, ctas_per_sm, evict_first)
+    hit = _kernels.get(key)
+    if hit is None:
+        k = _capi.Kernel()
+        check(fn("hg_gen_copy")(C.byref(cfg), 0, C.byref(k)), "tma_copy: ")
+        try:
+            ptx, name = C.string_at(k.ptx.data).decode(), k.name.decode()
+            f = _module(rt, ptx, name, k.smem_bytes)
+            sms = fn("hg_rt_device")(rt)[0].sm_count
+            hit = _kernels[key] = (name, f, k.threads, k.smem_bytes, sms)
+        finally:
+            fn("hg_kernel_free")(C.byref(k))
+    name, f, threads, smem, sms = hit
+    rows = nbytes // _COPY_ROW_BYTES
+    br = box_rows or 32
+    p = _capi.TensormapParams(dtype=7, rank=2, interleave=0, swizzle=0, l2_promotion=3)
+    p.global_dim[0], p.global_dim[1] = 256, rows
+    p.global_stride_bytes[0] = _COPY_ROW_BYTES
+    p.box_dim[0], p.box_dim[1] = 256, br
+    p.element_strides[0] = p.element_strides[1] = 1
+    ms, md = _TensorMap(), _TensorMap()
+    ms.encode(rt, p, src.data_ptr(), "tma_copy src")
+    md.encode(rt, p, dst.data_ptr(), "tma_copy dst")
+    nboxes = C.c_int32((rows + br - 1) // br)
+    ctas = min(sms * (ctas_per_sm or 1), nboxes.value)
+    _launch(rt, f, ctas, threads, smem, 1, _raw_stream(index), [ms, md, nboxes], "tma_copy")
+    return dst_obj
+
+
+def tma_load_tiles(x, tile, *, origin=None, grid=None, swizzle="128B", cluster: int = 1,
+                   oob_nan: bool = False, prefetch: bool = False):
+    """The TMA tutorial's load kernel on a tensor: each CTA TMA-loads one tile (tile t starts
+    at origin + t * tile, mode 0 fastest; origin may be negative: out-of-bounds elements are
+    zero- or NaN-filled) into shared memory laid out as the plan's stage layout, and dumps
+    that buffer. Returns (images, status, plan): uint8 [CTAs, smem_bytes] stage images, int32
+    [CTAs] status words (1 = finished, 2 = the mbarrier wait timed out), and the plan dict
+    (its smem.layout says where each tile element lands). cluster > 1 multicasts."""
+    from .generate import _json_of, _tma_spec, _tma_tensor
+
+    x = as_tensor(x, "x")
+    if x.device.type != "cuda":
+        raise InvalidError("x: tma_load_tiles takes a CUDA tensor")
+    dtype = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}[x.element_size()]
+    if x.dtype in (torch.float16, torch.bfloat16, torch.float32):
+        dtype = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}[x.dtype]
+    spec = _tma_spec("prefetch" if prefetch else "load", dtype, tuple(x.shape), tile,
+                     stride=tuple(x.stride()), grid=grid, origin=origin, cluster=cluster,
+                     swizzle=swizzle, oob_nan=oob_nan)
+    index = x.device.index
+    rt = _runtime(index)
+    k, plan = _capi.Kernel(), _capi.TmaPlan()
+    check(fn("hg_tma_generate")(C.byref(spec), 0, C.byref(k), C.byref(plan)), "tma_load_tiles: ")
+    try:
+        ptx, name = C.string_at(k.ptx.data).decode(), k.name.decode()
+        threads, smem, clus = k.threads, k.smem_bytes, k.cluster[0]
+    finally:
+        fn("hg_kernel_free")(C.byref(k))
+    f = _module(rt, ptx, name, smem)
+    tiles = fn("hg_tma_spec_tiles")(C.byref(spec))
+    ctas = tiles * max(1, spec.cluster)
+    images = torch.empty((ctas, plan.smem_bytes), dtype=torch.uint8, device=x.device)
+    status = torch.zeros((ctas,), dtype=torch.int32, device=x.device)
+    tm = _TensorMap()
+    tm.encode(rt, plan.map, x.data_ptr(), "tma_load_tiles x")
+    vals = [tm, C.c_int64(images.data_ptr()), C.c_int64(status.data_ptr())]
+    vals += [C.c_int32(spec.origin[i]) for i in range(spec.rank)]
+    vals += [C.c_int32(spec.grid[i]) for i in range(spec.rank)]
+    _launch(rt, f, ctas, threads, smem, clus if clus > 1 else 1, _raw_stream(index), vals,
+            "tma_load_tiles")
+    g = _tma_tensor(spec.dtype, list(x.shape), list(x.stride()))
+    org = (C.c_int32 * _capi.HG_TMA_MAX_RANK)(*list(spec.origin))
+    return images, status, _json_of(fn("hg_tma_plan_json"), C.byref(g), C.byref(plan), org)
+
+
+# ----------------------------------------------------------------------------- torch.library
+
+_lib_ops = {}
+
+
+def _register() -> None:
+    if not hasattr(torch.library, "custom_op"):
+        return  # torch < 2.4: eager calls only
+
+    @torch.library.custom_op("hopgen::gemm", mutates_args=())
+    def gemm_op(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor],
+                scale_a: Optional[torch.Tensor], scale_b: Optional[torch.Tensor], alpha: float,
+                beta: float, out_dtype: Optional[torch.dtype], config: Optional[str],
+                backend: str) -> torch.Tensor:
+        out = torch.empty(_out_shape(a, b), dtype=_out_dtype(a, out_dtype), device=a.device)
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend)
+        return out
+
+    @gemm_op.register_fake
+    def _(a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, backend):
+        if a.dim() not in (2, 3) or b.dim() != a.dim() or a.shape[-1] != b.shape[-2]:
+            raise InvalidError(f"hopgen.gemm: a {tuple(a.shape)} and b {tuple(b.shape)} do "
+                               "not multiply")
+        return a.new_empty(_out_shape(a, b), dtype=_out_dtype(a, out_dtype))
+
+    @torch.library.custom_op("hopgen::gemm_out", mutates_args=("out",))
+    def gemm_out_op(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
+                    c: Optional[torch.Tensor], scale_a: Optional[torch.Tensor],
+                    scale_b: Optional[torch.Tensor], alpha: float, beta: float,
+                    config: Optional[str], backend: str) -> None:
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend)
+
+    @gemm_out_op.register_fake
+    def _(a, b, out, c, scale_a, scale_b, alpha, beta, config, backend):
+        return None
+
+    def setup_context(ctx, inputs, output):
+        a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, backend = inputs
+        ctx.save_for_backward(a, b)
+        ctx.alpha, ctx.beta, ctx.has_c = alpha, beta, c is not None
+
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        if _DT.get(a.dtype) in _FP8:
+            raise UnsupportedError("hopgen.gemm has no backward for fp8 operands")
+        g = grad.to(a.dtype).contiguous()  # e.g. an expanded gradient of a sum
+        ga = gb = gc = None
+        if ctx.needs_input_grad[0]:
+            ga = torch.ops.hopgen.gemm(g, b.transpose(-1, -2), None, None, None, ctx.alpha, 0.0,
+                                       a.dtype, None, "ptx")
+        if ctx.needs_input_grad[1]:
+            gb = torch.ops.hopgen.gemm(a.transpose(-1, -2), g, None, None, None, ctx.alpha, 0.0,
+                                       b.dtype, None, "ptx")
+        if ctx.has_c and ctx.needs_input_grad[2]:
+            gc = grad * ctx.beta
+        return ga, gb, gc, None, None, None, None, None, None, None
+
+    gemm_op.register_autograd(backward, setup_context=setup_context)
+
+    @torch.library.custom_op("hopgen::tma_copy", mutates_args=("dst",))
+    def tma_copy_op(dst: torch.Tensor, src: torch.Tensor) -> None:
+        tma_copy(dst, src)
+
+    @tma_copy_op.register_fake
+    def _(dst, src):
+        return None
+
+    _lib_ops.update(gemm=gemm_op, gemm_out=gemm_out_op, tma_copy=tma_copy_op)
+
+
+_register()

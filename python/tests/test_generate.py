@@ -1,0 +1,85 @@
+"""Generation from Python without a GPU: plans as dicts, PTX / MLIR text, ptxas."""
+import pytest
+
+import hopgen
+from conftest import tool
+
+
+def test_plan_tma_is_the_cli_json():
+    p = hopgen.plan_tma("bf16", (1000, 4096), (128, 64), cluster=2, origin=(0, 64))
+    tm = p["tensor_map"]
+    assert p["op"] == "load" and p["dtype"] == "bf16"
+    assert p["tensor"] == {"shape": [1000, 4096], "stride": [4096, 1]}
+    assert tm["global_dim"] == [4096, 1000] and tm["global_strides_bytes"] == [8192]
+    assert tm["box_dim"][0] * 2 <= 128 and tm["swizzle_name"] == "128B"
+    assert p["multicast"]["cluster"] == 2 and len(p["multicast"]["ctas"]) == 2
+    assert sum(b["cta"] == 1 for b in p["boxes"]) == p["multicast"]["boxes_per_cta"]
+    assert all(b["abs_coords"][0] == b["coords"][0] + 64 for b in p["boxes"])
+    assert p["smem"]["layout"] == "Sw<3,3,3> o 0 o (128,64):(64,1)"  # in 2-byte elements
+    # an explicit stage layout, and the widest swizzle choice for narrow rows
+    q = hopgen.plan_tma("f16", (64, 64), layout=hopgen.Layout((64, 64), (64, 1)))
+    assert q["tensor_map"]["swizzle_name"] == "none" and q["smem"]["bytes"] == 64 * 64 * 2
+    assert hopgen.plan_tma("f16", (64, 16), (64, 16))["tensor_map"]["swizzle_name"] == "32B"
+
+
+def test_plan_tma_refusals_carry_the_rule():
+    with pytest.raises(hopgen.InvalidError, match="16"):
+        hopgen.plan_tma("bf16", (100, 100), (64, 64), stride=(100, 1))
+    with pytest.raises(hopgen.ParseError):
+        hopgen.plan_tma("bf17", (64, 64), (64, 64))
+
+
+def test_plan_mma():
+    m = hopgen.plan_mma("bf16", tile=(128, 256, 64), warpgroups=2)
+    assert m["wgmma"]["ptx"] == "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
+    assert m["threads"] == 256 and m["atoms"] == {"m": 1, "n": 1, "k": 4}
+    assert len(m["instructions"]) == 2 * 4
+    assert m["a"]["desc"]["swizzle"] == "128B" and m["b"]["smem_base"] % 1024 == 0
+    r = hopgen.plan_mma("f16", tile=(64, 64, 64), a_regs=True, swizzle="64B")
+    assert "a_tv_layout" in r and r["a"]["swizzle"] == "64B"
+    with pytest.raises(hopgen.HopgenError, match="N"):
+        hopgen.plan_mma("s8", acc="s32", tile=(64, 40, 64))
+
+
+def test_gemm_kernel_and_config():
+    k = hopgen.gemm_kernel(4096, 4096, 4096, dtype="bf16")
+    assert f".entry {k.name}" in k.ptx and k.ptx.count(".entry") == 1
+    assert k.threads in (256, 384) and k.smem_bytes > 0 and str(k.config) == \
+        str(hopgen.gemm_config(4096, 4096, 4096))
+    assert set(k.plans) >= {"a", "b"} and k.problem["lda"] == 4096
+    c = hopgen.GemmConfig.parse("128x128x64,c1x2,s5,pp,n4")
+    assert c.cluster_n == 2 and c.schedule == "pingpong" and str(c) == "128x128x64,c1x2,s5,pp,n4,e0"
+    k2 = hopgen.gemm_kernel(1000, 512, 256, dtype="e4m3", out_dtype="f32", config=c)
+    assert "e4m3" in k2.name and k2.config == str(c)
+    assert hopgen.plan_gemm(256, 256, 128, a_major="mn", b_major="mn")["problem"]["a_major"] == "m"
+    with pytest.raises(hopgen.InvalidError, match="K-major"):
+        hopgen.gemm_kernel(256, 256, 128, dtype="e4m3", a_major="mn")
+    with pytest.raises(hopgen.HopgenError):
+        hopgen.gemm_kernel(256, 256, 128, config="128x100x64")
+
+
+def test_tma_kernel():
+    k = hopgen.tma_kernel("load", "f16", (256, 256), (64, 64), origin=(-8, -16))
+    assert k.name.startswith("hg_tma_load_f16") and k.threads == 128
+    assert k.plans["tile"]["boxes"][0]["abs_coords"] is not None
+    s = hopgen.tma_kernel("reduce-add", "f32", (128, 128), (32, 32), swizzle="none")
+    assert "cp.reduce.async.bulk.tensor" in s.ptx
+    with pytest.raises(hopgen.HopgenError):
+        hopgen.tma_kernel("reduce-inc", "bf16", (64, 64), (64, 64))  # inc takes u32 only
+
+
+@pytest.mark.skipif(not tool("ptxas"), reason="no ptxas (CUDA toolkit)")
+def test_ptxas_accepts_the_generated_code():
+    r = hopgen.ptxas_check(hopgen.gemm_ptx(2048, 2048, 2048))
+    assert r["registers"] > 0 and r["spill_store_bytes"] == 0
+    assert hopgen.ptxas_check(hopgen.tma_kernel("store", "bf16", (128, 128), (64, 64)).ptx)
+    with pytest.raises(hopgen.JitError):
+        hopgen.ptxas_check(".version 8.0\n.target sm_90a\n.address_size 64\nbogus;\n")
+
+
+@pytest.mark.skipif(not tool("mlir-opt-22"), reason="no mlir-opt-22")
+def test_mlir_text():
+    mlir = hopgen.gemm_mlir(1024, 1024, 1024)
+    assert "gpu.module" in mlir and "nvvm" in mlir
+    t = hopgen.tma_kernel("load", "f16", (256, 256), (64, 64), backend="mlir")
+    assert "gpu.module" in t.mlir and t.ptx.count(".entry") == 1
