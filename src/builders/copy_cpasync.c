@@ -93,22 +93,24 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
     tr = hg_b_bin(b, HG_DIV_U, thread, i32(b, cpr));
     tc = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, thread, i32(b, cpr)), i32(b, cp->vec));
   }
-  /* cp.async chunks are few per thread (a 16-byte chunk is 8 bf16): unrolled. Register copies
-   * move one element each, dozens per thread: a run-time loop, so that ptxas does not hoist
-   * every load of the unrolled sequence into registers the producer does not have. */
+  /* A few chunks per thread are unrolled. More (register copies move one element each, dozens
+   * per thread; fp8 tiles of 16-byte chunks) go in a run-time loop, so that the compiler does
+   * not hoist every address of the unrolled sequence out of the k-loop into registers the
+   * producer does not have. */
+  const bool loop = !cp->async || cp->per_thread > 4;
   hg_val_t jv = HG_NONE;
-  const int unrolled = cp->async ? cp->per_thread : 1;
-  if (!cp->async) jv = hg_b_for(b, i32(b, 0), i32(b, cp->per_thread), i32(b, 1));
+  const int unrolled = loop ? 1 : cp->per_thread;
+  if (loop) jv = hg_b_for(b, i32(b, 0), i32(b, cp->per_thread), i32(b, 1));
   for (int j = 0; j < unrolled; j++) {
-    hg_val_t jt = cp->async ? i32(b, j * s->threads) : hg_b_bin(b, HG_MUL, jv, i32(b, s->threads));
-    const bool partial = !cp->async ? cp->per_thread * s->threads > cp->chunks
-                                    : (int64_t)(j + 1) * s->threads > cp->chunks;
+    hg_val_t jt = !loop ? i32(b, j * s->threads) : hg_b_bin(b, HG_MUL, jv, i32(b, s->threads));
+    const bool partial = loop ? cp->per_thread * s->threads > cp->chunks
+                              : (int64_t)(j + 1) * s->threads > cp->chunks;
     hg_val_t chunk = hg_b_bin(b, HG_ADD, thread, jt);
     if (partial) hg_b_if(b, hg_b_cmp(b, HG_LT_U, chunk, i32(b, cp->chunks)));
     hg_val_t r, c;
     if (rowwise) {
-      r = cp->async ? hg_b_bin(b, HG_ADD, tr, i32(b, j * (s->threads / cpr)))
-                    : hg_b_mad(b, jv, i32(b, s->threads / cpr), tr);
+      r = !loop ? hg_b_bin(b, HG_ADD, tr, i32(b, j * (s->threads / cpr)))
+                : hg_b_mad(b, jv, i32(b, s->threads / cpr), tr);
       c = tc;
     } else {
       r = hg_b_bin(b, HG_DIV_U, chunk, i32(b, cpr));
@@ -147,7 +149,7 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
     }
     if (partial) hg_b_endif(b);
   }
-  if (!cp->async) hg_b_endfor(b);
+  if (loop) hg_b_endfor(b);
 }
 
 void hg_cp_async_copy_commit(hg_builder_t *b, const hg_cp_async_copy_t *c, const hg_pipe_t *p,

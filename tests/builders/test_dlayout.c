@@ -11,7 +11,7 @@
 
 #include "hopgen/dlayout.h"
 #include "layout/layout_test_util.h"
-#include "kernels/kernels_internal.h"
+#include "hopgen/builders.h"
 #include "layout/layout_internal.h"
 #include "support/ir_eval.h"
 
@@ -782,7 +782,7 @@ static void test_gemm_index_math(void) {
 }
 
 /* hg_dl_eval of a static layout at a run-time index in its domain emits no more integer
- * ops than hg_kernels_layout_eval (which it replaces), and both give hg_layout_eval. */
+ * ops than hg_layout_emit (which it replaces), and both give hg_layout_eval. */
 static void test_static_eval_no_worse(void) {
   int compared = 0;
   for (int it = 0; it < 300; it++) {
@@ -802,7 +802,7 @@ static void test_static_eval_no_worse(void) {
     hg_val_t e1;
     CHECK_OK(hg_dl_eval(b1, &d, hg_dint_val_nonneg(i1), HG_DL_IN_DOMAIN, &v1));
     CHECK_OK(hg_dint_emit(b1, v1, HG_T_I32, &e1));
-    CHECK_OK(hg_kernels_layout_eval(b2, &l, i2, &v2));
+    CHECK_OK(hg_layout_emit(b2, &l, i2, &v2));
     CHECK(count_bin(b1, 0, -1) <= count_bin(b2, 0, -1));
     for (int64_t i = 0; i < size; i += 1 + size / 64) {
       ir_eval_t ev;
