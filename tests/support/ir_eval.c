@@ -134,6 +134,17 @@ int ir_eval_count_bin(const hg_builder_t *b, int from, int bin) {
 
 hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int64_t *sregs,
                         ir_eval_t *out) {
+  return ir_eval_run_hooks(b, params, sregs, NULL, out);
+}
+
+/* Width of a memory op's values in bits. */
+static int mem_bits(const hg_ir_op_t *op) {
+  if (op->u.mem.bits == 8 || op->u.mem.bits == 16) return op->u.mem.bits;
+  return op->u.mem.type == HG_T_I64 ? 64 : 32;
+}
+
+hg_status_t ir_eval_run_hooks(const hg_builder_t *b, const int64_t *params, const int64_t *sregs,
+                              const ir_eval_hooks_t *hooks, ir_eval_t *out) {
   HG_TRY(hg_builder_status(b));
   int64_t *v = calloc((size_t)b->nvalues + 1, sizeof *v);
   bool *set = calloc((size_t)b->nvalues + 1, sizeof *set);
@@ -249,11 +260,51 @@ hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int6
     case HG_OP_RETURN:
       next = b->nops;
       break;
+    case HG_OP_LOAD:
+      if (!hooks || !hooks->load || op->u.mem.n != 1 || t == HG_T_F32) {
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (load) needs a load hook, one integer",
+                     (int)pc);
+        break;
+      }
+      r = hooks->load(hooks->ctx, op->u.mem.space, mem_bits(op), x[0]);
+      break;
+    case HG_OP_STORE:
+      if (!hooks || !hooks->store || op->u.mem.n != 1) {
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (store) needs a store hook, one value",
+                     (int)pc);
+        break;
+      }
+      hooks->store(hooks->ctx, op->u.mem.space, mem_bits(op), x[0], x[1]);
+      break;
+    case HG_OP_CP_ASYNC:
+      if (!hooks || !hooks->cp_async) {
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (cp.async) needs a hook", (int)pc);
+        break;
+      }
+      hooks->cp_async(hooks->ctx, op->u.cp_async.bytes, x[0], x[1],
+                      in[2] ? x[2] : op->u.cp_async.bytes);
+      break;
+    case HG_OP_LDMATRIX: {
+      if (!hooks || !hooks->ldmatrix) {
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (ldmatrix) needs a hook", (int)pc);
+        break;
+      }
+      int64_t regs[4] = {0, 0, 0, 0};
+      hooks->ldmatrix(hooks->ctx, op->u.matrix.num, op->u.matrix.trans, x[0], regs);
+      for (int k = 0; k < op->num_results; k++) {
+        v[res[k]] = wrap(HG_T_I32, regs[k]);
+        set[res[k]] = true;
+      }
+      break;
+    }
+    case HG_OP_SMEM_ADDR:
+      r = op->u.smem_offset; /* the dynamic shared memory's base taken as address 0 */
+      break;
     default:
       s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (%s) is outside the integer subset", (int)pc,
                    hg_ir_opcode_name(op->code));
     }
-    if (op->num_results > 0 && op->code != HG_OP_ENDFOR) {
+    if (op->num_results > 0 && op->code != HG_OP_ENDFOR && op->code != HG_OP_LDMATRIX) {
       v[res[0]] = wrap(t, r);
       set[res[0]] = true;
     }

@@ -23,6 +23,20 @@ typedef struct ir_eval {
  * division, a value read before it is set, or more than 10 million steps is an error. */
 hg_status_t ir_eval_run(const hg_builder_t *b, const int64_t *params, const int64_t *sregs,
                         ir_eval_t *out);
+/* Memory seen by a run: with hooks, loads, stores, cp.async and ldmatrix call back instead of
+ * being errors (NULL hooks: still errors). load returns the value (integer bits; bits = 8/16
+ * for narrow loads, 32/64 otherwise); ldmatrix gets the lane's row address and fills num
+ * registers (the test decides what a single lane sees). */
+typedef struct ir_eval_hooks {
+  void *ctx;
+  int64_t (*load)(void *ctx, hg_space_t space, int bits, int64_t addr);
+  void (*store)(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t value);
+  void (*cp_async)(void *ctx, int bytes, int64_t dst, int64_t src, int64_t src_bytes);
+  void (*ldmatrix)(void *ctx, int num, bool trans, int64_t addr, int64_t *regs);
+} ir_eval_hooks_t;
+
+hg_status_t ir_eval_run_hooks(const hg_builder_t *b, const int64_t *params, const int64_t *sregs,
+                              const ir_eval_hooks_t *hooks, ir_eval_t *out);
 int64_t ir_eval_get(const ir_eval_t *e, hg_val_t v);
 void ir_eval_free(ir_eval_t *e);
 /* Ops recorded in the builder (what a test inspects to see that static parts folded). */
