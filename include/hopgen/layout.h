@@ -4,7 +4,7 @@
  * assignment, no malloc, no free. Integers are int64_t so that overflow is detected
  * instead of wrapping; tensor coordinates narrow to int32 only at the hardware layers.
  *
- * Notation (see ../shared/vectors/README.md): an integer `8`; a tuple `(4,8)`, nested
+ * Notation (see tests/vectors/README.md): an integer `8`; a tuple `(4,8)`, nested
  * `((2,4),8)`; a rank-1 tuple keeps its parentheses `(4)`; a layout `shape:stride`; a
  * tiler is a layout or a by-mode list `[4:1,_,(2,2):(1,4)]`, possibly nested
  * `[[2:1,3:1],4:1]` (a tuple of sizes `((2,3),4)` is the same); a swizzled (composed)

@@ -411,7 +411,7 @@ hg_status_t hg_tma_box_issuable(const hg_tma_plan_t *p, int b, const int32_t *co
 /* ---------------------------------------------------------------- CPU reference model */
 
 /* What the hardware does, written from the PTX ISA and from what an H200 was seen to do
- * (ARCHITECTURE.md), independently of the planners above, so that tests can check plans
+ * (docs/ARCHITECTURE.md), independently of the planners above, so that tests can check plans
  * and descriptors against it and kernels' GPU results can be compared with it.
  *
  * Shared memory is a byte array whose index is the shared-memory address (so it is

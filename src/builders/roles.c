@@ -3,7 +3,7 @@
  * named barriers consumers synchronise on.
  *
  * Why these shapes: setmaxnreg only takes effect with a register cap at entry (.maxntid
- * with .minnctapersm 1) and warpgroup-uniform branches (seen on an H200; ARCHITECTURE.md),
+ * with .minnctapersm 1) and warpgroup-uniform branches (seen on an H200; docs/ARCHITECTURE.md),
  * so hg_roles_make sets both and every branch here is on tid / 128. Named-barrier ids are
  * immediates in PTX, so a barrier chosen by a run-time consumer index is one branch per
  * consumer. */

@@ -1,7 +1,7 @@
 /* Run and check the TMA copy kernels on the GPU: generate -> JIT (cache) -> encode the
  * tensor map -> launch -> download -> compare every byte with the CPU reference model.
  *
- * Layering note: ARCHITECTURE.md's table has kernels -> sm90, emit. The run/check/bench
+ * Layering note: docs/ARCHITECTURE.md's table: kernels -> builders, sm90, emit. The run/check/bench
  * drivers of this folder also call the runtime (runtime.h), on purpose: they are the
  * place where a generated kernel meets the driver, and the CLI must stay printing-only.
  * The generators (tma.c, copy.c's hg_gen_copy) never touch the runtime.

@@ -1,7 +1,7 @@
 /* CPU reference model of what TMA and wgmma do with shared memory.
  *
  * Written from the hardware facts (PTX ISA, CUDA driver API, and what an H200 was seen to
- * do: ARCHITECTURE.md "Seen on an H200", ../shared/tools/tma_oracle.cu) and deliberately
+ * do: docs/ARCHITECTURE.md "Hopper facts", docs/hardware-notes.md) and deliberately
  * NOT from the planners in this folder: the tests chain planner output through this model,
  * so a planner bug shows up as a mismatch instead of being reproduced here. Keep it dumb:
  * loops over elements and byte arithmetic, no layout algebra. */

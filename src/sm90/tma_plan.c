@@ -3,7 +3,7 @@
  * the box, the boxes that fill the tile with their coordinates and smem offsets, and the
  * multicast slices of a cluster.
  *
- * How TMA writes a box (ARCHITECTURE.md "Seen on an H200"): densely, tensor-map dimension
+ * How TMA writes a box (docs/ARCHITECTURE.md "Hopper facts"): densely, tensor-map dimension
  * 0 fastest, each row (the inner box) padded to the swizzle span, the swizzle XORing address
  * bits. The planner chooses the largest box whose elements land exactly where the layout
  * wants them and then checks the whole tile element by element, so any layout that boxes
@@ -69,8 +69,8 @@ static hg_status_t tensor_dims(const hg_tma_tensor_t *g, int *tmap_mode, int *mo
 /* The tensor-map rules of the tensor alone: its tensor-map dimensions (tensor_dims), base
  * address, extents and strides, filled into map's tensor part and validated. They hold
  * whatever box and stage layout a plan chooses, so plans and stage layouts check them
- * first: a stride that is not a multiple of 16 B is what the driver refuses (ARCHITECTURE.md
- * "Seen on an H200"), whatever else is wrong. */
+ * first: a stride that is not a multiple of 16 B is what the driver refuses (docs/ARCHITECTURE.md
+ * "Hopper facts"), whatever else is wrong. */
 static hg_status_t tensor_rules(const hg_tma_tensor_t *g, int *tmap_mode, int *mode_dim,
                                 hg_tensormap_params_t *map) {
   HG_TRY(tensor_dims(g, tmap_mode, mode_dim));

@@ -1,5 +1,5 @@
-/* The CPU model of TMA and wgmma against hardware truth: the H200-validated Python model of
- * ../shared/tools (hashed cases in tma_oracle_cases.h) and hand-worked examples. */
+/* The CPU model of TMA and wgmma against hardware truth: an H200-validated model of TMA
+ * loads (hashed cases in tma_oracle_cases.h) and hand-worked examples. */
 #include <math.h>
 
 #include "hg_test.h"
