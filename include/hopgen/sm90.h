@@ -15,6 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- element types */
 
@@ -457,6 +458,7 @@ hg_status_t hg_model_wgmma_a_coord(hg_dtype_t a, int thread, int value, int *m, 
 /* Swizzle a shared-memory byte address as TMA and wgmma do for mode m. */
 uint32_t hg_model_swizzle_addr(hg_swizzle_mode_t m, uint32_t addr);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

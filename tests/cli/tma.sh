@@ -123,7 +123,7 @@ bad 1 "8, 16 or 32-bit" tma load --dtype f64
 bad 1 "signed 32-bit" tma load --origin 2147483600,0
 bad 1 "swizzle row" tma load --dtype f32 --tile 64,48 --swizzle 128B
 ok "2 box(es)" tma load --dtype f32 --tile 64,64 --swizzle 128B
-bad 1 "--emit-mlir needs --backend mlir" tma load --emit-mlir "$tmp/k.mlir"
+bad 2 "--emit-mlir needs --backend mlir" tma load --emit-mlir "$tmp/k.mlir"
 # Usage errors (exit 2).
 bad 2 "unknown TMA kernel" tma copy
 bad 2 "--cluster is for" tma load --cluster 2
