@@ -16,7 +16,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHOPGEN_SANITIZE=ON >/dev/nul
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$jobs"
 echo "== fuzzing (bounded)"
-scripts/fuzz.sh "${HOPGEN_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${HOPGEN_FUZZ_SECONDS:-35}"
 echo "== format"
 scripts/format.sh --check
 echo "== all tests passed in $(( $(date +%s) - t0 )) s"
