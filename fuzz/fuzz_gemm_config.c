@@ -37,13 +37,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check(hg_gemm_config_parse(out, &back).code == HG_OK && same(&c, &back));
   hg_gemm_config_print(&back, again, sizeof again);
   check(strcmp(out, again) == 0);
-  static const hg_dtype_t types[][3] = {
-      {HG_BF16, HG_BF16, HG_BF16}, {HG_F16, HG_F16, HG_F32}, {HG_E4M3, HG_E5M2, HG_BF16},
-      {HG_TF32, HG_TF32, HG_F32},  {HG_S8, HG_S8, HG_S32}};
+  static const hg_dtype_t types[][3] = {{HG_BF16, HG_BF16, HG_BF16},
+                                        {HG_F16, HG_F16, HG_F32},
+                                        {HG_E4M3, HG_E5M2, HG_BF16},
+                                        {HG_TF32, HG_TF32, HG_F32},
+                                        {HG_S8, HG_S8, HG_S32}};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-    hg_gemm_problem_t p = {.m = 1000, .n = 520, .k = 264, .batch = 2,
-                           .a_type = types[i][0], .b_type = types[i][1], .d_type = types[i][2],
-                           .a_k_major = true, .b_k_major = i != 1, .alpha = 1.0f};
+    hg_gemm_problem_t p = {.m = 1000,
+                           .n = 520,
+                           .k = 264,
+                           .batch = 2,
+                           .a_type = types[i][0],
+                           .b_type = types[i][1],
+                           .d_type = types[i][2],
+                           .a_k_major = true,
+                           .b_k_major = i != 1,
+                           .alpha = 1.0f};
     if (hg_gemm_problem_normalize(&p).code != HG_OK) continue;
     s = hg_gemm_config_check(&p, &c);
     check(s.code == HG_OK || s.msg[0] != '\0');
