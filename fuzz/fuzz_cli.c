@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fuzz_input.h"
 
 #define MAX_INPUT 4096
 #define MAX_ARGS 48
@@ -16,11 +17,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   hg_cli_set_sandbox(true);
-  /* Belt and braces: nothing outside the process, whatever the sandbox misses. */
-  setenv("HOPGEN_CACHE_DIR", "off", 1);
-  setenv("HOPGEN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-  setenv("HOPGEN_LIBCUBLASLT", "/nonexistent/libcublasLt.so", 1);
-  setenv("HOPGEN_MLIR_OPT", "/nonexistent/mlir-opt-22", 1);
+  fz_offline(); /* belt and braces, whatever the sandbox misses */
   if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "r", stdin)) abort();
   return 0;
 }

@@ -16,8 +16,7 @@ static void check(int cond) {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
-  setenv("HOPGEN_CACHE_DIR", "off", 1);
-  setenv("HOPGEN_MLIR_OPT", "/nonexistent/mlir-opt-22", 1);
+  fz_offline();
   return 0;
 }
 

@@ -6,7 +6,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Nothing outside the process: no cache directory, CUDA driver, cuBLASLt or MLIR tool. */
+static inline void fz_offline(void) {
+  setenv("HOPGEN_CACHE_DIR", "off", 1);
+  setenv("HOPGEN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  setenv("HOPGEN_LIBCUBLASLT", "/nonexistent/libcublasLt.so", 1);
+  setenv("HOPGEN_MLIR_OPT", "/nonexistent/mlir-opt-22", 1);
+}
 
 typedef struct fz {
   const uint8_t *p;

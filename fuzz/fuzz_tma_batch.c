@@ -8,13 +8,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   hg_cli_set_sandbox(true);
-  setenv("HOPGEN_CACHE_DIR", "off", 1);
-  setenv("HOPGEN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-  setenv("HOPGEN_MLIR_OPT", "/nonexistent/mlir-opt-22", 1);
+  fz_offline();
   if (!freopen("/dev/null", "w", stdout)) abort();
   return 0;
 }

@@ -135,6 +135,7 @@ void hg_cli_args_init(hg_cli_args_t *a, const char *command, const hg_cli_opt_t 
   a->argc = argc;
   a->argv = argv;
   a->next = 1;
+  a->max_operands = -1;
   run.command = command;
   /* Before parsing: --help wins over any error, and --json governs how errors print. */
   for (int i = 1; i < argc; i++) {
@@ -170,6 +171,16 @@ int hg_cli_next(hg_cli_args_t *a, const char **value) {
   const char *arg = a->argv[a->next++];
   if (a->operands_only || !is_option(arg)) {
     *value = arg;
+    if (a->max_operands >= 0 && a->operands >= a->max_operands) {
+      if (a->max_operands == 0)
+        hg_cli_bad(a, "unexpected argument '%s' (hopgen %s takes %s)", arg, a->command,
+                   a->nopts ? "options only" : "no arguments");
+      else
+        hg_cli_bad(a, "unexpected argument '%s' (hopgen %s takes %d operand(s))", arg, a->command,
+                   a->max_operands);
+      return HG_CLI_ERROR;
+    }
+    a->operands++;
     return HG_CLI_OPERAND;
   }
   if (!strcmp(arg, "--")) {
@@ -328,13 +339,19 @@ void hg_cli_json_next(void) {
   run.json_printed = false;
 }
 
+void hg_cli_json_error(FILE *f, const char *code, const char *msg) {
+  fprintf(f, "\"error\": {");
+  hg_cli_json_str(f, "code", code, ", ");
+  hg_cli_json_str(f, "message", msg, "}");
+}
+
 static void json_failure(const char *code, const char *msg) {
   if (!run.json || run.json_printed) return;
   printf("{");
   hg_cli_json_str(stdout, "command", run.command, ", ");
-  printf("\"ok\": false, \"error\": {");
-  hg_cli_json_str(stdout, "code", code, ", ");
-  hg_cli_json_str(stdout, "message", msg, "}}\n");
+  printf("\"ok\": false, ");
+  hg_cli_json_error(stdout, code, msg);
+  printf("}\n");
   run.json_printed = true;
 }
 

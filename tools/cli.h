@@ -87,6 +87,8 @@ typedef struct hg_cli_args {
   char **argv;
   int next;            /* the argv index hg_cli_next looks at */
   bool help;           /* --help or -h was given (anywhere) */
+  int max_operands;    /* more operands are a usage error; -1 (the default): any number */
+  int operands;        /* operands seen */
   bool operands_only;  /* after "--" */
   const char *current; /* the option being converted, as typed ("--batch") */
   uint64_t seen;
@@ -142,6 +144,8 @@ int hg_cli_usagef(hg_cli_args_t *a, const char *fmt, ...)
 /* Print a failure ("hopgen: <sentence>" on stderr, and the JSON object with --json) and
  * return 1: `return hg_cli_fail(s);`. */
 int hg_cli_fail(hg_status_t s);
+/* Print "error": {"code": ..., "message": ...} (code: hg_code_name, or "usage"). */
+void hg_cli_json_error(FILE *f, const char *code, const char *msg);
 /* The command printed its own JSON result object: failures print no second one. */
 void hg_cli_json_printed(void);
 /* A new JSON object may follow (the next case of a batch). */

@@ -97,6 +97,7 @@ static int bench_copy(int argc, char **argv) {
     usage_copy(stdout);
     return 0;
   }
+  a.max_operands = 0;
   hg_copy_bench_t b;
   memset(&b, 0, sizeof b);
   b.bytes = UINT64_C(1) << 30;
@@ -110,8 +111,6 @@ static int bench_copy(int argc, char **argv) {
     switch (id) {
     case HG_CLI_ERROR:
       return hg_cli_usage(&a);
-    case HG_CLI_OPERAND:
-      return hg_cli_usagef(&a, "unexpected argument '%s' (every input is an option)", v);
     case C_BYTES:
       ok = parse_bytes(v, &b.bytes) ||
            hg_cli_bad(&a, "--bytes '%s' is not a size like 1073741824, 512M or 4G", v);
@@ -206,8 +205,8 @@ static int bench_copy(int argc, char **argv) {
              t->jit.cache_hit ? "true" : "false");
     }
     if (!hg_is_ok(&s)) {
-      printf("%s\"error\": {\"code\": \"%s\", ", ran ? ", " : "", hg_code_name(s.code));
-      hg_cli_json_str(stdout, "message", s.msg, "}");
+      printf("%s", ran ? ", " : "");
+      hg_cli_json_error(stdout, hg_code_name(s.code), s.msg);
     }
     printf("}\n");
     hg_cli_json_printed();

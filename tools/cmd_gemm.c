@@ -270,9 +270,8 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "ratio", r->ratio, true);
   hg_cli_json_str(f, "note", r->note, "");
   if (!hg_is_ok(&s)) {
-    fprintf(f, ", \"error\": {");
-    hg_cli_json_str(f, "code", hg_code_name(s.code), ", ");
-    hg_cli_json_str(f, "message", s.msg, "}");
+    fprintf(f, ", ");
+    hg_cli_json_error(f, hg_code_name(s.code), s.msg);
   }
   fprintf(f, "}");
 }
@@ -335,9 +334,8 @@ static int gemm_generate(const gemm_args_t *g) {
            k.tma_store ? "true" : "false", ptxas_ok ? "true" : "false", rep.registers,
            rep.spill_store_bytes + rep.spill_load_bytes);
     if (!hg_is_ok(&s)) {
-      printf(", \"error\": {");
-      hg_cli_json_str(stdout, "code", hg_code_name(s.code), ", ");
-      hg_cli_json_str(stdout, "message", s.msg, "}");
+      printf(", ");
+      hg_cli_json_error(stdout, hg_code_name(s.code), s.msg);
     }
     printf("}\n");
     hg_cli_json_printed();
@@ -458,6 +456,7 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     fputs(bench_usage, stdout);
     return 0;
   }
+  a.max_operands = 0;
   const int all = (int)(sizeof shape_set / sizeof shape_set[0]);
   hg_dtype_t types[8] = {HG_BF16, HG_E4M3};
   int ntypes = 2, nshapes = all;
@@ -470,8 +469,6 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     switch (id) {
     case HG_CLI_ERROR:
       return hg_cli_usage(&a);
-    case HG_CLI_OPERAND:
-      return hg_cli_usagef(&a, "unexpected argument '%s' (every input is an option)", v);
     case B_TYPES:
       ok = (ntypes = parse_types(&a, v, types, 8)) > 0;
       break;

@@ -46,10 +46,15 @@ static void json_args(FILE *f, int n, char **args) {
   fprintf(f, "], ");
 }
 
-static void json_error(FILE *f, const char *code, const char *msg) {
-  fprintf(f, "\"ok\": false, \"error\": {");
-  hg_cli_json_str(f, "code", code, ", ");
-  hg_cli_json_str(f, "message", msg, "}");
+/* The end of an operation's JSON object: "ok" and the result, or the error. */
+static void json_outcome(FILE *f, hg_status_t s, const char *result) {
+  fprintf(f, "\"ok\": %s, ", hg_is_ok(&s) ? "true" : "false");
+  if (hg_is_ok(&s)) {
+    hg_cli_json_str(f, "result", result, "}\n");
+  } else {
+    hg_cli_json_error(f, hg_code_name(s.code), s.msg);
+    fprintf(f, "}\n");
+  }
 }
 
 /* ---------------------------------------------------------------- eval */
@@ -112,13 +117,7 @@ static int eval_line(char *line, size_t len, long lineno, bool explain, bool jso
     printf("{\"line\": %ld, ", lineno);
     hg_cli_json_str(stdout, "op", field[0], ", ");
     json_args(stdout, nf > 3 ? 2 : nf - 1, field + 1);
-    if (hg_is_ok(&s)) {
-      printf("\"ok\": true, ");
-      hg_cli_json_str(stdout, "result", result, "}\n");
-    } else {
-      json_error(stdout, hg_code_name(s.code), s.msg);
-      printf("}\n");
-    }
+    json_outcome(stdout, s, result);
   } else {
     /* the first three columns (padded), then the result */
     printf("%s\t%s\t%s\t%s\n", field[0], nf > 1 ? field[1] : "", nf > 2 ? field[2] : "",
@@ -134,14 +133,13 @@ static int cmd_eval(int argc, char **argv) {
     fputs(eval_help, stdout);
     return 0;
   }
+  a.max_operands = 0; /* the vectors come on standard input */
   bool explain = false, json = false;
   const char *v;
   for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
     if (id == HG_CLI_ERROR) return hg_cli_usage(&a);
     if (id == EVAL_EXPLAIN) explain = true;
     if (id == EVAL_JSON) json = true;
-    if (id == HG_CLI_OPERAND)
-      return hg_cli_usagef(&a, "layout eval reads standard input and takes no operand ('%s')", v);
   }
   char *line = NULL;
   size_t cap = 0;
@@ -188,6 +186,7 @@ static int cmd_show(int argc, char **argv) {
     fputs(show_help, stdout);
     return 0;
   }
+  a.max_operands = 1;
   const char *layout_text = NULL, *svg = NULL, *tv_text = NULL, *v;
   bool json = false;
   for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
@@ -195,11 +194,7 @@ static int cmd_show(int argc, char **argv) {
     if (id == SHOW_SVG) svg = v;
     if (id == SHOW_TV) tv_text = v;
     if (id == SHOW_JSON) json = true;
-    if (id == HG_CLI_OPERAND) {
-      if (layout_text)
-        return hg_cli_usagef(&a, "unexpected argument '%s' (show takes one LAYOUT)", v);
-      layout_text = v;
-    }
+    if (id == HG_CLI_OPERAND) layout_text = v;
   }
   if (!layout_text) return hg_cli_usagef(&a, "missing LAYOUT");
   if (tv_text && !svg) return hg_cli_usagef(&a, "--tv labels the SVG picture; give --svg FILE too");
@@ -291,13 +286,7 @@ static int cmd_op(const hg_layout_op_info_t *info, int argc, char **argv) {
   printf("{\"command\": \"layout\", ");
   hg_cli_json_str(stdout, "op", info->name, ", ");
   json_args(stdout, nargs, args);
-  if (hg_is_ok(&s)) {
-    printf("\"ok\": true, ");
-    hg_cli_json_str(stdout, "result", result, "}\n");
-  } else {
-    json_error(stdout, hg_code_name(s.code), s.msg);
-    printf("}\n");
-  }
+  json_outcome(stdout, s, result);
   hg_cli_json_printed();
   return hg_is_ok(&s) ? 0 : hg_cli_fail(s);
 }

@@ -122,6 +122,7 @@ static int cmd_tma(int argc, char **argv) {
     usage_tma(stdout);
     return 0;
   }
+  a.max_operands = 0;
   hg_tma_tensor_t g;
   memset(&g, 0, sizeof g);
   bool json = false, auto_sw = true;
@@ -135,8 +136,6 @@ static int cmd_tma(int argc, char **argv) {
     switch (id) {
     case HG_CLI_ERROR:
       return hg_cli_usage(&a);
-    case HG_CLI_OPERAND:
-      return hg_cli_usagef(&a, "unexpected argument '%s' (every input is an option)", v);
     case T_DTYPE:
       ok = hg_cli_check(&a, hg_dtype_parse(v, &g.dtype));
       break;
@@ -445,6 +444,7 @@ static int cmd_mma(int argc, char **argv) {
     usage_mma(stdout);
     return 0;
   }
+  a.max_operands = 0;
   hg_tiled_mma_spec_t sp;
   memset(&sp, 0, sizeof sp);
   sp.a = sp.b = HG_BF16;
@@ -459,8 +459,6 @@ static int cmd_mma(int argc, char **argv) {
     switch (id) {
     case HG_CLI_ERROR:
       return hg_cli_usage(&a);
-    case HG_CLI_OPERAND:
-      return hg_cli_usagef(&a, "unexpected argument '%s' (every input is an option)", v);
     case M_A:
       ok = hg_cli_check(&a, hg_dtype_parse(v, &sp.a));
       break;

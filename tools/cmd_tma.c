@@ -18,8 +18,7 @@ static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const 
 }
 
 static void json_error(FILE *f, hg_status_t s) {
-  fprintf(f, "\"error\": {\"code\": \"%s\", ", hg_code_name(s.code));
-  hg_cli_json_str(f, "message", s.msg, "}");
+  hg_cli_json_error(f, hg_code_name(s.code), s.msg);
 }
 
 static void usage(FILE *f) {

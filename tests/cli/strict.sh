@@ -5,62 +5,22 @@
 # cache directory or home said in a note with nothing created.
 set -u
 cli=${1:?usage: strict.sh PATH_TO_HOPGEN}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# shellcheck source=tests/cli/cli_test.bash
+. "$(dirname "$0")/cli_test.bash"
 have_ptxas=0
 if command -v ptxas > /dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then have_ptxas=1; fi
 have_mlir=0
 if command -v "${HOPGEN_MLIR_OPT:-mlir-opt-22}" > /dev/null; then have_mlir=1; fi
 export HOPGEN_LIBCUDA=/nonexistent/libcuda.so.1 # no GPU, whatever the machine has
 
-# bad CODE FRAGMENT ARGS...: exits CODE with "hopgen: ...FRAGMENT..." on stderr.
-bad() {
-  local code=$1 frag=$2
-  shift 2
-  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code ($(head -c 400 "$tmp/err"))"; return; fi
-  if grep -q "^hopgen: " "$tmp/err" && grep -qF -- "$frag" "$tmp/err"; then pass; else
-    fail "$* said '$(head -c 400 "$tmp/err")', expected 'hopgen: ...$frag...'"
-  fi
-}
-# ok FRAGMENT ARGS...: exits 0 and stdout contains FRAGMENT.
-ok() {
-  local frag=$1
-  shift
-  if "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; then
-    if grep -qF -- "$frag" "$tmp/out"; then pass; else
-      fail "$* printed '$(head -c 400 "$tmp/out")', which lacks '$frag'"
-    fi
-  else
-    fail "$* exited $?: $(head -c 400 "$tmp/err")"
-  fi
-}
-# json_is PYEXPR FILE: FILE holds exactly one JSON object and PYEXPR (over j) holds.
-json_is() {
-  local expr=$1 file=$2
-  if ! command -v python3 > /dev/null; then
-    if grep -q '^{' "$file"; then pass; else fail "no JSON object in $(head -c 300 "$file")"; fi
-    return
-  fi
-  if python3 -c "import json,sys; j=json.loads(open(sys.argv[1]).read()); sys.exit(0 if ($expr) else 1)" \
-    "$file" 2> "$tmp/perr"; then pass; else
-    fail "'$expr' does not hold for $(head -c 400 "$file") $(head -c 300 "$tmp/perr")"
-  fi
-}
-
 gemm=(gemm 256 256 128)
 
-# --- Row: `gemm ... --emit /proc/version`: exit 0, nothing written.
+# --- Row (what the issue found): `gemm ... --emit /proc/version`: exit 0, nothing written.
 bad 1 "writing /proc/version failed" "${gemm[@]}" --emit /proc/version
-# --- Row: `gemm ... --emit /dev/full`: exit 0, nothing written.
+# --- Row (what the issue found): `gemm ... --emit /dev/full`: exit 0, nothing written.
 bad 1 "writing /dev/full failed: No space left on device" "${gemm[@]}" --emit /dev/full
 bad 1 "cannot open /nonexistent-dir/k.ptx for writing" "${gemm[@]}" --emit /nonexistent-dir/k.ptx
-# --- Row: `gemm ... --backend mlir --emit-mlir /dev/full`: exit 0, nothing written.
+# --- Row (what the issue found): `gemm ... --backend mlir --emit-mlir /dev/full`: exit 0, nothing written.
 if [ $have_mlir -eq 1 ]; then
   bad 1 "writing /dev/full failed" "${gemm[@]}" --backend mlir --emit-mlir /dev/full
 fi
@@ -75,7 +35,7 @@ else
   fail "${gemm[*]} --emit $tmp/k.ptx failed"
 fi
 
-# --- Row: most commands with stdout on a full disk: exit 0.
+# --- Row (what the issue found): most commands with stdout on a full disk: exit 0.
 full() {
   "$cli" "$@" > /dev/full 2> "$tmp/err"
   local rc=$?
@@ -98,9 +58,9 @@ printf 'size\t(4,8):(1,4)\t_\n' > "$tmp/one.tsv"
 if [ $? -eq 1 ] && grep -q "No space left" "$tmp/err"; then pass; else fail "layout eval > /dev/full"; fi
 if [ $have_ptxas -eq 1 ]; then full "${gemm[@]}"; fi
 
-# --- Row: `gemm ... --batch 4294967297` ran as batch 1 (an int cast).
+# --- Row (what the issue found): `gemm ... --batch 4294967297` ran as batch 1 (an int cast).
 bad 2 "--batch 4294967297 is outside 1..2147483647" "${gemm[@]}" --batch 4294967297
-# --- Row: `gemm ... --batch 0` quietly ran as 1.
+# --- Row (what the issue found): `gemm ... --batch 0` quietly ran as 1.
 bad 2 "--batch 0: it is a count, and must be at least 1" "${gemm[@]}" --batch 0
 bad 2 "--batch -3: it is a count" "${gemm[@]}" --batch -3
 bad 2 "the operand M 0: it is a count" gemm 0 256 128
@@ -109,7 +69,7 @@ bad 2 "--lda 0: it is a count" "${gemm[@]}" --lda 0
 bad 2 "--runs 0: it is a count" tma load --check --runs 0
 bad 2 "--stages 0: it is a count, and must be at least 2" bench copy --stages 0
 bad 2 "item 1 is outside the range" tma load --tile 0,64
-# --- Row: `gemm M N K --m 5` silently overrode M.
+# --- Row (what the issue found): `gemm M N K --m 5` silently overrode M.
 bad 2 "--m conflicts with the operand M" "${gemm[@]}" --m 5
 bad 2 "the operand M conflicts with --m" gemm --m 5 256 256 128
 # Repeated and conflicting options, everywhere.
@@ -126,7 +86,7 @@ bad 2 "unexpected argument '4'" gemm 1 2 3 4
 bad 2 "--seed picks the data of a GPU run" "${gemm[@]}" --seed 3
 bad 2 "--runs, --seed, --device" tma load --runs 3
 bad 2 "leave out --check, --bench and --tune" "${gemm[@]}" --check --emit "$tmp/x.ptx"
-# --- Row: `--alpha nan`, `--beta 1e999` accepted.
+# --- Row (what the issue found): `--alpha nan`, `--beta 1e999` accepted.
 bad 2 "--alpha nan is not a finite number" "${gemm[@]}" --alpha nan
 bad 2 "--beta 1e999 is not a finite number" "${gemm[@]}" --beta 1e999
 bad 2 "--beta 1e39 is not a finite number that a 32-bit float can hold" "${gemm[@]}" --beta 1e39
@@ -135,7 +95,7 @@ bad 2 "--alpha '0.5x' is not a number" "${gemm[@]}" --alpha 0.5x
 bad 2 "--max-cold-ms -1 must be positive" tma load --check --max-cold-ms -1
 bad 2 "--min-ratio nan is not a finite number" bench copy --min-ratio nan
 
-# --- Row: a `tma --batch` line over 2,047 bytes was split into several passing cases.
+# --- Row (what the issue found): a `tma --batch` line over 2,047 bytes was split into several passing cases.
 {
   printf 'load --tile 64,64 --no-ptxas'
   head -c 5000 /dev/zero | tr '\0' ' '
@@ -151,7 +111,7 @@ if grep -q "^PASS    load bf16" "$tmp/out"; then pass; else fail "the long line 
   printf '\n'
 } > "$tmp/words.txt"
 bad 1 "--nan is given twice" tma --batch "$tmp/words.txt"
-# --- Row: `tma --batch` given a directory: "0 passed, 0 failed", exit 0.
+# --- Row (what the issue found): `tma --batch` given a directory: "0 passed, 0 failed", exit 0.
 bad 1 "is a directory, not a regular file" tma --batch "$tmp"
 bad 1 "cannot open $tmp/none" tma --batch "$tmp/none"
 printf '# nothing\n\n' > "$tmp/empty.txt"
@@ -160,7 +120,7 @@ printf 'load --no-ptxas\n' | "$cli" tma --batch - > "$tmp/out" 2>&1 && pass || f
 printf 'load\n' > "$tmp/one.txt"
 ok "1 passed" tma --batch="$tmp/one.txt" --no-ptxas
 
-# --- Row: `gemm 99999999999999999999 ...` reported as M = 9223372036854775807.
+# --- Row (what the issue found): `gemm 99999999999999999999 ...` reported as M = 9223372036854775807.
 bad 2 "the operand M 99999999999999999999 is outside 1..9223372036854775807" gemm 99999999999999999999 256 128
 bad 2 "--seed 99999999999999999999 is outside" tma load --check --seed 99999999999999999999
 bad 2 "item 1 is outside the range" tma load --shape 99999999999999999999,64
@@ -168,7 +128,7 @@ bad 2 "--device '1x' is not an integer" tma load --check --device 1x
 bad 2 "--l2 ' 2' is not an integer" plan tma --dtype bf16 --shape 64 --stride 1 --tile 64 --l2 " 2"
 bad 2 "item 2 is empty" tma load --shape 64,,64
 bad 2 "item 3 is empty" tma load --shape 64,64,
-# --- Row: a trailing unknown flag said "needs a value".
+# --- Row (what the issue found): a trailing unknown flag said "needs a value".
 bad 2 "unknown option '--bogus'" "${gemm[@]}" --bogus
 bad 2 "unknown option '--bogus'" plan tma --dtype bf16 --bogus
 bad 2 "unknown option '--bogus'" plan mma --tile 128,128,64 --bogus
@@ -182,7 +142,7 @@ bad 2 "unknown option '--bogus'" demo --bogus
 bad 2 "--shape needs a value" tma load --shape
 bad 2 "--json takes no value" layout coalesce 8:1 --json=yes
 
-# --- Row: `layout eval` dropped malformed lines, so output lines no longer matched input.
+# --- Row (what the issue found): `layout eval` dropped malformed lines, so output lines no longer matched input.
 printf 'size\t(4,8):(1,4)\t_\nbogus\n# comment\nsize\t8\t_\t1\textra\n\ncoalesce\t(4,8):(1,4)\t_\t?\nonly\ttwo\n' > "$tmp/mixed.tsv"
 "$cli" layout eval < "$tmp/mixed.tsv" > "$tmp/out" 2> "$tmp/err"
 rc=$?
@@ -206,7 +166,7 @@ assert rows[2]["comment"] == "# comment"
 assert rows[5]["result"] == "32:1"' "$tmp/out"; then pass; else fail "layout eval --json: $(cat "$tmp/out")"; fi
 elif [ "$(wc -l < "$tmp/out")" -eq 7 ]; then pass; else fail "layout eval --json: $(cat "$tmp/out")"; fi
 
-# --- Row: `--check --json` without a GPU printed no JSON.
+# --- Row (what the issue found): `--check --json` without a GPU printed no JSON.
 "$cli" "${gemm[@]}" --check --json > "$tmp/j" 2> /dev/null
 [ $? -eq 1 ] && pass || fail "gemm --check --json without a GPU did not exit 1"
 json_is 'j["command"] == "gemm" and j["ok"] is False and j["error"]["code"] == "no-driver"' "$tmp/j"
@@ -226,7 +186,7 @@ json_is 'j["ok"] is False and "globalStrides" in j["error"]["message"]' "$tmp/j"
 "$cli" "${gemm[@]}" --json --emit /dev/full > "$tmp/j" 2> /dev/null
 json_is 'j["ok"] is False and j["error"]["code"] == "io" and "kernel" in j' "$tmp/j"
 
-# --- Row: `layout` operations had no --json.
+# --- Row (what the issue found): `layout` operations had no --json.
 "$cli" layout logical_divide "(8,16):(16,1)" "[2:1,4:1]" --json > "$tmp/j"
 json_is 'j["ok"] and j["op"] == "logical_divide" and j["result"] == "((2,4),(4,4)):((16,32),(1,4))" and len(j["args"]) == 2' "$tmp/j"
 "$cli" layout complement "(8,2):(1,2)" 16 --json > "$tmp/j" 2> /dev/null
@@ -236,7 +196,7 @@ json_is 'j["ok"] and j["layout"] == "(2,3):(3,1)" and "| 3 | 4 | 5 |" in j["tabl
 "$cli" layout show "(4,8):(1,4)" --svg "$tmp/l.svg" --json > "$tmp/j"
 json_is 'j["ok"] and j["svg"].endswith("l.svg")' "$tmp/j"
 
-# --- Row: `--opt=value` worked in `tma` and failed elsewhere.
+# --- Row (what the issue found): `--opt=value` worked in `tma` and failed elsewhere.
 if [ $have_ptxas -eq 1 ]; then
   ok "config 64x64x64" gemm --m=256 --n=256 --k=128 --type=f16 --config=64x64x64,s4
 fi
@@ -248,7 +208,7 @@ ok "tma load" tma load --shape=128,128 --no-ptxas
 bad 1 "no NVIDIA driver" bench gemm --types=bf16 --shapes=1
 # Negative numbers are values, not options, in either spelling.
 ok "origin [-3,-8]" tma load --no-ptxas --shape 100,200 --strides 208,1 --origin -3,-8
-# --- Row: usage errors exited 1 in some commands and 2 in others.
+# --- Row (what the issue found): usage errors exited 1 in some commands and 2 in others.
 bad 2 "unknown command 'frob'" frob
 bad 2 "missing operation" layout
 bad 2 "missing LAYOUT" layout show
@@ -262,14 +222,14 @@ bad 2 "--type: unknown element type" gemm 64 64 64 --type bf17
 bad 2 "--backend" tma load --backend cuda
 bad 2 "--types" bench gemm --types bf16,,e4m3
 bad 2 "--config: configuration '128x128': '128x128' is not a tile" gemm 64 64 64 --config 128x128
-bad 2 "demo takes no arguments" demo now
+bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now
 "$cli" > /dev/null 2>&1
 [ $? -eq 2 ] && pass || fail "hopgen without a command did not exit 2"
 # hopgen --version: the library's version.
 ok "hopgen 0." --version
 
-# --- Row: `HOME=/nonexistent hopgen gemm ... --backend mlir` created /nonexistent/.cache/hopgen.
+# --- Row (what the issue found): `HOME=/nonexistent hopgen gemm ... --backend mlir` created /nonexistent/.cache/hopgen.
 home=$tmp/no-such-home
 if [ $have_mlir -eq 1 ]; then
   env -u HOPGEN_CACHE_DIR -u XDG_CACHE_HOME HOME="$home" "$cli" gemm 128 128 64 --backend mlir \
@@ -281,7 +241,7 @@ if [ ! -e "$home" ]; then pass; else fail "$home was created"; fi
 if grep -q "^hopgen: note: HOME=$home is not an existing directory.*running without the cache" "$tmp/err"; then
   pass
 else fail "no note on the missing home: $(cat "$tmp/err")"; fi
-# --- Row: an unusable HOPGEN_CACHE_DIR silently disabled caching.
+# --- Row (what the issue found): an unusable HOPGEN_CACHE_DIR silently disabled caching.
 touch "$tmp/a-file"
 HOPGEN_CACHE_DIR=$tmp/a-file/cache "$cli" tma load --check > /dev/null 2> "$tmp/err"
 if grep -q "^hopgen: note: the cache directory $tmp/a-file/cache (from HOPGEN_CACHE_DIR) cannot be used: $tmp/a-file is not a directory; running without the cache" "$tmp/err"; then

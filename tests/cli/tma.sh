@@ -5,40 +5,12 @@
 # machine without the driver say so in a sentence and exit 1.
 set -u
 cli=${1:?usage: tma.sh PATH_TO_HOPGEN}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# shellcheck source=tests/cli/cli_test.bash
+. "$(dirname "$0")/cli_test.bash"
 if ! command -v ptxas > /dev/null && [ ! -x /usr/local/cuda/bin/ptxas ]; then
   echo "SKIP: ptxas not found"
   exit 77
 fi
-
-# ok FRAGMENT ARGS...: exits 0 and stdout contains FRAGMENT.
-ok() {
-  local frag=$1
-  shift
-  if "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; then
-    if grep -qF -- "$frag" "$tmp/out"; then pass; else
-      fail "$* printed '$(head -c 600 "$tmp/out")', which lacks '$frag'"
-    fi
-  else
-    fail "$* exited $?: $(cat "$tmp/err")"
-  fi
-}
-# bad CODE FRAGMENT ARGS...: exits CODE with "hopgen: ...FRAGMENT..." on stderr.
-bad() {
-  local code=$1 frag=$2
-  shift 2
-  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code ($(cat "$tmp/err"))"; return; fi
-  if grep -q "^hopgen: " "$tmp/err" && grep -qF -- "$frag" "$tmp/err"; then pass; else
-    fail "$* said '$(cat "$tmp/err")', expected 'hopgen: ...$frag...'"
-  fi
-}
 
 # --help everywhere.
 ok "usage: hopgen tma" tma --help
