@@ -388,6 +388,10 @@ void hg_cli_cache_note(void) {
 
 FILE *hg_cli_open_write(const char *path, hg_status_t *s) {
   *s = hg_ok();
+  if (!path[0]) {
+    *s = hg_error(HG_ERR_IO, "an empty file name cannot be written");
+    return NULL;
+  }
   FILE *f = !strcmp(path, "-") ? stdout : fopen(sandbox ? "/dev/null" : path, "w");
   if (!f) *s = hg_error(HG_ERR_IO, "cannot open %s for writing: %s", path, strerror(errno));
   errno = 0; /* so that close can tell what a failed write said */
@@ -424,6 +428,10 @@ hg_status_t hg_cli_write_file(const char *path, const char *text) {
 FILE *hg_cli_open_read(const char *path, hg_status_t *s) {
   *s = hg_ok();
   if (!strcmp(path, "-")) return stdin;
+  if (!path[0]) {
+    *s = hg_error(HG_ERR_IO, "an empty file name cannot be read");
+    return NULL;
+  }
   if (sandbox) {
     *s = hg_error(HG_ERR_IO, "cannot read %s: files are not read in the sandbox", path);
     return NULL;
