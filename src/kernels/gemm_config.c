@@ -125,7 +125,7 @@ int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
 }
 
 /* Shared memory a configuration needs, in bytes, as the generator lays it out. */
-static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
+static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type);
   const uint32_t a = (uint32_t)((c->tile_m * c->tile_k * ea + 1023) / 1024 * 1024);
@@ -134,7 +134,7 @@ static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const int epi_n = hg_gemm_epi_n(p, c);
   const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
-  return (uint32_t)stages * (a + b) + 16u * (uint32_t)stages + epi + SMEM_SLACK;
+  return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* 64 bits: any stage count */
 }
 
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
@@ -144,7 +144,8 @@ int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
 }
 
 hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
-  const int k_bytes = c->tile_k * hg_dtype_bytes(p->a_type);
+  /* 64-bit products: the fields may hold anything until they are checked. */
+  const int64_t k_bytes = (int64_t)c->tile_k * hg_dtype_bytes(p->a_type);
   if (c->tile_m != 64 && c->tile_m != 128 && c->tile_m != 256)
     return hg_error(HG_ERR_INVALID, "tile M = %d: the generator takes 64, 128 or 256", c->tile_m);
   if (c->schedule == HG_SCHED_PINGPONG && c->tile_m == 256)
@@ -157,32 +158,35 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     c->tile_n);
   if (k_bytes != 32 && k_bytes != 64 && k_bytes != 128)
     return hg_error(HG_ERR_INVALID,
-                    "tile K = %d elements is %d B; K-blocks of 32, 64 or 128 bytes keep each "
-                    "stage row one swizzle span (64 for 16-bit types, 128 for fp8)",
+                    "tile K = %d elements is %" PRId64
+                    " B; K-blocks of 32, 64 or 128 bytes keep each stage row one swizzle span (64 "
+                    "for 16-bit types, 128 for fp8)",
                     c->tile_k, k_bytes);
-  if (c->cluster_m < 1 || c->cluster_n < 1 || c->cluster_m * c->cluster_n > 16)
+  if (c->cluster_m < 1 || c->cluster_n < 1 || c->cluster_m > 16 || c->cluster_n > 16 ||
+      c->cluster_m * c->cluster_n > 16)
     return hg_error(HG_ERR_INVALID,
                     "cluster %dx%d: each side at least 1 and at most 16 CTAs in all", c->cluster_m,
                     c->cluster_n);
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
-  const uint32_t need = smem_need(p, c, c->stages);
-  if (need > SMEM_LIMIT)
-    return hg_error(HG_ERR_INVALID,
-                    "%d stages of a %dx%dx%d tile need %u B of shared memory, over the %u B a "
-                    "CTA may use; at most %d stages fit",
-                    c->stages, c->tile_m, c->tile_n, c->tile_k, need, SMEM_LIMIT,
-                    hg_gemm_max_stages(p, c));
-  if (c->raster_group < 1)
-    return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   const int ed = hg_dtype_bytes(p->d_type);
-  if (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
-                        (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n)))
+  if (c->epi_n < 0 ||
+      (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
+                         (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n))))
     return hg_error(HG_ERR_INVALID,
                     "epilogue width %d: it must divide tile N = %d, be a multiple of %d, and "
                     "either make rows of 32, 64 or 128 B of %s (one swizzle span) or be the whole "
                     "tile width",
                     c->epi_n, c->tile_n, ed == 2 ? 16 : 8, hg_dtype_name(p->d_type));
+  const uint64_t need = smem_need(p, c, c->stages);
+  if (need > SMEM_LIMIT)
+    return hg_error(HG_ERR_INVALID,
+                    "%d stages of a %dx%dx%d tile need %" PRIu64 " B of shared memory, over the %u "
+                    "B a CTA may use; at most %d stages fit",
+                    c->stages, c->tile_m, c->tile_n, c->tile_k, need, SMEM_LIMIT,
+                    hg_gemm_max_stages(p, c));
+  if (c->raster_group < 1)
+    return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   return hg_ok();
 }
 
