@@ -1,6 +1,7 @@
 # Shared by the CLI tests (tests/cli/*.sh source it; its name does not end in .sh, so CTest
 # does not run it): a scratch directory, pass/fail counters and the checks they all make.
 # The sourcing script sets cli (the hopgen binary) first.
+# shellcheck disable=SC2154
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0
