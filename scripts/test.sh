@@ -18,7 +18,7 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$
 echo "== python package (fresh venv, pip install ./python, pytest)"
 scripts/python-test.sh
 echo "== fuzzing (bounded)"
-scripts/fuzz.sh "${HOPGEN_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${HOPGEN_FUZZ_SECONDS:-35}"
 echo "== format"
 scripts/format.sh --check
 echo "== all tests passed in $(( $(date +%s) - t0 )) s"

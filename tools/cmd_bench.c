@@ -1,6 +1,7 @@
 /* hopgen bench: `bench copy` (the streaming TMA copy against the driver's device-to-device
  * copy, hg_copy_bench_run) and `bench gemm` (hg_cli_bench_gemm in cmd_gemm.c). Parsing and
  * printing only. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +36,14 @@ static void usage_copy(FILE *f) {
          "  --json            machine-readable result on standard output\n");
 }
 
-static int usage_error(const char *fmt, const char *a) {
-  fprintf(stderr, "hopgen: ");
-  fprintf(stderr, fmt, a);
-  fprintf(stderr, " (hopgen bench copy --help)\n");
-  return 2;
-}
-
-/* "1073741824", "1G", "512M", "64K" (binary units), "1GiB". */
-static int parse_bytes(const char *s, uint64_t *out) {
+/* "1073741824", "1G", "512M", "64K" (binary units), "1GiB": decimal digits first; false
+ * on anything else, zero or overflow. */
+static bool parse_bytes(const char *s, uint64_t *out) {
+  if (!(*s >= '0' && *s <= '9')) return false;
   char *end;
+  errno = 0;
   const unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || s[0] == '-') return -1;
+  if (errno == ERANGE) return false;
   uint64_t mul = 1;
   if (*end == 'K' || *end == 'k')
     mul = UINT64_C(1) << 10;
@@ -58,73 +55,109 @@ static int parse_bytes(const char *s, uint64_t *out) {
     end++;
     if (!strcmp(end, "iB") || !strcmp(end, "B")) end += strlen(end);
   }
-  if (*end || v > UINT64_MAX / mul) return -1;
+  if (*end || v == 0 || v > UINT64_MAX / mul) return false;
   *out = (uint64_t)v * mul;
-  return 0;
+  return true;
 }
 
+enum {
+  C_BYTES,
+  C_STAGES,
+  C_BOX_ROWS,
+  C_CTAS_PER_SM,
+  C_EVICT_FIRST,
+  C_WARMUP,
+  C_RUNS,
+  C_SEED,
+  C_DEVICE,
+  C_MIN_RATIO,
+  C_BACKEND,
+  C_JSON
+};
+static const hg_cli_opt_t copy_opts[] = {
+    {C_BYTES, "--bytes", NULL, HG_CLI_VALUE, 0},
+    {C_STAGES, "--stages", NULL, HG_CLI_VALUE, 0},
+    {C_BOX_ROWS, "--box-rows", NULL, HG_CLI_VALUE, 0},
+    {C_CTAS_PER_SM, "--ctas-per-sm", NULL, HG_CLI_VALUE, 0},
+    {C_EVICT_FIRST, "--evict-first", NULL, HG_CLI_FLAG, 0},
+    {C_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
+    {C_RUNS, "--runs", NULL, HG_CLI_VALUE, 0},
+    {C_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
+    {C_DEVICE, "--device", NULL, HG_CLI_VALUE, 0},
+    {C_MIN_RATIO, "--min-ratio", NULL, HG_CLI_VALUE, 0},
+    {C_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
+    {C_JSON, "--json", NULL, HG_CLI_JSON, 0},
+};
+
 static int bench_copy(int argc, char **argv) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "bench copy", copy_opts, (int)(sizeof copy_opts / sizeof copy_opts[0]), argc,
+                   argv);
+  if (a.help) {
+    usage_copy(stdout);
+    return 0;
+  }
+  a.max_operands = 0;
   hg_copy_bench_t b;
   memset(&b, 0, sizeof b);
   b.bytes = UINT64_C(1) << 30;
   bool json = false;
-  int64_t device = 0;
+  int64_t device = 0, x = 0;
   double min_ratio = 0;
   hg_backend_t be = HG_BACKEND_PTX;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage_copy(stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--json")) {
-      json = true;
-      continue;
-    }
-    if (!strcmp(a, "--evict-first")) {
-      b.config.evict_first = true;
-      continue;
-    }
-    if (i + 1 >= argc) return usage_error("option %s needs a value", a);
-    const char *v = argv[++i];
-    int64_t x;
-    if (!strcmp(a, "--bytes")) {
-      if (parse_bytes(v, &b.bytes) || b.bytes == 0)
-        return usage_error("--bytes '%s' is not a size like 1073741824, 512M or 4G", v);
-    } else if (!strcmp(a, "--stages")) {
-      if (hg_cli_parse_int(v, 2, 16, &x)) return usage_error("--stages '%s' is not 2..16", v);
+  const char *v;
+  for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
+    bool ok = true;
+    switch (id) {
+    case HG_CLI_ERROR:
+      return hg_cli_usage(&a);
+    case C_BYTES:
+      ok = parse_bytes(v, &b.bytes) ||
+           hg_cli_bad(&a, "--bytes '%s' is not a size like 1073741824, 512M or 4G", v);
+      break;
+    case C_STAGES:
+      ok = hg_cli_int(&a, v, 2, 16, &x);
       b.config.stages = (int)x;
-    } else if (!strcmp(a, "--box-rows")) {
-      if (hg_cli_parse_int(v, 1, 256, &x)) return usage_error("--box-rows '%s' is not 1..256", v);
+      break;
+    case C_BOX_ROWS:
+      ok = hg_cli_int(&a, v, 1, 256, &x);
       b.config.box_rows = (int)x;
-    } else if (!strcmp(a, "--ctas-per-sm")) {
-      if (hg_cli_parse_int(v, 1, 32, &x)) return usage_error("--ctas-per-sm '%s' is not 1..32", v);
+      break;
+    case C_CTAS_PER_SM:
+      ok = hg_cli_int(&a, v, 1, 32, &x);
       b.config.ctas_per_sm = (int)x;
-    } else if (!strcmp(a, "--warmup")) {
-      if (hg_cli_parse_int(v, 1, 1000, &x)) return usage_error("--warmup '%s' is not 1..1000", v);
+      break;
+    case C_EVICT_FIRST:
+      b.config.evict_first = true;
+      break;
+    case C_WARMUP:
+      ok = hg_cli_int(&a, v, 1, 1000, &x);
       b.warmup = (int)x;
-    } else if (!strcmp(a, "--runs")) {
-      if (hg_cli_parse_int(v, 1, 100000, &x)) return usage_error("--runs '%s' is not 1..100000", v);
+      break;
+    case C_RUNS:
+      ok = hg_cli_int(&a, v, 1, 100000, &x);
       b.runs = (int)x;
-    } else if (!strcmp(a, "--seed")) {
-      if (hg_cli_parse_int(v, 1, INT64_MAX, &x))
-        return usage_error("--seed '%s' is not a positive integer", v);
+      break;
+    case C_SEED:
+      ok = hg_cli_int(&a, v, 1, INT64_MAX, &x);
       b.seed = (uint64_t)x;
-    } else if (!strcmp(a, "--device")) {
-      if (hg_cli_parse_int(v, 0, 1023, &device))
-        return usage_error("--device '%s' is not an ordinal", v);
-    } else if (!strcmp(a, "--min-ratio")) {
-      char *end;
-      min_ratio = strtod(v, &end);
-      if (end == v || *end || min_ratio <= 0)
-        return usage_error("--min-ratio '%s' is not a positive number like 0.9", v);
-    } else if (!strcmp(a, "--backend")) {
-      hg_status_t s = hg_backend_parse(v, &be);
-      if (!hg_is_ok(&s)) return usage_error("--backend '%s' is not ptx or mlir", v);
-    } else {
-      return usage_error("unknown option '%s'", a);
+      break;
+    case C_DEVICE:
+      ok = hg_cli_int(&a, v, 0, 1023, &device);
+      break;
+    case C_MIN_RATIO:
+      ok = hg_cli_float(&a, v, 1e-9, 1e9, false, &min_ratio);
+      break;
+    case C_BACKEND:
+      ok = hg_cli_check(&a, hg_backend_parse(v, &be));
+      break;
+    case C_JSON:
+      json = true;
+      break;
     }
+    if (!ok) return hg_cli_usage(&a);
   }
+  hg_cli_cache_note();
 
   /* The kernel first (pure), so a bad configuration fails before the GPU is touched. */
   hg_kernel_t k;
@@ -135,7 +168,7 @@ static int bench_copy(int argc, char **argv) {
   double open_ms = 0;
   if (hg_is_ok(&s)) {
     const double t0 = hg_now_ms();
-    s = hg_rt_open((int)device, &rt);
+    s = hg_cli_rt_open((int)device, &rt);
     open_ms = hg_now_ms() - t0;
     if (!hg_is_ok(&s)) s = hg_status_wrap(s, "bench copy cannot run on the GPU: ");
   }
@@ -172,10 +205,11 @@ static int bench_copy(int argc, char **argv) {
              t->jit.cache_hit ? "true" : "false");
     }
     if (!hg_is_ok(&s)) {
-      printf("%s\"error\": {\"code\": \"%s\", ", ran ? ", " : "", hg_code_name(s.code));
-      hg_cli_json_str(stdout, "message", s.msg, "}");
+      printf("%s", ran ? ", " : "");
+      hg_cli_json_error(stdout, hg_code_name(s.code), s.msg);
     }
     printf("}\n");
+    hg_cli_json_printed();
   } else if (ran) {
     const double gib = (double)r.bytes / (double)(UINT64_C(1) << 30);
     printf("bench copy: %" PRIu64 " B (%.2f GiB) on %s\n", r.bytes, gib, r.device);
@@ -205,7 +239,7 @@ int hg_cmd_bench(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "copy")) return bench_copy(argc - 1, argv + 1);
   if (!strcmp(argv[1], "gemm")) return hg_cli_bench_gemm(argc - 1, argv + 1);
-  fprintf(stderr, "hopgen: unknown benchmark '%s'\n", argv[1]);
-  usage(stderr);
+  fprintf(stderr, "hopgen: unknown benchmark '%s' (expected copy or gemm; hopgen bench --help)\n",
+          argv[1]);
   return 2;
 }

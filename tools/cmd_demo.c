@@ -87,7 +87,7 @@ static void demo_plans(void) {
 static bool report_ptxas(const char *what, const hg_kernel_t *k) {
   hg_ptxas_report_t r;
   memset(&r, 0, sizeof r);
-  hg_status_t s = hg_ptxas_check(k->ptx.data, &r);
+  hg_status_t s = hg_cli_ptxas(k->ptx.data, &r);
   if (!hg_is_ok(&s)) {
     step_fail(what, s);
     return false;
@@ -122,7 +122,7 @@ static void demo_generate(const hg_tma_spec_t *tma, const hg_gemm_problem_t *gp)
 static void demo_run(const hg_tma_spec_t *tma, const hg_gemm_problem_t *gp) {
   printf("\n== 4. On the GPU\n");
   hg_rt_t *rt;
-  hg_status_t s = hg_rt_open(0, &rt);
+  hg_status_t s = hg_cli_rt_open(0, &rt);
   if (!hg_is_ok(&s)) {
     printf("  no GPU run: %s\n", s.msg);
     return;
@@ -157,13 +157,19 @@ static void demo_run(const hg_tma_spec_t *tma, const hg_gemm_problem_t *gp) {
 }
 
 int hg_cmd_demo(int argc, char **argv) {
-  (void)argv;
-  if (hg_cli_wants_help(argc, argv) || argc > 1) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "demo", NULL, 0, argc, argv);
+  if (a.help) {
     printf("usage: hopgen demo\n  The pipeline once: layout algebra, Hopper plans, kernels "
            "generated and checked with ptxas, and on a GPU a TMA load checked against the CPU "
            "model and a GEMM checked and timed against cuBLASLt.\n");
-    return argc > 1 && !hg_cli_wants_help(argc, argv) ? 2 : 0;
+    return 0;
   }
+  a.max_operands = 0;
+  const char *v;
+  if (hg_cli_next(&a, &v) == HG_CLI_ERROR) return hg_cli_usage(&a);
+  failures = 0;
+  hg_cli_cache_note();
   hg_tma_spec_t tma = hg_tma_spec_default(HG_TMA_LOAD);
   tma.shape[0] = 1000; /* rows of a row-major [N, K] matrix */
   tma.shape[1] = 1000;

@@ -1,5 +1,6 @@
 /* hopgen gemm / hopgen bench gemm: argument parsing and printing around the library's GEMM
  * generator and its run/check/bench/tune driver (include/hopgen/kernels.h). */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,14 +35,6 @@ static const char gemm_usage[] =
     "  --json              machine-readable output\n"
     "Without --check/--bench/--tune the kernel is generated and checked with ptxas (no GPU).\n";
 
-static int parse_i64(const char *s, int64_t *out) {
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end) return 0;
-  *out = v;
-  return 1;
-}
-
 typedef struct gemm_args {
   hg_gemm_problem_t p;
   hg_gemm_config_t cfg;
@@ -53,18 +46,167 @@ typedef struct gemm_args {
   const char *emit, *emit_mlir;
 } gemm_args_t;
 
-static hg_status_t parse_layout(const char *s, hg_gemm_problem_t *p) {
+enum {
+  G_M,
+  G_N,
+  G_K,
+  G_TYPE,
+  G_A,
+  G_B,
+  G_D,
+  G_LAYOUT,
+  G_BATCH,
+  G_LDA,
+  G_LDB,
+  G_LDC,
+  G_LDD,
+  G_ALPHA,
+  G_BETA,
+  G_CONFIG,
+  G_BACKEND,
+  G_CHECK,
+  G_BENCH,
+  G_TUNE,
+  G_ITERS,
+  G_WARMUP,
+  G_SEED,
+  G_EMIT,
+  G_EMIT_MLIR,
+  G_JSON,
+  G_MAINLOOP,
+  G_COMPARE_REPACK
+};
+/* --type sets both A's and B's type: it conflicts with --a and --b. */
+static const hg_cli_opt_t gemm_opts[] = {
+    {G_M, "--m", NULL, HG_CLI_VALUE, 0},
+    {G_N, "--n", NULL, HG_CLI_VALUE, 0},
+    {G_K, "--k", NULL, HG_CLI_VALUE, 0},
+    {G_TYPE, "--type", NULL, HG_CLI_VALUE, HG_CLI_BIT(G_A) | HG_CLI_BIT(G_B)},
+    {G_A, "--a", NULL, HG_CLI_VALUE, 0},
+    {G_B, "--b", NULL, HG_CLI_VALUE, 0},
+    {G_D, "--d", NULL, HG_CLI_VALUE, 0},
+    {G_LAYOUT, "--layout", NULL, HG_CLI_VALUE, 0},
+    {G_BATCH, "--batch", NULL, HG_CLI_VALUE, 0},
+    {G_LDA, "--lda", NULL, HG_CLI_VALUE, 0},
+    {G_LDB, "--ldb", NULL, HG_CLI_VALUE, 0},
+    {G_LDC, "--ldc", NULL, HG_CLI_VALUE, 0},
+    {G_LDD, "--ldd", NULL, HG_CLI_VALUE, 0},
+    {G_ALPHA, "--alpha", NULL, HG_CLI_VALUE, 0},
+    {G_BETA, "--beta", NULL, HG_CLI_VALUE, 0},
+    {G_CONFIG, "--config", NULL, HG_CLI_VALUE, 0},
+    {G_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
+    {G_CHECK, "--check", NULL, HG_CLI_FLAG, 0},
+    {G_BENCH, "--bench", NULL, HG_CLI_FLAG, 0},
+    {G_TUNE, "--tune", NULL, HG_CLI_FLAG, 0},
+    {G_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},
+    {G_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
+    {G_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
+    {G_EMIT, "--emit", NULL, HG_CLI_VALUE, 0},
+    {G_EMIT_MLIR, "--emit-mlir", NULL, HG_CLI_VALUE, 0},
+    {G_JSON, "--json", NULL, HG_CLI_JSON, 0},
+    {G_MAINLOOP, "--mainloop", NULL, HG_CLI_VALUE, 0},
+    {G_COMPARE_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
+};
+
+static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
   if (strlen(s) != 2 || !strchr("RrCc", s[0]) || !strchr("RrCc", s[1]))
-    return hg_error(HG_ERR_PARSE,
-                    "--layout '%s': give two letters, R or C, for the storage of A and B (RC = "
-                    "row-major A, column-major B, both K-major)",
-                    s);
+    return hg_cli_bad(a,
+                      "--layout '%s': give two letters, R or C, for the storage of A and B (RC = "
+                      "row-major A, column-major B, both K-major)",
+                      s);
   p->a_k_major = s[0] == 'R' || s[0] == 'r';
   p->b_k_major = s[1] == 'C' || s[1] == 'c';
-  return hg_ok();
+  return true;
 }
 
-static hg_status_t parse_args(int argc, char **argv, gemm_args_t *g) {
+/* One option or operand into g; false with a->error set. */
+static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, int *operands) {
+  int64_t x = 0;
+  double f = 0;
+  int64_t *const size[3] = {&g->p.m, &g->p.n, &g->p.k};
+  int64_t *const ld[4] = {&g->p.lda, &g->p.ldb, &g->p.ldc, &g->p.ldd};
+  switch (id) {
+  case HG_CLI_OPERAND: {
+    static const char *const who[3] = {"the operand M", "the operand N", "the operand K"};
+    if (*operands >= 3) return hg_cli_bad(a, "unexpected argument '%s' (sizes are M N K)", v);
+    a->current = who[*operands];
+    if (!hg_cli_claim(a, HG_CLI_BIT(G_M + *operands), who[*operands]) ||
+        !hg_cli_int(a, v, 1, INT64_MAX, size[*operands]))
+      return false;
+    ++*operands;
+    return true;
+  }
+  case G_M:
+  case G_N:
+  case G_K:
+    return hg_cli_int(a, v, 1, INT64_MAX, size[id - G_M]);
+  case G_TYPE:
+  case G_A:
+  case G_B:
+  case G_D: {
+    hg_dtype_t t;
+    if (!hg_cli_check(a, hg_dtype_parse(v, &t))) return false;
+    if (id == G_TYPE || id == G_A) g->p.a_type = t;
+    if (id == G_TYPE || id == G_B) g->p.b_type = t;
+    if (id == G_D) g->p.d_type = t;
+    return true;
+  }
+  case G_LAYOUT:
+    return parse_layout(a, v, &g->p);
+  case G_BATCH:
+    if (!hg_cli_int(a, v, 1, INT32_MAX, &x)) return false;
+    g->p.batch = (int)x;
+    return true;
+  case G_LDA:
+  case G_LDB:
+  case G_LDC:
+  case G_LDD:
+    return hg_cli_int(a, v, 1, INT64_MAX, ld[id - G_LDA]);
+  case G_ALPHA:
+  case G_BETA:
+    if (!hg_cli_float(a, v, -FLT_MAX, FLT_MAX, true, &f)) return false;
+    *(id == G_ALPHA ? &g->p.alpha : &g->p.beta) = (float)f;
+    return true;
+  case G_CONFIG:
+    g->have_cfg = true;
+    return hg_cli_check(a, hg_gemm_config_parse(v, &g->cfg));
+  case G_BACKEND:
+    return hg_cli_check(a, hg_backend_parse(v, &g->be));
+  case G_CHECK:
+    return g->check = true;
+  case G_BENCH:
+    return g->bench = true;
+  case G_TUNE:
+    return g->tune = true;
+  case G_ITERS:
+    if (!hg_cli_int(a, v, 1, 100000, &x)) return false;
+    g->iters = (int)x;
+    return true;
+  case G_WARMUP:
+    if (!hg_cli_int(a, v, 0, 10000, &x)) return false; /* 0: no warm-up runs */
+    g->warmup = (int)x;
+    return true;
+  case G_SEED:
+    if (!hg_cli_int(a, v, 0, INT64_MAX, &x)) return false; /* 0: from the clock */
+    g->seed = (uint64_t)x;
+    return true;
+  case G_EMIT:
+    g->emit = v;
+    return true;
+  case G_EMIT_MLIR:
+    g->emit_mlir = v;
+    return true;
+  case G_JSON:
+    return g->json = true;
+  case G_MAINLOOP:
+    return hg_cli_check(a, hg_gemm_mainloop_parse(v, &g->mainloop));
+  case G_COMPARE_REPACK:
+    return g->compare_repack = true;
+  }
+  return hg_cli_bad(a, "internal: option %d has no handling", id);
+}
+
+static bool parse_args(hg_cli_args_t *a, gemm_args_t *g) {
   memset(g, 0, sizeof *g);
   g->p = (hg_gemm_problem_t){.batch = 1,
                              .a_type = HG_BF16,
@@ -77,102 +219,29 @@ static hg_status_t parse_args(int argc, char **argv, gemm_args_t *g) {
   g->be = HG_BACKEND_PTX;
   g->iters = 30;
   g->warmup = 5;
-  int positional = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE                                                                                 \
-  do {                                                                                             \
-    if (!v) return hg_error(HG_ERR_PARSE, "%s needs a value", a);                                  \
-    i++;                                                                                           \
-  } while (0)
-    int64_t x;
-    if (a[0] != '-') {
-      if (!parse_i64(a, &x) || positional >= 3)
-        return hg_error(HG_ERR_PARSE, "unexpected argument '%s' (sizes are M N K)", a);
-      int64_t *dst[3] = {&g->p.m, &g->p.n, &g->p.k};
-      *dst[positional++] = x;
-    } else if (!strcmp(a, "--m") || !strcmp(a, "--n") || !strcmp(a, "--k") || !strcmp(a, "--lda") ||
-               !strcmp(a, "--ldb") || !strcmp(a, "--ldc") || !strcmp(a, "--ldd") ||
-               !strcmp(a, "--batch") || !strcmp(a, "--iters") || !strcmp(a, "--warmup") ||
-               !strcmp(a, "--seed")) {
-      NEED_VALUE;
-      if (!parse_i64(v, &x)) return hg_error(HG_ERR_PARSE, "%s '%s' is not an integer", a, v);
-      if (!strcmp(a, "--m")) g->p.m = x;
-      if (!strcmp(a, "--n")) g->p.n = x;
-      if (!strcmp(a, "--k")) g->p.k = x;
-      if (!strcmp(a, "--lda")) g->p.lda = x;
-      if (!strcmp(a, "--ldb")) g->p.ldb = x;
-      if (!strcmp(a, "--ldc")) g->p.ldc = x;
-      if (!strcmp(a, "--ldd")) g->p.ldd = x;
-      if (!strcmp(a, "--batch")) g->p.batch = (int)x;
-      if (!strcmp(a, "--iters")) g->iters = (int)x;
-      if (!strcmp(a, "--warmup")) g->warmup = (int)x;
-      if (!strcmp(a, "--seed")) g->seed = (uint64_t)x;
-    } else if (!strcmp(a, "--type") || !strcmp(a, "--a") || !strcmp(a, "--b") ||
-               !strcmp(a, "--d")) {
-      NEED_VALUE;
-      hg_dtype_t t;
-      HG_TRY(hg_status_wrap(hg_dtype_parse(v, &t), "%s: ", a));
-      if (!strcmp(a, "--type")) g->p.a_type = g->p.b_type = t;
-      if (!strcmp(a, "--a")) g->p.a_type = t;
-      if (!strcmp(a, "--b")) g->p.b_type = t;
-      if (!strcmp(a, "--d")) g->p.d_type = t;
-    } else if (!strcmp(a, "--layout")) {
-      NEED_VALUE;
-      HG_TRY(parse_layout(v, &g->p));
-    } else if (!strcmp(a, "--alpha") || !strcmp(a, "--beta")) {
-      NEED_VALUE;
-      char *end;
-      float f = strtof(v, &end);
-      if (!*v || *end) return hg_error(HG_ERR_PARSE, "%s '%s' is not a number", a, v);
-      if (!strcmp(a, "--alpha"))
-        g->p.alpha = f;
-      else
-        g->p.beta = f;
-    } else if (!strcmp(a, "--config")) {
-      NEED_VALUE;
-      HG_TRY(hg_gemm_config_parse(v, &g->cfg));
-      g->have_cfg = true;
-    } else if (!strcmp(a, "--mainloop")) {
-      NEED_VALUE;
-      HG_TRY(hg_status_wrap(hg_gemm_mainloop_parse(v, &g->mainloop), "--mainloop: "));
-    } else if (!strcmp(a, "--compare-repack")) {
-      g->compare_repack = true;
-    } else if (!strcmp(a, "--backend")) {
-      NEED_VALUE;
-      HG_TRY(hg_backend_parse(v, &g->be));
-    } else if (!strcmp(a, "--emit")) {
-      NEED_VALUE;
-      g->emit = v;
-    } else if (!strcmp(a, "--emit-mlir")) {
-      NEED_VALUE;
-      g->emit_mlir = v;
-    } else if (!strcmp(a, "--check")) {
-      g->check = true;
-    } else if (!strcmp(a, "--bench")) {
-      g->bench = true;
-    } else if (!strcmp(a, "--tune")) {
-      g->tune = true;
-    } else if (!strcmp(a, "--json")) {
-      g->json = true;
-    } else {
-      return hg_error(HG_ERR_PARSE, "unknown option '%s' (see hopgen gemm --help)", a);
-    }
-#undef NEED_VALUE
-  }
-  if (g->p.m == 0 || g->p.n == 0 || g->p.k == 0)
-    return hg_error(HG_ERR_PARSE, "give the sizes: hopgen gemm M N K (or --m/--n/--k)");
-  if (g->iters < 1) return hg_error(HG_ERR_PARSE, "--iters must be at least 1");
-  return hg_ok();
-}
-
-static hg_status_t write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) return hg_error(HG_ERR_IO, "cannot write %s", path);
-  fputs(text ? text : "", f);
-  fclose(f);
-  return hg_ok();
+  int operands = 0;
+  const char *v;
+  for (int id; (id = hg_cli_next(a, &v)) != HG_CLI_END;)
+    if (id == HG_CLI_ERROR || !gemm_arg(a, id, v, g, &operands)) return false;
+  const uint64_t sizes = HG_CLI_BIT(G_M) | HG_CLI_BIT(G_N) | HG_CLI_BIT(G_K);
+  if ((a->seen & sizes) != sizes)
+    return hg_cli_bad(a, "give the sizes: hopgen gemm M N K (or --m/--n/--k)");
+  const bool gpu = g->check || g->bench || g->tune;
+  /* Options that would be silently ignored are refused. */
+  if (gpu && (g->emit || g->emit_mlir))
+    return hg_cli_bad(a, "--emit and --emit-mlir write the generated kernel without running it: "
+                         "leave out --check, --bench and --tune");
+  if (g->emit_mlir && g->be != HG_BACKEND_MLIR)
+    return hg_cli_bad(a, "--emit-mlir needs --backend mlir (the PTX backend makes no MLIR)");
+  if (!g->bench && !g->tune && (a->seen & (HG_CLI_BIT(G_ITERS) | HG_CLI_BIT(G_WARMUP))))
+    return hg_cli_bad(a, "--iters and --warmup time runs: they apply with --bench or --tune");
+  if (g->compare_repack && !g->bench)
+    return hg_cli_bad(a, "--compare-repack times the repack path beside the run: it applies with "
+                         "--bench");
+  if (!gpu && (a->seen & HG_CLI_BIT(G_SEED)))
+    return hg_cli_bad(a, "--seed picks the data of a GPU run: it applies with --check, --bench "
+                         "or --tune");
+  return true;
 }
 
 static void json_num(FILE *f, const char *key, double v, bool comma) {
@@ -182,11 +251,14 @@ static void json_num(FILE *f, const char *key, double v, bool comma) {
     fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
 }
 
-static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm_report_t *r) {
+/* One run's report as a JSON object; s is the run's status ("ok", and "error" on failure). */
+static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm_report_t *r,
+                              hg_status_t s) {
   char cfg[128];
   hg_gemm_config_print(&r->config, cfg, sizeof cfg);
-  fprintf(f, "{\"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"batch\": %d, ", p->m,
-          p->n, p->k, p->batch);
+  fprintf(
+      f, "{\"ok\": %s, \"m\": %" PRId64 ", \"n\": %" PRId64 ", \"k\": %" PRId64 ", \"batch\": %d, ",
+      hg_is_ok(&s) ? "true" : "false", p->m, p->n, p->k, p->batch);
   hg_cli_json_str(f, "a", hg_dtype_name(p->a_type), ", ");
   hg_cli_json_str(f, "b", hg_dtype_name(p->b_type), ", ");
   hg_cli_json_str(f, "d", hg_dtype_name(p->d_type), ", ");
@@ -215,6 +287,10 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "ratio", r->ratio, true);
   json_num(f, "repack_ms", r->repack_ms, true);
   hg_cli_json_str(f, "note", r->note, "");
+  if (!hg_is_ok(&s)) {
+    fprintf(f, ", ");
+    hg_cli_json_error(f, hg_code_name(s.code), s.msg);
+  }
   fprintf(f, "}");
 }
 
@@ -245,52 +321,75 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->note[0]) printf("  note     %s\n", r->note);
 }
 
+/* Without --check/--bench/--tune: pick the configuration, generate, write what --emit and
+ * --emit-mlir ask for, assemble with ptxas. */
+static int gemm_generate(const gemm_args_t *g) {
+  if (g->be == HG_BACKEND_MLIR) hg_cli_cache_note(); /* lowerings are cached */
+  /* The library's one step from problem to kernel (no device here: the heuristic for an
+   * H100/H200's 132 SMs). */
+  hg_gemm_kernel_t k;
+  hg_status_t s = hg_gemm_build(&g->p, g->have_cfg ? &g->cfg : NULL, g->mainloop, NULL, g->be, &k);
+  if (!hg_is_ok(&s)) return hg_cli_fail(s);
+  const hg_gemm_config_t c = k.config;
+  /* The files first: the kernel is worth having even where ptxas is missing or refuses it. */
+  if (g->emit) s = hg_cli_write_file(g->emit, k.k.ptx.data);
+  if (hg_is_ok(&s) && g->emit_mlir) s = hg_cli_write_file(g->emit_mlir, k.k.mlir.data);
+  hg_ptxas_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  const char *ptxas = "not run";
+  if (hg_is_ok(&s)) {
+    s = hg_cli_ptxas(k.k.ptx.data, &rep);
+    ptxas = hg_is_ok(&s) ? "ok" : s.code == HG_ERR_TOOL ? "not available" : "REJECTED";
+  }
+  const bool ptxas_ok = !strcmp(ptxas, "ok");
+  char cfg[128];
+  hg_gemm_config_print(&c, cfg, sizeof cfg);
+  if (g->json) {
+    printf("{\"command\": \"gemm\", \"ok\": %s, ", hg_is_ok(&s) ? "true" : "false");
+    hg_cli_json_str(stdout, "kernel", k.k.name, ", ");
+    hg_cli_json_str(stdout, "config", cfg, ", ");
+    printf("\"backend\": \"%s\", \"gen_ms\": %.3f, \"smem_bytes\": %u, \"threads\": %u, "
+           "\"tma_store\": %s, \"ptxas\": %s, \"registers\": %d, \"spill_bytes\": %d, "
+           "\"mainloop\": \"%s\", \"a_path\": \"%s\", \"b_path\": \"%s\"",
+           hg_backend_name(g->be), k.k.gen_ms, k.k.smem_bytes, k.k.threads,
+           k.tma_store ? "true" : "false", ptxas_ok ? "true" : "false", rep.registers,
+           rep.spill_store_bytes + rep.spill_load_bytes, hg_gemm_mainloop_name(c.mainloop),
+           k.a_tma ? "tma" : "cp.async", k.b_tma ? "tma" : "cp.async");
+    if (!hg_is_ok(&s)) {
+      printf(", ");
+      hg_cli_json_error(stdout, hg_code_name(s.code), s.msg);
+    }
+    printf("}\n");
+    hg_cli_json_printed();
+  } else {
+    printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
+           "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled\n",
+           k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
+           k.k.gen_ms, hg_backend_name(g->be), ptxas, rep.registers,
+           rep.spill_store_bytes + rep.spill_load_bytes);
+    for (int i = 0; i < 2; i++)
+      if (!(i ? k.b_tma : k.a_tma))
+        printf("  %c is read with cp.async in %d-byte chunks (TMA cannot address its rows)\n",
+               i ? 'B' : 'A', i ? k.b_vec : k.a_vec);
+  }
+  hg_gemm_kernel_free(&k);
+  return hg_is_ok(&s) ? 0 : hg_cli_fail(s);
+}
+
 int hg_cmd_gemm(int argc, char **argv) {
-  if (hg_cli_wants_help(argc, argv)) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "gemm", gemm_opts, (int)(sizeof gemm_opts / sizeof gemm_opts[0]), argc,
+                   argv);
+  if (a.help) {
     fputs(gemm_usage, stdout);
     return 0;
   }
   gemm_args_t g;
-  hg_status_t s = parse_args(argc, argv, &g);
-  if (!hg_is_ok(&s)) {
-    fprintf(stderr, "hopgen: %s\n%s", s.msg, gemm_usage);
-    return 2;
-  }
-  const bool gpu = g.check || g.bench || g.tune;
-  if (!gpu) {
-    /* Generation only: the library's step from problem to kernel (no device: the heuristic
-     * for an H100/H200's 132 SMs), then ptxas. */
-    hg_gemm_kernel_t k;
-    s = hg_gemm_build(&g.p, g.have_cfg ? &g.cfg : NULL, g.mainloop, NULL, g.be, &k);
-    if (!hg_is_ok(&s)) return hg_cli_fail(s);
-    const hg_gemm_config_t c = k.config;
-    hg_ptxas_report_t rep;
-    memset(&rep, 0, sizeof rep);
-    s = hg_ptxas_check(k.k.ptx.data, &rep);
-    if (hg_is_ok(&s) && g.emit) s = write_file(g.emit, k.k.ptx.data);
-    if (hg_is_ok(&s) && g.emit_mlir) s = write_file(g.emit_mlir, k.k.mlir.data);
-    char cfg[128];
-    hg_gemm_config_print(&c, cfg, sizeof cfg);
-    if (g.json) {
-      printf("{\"kernel\": \"%s\", \"config\": \"%s\", \"backend\": \"%s\", \"gen_ms\": %.3f, "
-             "\"smem_bytes\": %u, \"threads\": %u, \"tma_store\": %s, \"ptxas\": %s, "
-             "\"registers\": %d, \"spill_bytes\": %d, \"mainloop\": \"%s\"}\n",
-             k.k.name, cfg, hg_backend_name(g.be), k.k.gen_ms, k.k.smem_bytes, k.k.threads,
-             k.tma_store ? "true" : "false", hg_is_ok(&s) ? "true" : "false", rep.registers,
-             rep.spill_store_bytes + rep.spill_load_bytes, hg_gemm_mainloop_name(c.mainloop));
-    } else {
-      printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
-             "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled%s\n",
-             k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
-             k.k.gen_ms, hg_backend_name(g.be), hg_is_ok(&s) ? "ok" : "REJECTED", rep.registers,
-             rep.spill_store_bytes + rep.spill_load_bytes,
-             !k.a_tma || !k.b_tma ? "\n  operands TMA cannot address are read with cp.async" : "");
-    }
-    hg_gemm_kernel_free(&k);
-    return hg_is_ok(&s) ? 0 : hg_cli_fail(s);
-  }
+  if (!parse_args(&a, &g)) return hg_cli_usage(&a);
+  if (!g.check && !g.bench && !g.tune) return gemm_generate(&g);
+  hg_cli_cache_note(); /* compiled kernels and tuned configurations are cached */
   hg_rt_t *rt;
-  s = hg_rt_open(0, &rt);
+  hg_status_t s = hg_cli_rt_open(0, &rt);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   hg_gemm_run_options_t o = hg_gemm_run_options_default();
   o.backend = g.be;
@@ -315,6 +414,7 @@ int hg_cmd_gemm(int argc, char **argv) {
   if (g.mainloop != HG_MAINLOOP_AUTO) g.cfg.mainloop = g.mainloop;
   o.config = g.have_cfg ? &g.cfg : NULL;
   hg_gemm_report_t r;
+  memset(&r, 0, sizeof r);
   if (g.tune) {
     hg_gemm_config_t best;
     s = hg_gemm_tune(rt, &g.p, &o, &best, &r);
@@ -334,8 +434,9 @@ int hg_cmd_gemm(int argc, char **argv) {
     hg_gemm_problem_t p = g.p;
     hg_gemm_problem_normalize(&p);
     if (g.json) {
-      print_report_json(stdout, &p, &r);
+      print_report_json(stdout, &p, &r, s);
       printf("\n");
+      hg_cli_json_printed();
     } else {
       print_report_text(&p, &r);
     }
@@ -359,66 +460,95 @@ static const char bench_usage[] =
     "  reference and timed against cuBLASLt on the same data; prints a table, the geometric\n"
     "  mean of the ratios and the lowest one; --json writes every report.\n";
 
+enum { B_TYPES, B_SHAPES, B_NO_CHECK, B_ITERS, B_BACKEND, B_JSON };
+static const hg_cli_opt_t bench_opts[] = {
+    {B_TYPES, "--types", NULL, HG_CLI_VALUE, 0},
+    {B_SHAPES, "--shapes", NULL, HG_CLI_VALUE, 0},
+    {B_NO_CHECK, "--no-check", NULL, HG_CLI_FLAG, 0},
+    {B_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},
+    {B_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
+    {B_JSON, "--json", NULL, HG_CLI_VALUE, 0}, /* a file: the table stays on stdout */
+};
+
+/* "bf16,e4m3": each a type, at most cap of them; the count, or 0 with a->error set. */
+static int parse_types(hg_cli_args_t *a, const char *v, hg_dtype_t *out, int cap) {
+  int n = 0;
+  for (const char *p = v;;) {
+    const size_t len = strcspn(p, ",");
+    char name[16];
+    if (len == 0 || len >= sizeof name || n == cap)
+      return hg_cli_bad(a, "--types '%s' is not a list of up to %d types like bf16,e4m3", v, cap);
+    memcpy(name, p, len);
+    name[len] = '\0';
+    if (!hg_cli_check(a, hg_dtype_parse(name, &out[n++]))) return 0;
+    if (!p[len]) return n;
+    p += len + 1;
+  }
+}
+
 int hg_cli_bench_gemm(int argc, char **argv) {
-  if (hg_cli_wants_help(argc, argv)) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "bench gemm", bench_opts, (int)(sizeof bench_opts / sizeof bench_opts[0]),
+                   argc, argv);
+  if (a.help) {
     fputs(bench_usage, stdout);
     return 0;
   }
-  const char *types = "bf16,e4m3", *json = NULL;
-  int nshapes = (int)(sizeof shape_set / sizeof shape_set[0]);
+  a.max_operands = 0;
+  const int all = (int)(sizeof shape_set / sizeof shape_set[0]);
+  hg_dtype_t types[8] = {HG_BF16, HG_E4M3};
+  int ntypes = 2, nshapes = all;
+  const char *json = NULL, *v;
   bool check = true;
   hg_backend_t be = HG_BACKEND_PTX;
-  int iters = 30;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--types") && v)
-      types = argv[++i];
-    else if (!strcmp(a, "--json") && v)
-      json = argv[++i];
-    else if (!strcmp(a, "--no-check"))
+  int64_t x = all, iters = 30;
+  for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
+    bool ok = true;
+    switch (id) {
+    case HG_CLI_ERROR:
+      return hg_cli_usage(&a);
+    case B_TYPES:
+      ok = (ntypes = parse_types(&a, v, types, 8)) > 0;
+      break;
+    case B_SHAPES:
+      ok = !strcmp(v, "all") || hg_cli_int(&a, v, 1, all, &x);
+      nshapes = strcmp(v, "all") ? (int)x : all;
+      break;
+    case B_NO_CHECK:
       check = false;
-    else if (!strcmp(a, "--iters") && v)
-      iters = atoi(argv[++i]);
-    else if (!strcmp(a, "--shapes") && v) {
-      i++;
-      if (strcmp(v, "all") != 0) nshapes = atoi(v);
-    } else if (!strcmp(a, "--backend") && v) {
-      hg_status_t s = hg_backend_parse(argv[++i], &be);
-      if (!hg_is_ok(&s)) return hg_cli_fail(s);
-    } else {
-      fprintf(stderr, "hopgen: unknown or incomplete option '%s'\n%s", a, bench_usage);
-      return 2;
+      break;
+    case B_ITERS:
+      ok = hg_cli_int(&a, v, 1, 100000, &iters);
+      break;
+    case B_BACKEND:
+      ok = hg_cli_check(&a, hg_backend_parse(v, &be));
+      break;
+    case B_JSON:
+      json = v;
+      break;
     }
+    if (!ok) return hg_cli_usage(&a);
   }
-  if (nshapes < 1 || nshapes > (int)(sizeof shape_set / sizeof shape_set[0])) {
-    fprintf(stderr, "hopgen: --shapes takes 'all' or 1..%d\n",
-            (int)(sizeof shape_set / sizeof shape_set[0]));
-    return 2;
-  }
+  hg_cli_cache_note();
   hg_rt_t *rt;
-  hg_status_t s = hg_rt_open(0, &rt);
+  hg_status_t s = hg_cli_rt_open(0, &rt);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   FILE *jf = NULL;
   if (json) {
-    jf = fopen(json, "w");
+    jf = hg_cli_open_write(json, &s);
     if (!jf) {
       hg_rt_close(rt);
-      return hg_cli_fail(hg_error(HG_ERR_IO, "cannot write %s", json));
+      return hg_cli_fail(s);
     }
-    fprintf(jf, "{\"device\": \"%s\", \"driver\": %d, \"backend\": \"%s\", \"runs\": [\n",
-            hg_rt_device(rt)->name, hg_rt_device(rt)->driver_version, hg_backend_name(be));
+    fprintf(jf, "{");
+    hg_cli_json_str(jf, "device", hg_rt_device(rt)->name, ", ");
+    fprintf(jf, "\"driver\": %d, \"backend\": \"%s\", \"runs\": [\n",
+            hg_rt_device(rt)->driver_version, hg_backend_name(be));
   }
   int failures = 0, first_json = 1;
-  char list[128];
-  snprintf(list, sizeof list, "%s", types);
-  for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    hg_dtype_t ty;
-    s = hg_dtype_parse(t, &ty);
-    if (!hg_is_ok(&s)) {
-      hg_cli_fail(s);
-      failures++;
-      continue;
-    }
+  for (int ti = 0; ti < ntypes; ti++) {
+    const hg_dtype_t ty = types[ti];
+    const char *t = hg_dtype_name(ty);
     printf("%-5s %6s %6s %6s  %-26s %9s %9s %7s %9s\n", "type", "M", "N", "K", "config", "hopgen",
            "cuBLASLt", "ratio", "rel.err");
     double log_sum = 0, min_ratio = 1e9;
@@ -438,7 +568,7 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       o.backend = be;
       o.check = check;
       o.bench = true;
-      o.iters = iters;
+      o.iters = (int)iters;
       hg_gemm_report_t r;
       s = hg_gemm_run(rt, &p, &o, &r);
       char cfg[128];
@@ -458,7 +588,7 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       if (jf) {
         fprintf(jf, "%s  ", first_json ? "" : ",\n");
         first_json = 0;
-        print_report_json(jf, &p, &r);
+        print_report_json(jf, &p, &r, s);
       }
       fflush(stdout);
     }
@@ -466,10 +596,11 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       printf("%s: geometric-mean ratio %.3f over %d shapes, lowest %.3f\n\n", t,
              exp(log_sum / n_ratio), n_ratio, min_ratio);
   }
+  hg_rt_close(rt);
   if (jf) {
     fprintf(jf, "\n]}\n");
-    fclose(jf);
+    s = hg_cli_close_write(jf, json);
+    if (!hg_is_ok(&s)) return hg_cli_fail(s);
   }
-  hg_rt_close(rt);
   return failures ? 1 : 0;
 }

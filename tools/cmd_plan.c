@@ -64,13 +64,6 @@ static void usage(FILE *f) {
              "       hopgen plan mma ...   (hopgen plan mma --help)\n");
 }
 
-static int parse_fail(const char *fmt, const char *a, const char *b) {
-  fprintf(stderr, "hopgen: ");
-  fprintf(stderr, fmt, a, b);
-  fputc('\n', stderr);
-  return 1;
-}
-
 /* ---------------------------------------------------------------- JSON helpers */
 
 static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const char *sep) {
@@ -88,121 +81,130 @@ static const char *l2_name(int l2) {
 
 static hg_tma_plan_t plan;
 
+enum {
+  T_DTYPE,
+  T_SHAPE,
+  T_STRIDE,
+  T_TILE,
+  T_ORIGIN,
+  T_SWIZZLE,
+  T_LAYOUT,
+  T_OP,
+  T_CLUSTER,
+  T_L2,
+  T_ALIGN,
+  T_NAN,
+  T_JSON
+};
+/* --layout gives the tile and its swizzle: it conflicts with --tile and --swizzle. */
+static const hg_cli_opt_t tma_opts[] = {
+    {T_DTYPE, "--dtype", NULL, HG_CLI_VALUE, 0},
+    {T_SHAPE, "--shape", NULL, HG_CLI_VALUE, 0},
+    {T_STRIDE, "--stride", "--strides", HG_CLI_VALUE, 0},
+    {T_TILE, "--tile", NULL, HG_CLI_VALUE, 0},
+    {T_ORIGIN, "--origin", NULL, HG_CLI_VALUE, 0},
+    {T_SWIZZLE, "--swizzle", NULL, HG_CLI_VALUE, 0},
+    {T_LAYOUT, "--layout", NULL, HG_CLI_VALUE,
+     HG_CLI_BIT(T_LAYOUT) | HG_CLI_BIT(T_TILE) | HG_CLI_BIT(T_SWIZZLE)},
+    {T_OP, "--op", NULL, HG_CLI_VALUE, 0},
+    {T_CLUSTER, "--cluster", NULL, HG_CLI_VALUE, 0},
+    {T_L2, "--l2", NULL, HG_CLI_VALUE, 0},
+    {T_ALIGN, "--align", NULL, HG_CLI_VALUE, 0},
+    {T_NAN, "--nan", NULL, HG_CLI_FLAG, 0},
+    {T_JSON, "--json", NULL, HG_CLI_JSON, 0},
+};
+
 static int cmd_tma(int argc, char **argv) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "plan tma", tma_opts, (int)(sizeof tma_opts / sizeof tma_opts[0]), argc,
+                   argv);
+  if (a.help) {
+    usage_tma(stdout);
+    return 0;
+  }
+  a.max_operands = 0;
   hg_tma_tensor_t g;
   memset(&g, 0, sizeof g);
-  bool have_dtype = false, json = false, have_origin = false, auto_sw = true;
-  int64_t shape[8], stride[8], tile[8], origin[8];
-  int nshape = -2, nstride = -2, ntile = -2, norigin = 0;
+  bool json = false, auto_sw = true;
+  int64_t shape[8], stride[8], tile[8], origin[8], x;
+  int nshape = 0, nstride = 0, ntile = 0, norigin = 0;
   hg_swizzle_mode_t sw = HG_SWIZZLE_NONE;
   hg_tma_options_t o = hg_tma_options_default(HG_TMA_LOAD);
-  const char *layout_text = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage_tma(stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--json")) {
-      json = true;
-      continue;
-    }
-    if (!strcmp(a, "--nan")) {
-      o.oob_nan = true;
-      continue;
-    }
-    if (!v) return parse_fail("plan tma: %s needs a value%s", a, "");
-    i++;
-    hg_status_t s = hg_ok();
-    int64_t x;
-    if (!strcmp(a, "--dtype")) {
-      s = hg_dtype_parse(v, &g.dtype);
-      have_dtype = true;
-    } else if (!strcmp(a, "--shape")) {
-      nshape = hg_cli_parse_list(v, ",", shape, 8);
-      if (nshape < 0)
-        return parse_fail("plan tma: --shape '%s' is not a list of integers%s", v, "");
-    } else if (!strcmp(a, "--stride")) {
-      nstride = hg_cli_parse_list(v, ",", stride, 8);
-      if (nstride < 0)
-        return parse_fail("plan tma: --stride '%s' is not a list of integers%s", v, "");
-    } else if (!strcmp(a, "--tile")) {
-      ntile = hg_cli_parse_list(v, ",", tile, 8);
-      if (ntile < 0) return parse_fail("plan tma: --tile '%s' is not a list of integers%s", v, "");
-    } else if (!strcmp(a, "--origin")) {
-      norigin = hg_cli_parse_list(v, ",", origin, 8);
-      if (norigin < 0)
-        return parse_fail("plan tma: --origin '%s' is not a list of integers%s", v, "");
-      have_origin = true;
-    } else if (!strcmp(a, "--swizzle")) {
-      if (!strcmp(v, "auto"))
-        auto_sw = true;
-      else {
-        s = hg_swizzle_mode_parse(v, &sw);
-        auto_sw = false;
-      }
-    } else if (!strcmp(a, "--layout")) {
+  const char *layout_text = NULL, *v;
+  for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
+    bool ok = true;
+    switch (id) {
+    case HG_CLI_ERROR:
+      return hg_cli_usage(&a);
+    case T_DTYPE:
+      ok = hg_cli_check(&a, hg_dtype_parse(v, &g.dtype));
+      break;
+    case T_SHAPE:
+      ok = (nshape = hg_cli_list(&a, v, ",", 1, INT64_MAX, shape, 8)) > 0;
+      break;
+    case T_STRIDE:
+      ok = (nstride = hg_cli_list(&a, v, ",", INT64_MIN, INT64_MAX, stride, 8)) > 0;
+      break;
+    case T_TILE:
+      ok = (ntile = hg_cli_list(&a, v, ",", 1, 65536, tile, 8)) > 0;
+      break;
+    case T_ORIGIN:
+      ok = (norigin = hg_cli_list(&a, v, ",", INT32_MIN, INT32_MAX, origin, 8)) > 0;
+      break;
+    case T_SWIZZLE:
+      auto_sw = !strcmp(v, "auto");
+      if (!auto_sw) ok = hg_cli_check(&a, hg_swizzle_mode_parse(v, &sw));
+      break;
+    case T_LAYOUT:
       layout_text = v;
-    } else if (!strcmp(a, "--op")) {
-      s = hg_tma_op_parse(v, &o.op);
-    } else if (!strcmp(a, "--cluster")) {
-      if (hg_cli_parse_int(v, 1, 1000, &x))
-        return parse_fail("plan tma: --cluster '%s' is not a count%s", v, "");
+      break;
+    case T_OP:
+      ok = hg_cli_check(&a, hg_tma_op_parse(v, &o.op));
+      break;
+    case T_CLUSTER:
+      ok = hg_cli_int(&a, v, 1, 1000, &x);
       o.cluster = (int)x;
-    } else if (!strcmp(a, "--l2")) {
-      if (hg_cli_parse_int(v, 0, 3, &x))
-        return parse_fail("plan tma: --l2 '%s' is not 0..3%s", v, "");
+      break;
+    case T_L2:
+      ok = hg_cli_int(&a, v, 0, 3, &x);
       o.l2_promotion = (int)x;
-    } else if (!strcmp(a, "--align")) {
-      if (hg_cli_parse_int(v, 1, INT64_MAX, &x))
-        return parse_fail("plan tma: --align '%s' is not a positive byte count%s", v, "");
+      break;
+    case T_ALIGN:
+      ok = hg_cli_int(&a, v, 1, INT64_MAX, &x);
       g.base_align_bytes = (uint64_t)x;
-    } else {
-      fprintf(stderr, "hopgen: plan tma: unknown option '%s'\n", a);
-      usage_tma(stderr);
-      return 2;
+      break;
+    case T_NAN:
+      o.oob_nan = true;
+      break;
+    case T_JSON:
+      json = true;
+      break;
     }
-    if (!hg_is_ok(&s)) return hg_cli_fail(s);
+    if (!ok) return hg_cli_usage(&a);
   }
-  if (!have_dtype || nshape < 0 || nstride < 0 || (ntile < 0 && !layout_text)) {
-    fprintf(stderr, "hopgen: plan tma needs --dtype, --shape, --stride and --tile (or --layout)\n");
-    usage_tma(stderr);
-    return 2;
-  }
-  if (nshape != nstride || nshape < 1 || nshape > HG_TMA_MAX_RANK)
-    return hg_cli_fail(hg_error(HG_ERR_INVALID,
-                                "--shape has %d modes and --stride %d: give 1 to 5 of each", nshape,
-                                nstride));
+  if (!(a.seen & HG_CLI_BIT(T_DTYPE)) || !nshape || !nstride || (!ntile && !layout_text))
+    return hg_cli_usagef(&a, "plan tma needs --dtype, --shape, --stride and --tile (or --layout)");
+  if (nshape != nstride || nshape > HG_TMA_MAX_RANK)
+    return hg_cli_usagef(&a, "--shape has %d modes and --stride %d: give 1 to 5 of each", nshape,
+                         nstride);
+  if (norigin && norigin != nshape)
+    return hg_cli_usagef(&a, "--origin has %d coordinates, the tensor %d modes", norigin, nshape);
+  if (ntile && ntile != nshape)
+    return hg_cli_usagef(&a, "--tile has %d extents, the tensor %d modes", ntile, nshape);
   g.rank = nshape;
   for (int m = 0; m < nshape; m++) g.shape[m] = shape[m], g.stride[m] = stride[m];
-  if (have_origin && norigin != nshape)
-    return hg_cli_fail(hg_error(HG_ERR_INVALID, "--origin has %d coordinates, the tensor %d modes",
-                                norigin, nshape));
+  const bool have_origin = norigin > 0;
   if (have_origin) {
     o.origin_known = true;
-    for (int m = 0; m < nshape; m++) {
-      if (origin[m] < INT32_MIN || origin[m] > INT32_MAX)
-        return hg_cli_fail(hg_error(
-            HG_ERR_OVERFLOW, "--origin coordinate %" PRId64 " does not fit int32", origin[m]));
-      o.origin[m] = (int32_t)origin[m];
-    }
+    for (int m = 0; m < nshape; m++) o.origin[m] = (int32_t)origin[m];
   }
   hg_composed_t smem;
   if (layout_text) {
     hg_status_t s = hg_composed_parse(layout_text, &smem);
     if (!hg_is_ok(&s)) return hg_cli_fail(hg_status_wrap(s, "--layout: "));
   } else {
-    if (ntile != nshape)
-      return hg_cli_fail(
-          hg_error(HG_ERR_INVALID, "--tile has %d extents, the tensor %d modes", ntile, nshape));
     int t[HG_TMA_MAX_RANK];
-    for (int m = 0; m < nshape; m++) {
-      if (tile[m] < 1 || tile[m] > 65536)
-        return hg_cli_fail(
-            hg_error(HG_ERR_INVALID, "--tile extent %" PRId64 " is outside 1..65536", tile[m]));
-      t[m] = (int)tile[m];
-    }
+    for (int m = 0; m < nshape; m++) t[m] = (int)tile[m];
     hg_status_t s;
     if (auto_sw) {
       /* The widest swizzle whose rows tile the contiguous extent (none for rank 1). */
@@ -384,100 +386,143 @@ static void print_operand(FILE *f, const char *name, const hg_gmma_operand_t *op
   fprintf(f, "\n");
 }
 
+/* A list of exactly n counts in 1..hi ("M,N,K"); out is zeroed first. */
+static bool exactly(hg_cli_args_t *a, const char *v, int64_t hi, int64_t *out, int n,
+                    const char *form) {
+  memset(out, 0, (size_t)n * sizeof *out);
+  int64_t l[8];
+  const int got = hg_cli_list(a, v, ",", 1, hi, l, 8);
+  if (got < 0) return false;
+  if (got != n) return hg_cli_bad(a, "%s '%s' is not %s", a->current, v, form);
+  memcpy(out, l, (size_t)n * sizeof *out);
+  return true;
+}
+
+enum {
+  M_A,
+  M_B,
+  M_ACC,
+  M_TILE,
+  M_WARPGROUPS,
+  M_WG,
+  M_A_MAJOR,
+  M_B_MAJOR,
+  M_SWIZZLE,
+  M_A_SWIZZLE,
+  M_B_SWIZZLE,
+  M_ATOM_N,
+  M_SMEM_A,
+  M_SMEM_B,
+  M_A_REGS,
+  M_JSON
+};
+/* --swizzle sets both stages' swizzle; --warpgroups and --wg both give the warpgroup grid. */
+static const hg_cli_opt_t mma_opts[] = {
+    {M_A, "--a", NULL, HG_CLI_VALUE, 0},
+    {M_B, "--b", NULL, HG_CLI_VALUE, 0},
+    {M_ACC, "--acc", NULL, HG_CLI_VALUE, 0},
+    {M_TILE, "--tile", NULL, HG_CLI_VALUE, 0},
+    {M_WARPGROUPS, "--warpgroups", NULL, HG_CLI_VALUE, HG_CLI_BIT(M_WG)},
+    {M_WG, "--wg", NULL, HG_CLI_VALUE, HG_CLI_BIT(M_WG)},
+    {M_A_MAJOR, "--a-major", NULL, HG_CLI_VALUE, 0},
+    {M_B_MAJOR, "--b-major", NULL, HG_CLI_VALUE, 0},
+    {M_SWIZZLE, "--swizzle", NULL, HG_CLI_VALUE, HG_CLI_BIT(M_A_SWIZZLE) | HG_CLI_BIT(M_B_SWIZZLE)},
+    {M_A_SWIZZLE, "--a-swizzle", NULL, HG_CLI_VALUE, 0},
+    {M_B_SWIZZLE, "--b-swizzle", NULL, HG_CLI_VALUE, 0},
+    {M_ATOM_N, "--atom-n", NULL, HG_CLI_VALUE, 0},
+    {M_SMEM_A, "--smem-a", NULL, HG_CLI_VALUE, 0},
+    {M_SMEM_B, "--smem-b", NULL, HG_CLI_VALUE, 0},
+    {M_A_REGS, "--a-regs", NULL, HG_CLI_FLAG, 0},
+    {M_JSON, "--json", NULL, HG_CLI_JSON, 0},
+};
+
 static int cmd_mma(int argc, char **argv) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "plan mma", mma_opts, (int)(sizeof mma_opts / sizeof mma_opts[0]), argc,
+                   argv);
+  if (a.help) {
+    usage_mma(stdout);
+    return 0;
+  }
+  a.max_operands = 0;
   hg_tiled_mma_spec_t sp;
   memset(&sp, 0, sizeof sp);
   sp.a = sp.b = HG_BF16;
   sp.acc = HG_F32;
   sp.auto_swizzle = true;
   sp.wg_m = sp.wg_n = 1;
-  bool json = false, have_tile = false, have_b = false, have_acc = false;
-  int64_t smem_a = 0, smem_b = -1;
-  bool a_sw_set = false, b_sw_set = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage_mma(stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--json")) {
-      json = true;
-      continue;
-    }
-    if (!strcmp(a, "--a-regs")) {
-      sp.a_regs = true;
-      continue;
-    }
-    if (!v) return parse_fail("plan mma: %s needs a value%s", a, "");
-    i++;
-    hg_status_t s = hg_ok();
-    int64_t x, l[4];
-    if (!strcmp(a, "--a")) {
-      s = hg_dtype_parse(v, &sp.a);
-      if (!have_b) sp.b = sp.a;
-      if (!have_acc) sp.acc = (sp.a == HG_S8 || sp.a == HG_U8) ? HG_S32 : HG_F32;
-    } else if (!strcmp(a, "--b")) {
-      s = hg_dtype_parse(v, &sp.b);
-      have_b = true;
-    } else if (!strcmp(a, "--acc")) {
-      s = hg_dtype_parse(v, &sp.acc);
-      have_acc = true;
-    } else if (!strcmp(a, "--tile")) {
-      if (hg_cli_parse_list(v, ",", l, 4) != 3)
-        return parse_fail("plan mma: --tile '%s' is not M,N,K%s", v, "");
-      if (l[0] < 1 || l[1] < 1 || l[2] < 1 || l[0] > 4096 || l[1] > 4096 || l[2] > 4096)
-        return parse_fail("plan mma: --tile '%s' has an extent outside 1..4096%s", v, "");
+  bool json = false, a_sw_set = false, b_sw_set = false;
+  int64_t smem_a = 0, smem_b = -1, x, l[4];
+  const char *v;
+  for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
+    bool ok = true;
+    switch (id) {
+    case HG_CLI_ERROR:
+      return hg_cli_usage(&a);
+    case M_A:
+      ok = hg_cli_check(&a, hg_dtype_parse(v, &sp.a));
+      break;
+    case M_B:
+      ok = hg_cli_check(&a, hg_dtype_parse(v, &sp.b));
+      break;
+    case M_ACC:
+      ok = hg_cli_check(&a, hg_dtype_parse(v, &sp.acc));
+      break;
+    case M_TILE:
+      ok = exactly(&a, v, 4096, l, 3, "M,N,K");
       sp.tile_m = (int)l[0], sp.tile_n = (int)l[1], sp.tile_k = (int)l[2];
-      have_tile = true;
-    } else if (!strcmp(a, "--warpgroups")) {
-      if (hg_cli_parse_int(v, 1, 8, &x))
-        return parse_fail("plan mma: --warpgroups '%s' is not 1..8%s", v, "");
+      break;
+    case M_WARPGROUPS:
+      ok = hg_cli_int(&a, v, 1, 8, &x);
       sp.wg_m = (int)x, sp.wg_n = 1;
-    } else if (!strcmp(a, "--wg")) {
-      if (hg_cli_parse_list(v, ",", l, 4) != 2 || l[0] < 1 || l[1] < 1 || l[0] > 8 || l[1] > 8)
-        return parse_fail("plan mma: --wg '%s' is not WM,WN (1..8 each)%s", v, "");
+      break;
+    case M_WG:
+      ok = exactly(&a, v, 8, l, 2, "WM,WN");
       sp.wg_m = (int)l[0], sp.wg_n = (int)l[1];
-    } else if (!strcmp(a, "--a-major")) {
-      s = hg_major_parse(v, &sp.a_major);
-    } else if (!strcmp(a, "--b-major")) {
-      s = hg_major_parse(v, &sp.b_major);
-    } else if (!strcmp(a, "--swizzle")) {
-      if (strcmp(v, "auto")) {
-        s = hg_swizzle_mode_parse(v, &sp.a_swizzle);
+      break;
+    case M_A_MAJOR:
+      ok = hg_cli_check(&a, hg_major_parse(v, &sp.a_major));
+      break;
+    case M_B_MAJOR:
+      ok = hg_cli_check(&a, hg_major_parse(v, &sp.b_major));
+      break;
+    case M_SWIZZLE:
+      if (strcmp(v, "auto") != 0) {
+        ok = hg_cli_check(&a, hg_swizzle_mode_parse(v, &sp.a_swizzle));
         sp.b_swizzle = sp.a_swizzle;
         a_sw_set = b_sw_set = true;
       }
-    } else if (!strcmp(a, "--a-swizzle")) {
-      s = hg_swizzle_mode_parse(v, &sp.a_swizzle);
+      break;
+    case M_A_SWIZZLE:
+      ok = hg_cli_check(&a, hg_swizzle_mode_parse(v, &sp.a_swizzle));
       a_sw_set = true;
-    } else if (!strcmp(a, "--b-swizzle")) {
-      s = hg_swizzle_mode_parse(v, &sp.b_swizzle);
+      break;
+    case M_B_SWIZZLE:
+      ok = hg_cli_check(&a, hg_swizzle_mode_parse(v, &sp.b_swizzle));
       b_sw_set = true;
-    } else if (!strcmp(a, "--atom-n")) {
-      if (hg_cli_parse_int(v, 1, 4096, &x))
-        return parse_fail("plan mma: --atom-n '%s' is not a count%s", v, "");
+      break;
+    case M_ATOM_N:
+      ok = hg_cli_int(&a, v, 1, 4096, &x);
       sp.atom_n = (int)x;
-    } else if (!strcmp(a, "--smem-a")) {
-      if (hg_cli_parse_int(v, 0, (1 << 18) - 1, &x))
-        return parse_fail("plan mma: --smem-a '%s' is not a shared-memory address%s", v, "");
-      smem_a = x;
-    } else if (!strcmp(a, "--smem-b")) {
-      if (hg_cli_parse_int(v, 0, (1 << 18) - 1, &x))
-        return parse_fail("plan mma: --smem-b '%s' is not a shared-memory address%s", v, "");
-      smem_b = x;
-    } else {
-      fprintf(stderr, "hopgen: plan mma: unknown option '%s'\n", a);
-      usage_mma(stderr);
-      return 2;
+      break;
+    case M_SMEM_A:
+    case M_SMEM_B:
+      /* a shared-memory byte address: 18 bits (the descriptor's start-address field) */
+      ok = hg_cli_int(&a, v, 0, (1 << 18) - 1, id == M_SMEM_A ? &smem_a : &smem_b);
+      break;
+    case M_A_REGS:
+      sp.a_regs = true;
+      break;
+    case M_JSON:
+      json = true;
+      break;
     }
-    if (!hg_is_ok(&s)) return hg_cli_fail(s);
+    if (!ok) return hg_cli_usage(&a);
   }
-  if (!have_tile) {
-    fprintf(stderr, "hopgen: plan mma needs --tile M,N,K\n");
-    usage_mma(stderr);
-    return 2;
-  }
+  /* Operand B and the accumulator follow A unless given. */
+  if (!(a.seen & HG_CLI_BIT(M_B))) sp.b = sp.a;
+  if (!(a.seen & HG_CLI_BIT(M_ACC))) sp.acc = (sp.a == HG_S8 || sp.a == HG_U8) ? HG_S32 : HG_F32;
+  if (!(a.seen & HG_CLI_BIT(M_TILE))) return hg_cli_usagef(&a, "plan mma needs --tile M,N,K");
   if (a_sw_set != b_sw_set) {
     /* One side given: the other keeps the automatic choice, made by a first pass. */
     hg_tiled_mma_spec_t probe = sp;
@@ -582,7 +627,7 @@ int hg_cmd_plan(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "tma")) return cmd_tma(argc - 1, argv + 1);
   if (!strcmp(argv[1], "mma")) return cmd_mma(argc - 1, argv + 1);
-  fprintf(stderr, "hopgen: plan: unknown plan '%s' (expected tma or mma)\n", argv[1]);
-  usage(stderr);
+  fprintf(stderr, "hopgen: plan: unknown plan '%s' (expected tma or mma; hopgen plan --help)\n",
+          argv[1]);
   return 2;
 }

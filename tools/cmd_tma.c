@@ -18,8 +18,7 @@ static void json_ints(FILE *f, const char *name, int n, const int64_t *v, const 
 }
 
 static void json_error(FILE *f, hg_status_t s) {
-  fprintf(f, "\"error\": {\"code\": \"%s\", ", hg_code_name(s.code));
-  hg_cli_json_str(f, "message", s.msg, "}");
+  hg_cli_json_error(f, hg_code_name(s.code), s.msg);
 }
 
 static void usage(FILE *f) {
@@ -137,22 +136,6 @@ static void json_plan(FILE *f, const hg_tma_plan_t *p, int64_t without_tma) {
           p->boxes_per_cta, (unsigned)p->mcast_mask, without_tma);
 }
 
-/* Write text to a file ('-': stdout). */
-static hg_status_t write_file(const char *path, const char *text) {
-  if (!text) text = "";
-  if (!strcmp(path, "-")) {
-    fputs(text, stdout);
-    fflush(stdout);
-    return hg_ok();
-  }
-  FILE *f = fopen(path, "w");
-  if (!f) return hg_error(HG_ERR_IO, "cannot open %s for writing", path);
-  const size_t n = strlen(text);
-  const bool ok = fwrite(text, 1, n, f) == n;
-  if (fclose(f) != 0 || !ok) return hg_error(HG_ERR_IO, "cannot write %s", path);
-  return hg_ok();
-}
-
 /* One invocation's state that a batch shares: the GPU, opened at the first --check. */
 typedef struct tma_ctx {
   bool batch;
@@ -167,15 +150,137 @@ typedef struct tma_ctx {
 /* What one case came to (single mode: the exit status; batch mode: the tally). */
 enum { CASE_PASS = 0, CASE_FAIL = 1, CASE_USAGE = 2, CASE_REFUSED = 3 };
 
-static int usage_error(const char *fmt, const char *a, const char *b) {
-  fprintf(stderr, "hopgen: ");
-  fprintf(stderr, fmt, a, b);
-  fprintf(stderr, " (hopgen tma --help)\n");
-  return CASE_USAGE;
+enum {
+  O_CHECK,
+  O_JSON,
+  O_NAN,
+  O_PTXAS,
+  O_DTYPE,
+  O_SHAPE,
+  O_STRIDES,
+  O_TILE,
+  O_GRID,
+  O_ORIGIN,
+  O_CLUSTER,
+  O_SWIZZLE,
+  O_REDUCE,
+  O_BACKEND,
+  O_EMIT,
+  O_EMIT_MLIR,
+  O_RUNS,
+  O_SEED,
+  O_DEVICE,
+  O_MAX_COLD,
+  O_MAX_WARM,
+  O_NO_PTXAS = O_PTXAS + 32 /* its own id, the same bit as --ptxas */
+};
+static const hg_cli_opt_t tma_opts[] = {
+    {O_CHECK, "--check", NULL, HG_CLI_FLAG, 0},
+    {O_JSON, "--json", NULL, HG_CLI_JSON, 0},
+    {O_NAN, "--nan", NULL, HG_CLI_FLAG, 0},
+    {O_PTXAS, "--ptxas", NULL, HG_CLI_FLAG, 0},
+    {O_NO_PTXAS, "--no-ptxas", NULL, HG_CLI_FLAG, HG_CLI_BIT(O_PTXAS)},
+    {O_DTYPE, "--dtype", NULL, HG_CLI_VALUE, 0},
+    {O_SHAPE, "--shape", NULL, HG_CLI_VALUE, 0},
+    {O_STRIDES, "--strides", "--stride", HG_CLI_VALUE, 0},
+    {O_TILE, "--tile", "--box", HG_CLI_VALUE, 0},
+    {O_GRID, "--grid", NULL, HG_CLI_VALUE, 0},
+    {O_ORIGIN, "--origin", NULL, HG_CLI_VALUE, 0},
+    {O_CLUSTER, "--cluster", NULL, HG_CLI_VALUE, 0},
+    {O_SWIZZLE, "--swizzle", NULL, HG_CLI_VALUE, 0},
+    {O_REDUCE, "--reduce", NULL, HG_CLI_VALUE, 0},
+    {O_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
+    {O_EMIT, "--emit", NULL, HG_CLI_VALUE, 0},
+    {O_EMIT_MLIR, "--emit-mlir", NULL, HG_CLI_VALUE, 0},
+    {O_RUNS, "--runs", NULL, HG_CLI_VALUE, 0},
+    {O_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
+    {O_DEVICE, "--device", NULL, HG_CLI_VALUE, 0},
+    {O_MAX_COLD, "--max-cold-ms", NULL, HG_CLI_VALUE, 0},
+    {O_MAX_WARM, "--max-warm-ms", NULL, HG_CLI_VALUE, 0},
+};
+
+/* A case's options as the command line gave them. */
+typedef struct tma_args {
+  int64_t shape[8], strides[8], tile[8], grid[8], origin[8];
+  int nshape, nstrides, ntile, ngrid, norigin;
+  bool check, json, no_ptxas, want_ptxas;
+  int64_t cluster, runs, seed;
+  double max_cold, max_warm;
+  hg_backend_t be;
+  const char *emit, *emit_mlir;
+} tma_args_t;
+
+/* One option into t and s (the spec); false with a->error set. */
+static bool tma_arg(hg_cli_args_t *a, int id, const char *v, tma_ctx_t *cx, tma_args_t *t,
+                    hg_tma_spec_t *s, hg_tma_op_t *op, bool is_reduce) {
+  switch (id) {
+  case HG_CLI_OPERAND:
+    return hg_cli_bad(a, "unexpected argument '%s' (the kernel comes first, then options)", v);
+  case O_CHECK:
+    return t->check = true;
+  case O_JSON:
+    return t->json = true;
+  case O_NAN:
+    return s->oob_nan = true;
+  case O_PTXAS:
+    return t->want_ptxas = true;
+  case O_NO_PTXAS:
+    return t->no_ptxas = true;
+  case O_DTYPE:
+    return hg_cli_check(a, hg_dtype_parse(v, &s->dtype));
+  case O_SHAPE:
+    return (t->nshape = hg_cli_list(a, v, ",x", 1, INT64_MAX, t->shape, 8)) > 0;
+  case O_STRIDES:
+    return (t->nstrides = hg_cli_list(a, v, ",x", INT64_MIN, INT64_MAX, t->strides, 8)) > 0;
+  case O_TILE:
+    return (t->ntile = hg_cli_list(a, v, ",x", 1, 65536, t->tile, 8)) > 0;
+  case O_GRID: /* 0 along a mode: enough tiles to reach the end (as 'auto' for all) */
+    if (!strcmp(v, "auto")) return true;
+    return (t->ngrid = hg_cli_list(a, v, ",x", 0, 65536, t->grid, 8)) > 0;
+  case O_ORIGIN:
+    return (t->norigin = hg_cli_list(a, v, ",x", INT32_MIN, INT32_MAX, t->origin, 8)) > 0;
+  case O_CLUSTER:
+    return hg_cli_int(a, v, 1, 16, &t->cluster);
+  case O_SWIZZLE:
+    return hg_cli_check(a, hg_swizzle_mode_parse(v, &s->swizzle));
+  case O_REDUCE: {
+    char full[32];
+    snprintf(full, sizeof full, "reduce-%.20s", v);
+    hg_tma_op_t r;
+    hg_status_t st = hg_tma_op_parse(full, &r);
+    if (!hg_is_ok(&st) || !hg_tma_op_is_reduce(r) || strlen(v) > 20)
+      return hg_cli_bad(a, "--reduce '%s' is not one of add min max inc dec and or xor", v);
+    if (!is_reduce && !hg_tma_op_is_reduce(*op))
+      return hg_cli_bad(a, "--reduce applies to 'hopgen tma reduce', not '%s'",
+                        hg_tma_op_name(*op));
+    s->op = *op = r;
+    return true;
+  }
+  case O_BACKEND:
+    return hg_cli_check(a, hg_backend_parse(v, &t->be));
+  case O_EMIT:
+    t->emit = v;
+    return true;
+  case O_EMIT_MLIR:
+    t->emit_mlir = v;
+    return true;
+  case O_RUNS:
+    return hg_cli_int(a, v, 1, 1000, &t->runs);
+  case O_SEED:
+    return hg_cli_int(a, v, 0, INT64_MAX, &t->seed);
+  case O_DEVICE:
+    return hg_cli_int(a, v, 0, 1023, &cx->device);
+  case O_MAX_COLD:
+  case O_MAX_WARM:
+    return hg_cli_float(a, v, 1e-6, 1e9, false, id == O_MAX_COLD ? &t->max_cold : &t->max_warm);
+  }
+  return hg_cli_bad(a, "internal: option %d has no handling", id);
 }
 
 /* One kernel: argv[0] is the operation, the rest its options. */
 static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
+  hg_cli_args_t a;
+  hg_cli_args_init(&a, "tma", tma_opts, (int)(sizeof tma_opts / sizeof tma_opts[0]), argc, argv);
   const char *opname = argv[0];
   hg_tma_op_t op;
   bool multicast = false, is_reduce = false;
@@ -194,172 +299,73 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
   } else {
     hg_status_t s = hg_tma_op_parse(opname, &op); /* reduce-add, reduce-xor, ... */
     if (!hg_is_ok(&s) || !hg_tma_op_is_reduce(op))
-      return usage_error("unknown TMA kernel '%s'%s: expected load, prefetch, multicast, store "
-                         "or reduce",
-                         opname, "");
+      return hg_cli_usagef(&a,
+                           "unknown TMA kernel '%s': expected load, prefetch, multicast, store "
+                           "or reduce",
+                           opname);
   }
 
   hg_tma_spec_t s = hg_tma_spec_default(op);
-  int64_t shape[8], strides[8], tile[8], grid[8], origin[8];
-  int nshape = -1, nstrides = -1, ntile = -1, ngrid = -1, norigin = -1;
-  bool check = false, json = false, no_ptxas = false, want_ptxas = false;
-  int64_t cluster = multicast ? 2 : 1, runs = 2, seed = 0;
-  double max_cold = 0, max_warm = 0;
-  hg_backend_t be = HG_BACKEND_PTX;
-  const char *emit = NULL, *emit_mlir = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = NULL;
-    char name[32];
-    /* --opt=value or --opt value; values may start with '-' (negative origins) */
-    const char *eq = strchr(a, '=');
-    if (eq && !strncmp(a, "--", 2) && (size_t)(eq - a) < sizeof name) {
-      snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-      a = name;
-      v = eq + 1;
-    }
-    const bool flag = !strcmp(a, "--check") || !strcmp(a, "--json") || !strcmp(a, "--nan") ||
-                      !strcmp(a, "--no-ptxas") || !strcmp(a, "--ptxas");
-    static const char *const valued[] = {"--dtype",   "--shape",       "--strides",    "--stride",
-                                         "--tile",    "--box",         "--grid",       "--origin",
-                                         "--cluster", "--swizzle",     "--reduce",     "--backend",
-                                         "--emit",    "--emit-mlir",   "--runs",       "--seed",
-                                         "--device",  "--max-cold-ms", "--max-warm-ms"};
-    bool known = flag;
-    for (size_t j = 0; j < sizeof valued / sizeof valued[0] && !known; j++)
-      known = !strcmp(a, valued[j]);
-    if (!known) return usage_error("unknown option '%s'%s", a, "");
-    if (!flag && !v) {
-      if (i + 1 >= argc) return usage_error("option %s needs a value%s", a, "");
-      v = argv[++i];
-    }
-    if (!strcmp(a, "--check"))
-      check = true;
-    else if (!strcmp(a, "--json"))
-      json = true;
-    else if (!strcmp(a, "--nan"))
-      s.oob_nan = true;
-    else if (!strcmp(a, "--no-ptxas"))
-      no_ptxas = true;
-    else if (!strcmp(a, "--ptxas"))
-      want_ptxas = true;
-    else if (!strcmp(a, "--dtype")) {
-      hg_status_t st = hg_dtype_parse(v, &s.dtype);
-      if (!hg_is_ok(&st)) return usage_error("--dtype %s: %s", v, st.msg);
-    } else if (!strcmp(a, "--shape")) {
-      if ((nshape = hg_cli_parse_list(v, ",x", shape, 8)) < 1)
-        return usage_error("--shape '%s' is not a list of integers like 256,256%s", v, "");
-    } else if (!strcmp(a, "--strides") || !strcmp(a, "--stride")) {
-      if ((nstrides = hg_cli_parse_list(v, ",x", strides, 8)) < 1)
-        return usage_error("--strides '%s' is not a list of integers like 256,1%s", v, "");
-    } else if (!strcmp(a, "--tile") || !strcmp(a, "--box")) {
-      if ((ntile = hg_cli_parse_list(v, ",x", tile, 8)) < 1)
-        return usage_error("--tile '%s' is not a list of integers like 64,64%s", v, "");
-    } else if (!strcmp(a, "--grid")) {
-      if (!strcmp(v, "auto"))
-        ngrid = 0;
-      else if ((ngrid = hg_cli_parse_list(v, ",x", grid, 8)) < 1)
-        return usage_error("--grid '%s' is not 'auto' or a list of integers like 4,4%s", v, "");
-    } else if (!strcmp(a, "--origin")) {
-      if ((norigin = hg_cli_parse_list(v, ",x", origin, 8)) < 1)
-        return usage_error("--origin '%s' is not a list of integers like -16,64%s", v, "");
-    } else if (!strcmp(a, "--cluster")) {
-      if (hg_cli_parse_int(v, 1, 16, &cluster))
-        return usage_error("--cluster '%s' is not a cluster size in 1..16%s", v, "");
-    } else if (!strcmp(a, "--swizzle")) {
-      hg_status_t st = hg_swizzle_mode_parse(v, &s.swizzle);
-      if (!hg_is_ok(&st)) return usage_error("--swizzle %s: %s", v, st.msg);
-    } else if (!strcmp(a, "--reduce")) {
-      char full[32];
-      snprintf(full, sizeof full, "reduce-%s", v);
-      hg_tma_op_t r;
-      hg_status_t st = hg_tma_op_parse(full, &r);
-      if (!hg_is_ok(&st) || !hg_tma_op_is_reduce(r))
-        return usage_error("--reduce '%s' is not one of add min max inc dec and or xor%s", v, "");
-      if (!is_reduce && !hg_tma_op_is_reduce(op))
-        return usage_error("--reduce applies to 'hopgen tma reduce', not '%s'%s", opname, "");
-      s.op = op = r;
-    } else if (!strcmp(a, "--backend")) {
-      hg_status_t st = hg_backend_parse(v, &be);
-      if (!hg_is_ok(&st)) return usage_error("--backend %s: %s", v, st.msg);
-    } else if (!strcmp(a, "--emit"))
-      emit = v;
-    else if (!strcmp(a, "--emit-mlir"))
-      emit_mlir = v;
-    else if (!strcmp(a, "--runs")) {
-      if (hg_cli_parse_int(v, 1, 1000, &runs))
-        return usage_error("--runs '%s' is not 1..1000%s", v, "");
-    } else if (!strcmp(a, "--seed")) {
-      if (hg_cli_parse_int(v, 0, INT64_MAX, &seed))
-        return usage_error("--seed '%s' is not a non-negative integer%s", v, "");
-    } else if (!strcmp(a, "--device")) {
-      if (hg_cli_parse_int(v, 0, 1023, &cx->device))
-        return usage_error("--device '%s' is not a device ordinal%s", v, "");
-    } else if (!strcmp(a, "--max-cold-ms") || !strcmp(a, "--max-warm-ms")) {
-      char *end;
-      const double ms = strtod(v, &end);
-      if (end == v || *end || ms <= 0)
-        return usage_error("%s '%s' is not a positive number of milliseconds", a, v);
-      if (!strcmp(a, "--max-cold-ms"))
-        max_cold = ms;
-      else
-        max_warm = ms;
-    }
-  }
-  if (cluster > 1 && !multicast)
-    return usage_error("--cluster is for 'hopgen tma multicast' (a %s is issued by each CTA for "
-                       "its own tile)%s",
-                       opname, "");
-  if (multicast && cluster < 2)
-    return usage_error("multicast needs --cluster 2 or more (use 'load' for one CTA per tile)%s%s",
-                       "", "");
-  if (cx->batch && emit && !strcmp(emit, "-"))
-    return usage_error("--emit - does not mix with --batch (give a file)%s%s", "", "");
+  tma_args_t t;
+  memset(&t, 0, sizeof t);
+  t.cluster = multicast ? 2 : 1;
+  t.runs = 2;
+  t.be = HG_BACKEND_PTX;
+  const char *v;
+  for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;)
+    if (id == HG_CLI_ERROR || !tma_arg(&a, id, v, cx, &t, &s, &op, is_reduce))
+      return hg_cli_usage(&a);
+  if (t.cluster > 1 && !multicast)
+    return hg_cli_usagef(&a,
+                         "--cluster is for 'hopgen tma multicast' (a %s is issued by each CTA "
+                         "for its own tile)",
+                         opname);
+  if (multicast && t.cluster < 2)
+    return hg_cli_usagef(&a, "multicast needs --cluster 2 or more (use 'load' for one CTA per "
+                             "tile)");
+  if (cx->batch && t.emit && !strcmp(t.emit, "-"))
+    return hg_cli_usagef(&a, "--emit - does not mix with --batch (give a file)");
+  if (t.emit_mlir && t.be != HG_BACKEND_MLIR)
+    return hg_cli_usagef(&a, "--emit-mlir needs --backend mlir (the PTX backend makes no MLIR)");
+  if (!t.check && (a.seen & (HG_CLI_BIT(O_RUNS) | HG_CLI_BIT(O_SEED) | HG_CLI_BIT(O_DEVICE) |
+                             HG_CLI_BIT(O_MAX_COLD) | HG_CLI_BIT(O_MAX_WARM))))
+    return hg_cli_usagef(&a, "--runs, --seed, --device, --max-cold-ms and --max-warm-ms apply "
+                             "to a GPU run: add --check");
+  const bool check = t.check, json = t.json;
+  const hg_backend_t be = t.be;
+  const char *emit = t.emit, *emit_mlir = t.emit_mlir;
 
   /* The spec. Rank from --shape (default 2); every other list must have as many values. */
-  const int rank = nshape > 0 ? nshape : 2;
-  if (rank > HG_TMA_MAX_RANK) {
-    fprintf(stderr, "hopgen: --shape has %d modes; TMA tensors have 1 to 5\n", rank);
-    return CASE_USAGE;
-  }
+  const int rank = t.nshape > 0 ? t.nshape : 2;
+  if (rank > HG_TMA_MAX_RANK)
+    return hg_cli_usagef(&a, "--shape has %d modes; TMA tensors have 1 to 5", rank);
   s.rank = rank;
-  struct {
+  const struct {
     const char *name;
     int n;
   } lists[] = {
-      {"--strides", nstrides}, {"--tile", ntile}, {"--grid", ngrid}, {"--origin", norigin}};
+      {"--strides", t.nstrides}, {"--tile", t.ntile}, {"--grid", t.ngrid}, {"--origin", t.norigin}};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-    if (lists[i].n > 0 && lists[i].n != rank) {
-      fprintf(stderr,
-              "hopgen: %s has %d value(s) but the tensor has %d mode(s) (--shape): give one per "
-              "mode\n",
-              lists[i].name, lists[i].n, rank);
-      return CASE_USAGE;
-    }
+    if (lists[i].n > 0 && lists[i].n != rank)
+      return hg_cli_usagef(&a,
+                           "%s has %d value(s) but the tensor has %d mode(s) (--shape): give one "
+                           "per mode",
+                           lists[i].name, lists[i].n, rank);
   const int esize = hg_dtype_bytes(s.dtype);
   const int span = hg_swizzle_mode_bytes(s.swizzle);
   for (int m = 0; m < rank; m++) {
-    s.shape[m] = nshape > 0 ? shape[m] : 256;
-    s.stride[m] = nstrides > 0 ? strides[m] : 0;
+    s.shape[m] = t.nshape > 0 ? t.shape[m] : 256;
+    s.stride[m] = t.nstrides > 0 ? t.strides[m] : 0;
     /* default tile: 64 rows of 128 B (or the swizzle span, if wider), outer modes 1 */
-    int64_t def = m == rank - 1   ? (span > 128 ? span : 128) / (esize > 0 ? esize : 1)
-                  : m == rank - 2 ? 64
-                                  : 1;
-    const int64_t t = ntile > 0 ? tile[m] : def;
-    const int64_t g = ngrid > 0 ? grid[m] : 0;
-    const int64_t o = norigin > 0 ? origin[m] : 0;
-    if (t < 1 || t > 65536 || g < 0 || g > 65536 || o < INT32_MIN || o > INT32_MAX) {
-      fprintf(stderr,
-              "hopgen: mode %d: tile %" PRId64 " (1..65536), grid %" PRId64
-              " (1..65536) or origin %" PRId64 " (a signed 32-bit coordinate) is out of range\n",
-              m, t, g, o);
-      return CASE_USAGE;
-    }
-    s.tile[m] = (int)t;
-    s.grid[m] = (int)g;
-    s.origin[m] = (int32_t)o;
+    const int64_t def = m == rank - 1   ? (span > 128 ? span : 128) / (esize > 0 ? esize : 1)
+                        : m == rank - 2 ? 64
+                                        : 1;
+    s.tile[m] = (int)(t.ntile > 0 ? t.tile[m] : def); /* the lists' ranges fit int */
+    s.grid[m] = (int)(t.ngrid > 0 ? t.grid[m] : 0);
+    s.origin[m] = (int32_t)(t.norigin > 0 ? t.origin[m] : 0);
   }
-  s.cluster = (int)cluster;
+  s.cluster = (int)t.cluster;
+  if (check || be == HG_BACKEND_MLIR) hg_cli_cache_note(); /* kernels and lowerings are cached */
   /* In a batch, text goes to stdout; --emit - moves the single case's text to stderr. */
   FILE *text = emit && !strcmp(emit, "-") ? stderr : stdout;
   /* Generate (pure). A refusal here is the planner's or the spec's rule, not the GPU's. */
@@ -374,6 +380,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
       hg_cli_json_str(stdout, "case", what, ", ");
       json_error(stdout, st);
       printf("}\n");
+      hg_cli_json_printed();
     }
     if (cx->batch) {
       if (!json) printf("REFUSED %s\n        %s\n", what, st.msg);
@@ -415,21 +422,21 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
               "those boxes' in-bounds elements one by one)\n",
               without_tma, hg_tma_spec_tiles(&s) * plan.num_boxes);
   }
-  if (emit) st = write_file(emit, k.ptx.data);
+  if (emit) st = hg_cli_write_file(emit, k.ptx.data);
   if (hg_is_ok(&st) && emit_mlir) {
     if (!k.mlir.data)
       st = hg_error(HG_ERR_INVALID,
                     "--emit-mlir needs --backend mlir (the PTX backend makes no MLIR)");
     else
-      st = write_file(emit_mlir, k.mlir.data);
+      st = hg_cli_write_file(emit_mlir, k.mlir.data);
   }
 
   /* ptxas: by default without --check (the driver's JIT checks the code with --check). */
   hg_ptxas_report_t rep;
   memset(&rep, 0, sizeof rep);
   bool ptxas_ran = false;
-  if (hg_is_ok(&st) && !no_ptxas && (!check || want_ptxas)) {
-    st = hg_ptxas_check(k.ptx.data, &rep);
+  if (hg_is_ok(&st) && !t.no_ptxas && (!check || t.want_ptxas)) {
+    st = hg_cli_ptxas(k.ptx.data, &rep);
     ptxas_ran = hg_is_ok(&st);
     if (!hg_is_ok(&st))
       st = hg_status_wrap(st,
@@ -448,7 +455,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     if (!cx->rt_tried) {
       cx->rt_tried = true;
       const double t0 = hg_now_ms();
-      cx->rt_status = hg_rt_open((int)cx->device, &cx->rt);
+      cx->rt_status = hg_cli_rt_open((int)cx->device, &cx->rt);
       cx->open_ms = hg_now_ms() - t0;
     }
     if (!hg_is_ok(&cx->rt_status)) {
@@ -459,8 +466,8 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     } else {
       hg_tma_run_options_t o;
       memset(&o, 0, sizeof o);
-      o.runs = (int)runs;
-      o.seed = (uint64_t)seed;
+      o.runs = (int)t.runs;
+      o.seed = (uint64_t)t.seed;
       run_st = hg_tma_run(cx->rt, &s, be, &o, &result);
       ran = result.runs > 0;
       /* A kernel fault is sticky: the context refuses everything after it. Other driver
@@ -469,16 +476,16 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
         hg_status_t probe = hg_rt_sync(cx->rt, NULL);
         cx->context_lost = !hg_is_ok(&probe);
       }
-      if (hg_is_ok(&run_st) && max_cold > 0 && result.cold.to_launch_ms > max_cold)
+      if (hg_is_ok(&run_st) && t.max_cold > 0 && result.cold.to_launch_ms > t.max_cold)
         run_st = hg_error(HG_ERR_MISMATCH,
                           "the cold path (spec -> launched kernel, first pass) took %.2f ms, over "
                           "--max-cold-ms %.2f",
-                          result.cold.to_launch_ms, max_cold);
-      if (hg_is_ok(&run_st) && max_warm > 0 && result.warm.to_launch_ms > max_warm)
+                          result.cold.to_launch_ms, t.max_cold);
+      if (hg_is_ok(&run_st) && t.max_warm > 0 && result.warm.to_launch_ms > t.max_warm)
         run_st = hg_error(HG_ERR_MISMATCH,
                           "the warm path (spec -> launched kernel, pass %d) took %.2f ms, over "
                           "--max-warm-ms %.2f%s",
-                          result.runs, result.warm.to_launch_ms, max_warm,
+                          result.runs, result.warm.to_launch_ms, t.max_warm,
                           result.warm.jit.cache_hit ? "" : " (and it was not a cache hit)");
     }
   }
@@ -587,6 +594,7 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
     }
     fprintf(f, "}\n");
     fflush(f);
+    hg_cli_json_printed();
   }
   hg_kernel_free(&k);
   if (cx->batch) return ok ? CASE_PASS : CASE_FAIL;
@@ -596,49 +604,93 @@ static int tma_case(tma_ctx_t *cx, int argc, char **argv) {
 }
 
 /* --batch FILE: one case per line ("OP options...", '#' comments), the remaining command-
- * line options appended to every line; one GPU context for all. */
-static int tma_batch(tma_ctx_t *cx, const char *path, int argc, char **argv) {
-  FILE *f = !strcmp(path, "-") ? stdin : fopen(path, "r");
-  if (!f) {
-    fprintf(stderr, "hopgen: cannot open the batch file %s\n", path);
-    return 1;
-  }
-  char line[2048];
-  int counts[4] = {0, 0, 0, 0}, lineno = 0;
+ * line options appended to every line; one GPU context for all. Lines of any length. */
+static int tma_batch(tma_ctx_t *cx, FILE *f, const char *name, int nextra, char **extra) {
+  char *line = NULL, **words = NULL;
+  size_t cap = 0, wcap = 0;
+  int counts[4] = {0, 0, 0, 0}, lineno = 0, rc = 0;
+  bool json = false;
+  for (int i = 0; i < nextra; i++) json |= !strcmp(extra[i], "--json");
   const double t0 = hg_now_ms();
-  while (fgets(line, sizeof line, f)) {
+  for (ssize_t len; (len = getline(&line, &cap, f)) >= 0;) {
     lineno++;
-    char *words[96];
-    int n = 0;
-    for (char *tok = strtok(line, " \t\r\n"); tok && n < 64; tok = strtok(NULL, " \t\r\n")) {
-      if (tok[0] == '#') break;
+    if (strlen(line) != (size_t)len) {
+      fprintf(stderr, "hopgen: %s: line %d holds a NUL byte: malformed case\n", name, lineno);
+      counts[CASE_USAGE]++;
+      continue;
+    }
+    size_t n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " \t\r\n\v\f", &save); tok && tok[0] != '#';
+         tok = strtok_r(NULL, " \t\r\n\v\f", &save)) {
+      if (n + (size_t)nextra + 2 > wcap) {
+        const size_t grown = wcap ? 2 * wcap : 64 + (size_t)nextra;
+        char **w = realloc(words, grown * sizeof *w);
+        if (!w) {
+          rc = hg_cli_fail(
+              hg_error(HG_ERR_NOMEM, "%s: line %d: no memory for its words", name, lineno));
+          goto done;
+        }
+        words = w;
+        wcap = grown;
+      }
       words[n++] = tok;
     }
     if (n == 0) continue;
-    for (int i = 0; i < argc && n < 95; i++) words[n++] = argv[i];
+    for (int i = 0; i < nextra; i++) words[n++] = extra[i];
     words[n] = NULL;
-    const int r = tma_case(cx, n, words);
+    hg_cli_json_next();
+    const int r = tma_case(cx, (int)n, words);
     if (r == CASE_USAGE)
-      fprintf(stderr, "hopgen: %s: line %d: malformed case (the message above says why)\n", path,
+      fprintf(stderr, "hopgen: %s: line %d: malformed case (the message above says why)\n", name,
               lineno);
     counts[r]++;
     fflush(stdout);
   }
-  if (f != stdin) fclose(f);
-  fprintf(stdout,
-          "batch %s: %d passed, %d failed, %d refused by the planner, %d malformed (%.1f s)\n",
-          path, counts[CASE_PASS], counts[CASE_FAIL], counts[CASE_REFUSED], counts[CASE_USAGE],
-          (hg_now_ms() - t0) / 1000.0);
-  if (counts[CASE_FAIL] || counts[CASE_USAGE]) {
+  if (ferror(f)) {
+    clearerr(f);
+    rc =
+        hg_cli_fail(hg_error(HG_ERR_IO, "reading the batch %s failed after line %d", name, lineno));
+    goto done;
+  }
+  const int total =
+      counts[CASE_PASS] + counts[CASE_FAIL] + counts[CASE_REFUSED] + counts[CASE_USAGE];
+  if (json) {
+    printf("{\"command\": \"tma batch\", ");
+    hg_cli_json_str(stdout, "batch", name, ", ");
+    printf("\"passed\": %d, \"failed\": %d, \"refused\": %d, \"malformed\": %d, "
+           "\"seconds\": %.3f}\n",
+           counts[CASE_PASS], counts[CASE_FAIL], counts[CASE_REFUSED], counts[CASE_USAGE],
+           (hg_now_ms() - t0) / 1000.0);
+  } else {
+    printf("batch %s: %d passed, %d failed, %d refused by the planner, %d malformed (%.1f s)\n",
+           name, counts[CASE_PASS], counts[CASE_FAIL], counts[CASE_REFUSED], counts[CASE_USAGE],
+           (hg_now_ms() - t0) / 1000.0);
+  }
+  if (total == 0) {
+    fprintf(stderr, "hopgen: the batch %s has no cases\n", name);
+    rc = 1;
+  } else if (counts[CASE_FAIL] || counts[CASE_USAGE]) {
     fprintf(stderr, "hopgen: %d of the batch's %d case(s) failed%s\n",
-            counts[CASE_FAIL] + counts[CASE_USAGE],
-            counts[CASE_PASS] + counts[CASE_FAIL] + counts[CASE_REFUSED] + counts[CASE_USAGE],
+            counts[CASE_FAIL] + counts[CASE_USAGE], total,
             cx->context_lost ? " (a kernel fault destroyed the CUDA context: the cases after it "
                                "did not run)"
                              : "");
-    return 1;
+    rc = 1;
   }
-  return 0;
+done:
+  free(words);
+  free(line);
+  return rc;
+}
+
+int hg_cli_tma_batch(FILE *f, const char *name, int nextra, char **extra) {
+  tma_ctx_t cx;
+  memset(&cx, 0, sizeof cx);
+  cx.batch = true;
+  const int rc = tma_batch(&cx, f, name, nextra, extra);
+  if (cx.rt) hg_rt_close(cx.rt);
+  return rc;
 }
 
 int hg_cmd_tma(int argc, char **argv) {
@@ -646,22 +698,35 @@ int hg_cmd_tma(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  if (hg_cli_wants_help(argc, argv)) {
-    usage(stdout);
-    return 0;
-  }
-  tma_ctx_t cx;
-  memset(&cx, 0, sizeof cx);
-  int rc;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+  const char *batch = NULL;
+  int rest = 2;
   if (!strcmp(argv[1], "--batch")) {
-    if (argc < 3)
-      return usage_error("--batch needs a file of cases ('-': standard input)%s%s", "", "");
-    cx.batch = true;
-    rc = tma_batch(&cx, argv[2], argc - 3, argv + 3);
-  } else {
-    rc = tma_case(&cx, argc - 1, argv + 1);
-    if (rc == CASE_REFUSED) rc = 1;
+    if (argc < 3) {
+      fprintf(stderr, "hopgen: --batch needs a file of cases ('-': standard input) (hopgen tma "
+                      "--help)\n");
+      return 2;
+    }
+    batch = argv[2];
+    rest = 3;
+  } else if (!strncmp(argv[1], "--batch=", 8)) {
+    batch = argv[1] + 8;
   }
-  if (cx.rt) hg_rt_close(cx.rt);
+  if (!batch) {
+    tma_ctx_t cx;
+    memset(&cx, 0, sizeof cx);
+    int rc = tma_case(&cx, argc - 1, argv + 1);
+    if (cx.rt) hg_rt_close(cx.rt);
+    return rc == CASE_REFUSED ? 1 : rc;
+  }
+  hg_status_t s;
+  FILE *f = hg_cli_open_read(batch, &s);
+  if (!f) return hg_cli_fail(hg_status_wrap(s, "--batch: "));
+  const int rc = hg_cli_tma_batch(f, batch, argc - rest, argv + rest);
+  if (f != stdin) fclose(f);
   return rc;
 }

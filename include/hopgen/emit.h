@@ -30,6 +30,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- owned text */
 
@@ -449,6 +450,7 @@ typedef struct hg_ptxas_report {
 /* Assemble PTX with `ptxas -arch=sm_90a -v`; a rejection carries ptxas's message. */
 hg_status_t hg_ptxas_check(const char *ptx, hg_ptxas_report_t *report);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- generated kernels */
 
@@ -457,6 +458,7 @@ hg_status_t hg_gemm_tuned_record(const hg_gemm_problem_t *p, const char *device,
 /* The stored winner for this problem on this device, if any. */
 bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- int tuples */
 
@@ -257,6 +258,7 @@ const hg_layout_op_info_t *hg_layout_op_info(int i);
  * "LAYOUT offset N". */
 hg_status_t hg_layout_op(const char *op, int argc, const char *const *argv, char *buf, size_t size);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

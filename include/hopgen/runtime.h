@@ -16,6 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 typedef struct hg_rt hg_rt_t;             /* driver, context and device; one per process */
 typedef struct hg_module hg_module_t;     /* a loaded module */
@@ -86,9 +87,18 @@ typedef struct hg_jit_info {
 
 /* Compile PTX with the driver's JIT (the log goes into a failure's sentence) or load the
  * compiled image from the cache ($HOPGEN_CACHE_DIR, else $XDG_CACHE_HOME/hopgen, else
- * ~/.cache/hopgen; HOPGEN_CACHE_DIR=off disables it). Entries are keyed by a hash of the
- * PTX, driver version and device; written atomically; a corrupt entry is recompiled. */
+ * ~/.cache/hopgen; HOPGEN_CACHE_DIR=off disables it). Entries are keyed by the PTX, driver
+ * version and device, and a hit compares the whole stored key, not only its hash; written
+ * atomically; a corrupt entry is recompiled. */
 hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out, hg_jit_info_t *info);
+
+/* The directory every hopgen cache uses (compiled modules, MLIR lowerings, tuned GEMM
+ * configurations): $HOPGEN_CACHE_DIR ("off" disables caching), else $XDG_CACHE_HOME/hopgen,
+ * else $HOME/.cache/hopgen. HG_OK with the path in buf ("" when off); HG_ERR_IO with a
+ * sentence when the location cannot be used (a home that does not exist, a file in the way,
+ * a directory that is not writable): every cache is then off and nothing is created. Looks
+ * at the file system, creates nothing. */
+hg_status_t hg_cache_dir(char *buf, size_t size);
 void hg_rt_module_unload(hg_rt_t *rt, hg_module_t *m);
 /* The kernel `name`; dynamic shared memory above 48 KB is enabled here when smem_bytes
  * asks for it (and refused with a sentence above the device's opt-in limit). Asking twice
@@ -101,7 +111,11 @@ hg_status_t hg_rt_function(hg_rt_t *rt, hg_module_t *m, const char *name, uint32
 
 /* An encoded CUtensorMap, passed by value as a kernel parameter. */
 typedef struct hg_tensormap {
+#ifdef __cplusplus
+  alignas(64) uint64_t opaque[16]; /* C++ spells C11's _Alignas this way */
+#else
   _Alignas(64) uint64_t opaque[16];
+#endif
 } hg_tensormap_t;
 
 /* Validate with hg_tensormap_validate (so the reason reaches the user), then encode with
@@ -173,6 +187,7 @@ void hg_blas_close(hg_blas_t *blas);
  * what benchmarks time). The first call for a shape picks and caches the algorithm. */
 hg_status_t hg_blas_gemm(hg_blas_t *blas, const hg_blas_gemm_args_t *args);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

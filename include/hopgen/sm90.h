@@ -15,6 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- element types */
 
@@ -491,6 +492,7 @@ hg_status_t hg_model_ldmatrix(int num, bool trans, const uint32_t lane_addr[32],
 /* Swizzle a shared-memory byte address as TMA and wgmma do for mode m. */
 uint32_t hg_model_swizzle_addr(hg_swizzle_mode_t m, uint32_t addr);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 typedef enum hg_code {
   HG_OK = 0,
@@ -67,6 +68,9 @@ static inline bool hg_is_ok(const hg_status_t *s) {
 /* Short stable name of a code ("invalid", "no-driver", ...) for JSON output. */
 const char *hg_code_name(hg_code_t code);
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the README states the soname policy). */
+const char *hg_version(void);
+
 /* Return early with the status of EXPR when it failed. */
 #define HG_TRY(expr)                                                                               \
   do {                                                                                             \
@@ -74,6 +78,7 @@ const char *hg_code_name(hg_code_t code);
     if (hg_try_s_.code != HG_OK) return hg_try_s_;                                                 \
   } while (0)
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -418,7 +418,7 @@ void hg_b_set_cluster(hg_builder_t *b, int x, int y, int z) {
   }
   /* 8 CTAs is the portable cluster size; 16 needs the non-portable launch attribute but
    * is still a valid .reqnctapercluster on sm_90 (CUDA C Programming Guide, clusters). */
-  if (x < 1 || y < 1 || z < 1 || (long)x * y * z > 16) {
+  if (x < 1 || y < 1 || z < 1 || x > 16 || y > 16 || z > 16 || x * y * z > 16) {
     fail(b, HG_ERR_INVALID,
          "hg_b_set_cluster: cluster %dx%dx%d is not a valid cluster shape (each dimension >= 1, "
          "at most 16 CTAs in all; 0x0x0 = no cluster)",

@@ -333,11 +333,12 @@ struct hg_builder {
 static inline const hg_ir_value_t *hg_ir_value(const hg_builder_t *b, int32_t id) {
   return &b->values[id];
 }
+/* The pool is NULL until an op has operands or results: no arithmetic on a null pointer. */
 static inline const int32_t *hg_ir_operands(const hg_builder_t *b, const hg_ir_op_t *op) {
-  return b->pool + op->first_operand;
+  return b->pool ? b->pool + op->first_operand : NULL;
 }
 static inline const int32_t *hg_ir_results(const hg_builder_t *b, const hg_ir_op_t *op) {
-  return b->pool + op->first_result;
+  return b->pool ? b->pool + op->first_result : NULL;
 }
 static inline const char *hg_ir_comment_text(const hg_builder_t *b, const hg_ir_op_t *op) {
   return b->strings + op->u.comment;

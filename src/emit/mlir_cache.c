@@ -1,15 +1,11 @@
 /* The on-disk cache of MLIR lowerings (see mlir_cache.h) and hg_mlir_to_ptx, the lowering
- * that consults it. Keys and the entry format are this cache's; the hash, the directory and
- * the atomic write are every cache's (cachefile.c). Plain POSIX file calls. */
+ * that consults it. Keys and where entries go are this cache's; the hash, the directory, the
+ * checked entry format and the atomic write are every cache's (cachefile.c). */
 #include "emit/mlir_cache.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "emit/ir.h"
@@ -21,17 +17,14 @@
 #define SEED_KEY UINT64_C(0x6D6C69722D6B6579)  /* "mlir-key" */
 #define SEED_SUM UINT64_C(0x6D6C69722D73756D)  /* "mlir-sum" */
 
-hg_mlir_key_t hg_mlir_cache_key(const char *mlir, size_t len) {
-  const hg_mlir_key_t text = hg_hash128_two_lane(mlir, len, SEED_TEXT);
-  /* Everything besides the text that changes the PTX it lowers to, then the text's digest. */
-  char meta[1024];
-  const int n = snprintf(meta, sizeof meta, "hopgen-mlir-ptx|format=%d|lower=%s|pipeline=%s|",
-                         HG_MLIR_CACHE_FORMAT, hg_mlir_lower_version(), hg_mlir_pipeline());
-  return hg_hash128_two_lane(meta, hg_cache_key_append(meta, sizeof meta, n, text), SEED_KEY);
-}
+static const hg_cache_format_t format = {"hopgen-mlir-ptx", HG_MLIR_CACHE_FORMAT, SEED_SUM,
+                                         HG_MLIR_CACHE_MAX_ENTRY_BYTES};
 
-static uint64_t checksum(const char *data, size_t len) {
-  return hg_hash128_two_lane(data, len, SEED_SUM).lo;
+hg_mlir_key_t hg_mlir_cache_key(const char *mlir, size_t len) {
+  /* Everything besides the text that changes the PTX it lowers to, then the text. */
+  return hg_cache_key_make(SEED_TEXT, SEED_KEY, mlir, len,
+                           "hopgen-mlir-ptx|format=%d|lower=%s|pipeline=%s|", HG_MLIR_CACHE_FORMAT,
+                           hg_mlir_lower_version(), hg_mlir_pipeline());
 }
 
 /* ---------------------------------------------------------------- locations */
@@ -45,142 +38,46 @@ void hg_mlir_cache_from_env(hg_mlir_cache_t *c) {
   hg_cache_dir_from_env(c);
 }
 
-void hg_mlir_cache_path(const hg_mlir_cache_t *c, hg_mlir_key_t key, char *buf, size_t size) {
-  snprintf(buf, size, "%s/mlir-%016" PRIx64 "%016" PRIx64 ".ptx", c->dir, key.hi, key.lo);
+void hg_mlir_cache_path(const hg_mlir_cache_t *c, const hg_mlir_key_t *key, char *buf,
+                        size_t size) {
+  hg_cache_entry_path(c, "mlir-", key, ".ptx", buf, size);
 }
 
 /* ---------------------------------------------------------------- entries */
 
-/* The header line up to and including "bytes=": everything a reader can predict. */
-static int header_prefix(char *buf, size_t size, hg_mlir_key_t key) {
-  return snprintf(buf, size, "hopgen-mlir-ptx %d lower=%s key=%016" PRIx64 "%016" PRIx64 " bytes=",
-                  HG_MLIR_CACHE_FORMAT, hg_mlir_lower_version(), key.hi, key.lo);
-}
-
-hg_status_t hg_mlir_cache_store(const hg_mlir_cache_t *c, hg_mlir_key_t key, const char *ptx,
+hg_status_t hg_mlir_cache_store(const hg_mlir_cache_t *c, const hg_mlir_key_t *key, const char *ptx,
                                 size_t len) {
   if (!c->enabled) return hg_ok();
   if (!ptx) return hg_error(HG_ERR_INVALID, "hg_mlir_cache_store: ptx is NULL");
-  char path[600], tmp_prefix[64], header[256];
-  hg_mlir_cache_path(c, key, path, sizeof path);
-  snprintf(tmp_prefix, sizeof tmp_prefix, ".mlir-%016" PRIx64 "%016" PRIx64 ".tmp-", key.hi,
-           key.lo);
-  int h = header_prefix(header, sizeof header, key);
-  h += snprintf(header + h, sizeof header - (size_t)h, "%zu sum=%016" PRIx64 "\n", len,
-                checksum(ptx, len));
-  return hg_cache_write_atomic(c->dir, path, tmp_prefix, header, (size_t)h, ptx, len);
-}
-
-static void say(char *why, size_t why_size, const char *fmt, const char *path, const char *what) {
-  if (why && why_size) snprintf(why, why_size, fmt, path, what);
-}
-
-/* Parse "<digits> sum=<16 hex>\n" at p (the header after "bytes="); the end of the header
- * line on success, NULL when it is malformed. */
-static const char *parse_tail(const char *p, const char *end, uint64_t *len, uint64_t *sum) {
-  uint64_t v = 0;
-  int digits = 0;
-  for (; p < end && *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
-    v = v * 10 + (uint64_t)(*p - '0');
-  if (!digits || end - p < 22 || memcmp(p, " sum=", 5) != 0) return NULL;
-  p += 5;
-  uint64_t s = 0;
-  for (int i = 0; i < 16; i++, p++) {
-    const char ch = *p;
-    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-    if (d < 0) return NULL;
-    s = s << 4 | (uint64_t)d;
-  }
-  if (*p != '\n') return NULL;
-  *len = v;
-  *sum = s;
-  return p + 1;
-}
-
-hg_mlir_cache_result_t hg_mlir_cache_lookup(const hg_mlir_cache_t *c, hg_mlir_key_t key,
-                                            hg_text_t *ptx, char *why, size_t why_size) {
-  *ptx = (hg_text_t){0};
-  if (why && why_size) why[0] = '\0';
-  if (!c->enabled) return HG_MLIR_CACHE_MISS;
   char path[600];
   hg_mlir_cache_path(c, key, path, sizeof path);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno != ENOENT)
-      say(why, why_size, "cannot open the cache entry %s: %s", path, strerror(errno));
-    return HG_MLIR_CACHE_MISS;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    say(why, why_size, "cannot stat the cache entry %s: %s", path, strerror(errno));
-    close(fd);
-    return HG_MLIR_CACHE_MISS;
-  }
-  const char *damage = NULL;
-  char *file = NULL;
-  size_t size = (size_t)st.st_size, got = 0;
-  if (!S_ISREG(st.st_mode) || st.st_size < 0 || size > HG_MLIR_CACHE_MAX_ENTRY_BYTES) {
-    damage = "it is not a regular file of a plausible size";
-  } else {
-    file = malloc(size + 1);
-    if (!file) {
-      say(why, why_size, "cannot allocate memory for the cache entry %s%s", path, "");
-      close(fd);
-      return HG_MLIR_CACHE_MISS;
-    }
-    while (got < size) {
-      ssize_t r = read(fd, file + got, size - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) {
-        say(why, why_size, "cannot read the cache entry %s: %s", path, strerror(errno));
-        free(file);
-        close(fd);
-        return HG_MLIR_CACHE_MISS;
-      }
-      if (r == 0) break; /* shrank under us: the length check below says so */
-      got += (size_t)r;
-    }
-    file[got] = '\0';
-  }
-  close(fd);
-
-  size_t at = 0;
-  uint64_t want_len = 0, want_sum = 0;
-  if (!damage) {
-    char prefix[256];
-    const int n = header_prefix(prefix, sizeof prefix, key);
-    const char *magic = "hopgen-mlir-ptx ";
-    const char *body = NULL;
-    if (got < strlen(magic) || memcmp(file, magic, strlen(magic)) != 0)
-      damage = "it does not start with the entry magic";
-    else if (got < (size_t)n || memcmp(file, prefix, (size_t)n) != 0)
-      damage = "its header names another format, lowering version or key";
-    else if (!(body = parse_tail(file + n, file + got, &want_len, &want_sum)))
-      damage = "its header is malformed or cut short (truncated)";
-    else {
-      at = (size_t)(body - file);
-      if (want_len != got - at)
-        damage = "its length does not match its header (truncated or extended)";
-      else if (checksum(file + at, got - at) != want_sum)
-        damage = "its checksum does not match its contents";
-      else if (strlen(file + at) != got - at)
-        damage = "its PTX holds a NUL byte";
-    }
-  }
-  if (damage) {
-    free(file);
-    hg_cache_unlink_if_same(path, &st);
-    say(why, why_size, "the cache entry %s was damaged and has been deleted: %s", path, damage);
-    return HG_MLIR_CACHE_CORRUPT;
-  }
-  /* Hand back the PTX in the file's own buffer, moved to its start. */
-  memmove(file, file + at, got - at + 1);
-  ptx->data = file;
-  ptx->len = got - at;
-  return HG_MLIR_CACHE_HIT;
+  return hg_cache_entry_store(c, path, &format, key, ptx, len);
 }
 
-void hg_mlir_cache_remove(const hg_mlir_cache_t *c, hg_mlir_key_t key) {
+hg_cache_result_t hg_mlir_cache_lookup(const hg_mlir_cache_t *c, const hg_mlir_key_t *key,
+                                       hg_text_t *ptx, char *why, size_t why_size) {
+  *ptx = (hg_text_t){0};
+  char path[600], *data = NULL;
+  size_t len = 0;
+  hg_mlir_cache_path(c, key, path, sizeof path);
+  hg_cache_result_t r = hg_cache_entry_load(c, path, &format, key, &data, &len, why, why_size);
+  if (r == HG_CACHE_HIT && strlen(data) != len) {
+    /* whole and under this key, yet not text: no PTX has a NUL byte */
+    free(data);
+    unlink(path);
+    if (why && why_size)
+      snprintf(why, why_size,
+               "the cache entry %s was damaged and has been deleted: its PTX "
+               "holds a NUL byte",
+               path);
+    return HG_CACHE_CORRUPT;
+  }
+  ptx->data = data;
+  ptx->len = len;
+  return r;
+}
+
+void hg_mlir_cache_remove(const hg_mlir_cache_t *c, const hg_mlir_key_t *key) {
   if (!c->enabled) return;
   char path[600];
   hg_mlir_cache_path(c, key, path, sizeof path);
@@ -264,12 +161,12 @@ hg_status_t hg_mlir_to_ptx(const char *mlir, hg_text_t *ptx) {
   const hg_mlir_key_t key = hg_mlir_cache_key(mlir, strlen(mlir));
   char path[600] = "", why[700] = "";
   if (c.enabled) {
-    hg_mlir_cache_path(&c, key, path, sizeof path);
-    const hg_mlir_cache_result_t r = hg_mlir_cache_lookup(&c, key, ptx, why, sizeof why);
-    if (r == HG_MLIR_CACHE_HIT && strstr(ptx->data, entry)) return hg_ok();
-    if (r == HG_MLIR_CACHE_HIT) {
-      /* whole and checksummed, yet not this kernel's PTX: a key collision or a hand-made
-       * file; either way not to be used, and the store below replaces it */
+    hg_mlir_cache_path(&c, &key, path, sizeof path);
+    const hg_cache_result_t r = hg_mlir_cache_lookup(&c, &key, ptx, why, sizeof why);
+    if (r == HG_CACHE_HIT && strstr(ptx->data, entry)) return hg_ok();
+    if (r == HG_CACHE_HIT) {
+      /* under this very key, yet not this kernel's PTX: a hand-made file; not to be used,
+       * and the store below replaces it */
       hg_text_free(ptx);
       snprintf(why, sizeof why, "the cache entry %s holds no '%s' and has been replaced", path,
                entry);
@@ -297,7 +194,7 @@ hg_status_t hg_mlir_to_ptx(const char *mlir, hg_text_t *ptx) {
                     s.msg, name, where);
   }
   if (!hg_is_ok(&s) || !c.enabled) return s;
-  hg_status_t w = hg_mlir_cache_store(&c, key, ptx->data, ptx->len);
+  hg_status_t w = hg_mlir_cache_store(&c, &key, ptx->data, ptx->len);
   if (!hg_is_ok(&w)) {
     char first[700];
     snprintf(first, sizeof first, "%s", cache_note);

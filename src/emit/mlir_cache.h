@@ -3,15 +3,15 @@
  * Lowering (mlir_lower.c) is a pure function of the MLIR text and the pass pipeline, and
  * the machines that run kernels have no MLIR tools: so hg_mlir_to_ptx (emit.h) looks the
  * text up here first and runs mlir-opt-22 only on a miss. An entry is one file,
- *   <dir>/mlir-<32 hex digits of the key>.ptx
- * holding one text header line and the PTX:
- *   hopgen-mlir-ptx 1 lower=<hg_mlir_lower_version()> key=<32 hex> bytes=<n> sum=<16 hex>\n
- *   <n bytes of PTX>
- * so that `tail -n +2` of an entry is the PTX. A lookup checks every field (magic, format
- * version, lowering version, key, length, checksum) and deletes an entry that fails any of
- * them; it is then lowered again. Entries are written to a temporary file in the same
- * directory and renamed into place: a reader sees no entry or a whole one, whatever other
- * processes write at the same time.
+ *   <dir>/mlir-<32 hex digits of the key's hash>.ptx
+ * in the format every checked hopgen cache shares (cachefile.h): a header line
+ *   hopgen-mlir-ptx 2 key=<32 hex> keybytes=<k> bytes=<n> sum=<16 hex>\n
+ * then the whole key (the format, lowering version and pipeline, then the MLIR text), then
+ * the n bytes of PTX. A lookup checks every field, compares the stored key with the one
+ * asked for byte for byte (a hash collision can never hand back another kernel's PTX), and
+ * deletes an entry that fails; it is then lowered again. Entries are written to a temporary
+ * file in the same directory and renamed into place: a reader sees no entry or a whole one,
+ * whatever other processes write at the same time.
  *
  * The directory is the one every hopgen cache shares (src/cachefile.c: $HOPGEN_CACHE_DIR,
  * "off" disables; else $XDG_CACHE_HOME/hopgen when absolute; else $HOME/.cache/hopgen), the
@@ -31,14 +31,14 @@
 #include "cachefile.h"
 #include "hopgen/emit.h"
 
-#define HG_MLIR_CACHE_FORMAT 1 /* the entry layout above; bump when it changes */
+/* The entry layout and key contents; bump when they change (2: the whole key is stored). */
+#define HG_MLIR_CACHE_FORMAT 2
 #define HG_MLIR_CACHE_MAX_ENTRY_BYTES ((size_t)256 << 20) /* larger files are not entries */
 
-/* A key is hg_hash128_two_lane's (cachefile.h), the algorithm this cache's file names were
- * made with. */
-typedef hg_hash128_t hg_mlir_key_t;
+/* A key: the MLIR text (borrowed), the lowering version and the pass pipeline. */
+typedef hg_cache_key_t hg_mlir_key_t;
 
-/* The key of a lowering: the MLIR text, the lowering version and the pass pipeline. */
+/* The key of a lowering of the MLIR text mlir (which must outlive the key). */
 hg_mlir_key_t hg_mlir_cache_key(const char *mlir, size_t len);
 
 /* A lowering cache is its directory, the one every hopgen cache shares. */
@@ -52,26 +52,20 @@ void hg_mlir_cache_from_env(hg_mlir_cache_t *c);
 void hg_mlir_cache_at(hg_mlir_cache_t *c, const char *dir);
 
 /* The entry's file name for key. */
-void hg_mlir_cache_path(const hg_mlir_cache_t *c, hg_mlir_key_t key, char *buf, size_t size);
+void hg_mlir_cache_path(const hg_mlir_cache_t *c, const hg_mlir_key_t *key, char *buf, size_t size);
 
-typedef enum hg_mlir_cache_result {
-  HG_MLIR_CACHE_MISS,    /* no entry, a disabled cache, or an unreadable entry (why says) */
-  HG_MLIR_CACHE_HIT,     /* *ptx holds the PTX (the caller frees it) */
-  HG_MLIR_CACHE_CORRUPT, /* there was an entry but it was damaged: it has been deleted */
-} hg_mlir_cache_result_t;
-
-/* Look key up. why (may be NULL) receives a sentence for a miss by error and for CORRUPT,
- * "" otherwise. */
-hg_mlir_cache_result_t hg_mlir_cache_lookup(const hg_mlir_cache_t *c, hg_mlir_key_t key,
-                                            hg_text_t *ptx, char *why, size_t why_size);
+/* Look key up: HG_CACHE_HIT puts the PTX in *ptx (the caller frees it). why (may be NULL)
+ * receives a sentence for a miss by error and for CORRUPT, "" otherwise. */
+hg_cache_result_t hg_mlir_cache_lookup(const hg_mlir_cache_t *c, const hg_mlir_key_t *key,
+                                       hg_text_t *ptx, char *why, size_t why_size);
 
 /* Write an entry atomically, creating the directory if needed. HG_ERR_IO with a sentence
  * when that fails (nothing is left behind); a disabled cache stores nothing and succeeds. */
-hg_status_t hg_mlir_cache_store(const hg_mlir_cache_t *c, hg_mlir_key_t key, const char *ptx,
+hg_status_t hg_mlir_cache_store(const hg_mlir_cache_t *c, const hg_mlir_key_t *key, const char *ptx,
                                 size_t len);
 
 /* Delete an entry whose PTX turned out unusable. Absent is not an error. */
-void hg_mlir_cache_remove(const hg_mlir_cache_t *c, hg_mlir_key_t key);
+void hg_mlir_cache_remove(const hg_mlir_cache_t *c, const hg_mlir_key_t *key);
 
 /* The name of the kernel of an MLIR module: the first llvm.func marked nvvm.kernel (what
  * hg_emit_mlir prints) or gpu.func marked kernel. False when there is none. */

@@ -69,10 +69,29 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
     return hg_error(HG_ERR_INVALID, "ldd = %" PRId64 " is below N = %" PRId64, p->ldd, p->n);
   if (p->ldc < p->n)
     return hg_error(HG_ERR_INVALID, "ldc = %" PRId64 " is below N = %" PRId64, p->ldc, p->n);
-  if (p->batch_stride_a == 0) p->batch_stride_a = p->lda * a_rows;
-  if (p->batch_stride_b == 0) p->batch_stride_b = p->ldb * b_rows;
-  if (p->batch_stride_d == 0) p->batch_stride_d = p->ldd * p->m;
-  if (p->batch_stride_c == 0) p->batch_stride_c = p->ldc * p->m;
+  /* Element offsets are int64: a matrix (ld x rows) and the last batch's start must fit. */
+  const struct {
+    const char *name;
+    int64_t ld, rows, *stride;
+  } mats[] = {{"A", p->lda, a_rows, &p->batch_stride_a},
+              {"B", p->ldb, b_rows, &p->batch_stride_b},
+              {"C", p->ldc, p->m, &p->batch_stride_c},
+              {"D", p->ldd, p->m, &p->batch_stride_d}};
+  for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
+    const int64_t ld = mats[i].ld, rows = mats[i].rows, stride = *mats[i].stride;
+    if (ld > INT64_MAX / rows)
+      return hg_error(HG_ERR_OVERFLOW,
+                      "%s: leading dimension %" PRId64 " x %" PRId64 " rows overflows 64 bits",
+                      mats[i].name, ld, rows);
+    if (stride < 0)
+      return hg_error(HG_ERR_INVALID, "%s: batch stride %" PRId64 " is negative", mats[i].name,
+                      stride);
+    if (stride == 0) *mats[i].stride = ld * rows;
+    if (p->batch > 1 && *mats[i].stride > (INT64_MAX - ld * rows) / (p->batch - 1))
+      return hg_error(HG_ERR_OVERFLOW,
+                      "%s: batch stride %" PRId64 " x %d batches overflows 64 bits", mats[i].name,
+                      *mats[i].stride, p->batch);
+  }
   return hg_ok();
 }
 
@@ -107,7 +126,7 @@ int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
 }
 
 /* Shared memory a configuration needs, in bytes, as the generator lays it out. */
-static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
+static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type);
   const uint32_t a = (uint32_t)((c->tile_m * c->tile_k * ea + 1023) / 1024 * 1024);
@@ -116,7 +135,7 @@ static uint32_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const int epi_n = hg_gemm_epi_n(p, c);
   const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
-  return (uint32_t)stages * (a + b) + 16u * (uint32_t)stages + epi + SMEM_SLACK;
+  return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* 64 bits: any stage count */
 }
 
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
@@ -126,7 +145,8 @@ int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
 }
 
 hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
-  const int k_bytes = c->tile_k * hg_dtype_bytes(p->a_type);
+  /* 64-bit products: the fields may hold anything until they are checked. */
+  const int64_t k_bytes = (int64_t)c->tile_k * hg_dtype_bytes(p->a_type);
   if ((int)c->mainloop < 0 || c->mainloop >= HG_MAINLOOP_COUNT)
     return hg_error(HG_ERR_INVALID, "mainloop %d is not known", (int)c->mainloop);
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(p, c->mainloop);
@@ -159,32 +179,35 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     c->tile_n);
   if (k_bytes != 32 && k_bytes != 64 && k_bytes != 128)
     return hg_error(HG_ERR_INVALID,
-                    "tile K = %d elements is %d B; K-blocks of 32, 64 or 128 bytes keep each "
-                    "stage row one swizzle span (64 for 16-bit types, 128 for fp8)",
+                    "tile K = %d elements is %" PRId64
+                    " B; K-blocks of 32, 64 or 128 bytes keep each stage row one swizzle span (64 "
+                    "for 16-bit types, 128 for fp8)",
                     c->tile_k, k_bytes);
-  if (c->cluster_m < 1 || c->cluster_n < 1 || c->cluster_m * c->cluster_n > 16)
+  if (c->cluster_m < 1 || c->cluster_n < 1 || c->cluster_m > 16 || c->cluster_n > 16 ||
+      c->cluster_m * c->cluster_n > 16)
     return hg_error(HG_ERR_INVALID,
                     "cluster %dx%d: each side at least 1 and at most 16 CTAs in all", c->cluster_m,
                     c->cluster_n);
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
-  const uint32_t need = smem_need(p, c, c->stages);
-  if (need > SMEM_LIMIT)
-    return hg_error(HG_ERR_INVALID,
-                    "%d stages of a %dx%dx%d tile need %u B of shared memory, over the %u B a "
-                    "CTA may use; at most %d stages fit",
-                    c->stages, c->tile_m, c->tile_n, c->tile_k, need, SMEM_LIMIT,
-                    hg_gemm_max_stages(p, c));
-  if (c->raster_group < 1)
-    return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   const int ed = hg_dtype_bytes(p->d_type);
-  if (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
-                        (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n)))
+  if (c->epi_n < 0 ||
+      (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
+                         (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n))))
     return hg_error(HG_ERR_INVALID,
                     "epilogue width %d: it must divide tile N = %d, be a multiple of %d, and "
                     "either make rows of 32, 64 or 128 B of %s (one swizzle span) or be the whole "
                     "tile width",
                     c->epi_n, c->tile_n, ed == 2 ? 16 : 8, hg_dtype_name(p->d_type));
+  const uint64_t need = smem_need(p, c, c->stages);
+  if (need > SMEM_LIMIT)
+    return hg_error(HG_ERR_INVALID,
+                    "%d stages of a %dx%dx%d tile need %" PRIu64 " B of shared memory, over the %u "
+                    "B a CTA may use; at most %d stages fit",
+                    c->stages, c->tile_m, c->tile_n, c->tile_k, need, SMEM_LIMIT,
+                    hg_gemm_max_stages(p, c));
+  if (c->raster_group < 1)
+    return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   return hg_ok();
 }
 
@@ -197,6 +220,20 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
 
+/* n decimal integers joined by 'x' ("128x256x64"): digits only, each at most 65536; false
+ * on anything else (a sign, a space, an overflow, trailing characters). */
+static bool parse_ints(const char *s, int *v, int n) {
+  for (int i = 0; i < n; i++) {
+    if (!(*s >= '0' && *s <= '9')) return false;
+    int x = 0;
+    for (; *s >= '0' && *s <= '9'; s++)
+      if ((x = x * 10 + (*s - '0')) > 65536) return false;
+    v[i] = x;
+    if (i + 1 < n && *s++ != 'x') return false;
+  }
+  return *s == '\0';
+}
+
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   hg_gemm_config_t c = {.cluster_m = 1,
                         .cluster_n = 1,
@@ -207,44 +244,60 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   char buf[128];
   if (strlen(text) >= sizeof buf)
     return hg_error(HG_ERR_PARSE, "configuration '%.40s...' is too long", text);
+  if (!text[0]) return hg_error(HG_ERR_PARSE, "configuration is empty");
   strcpy(buf, text);
-  int field = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    char extra;
+  /* Each field once: a second one would silently win. */
+  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP };
+  static const char *const what[] = {"tile",   "cluster",        "stage count", "schedule",
+                                     "raster", "epilogue width", "mainloop"};
+  unsigned seen = 0;
+  char *tok = buf;
+  for (int field = 0; tok; field++) {
+    char *comma = strchr(tok, ',');
+    if (comma) *comma = '\0';
+    int kind, v[3];
     if (field == 0) {
-      if (sscanf(tok, "%dx%dx%d%c", &c.tile_m, &c.tile_n, &c.tile_k, &extra) != 3)
+      kind = TILE;
+      if (!parse_ints(tok, v, 3))
         return hg_error(HG_ERR_PARSE,
                         "configuration '%s': '%s' is not a tile MxNxK (e.g. 128x256x64)", text,
                         tok);
+      c.tile_m = v[0], c.tile_n = v[1], c.tile_k = v[2];
+    } else if (!strcmp(tok, "coop") || !strcmp(tok, "pp")) {
+      kind = SCHEDULE;
+      c.schedule = tok[0] == 'p' ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE;
     } else if (tok[0] == 's') {
-      if (sscanf(tok + 1, "%d%c", &c.stages, &extra) != 1)
+      kind = STAGES;
+      if (!parse_ints(tok + 1, &c.stages, 1))
         return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a stage count sN", text,
                         tok);
     } else if (strchr(tok, '-') || !strcmp(tok, "auto")) {
       /* a mainloop name (they all have a dash; "auto" has none) */
+      kind = MAINLOOP;
       hg_status_t s = hg_gemm_mainloop_parse(tok, &c.mainloop);
       if (!hg_is_ok(&s)) return hg_status_wrap(s, "configuration '%s': ", text);
-    } else if (!strcmp(tok, "coop")) {
-      c.schedule = HG_SCHED_COOPERATIVE;
     } else if (tok[0] == 'c') {
-      if (sscanf(tok + 1, "%dx%d%c", &c.cluster_m, &c.cluster_n, &extra) != 2)
+      kind = CLUSTER;
+      if (!parse_ints(tok + 1, v, 2))
         return hg_error(HG_ERR_PARSE, "configuration '%s': '%s' is not a cluster cMxN (e.g. c2x1)",
                         text, tok);
-    } else if (!strcmp(tok, "pp")) {
-      c.schedule = HG_SCHED_PINGPONG;
-    } else if ((tok[0] == 'm' || tok[0] == 'n') &&
-               sscanf(tok + 1, "%d%c", &c.raster_group, &extra) == 1) {
+      c.cluster_m = v[0], c.cluster_n = v[1];
+    } else if ((tok[0] == 'm' || tok[0] == 'n') && parse_ints(tok + 1, &c.raster_group, 1)) {
+      kind = RASTER;
       c.raster = tok[0] == 'm' ? HG_RASTER_M : HG_RASTER_N;
-    } else if (tok[0] == 'e' && sscanf(tok + 1, "%d%c", &c.epi_n, &extra) == 1) {
+    } else if (tok[0] == 'e' && parse_ints(tok + 1, &c.epi_n, 1)) {
+      kind = EPI;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, or a mainloop such as tma-wgmma)",
+                      "mG|nG, eN or a mainloop such as tma-wgmma, separated by single commas)",
                       text, tok);
     }
-    field++;
+    if (seen & (1u << kind))
+      return hg_error(HG_ERR_PARSE, "configuration '%s' gives the %s twice", text, what[kind]);
+    seen |= 1u << kind;
+    tok = comma ? comma + 1 : NULL;
   }
-  if (field == 0) return hg_error(HG_ERR_PARSE, "configuration is empty");
   *out = c;
   return hg_ok();
 }

@@ -94,10 +94,10 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
 
   hg_cache_t cache;
   hg_cache_from_env(&cache);
-  const hg_hash128_t key = hg_cache_key(ptx, len, rt->info.driver_version, rt->info.name,
-                                        rt->info.cc_major, rt->info.cc_minor);
+  const hg_cache_key_t key = hg_cache_key(ptx, len, rt->info.driver_version, rt->info.name,
+                                          rt->info.cc_major, rt->info.cc_minor);
   if (cache.enabled)
-    hg_cache_path(&cache, key, info->cache_path, sizeof info->cache_path);
+    hg_cache_path(&cache, &key, info->cache_path, sizeof info->cache_path);
   else
     snprintf(info->cache_note, sizeof info->cache_note, "cache off: %s", cache.why_disabled);
 
@@ -105,7 +105,7 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
   void *image = NULL;
   size_t image_size = 0;
   char why[sizeof info->cache_note];
-  hg_cache_result_t found = hg_cache_lookup(&cache, key, &image, &image_size, why, sizeof why);
+  hg_cache_result_t found = hg_cache_lookup(&cache, &key, &image, &image_size, why, sizeof why);
   if (why[0]) snprintf(info->cache_note, sizeof info->cache_note, "%s", why);
   if (found == HG_CACHE_HIT) {
     CUmodule mod = NULL;
@@ -117,9 +117,9 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
       info->load_ms = hg_now_ms() - t0;
       return wrap_module(rt, mod, out);
     }
-    /* A valid entry the driver will not load (another driver wrote it under a colliding
-     * key, or the file is damaged in a way the checksum cannot see): replace it. */
-    hg_cache_remove(&cache, key);
+    /* A whole entry under exactly this key that the driver will not load (a driver changed
+     * without its version number, or a cubin made bad before it was stored): replace it. */
+    hg_cache_remove(&cache, &key);
     char what[256];
     snprintf(info->cache_note, sizeof info->cache_note,
              "the cached cubin was refused by cuModuleLoadData (%s); it was deleted and the "
@@ -132,7 +132,7 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
   info->compile_ms = hg_now_ms() - tc;
 
   if (cache.enabled) {
-    hg_status_t s = hg_cache_store(&cache, key, image, image_size);
+    hg_status_t s = hg_cache_store(&cache, &key, image, image_size);
     if (!hg_is_ok(&s)) {
       snprintf(info->cache_note, sizeof info->cache_note, "not cached: %.240s", s.msg);
       info->cache_path[0] = '\0';
@@ -145,7 +145,7 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
   info->load_ms = hg_now_ms() - tl;
   free(image);
   if (r != CUDA_SUCCESS) {
-    hg_cache_remove(&cache, key);
+    hg_cache_remove(&cache, &key);
     return hg_cu_fail(cu, r, "cuModuleLoadData of the freshly compiled cubin");
   }
   return wrap_module(rt, mod, out);

@@ -68,10 +68,10 @@ json_check 'j["tensor_map"]["oob_fill"] == "nan" and j["tensor_map"]["l2_promoti
 # The default swizzle is the widest that fits; --layout takes any composed layout.
 expect_has "swizzle 64B (2)" plan tma --dtype f16 --shape 512,96 --stride 96,1 --tile 64,32
 expect_has "boxes: 8 of 1024 B" plan tma --dtype f32 --shape 5000 --stride 1 --tile 2048
-expect_has "boxDim" plan tma --dtype bf16 --shape 512,256 --stride 1,512 --tile 64,64 \
+expect_has "boxDim" plan tma --dtype bf16 --shape 512,256 --stride 1,512 \
   --layout "Sw<3,3,3> o 0 o (64,64):(1,64)"
 
-# Every refusal: a sentence, exit 1.
+# Every refusal: a sentence, exit 1 (2 for a value that does not parse as its kind).
 expect_fail 1 "globalStrides[0] = 2008 B is not a multiple of 16 B" \
   plan tma --dtype bf16 --shape 1000,1004 --stride 1004,1 --tile 128,64
 expect_fail 1 "the innermost coordinate 3 (tensor mode 1) is 6 B into the row" "${tma[@]}" --origin 0,3
@@ -81,8 +81,8 @@ expect_fail 1 "multicast (a cluster of 2) applies to loads only" "${tma[@]}" --c
 expect_fail 1 "TMA reduce-inc does not take bf16" "${tma[@]}" --op reduce-inc
 expect_fail 1 "no mode of the tensor has stride 1" plan tma --dtype bf16 --shape 10,10 --stride 16,160 --tile 8,8
 expect_fail 1 "TMA needs a 16-byte aligned globalAddress" "${tma[@]}" --align 8
-expect_fail 1 "unknown element type 'bf17'" plan tma --dtype bf17 --shape 8 --stride 1 --tile 8
-expect_fail 1 "unknown swizzle '16B'" "${tma[@]}" --swizzle 16B
+expect_fail 2 "unknown element type 'bf17'" plan tma --dtype bf17 --shape 8 --stride 1 --tile 8
+expect_fail 2 "unknown swizzle '16B'" plan tma --dtype bf16 --shape 64 --stride 1 --tile 64 --swizzle 16B
 expect_fail 1 "NaN out-of-bounds fill needs a floating-point element type, not u16" \
   plan tma --dtype u16 --shape 64,64 --stride 64,1 --tile 64,8 --nan
 expect_fail 2 "unknown option '--bogus'" plan tma --bogus 1

@@ -5,40 +5,12 @@
 # machine without the driver say so in a sentence and exit 1.
 set -u
 cli=${1:?usage: tma.sh PATH_TO_HOPGEN}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# shellcheck source=tests/cli/cli_test.bash
+. "$(dirname "$0")/cli_test.bash"
 if ! command -v ptxas > /dev/null && [ ! -x /usr/local/cuda/bin/ptxas ]; then
   echo "SKIP: ptxas not found"
   exit 77
 fi
-
-# ok FRAGMENT ARGS...: exits 0 and stdout contains FRAGMENT.
-ok() {
-  local frag=$1
-  shift
-  if "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; then
-    if grep -qF -- "$frag" "$tmp/out"; then pass; else
-      fail "$* printed '$(head -c 600 "$tmp/out")', which lacks '$frag'"
-    fi
-  else
-    fail "$* exited $?: $(cat "$tmp/err")"
-  fi
-}
-# bad CODE FRAGMENT ARGS...: exits CODE with "hopgen: ...FRAGMENT..." on stderr.
-bad() {
-  local code=$1 frag=$2
-  shift 2
-  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code ($(cat "$tmp/err"))"; return; fi
-  if grep -q "^hopgen: " "$tmp/err" && grep -qF -- "$frag" "$tmp/err"; then pass; else
-    fail "$* said '$(cat "$tmp/err")', expected 'hopgen: ...$frag...'"
-  fi
-}
 
 # --help everywhere.
 ok "usage: hopgen tma" tma --help
@@ -128,7 +100,7 @@ ok "1 box(es) of [16,64] (tensor-map order), 2048 B per tile, stage buffer 8192 
 # a stride that is not a multiple of 16 B and a tile of 8 B rows: the stride is named
 bad 1 "globalStrides[0] = 200 B is not a multiple of 16 B" tma load --shape 64,100 --tile 64,4
 ok "2 box(es)" tma load --dtype f32 --tile 64,64 --swizzle 128B
-bad 1 "--emit-mlir needs --backend mlir" tma load --emit-mlir "$tmp/k.mlir"
+bad 2 "--emit-mlir needs --backend mlir" tma load --emit-mlir "$tmp/k.mlir"
 # Usage errors (exit 2).
 bad 2 "unknown TMA kernel" tma copy
 bad 2 "--cluster is for" tma load --cluster 2

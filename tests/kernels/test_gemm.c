@@ -21,7 +21,7 @@ static void test_config_text(void) {
   hg_gemm_config_print(&c, buf, sizeof buf);
   CHECK_STR(buf, "128x256x64,c2x1,s4,coop,m8,e64");
   /* Fields after the tile are optional and in any order; 'coop' is not a cluster. */
-  CHECK_OK(hg_gemm_config_parse("64x128x128,pp,n4,s6,coop,c1x2", &c));
+  CHECK_OK(hg_gemm_config_parse("64x128x128,n4,s6,coop,c1x2", &c));
   CHECK_EQ(c.schedule, HG_SCHED_COOPERATIVE);
   CHECK_EQ(c.raster, HG_RASTER_N);
   CHECK_EQ(c.raster_group, 4);
@@ -52,6 +52,16 @@ static void test_config_text(void) {
     CHECK_OK(hg_gemm_mainloop_parse(hg_gemm_mainloop_name((hg_gemm_mainloop_t)m), &back));
     CHECK_EQ(back, m);
   }
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,tma-wgmma,auto", &c), HG_ERR_PARSE,
+            "mainloop twice");
+  /* Strict: no overflow, sign, space, empty field or field given twice gets through. */
+  CHECK_ERR(hg_gemm_config_parse("3277777778x128x64", &c), HG_ERR_PARSE, "is not a tile");
+  CHECK_ERR(hg_gemm_config_parse("128x-128x64", &c), HG_ERR_PARSE, "is not a tile");
+  CHECK_ERR(hg_gemm_config_parse(" 128x128x64", &c), HG_ERR_PARSE, "is not a tile");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,s 4", &c), HG_ERR_PARSE, "is not a stage count");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,,s4", &c), HG_ERR_PARSE, "unknown field ''");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,pp,coop", &c), HG_ERR_PARSE, "schedule twice");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,s4,s5", &c), HG_ERR_PARSE, "stage count twice");
 }
 
 static hg_gemm_problem_t problem(int64_t m, int64_t n, int64_t k, hg_dtype_t t) {
