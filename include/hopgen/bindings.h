@@ -18,6 +18,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* hg_layout_show's table (svg false) or hg_layout_svg's picture (svg true; tv may be NULL)
  * into buf. *needed gets the text's length; HG_ERR_CAPACITY when it does not fit in size
@@ -39,6 +40,7 @@ int hg_tma_plan_json(const hg_tma_tensor_t *g, const hg_tma_plan_t *p, const int
 int hg_tiled_mma_json(const hg_tiled_mma_t *tm, uint32_t smem_a, uint32_t smem_b, char *buf,
                       size_t size);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- run-time layouts */
 
@@ -422,6 +423,7 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
 /* After the consumer's last tile: its TMA stores have finished reading shared memory. */
 void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -59,6 +59,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 /* ---------------------------------------------------------------- dynamic integers */
 
@@ -203,6 +204,7 @@ hg_status_t hg_dl_local_tile(hg_builder_t *b, const hg_dlayout_t *l, const hg_ti
 hg_status_t hg_dl_local_partition(hg_builder_t *b, const hg_dlayout_t *l, const hg_layout_t *thr,
                                   hg_dint_t idx, hg_dlayout_t *out, hg_dint_t *offset);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

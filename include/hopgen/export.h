@@ -27,6 +27,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: what libhopgen.so exports */
 
 typedef struct hg_export_options {
   const char *dir;  /* an existing directory */
@@ -53,6 +54,7 @@ typedef struct hg_export_result {
 hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, hg_backend_t be,
                            const hg_export_options_t *opts, hg_export_result_t *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
