@@ -25,6 +25,10 @@ void hg_cli_set_sandbox(bool on) {
   sandbox = on;
 }
 
+bool hg_cli_sandboxed(void) {
+  return sandbox;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 static const struct {
@@ -35,7 +39,8 @@ static const struct {
     {"layout", hg_cmd_layout, "CuTe layout algebra: eval, show, and every operation"},
     {"plan", hg_cmd_plan, "Hopper plans: TMA tensor maps and boxes, wgmma atoms and descriptors"},
     {"tma", hg_cmd_tma, "generate, run and check TMA load/prefetch/multicast/store/reduce"},
-    {"gemm", hg_cmd_gemm, "generate, run, check and time a TMA + wgmma GEMM"},
+    {"gemm", hg_cmd_gemm, "generate, run, check and time a GEMM (four mainloops)"},
+    {"export", hg_cmd_export, "write a GEMM and a launcher that needs only libcuda"},
     {"bench", hg_cmd_bench, "benchmarks against the driver's copy and cuBLAS"},
     {"demo", hg_cmd_demo, "the main job: algebra, kernel generation, ptxas, GPU run"},
 };
@@ -317,7 +322,8 @@ bool hg_cli_check(hg_cli_args_t *a, hg_status_t s) {
 /* ---------------------------------------------------------------- failures and JSON */
 
 void hg_cli_json_str(FILE *f, const char *name, const char *v, const char *sep) {
-  fprintf(f, "\"%s\": \"", name);
+  if (name) fprintf(f, "\"%s\": ", name);
+  fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) {
     if (*p == '"' || *p == '\\')
       fprintf(f, "\\%c", *p);

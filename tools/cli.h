@@ -45,12 +45,14 @@ int hg_cli_main(int argc, char **argv);
 /* Fuzzing: no file is written (every output file is /dev/null) or read (--batch FILE is
  * refused), ptxas is not run and no GPU is opened (both say so as failures). */
 void hg_cli_set_sandbox(bool on);
+bool hg_cli_sandboxed(void);
 
 /* Each takes argv[0] == its own name. */
 int hg_cmd_layout(int argc, char **argv);     /* hopgen layout ... */
 int hg_cmd_plan(int argc, char **argv);       /* hopgen plan tma|mma ... */
 int hg_cmd_tma(int argc, char **argv);        /* hopgen tma load|prefetch|multicast|store|reduce */
 int hg_cmd_gemm(int argc, char **argv);       /* hopgen gemm ... */
+int hg_cmd_export(int argc, char **argv);     /* hopgen export gemm ... (tools/cmd_gemm.c) */
 int hg_cmd_bench(int argc, char **argv);      /* hopgen bench copy|gemm */
 int hg_cmd_demo(int argc, char **argv);       /* hopgen demo: the README's main job */
 int hg_cli_bench_gemm(int argc, char **argv); /* hopgen bench gemm (tools/cmd_gemm.c) */
@@ -151,7 +153,8 @@ void hg_cli_json_printed(void);
 /* A new JSON object may follow (the next case of a batch). */
 void hg_cli_json_next(void);
 /* Print "name": "v" followed by sep, as a JSON string (quotes, backslashes and control
- * characters escaped; NULL prints as ""). Every --json output goes through it. */
+ * characters escaped; NULL prints as ""); name NULL: the string alone (an array element).
+ * Every --json output goes through it. */
 void hg_cli_json_str(FILE *f, const char *name, const char *v, const char *sep);
 /* With HOPGEN_CACHE_DIR or the home unusable, say once on stderr that this run is uncached
  * (commands that would use a cache call it before they do). */

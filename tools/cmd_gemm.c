@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hopgen/export.h"
 #include "hopgen/kernels.h"
 
 static const char gemm_usage[] =
@@ -35,8 +36,23 @@ static const char gemm_usage[] =
     "  --json              machine-readable output\n"
     "Without --check/--bench/--tune the kernel is generated and checked with ptxas (no GPU).\n";
 
+static const char export_usage[] =
+    "usage: hopgen export gemm M N K [options]\n"
+    "  Write the GEMM kernel and a launcher that needs only libcuda (include/hopgen/export.h):\n"
+    "  DIR/NAME.ptx, DIR/NAME.cubin (ptxas), DIR/NAME.h and DIR/NAME.c.\n"
+    "  --out DIR           an existing directory (default: .)\n"
+    "  --name NAME         a C identifier: the files' stem and the functions' prefix (default\n"
+    "                      hopgen_gemm)\n"
+    "  --ptx-only          embed the PTX (the driver JIT-compiles it) instead of a cubin\n"
+    "  --any-d             store D directly, so the kernel takes any D (else D must suit TMA)\n"
+    "  and the problem options of hopgen gemm: --type/--a/--b/--d, --layout, --batch,\n"
+    "  --lda/--ldb/--ldc/--ldd, --config, --mainloop, --backend, --json.\n";
+
 typedef struct gemm_args {
   hg_gemm_problem_t p;
+  bool export_mode;
+  const char *out, *name;
+  bool ptx_only;
   hg_gemm_config_t cfg;
   bool have_cfg, check, bench, tune, json, compare_repack;
   hg_gemm_mainloop_t mainloop;
@@ -74,7 +90,11 @@ enum {
   G_EMIT_MLIR,
   G_JSON,
   G_MAINLOOP,
-  G_COMPARE_REPACK
+  G_COMPARE_REPACK,
+  G_OUT,
+  G_NAME,
+  G_PTX_ONLY,
+  G_ANY_D
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -106,6 +126,10 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_JSON, "--json", NULL, HG_CLI_JSON, 0},
     {G_MAINLOOP, "--mainloop", NULL, HG_CLI_VALUE, 0},
     {G_COMPARE_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
+    {G_OUT, "--out", NULL, HG_CLI_VALUE, 0},
+    {G_NAME, "--name", NULL, HG_CLI_VALUE, 0},
+    {G_PTX_ONLY, "--ptx-only", NULL, HG_CLI_FLAG, 0},
+    {G_ANY_D, "--any-d", NULL, HG_CLI_FLAG, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -202,12 +226,23 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     return hg_cli_check(a, hg_gemm_mainloop_parse(v, &g->mainloop));
   case G_COMPARE_REPACK:
     return g->compare_repack = true;
+  case G_OUT:
+    g->out = v;
+    return true;
+  case G_NAME:
+    g->name = v;
+    return true;
+  case G_PTX_ONLY:
+    return g->ptx_only = true;
+  case G_ANY_D:
+    return g->p.d_no_tma = true;
   }
   return hg_cli_bad(a, "internal: option %d has no handling", id);
 }
 
-static bool parse_args(hg_cli_args_t *a, gemm_args_t *g) {
+static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   memset(g, 0, sizeof *g);
+  g->export_mode = export_mode;
   g->p = (hg_gemm_problem_t){.batch = 1,
                              .a_type = HG_BF16,
                              .b_type = HG_BF16,
@@ -227,6 +262,16 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g) {
   if ((a->seen & sizes) != sizes)
     return hg_cli_bad(a, "give the sizes: hopgen gemm M N K (or --m/--n/--k)");
   const bool gpu = g->check || g->bench || g->tune;
+  const uint64_t export_opts =
+      HG_CLI_BIT(G_OUT) | HG_CLI_BIT(G_NAME) | HG_CLI_BIT(G_PTX_ONLY) | HG_CLI_BIT(G_ANY_D);
+  if (!g->export_mode && (a->seen & export_opts))
+    return hg_cli_bad(a, "--out, --name, --ptx-only and --any-d are options of hopgen export "
+                         "gemm");
+  if (g->export_mode &&
+      (gpu || g->emit || g->emit_mlir || g->compare_repack ||
+       (a->seen & (HG_CLI_BIT(G_ITERS) | HG_CLI_BIT(G_WARMUP) | HG_CLI_BIT(G_SEED)))))
+    return hg_cli_bad(a, "hopgen export gemm writes files without running anything: --check, "
+                         "--bench, --tune, --emit, --iters, --warmup and --seed do not apply");
   /* Options that would be silently ignored are refused. */
   if (gpu && (g->emit || g->emit_mlir))
     return hg_cli_bad(a, "--emit and --emit-mlir write the generated kernel without running it: "
@@ -376,6 +421,68 @@ static int gemm_generate(const gemm_args_t *g) {
   return hg_is_ok(&s) ? 0 : hg_cli_fail(s);
 }
 
+/* hopgen export gemm: the kernel and its libcuda-only launcher as files. */
+static int gemm_export(const gemm_args_t *g, bool json) {
+  if (hg_cli_sandboxed())
+    return hg_cli_fail(hg_error(HG_ERR_IO, "export: files are not written in the sandbox"));
+  const hg_export_options_t o = {.dir = g->out ? g->out : ".",
+                                 .name = g->name ? g->name : "hopgen_gemm",
+                                 .cubin = !g->ptx_only};
+  hg_export_result_t r;
+  hg_gemm_config_t c = g->cfg;
+  if (g->mainloop != HG_MAINLOOP_AUTO) c.mainloop = g->mainloop;
+  const bool have_c = g->have_cfg || g->mainloop != HG_MAINLOOP_AUTO;
+  if (!g->have_cfg && have_c) {
+    /* a mainloop without a configuration: the heuristic's for that mainloop */
+    hg_gemm_kernel_t k;
+    hg_status_t s = hg_gemm_build(&g->p, NULL, g->mainloop, NULL, g->be, &k);
+    if (!hg_is_ok(&s)) return hg_cli_fail(s);
+    c = k.config;
+    hg_gemm_kernel_free(&k);
+  }
+  hg_status_t s = hg_export_gemm(&g->p, have_c ? &c : NULL, g->be, &o, &r);
+  if (!hg_is_ok(&s)) return hg_cli_fail(s);
+  if (json) {
+    printf("{\"command\": \"export\", \"ok\": true, \"cubin\": %s, ",
+           r.has_cubin ? "true" : "false");
+    hg_cli_json_str(stdout, "note", r.note, ", ");
+    printf("\"files\": [");
+    for (int i = 0; i < r.count; i++) {
+      printf("%s", i ? ", " : "");
+      hg_cli_json_str(stdout, NULL, r.files[i], "");
+    }
+    printf("]}\n");
+    hg_cli_json_printed();
+  } else {
+    printf("exported %s\n", r.note);
+    for (int i = 0; i < r.count; i++) printf("  %s\n", r.files[i]);
+  }
+  return 0;
+}
+
+int hg_cmd_export(int argc, char **argv) {
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    fputs(export_usage, stdout);
+    return 0;
+  }
+  hg_cli_args_t a;
+  if (argc < 2 || strcmp(argv[1], "gemm") != 0) {
+    hg_cli_args_init(&a, "export", gemm_opts, 0, 1, argv);
+    hg_cli_bad(&a, "hopgen export takes a kernel kind: hopgen export gemm M N K [options] (%s)",
+               argc < 2 ? "none given" : "only GEMMs are exported");
+    return hg_cli_usage(&a);
+  }
+  hg_cli_args_init(&a, "export gemm", gemm_opts, (int)(sizeof gemm_opts / sizeof gemm_opts[0]),
+                   argc - 1, argv + 1);
+  if (a.help) {
+    fputs(export_usage, stdout);
+    return 0;
+  }
+  gemm_args_t g;
+  if (!parse_args(&a, &g, true)) return hg_cli_usage(&a);
+  return gemm_export(&g, (a.seen & HG_CLI_BIT(G_JSON)) != 0);
+}
+
 int hg_cmd_gemm(int argc, char **argv) {
   hg_cli_args_t a;
   hg_cli_args_init(&a, "gemm", gemm_opts, (int)(sizeof gemm_opts / sizeof gemm_opts[0]), argc,
@@ -385,7 +492,7 @@ int hg_cmd_gemm(int argc, char **argv) {
     return 0;
   }
   gemm_args_t g;
-  if (!parse_args(&a, &g)) return hg_cli_usage(&a);
+  if (!parse_args(&a, &g, false)) return hg_cli_usage(&a);
   if (!g.check && !g.bench && !g.tune) return gemm_generate(&g);
   hg_cli_cache_note(); /* compiled kernels and tuned configurations are cached */
   hg_rt_t *rt;

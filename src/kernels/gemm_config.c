@@ -346,6 +346,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   static const int tms[] = {128, 256, 64};
   static const int tns[] = {256, 224, 192, 176, 160, 128, 96, 64};
   hg_gemm_config_t best = {0};
+  hg_status_t why = hg_ok(); /* the first refusal: why nothing fits, if nothing does */
   double best_t = 0;
   for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++)
     for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
@@ -378,7 +379,10 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       c.stages = hg_gemm_max_stages(&p, &c);
       if (c.stages > 8) c.stages = 8;
       hg_status_t ok = hg_gemm_config_check(&p, &c);
-      if (!hg_is_ok(&ok)) continue;
+      if (!hg_is_ok(&ok)) {
+        if (hg_is_ok(&why)) why = ok;
+        continue;
+      }
       const double t = estimate(&p, &c, sm_count);
       /* Earlier candidates are the better-trodden shapes: a later one must win clearly. */
       if (best.tile_m == 0 || t < best_t * 0.97) {
@@ -386,7 +390,9 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
         best_t = t;
       }
     }
-  if (best.tile_m == 0) return hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem");
+  if (best.tile_m == 0)
+    return hg_is_ok(&why) ? hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem")
+                          : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
   *out = best;
   return hg_ok();
 }

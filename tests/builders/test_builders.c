@@ -39,8 +39,12 @@ static void test_refusals(void) {
   CHECK_ERR(hg_pipe_make(b, &ps, &pipe), HG_ERR_INVALID, "full 0");
   ps = (hg_pipe_spec_t){.stages = 40, .full_arrivals = 1};
   CHECK_ERR(hg_pipe_make(b, &ps, &pipe), HG_ERR_INVALID, "pipeline of 40 stages");
-  hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT, .tile_m = 128, .tile_n = 128,
-                        .cluster_m = 1, .cluster_n = 1, .raster_group = 0};
+  hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
+                        .tile_m = 128,
+                        .tile_n = 128,
+                        .cluster_m = 1,
+                        .cluster_n = 1,
+                        .raster_group = 0};
   CHECK_OK(hg_cluster2d_make(b, 1, 1, &cl));
   hg_sched_t sched;
   hg_val_t one = hg_b_i32(b, 1);
@@ -61,8 +65,8 @@ static void test_refusals(void) {
   hg_builder_destroy(b);
 
   CHECK_OK(hg_builder_create("k", &b));
-  hg_tma_tensor_t t = {.dtype = HG_BF16, .rank = 2, .shape = {256, 256}, .stride = {256, 1},
-                       .base_align_bytes = 16};
+  hg_tma_tensor_t t = {
+      .dtype = HG_BF16, .rank = 2, .shape = {256, 256}, .stride = {256, 1}, .base_align_bytes = 16};
   const int tile[2] = {64, 64};
   hg_composed_t smem;
   CHECK_OK(hg_tma_smem_layout(&t, tile, HG_SWIZZLE_128B, &smem));
@@ -86,8 +90,8 @@ static void test_refusals(void) {
 
   /* cp.async copies, MMA builders, epilogues. */
   hg_cp_async_copy_t cp;
-  hg_cp_async_spec_t cs = {.dtype = HG_BF16, .rows = 64, .cols = 64, .smem = smem,
-                           .vec_bytes = 12, .threads = 128};
+  hg_cp_async_spec_t cs = {
+      .dtype = HG_BF16, .rows = 64, .cols = 64, .smem = smem, .vec_bytes = 12, .threads = 128};
   CHECK_ERR(hg_cp_async_copy_make(&cs, &cp), HG_ERR_INVALID, "a chunk of 12 bytes");
   cs.vec_bytes = 16;
   cs.cols = 60;
@@ -98,8 +102,14 @@ static void test_refusals(void) {
   cs.transposed = false;
   cs.dtype = HG_F64;
   CHECK_ERR(hg_cp_async_copy_make(&cs, &cp), HG_ERR_UNSUPPORTED, "1, 2 or 4 bytes");
-  hg_tiled_mma_spec_t ms = {.a = HG_E4M3, .b = HG_E4M3, .acc = HG_F32, .tile_m = 128,
-                            .tile_n = 128, .tile_k = 128, .wg_m = 2, .wg_n = 1,
+  hg_tiled_mma_spec_t ms = {.a = HG_E4M3,
+                            .b = HG_E4M3,
+                            .acc = HG_F32,
+                            .tile_m = 128,
+                            .tile_n = 128,
+                            .tile_k = 128,
+                            .wg_m = 2,
+                            .wg_n = 1,
                             .auto_swizzle = true};
   static hg_mma_builder_t mb;
   CHECK_ERR(hg_mma_builder_make(HG_MMA_WGMMA_RS, &ms, &mb), HG_ERR_UNSUPPORTED,
@@ -158,8 +168,8 @@ typedef struct copy_sim {
 
 static void put(copy_sim_t *x, int64_t saddr, int64_t value) {
   if (saddr % x->e || saddr < 0 || saddr / x->e >= x->slots) {
-    if (!x->err[0]) snprintf(x->err, sizeof x->err, "stage byte %lld outside or misaligned",
-                             (long long)saddr);
+    if (!x->err[0])
+      snprintf(x->err, sizeof x->err, "stage byte %lld outside or misaligned", (long long)saddr);
     return;
   }
   if (x->smem[saddr / x->e] != -1) x->writes_twice++;
@@ -169,8 +179,8 @@ static void put(copy_sim_t *x, int64_t saddr, int64_t value) {
 static int64_t elem_at(copy_sim_t *x, int64_t gaddr) {
   const int64_t off = gaddr - x->gbase;
   if (off < 0 || off >= x->gbytes || off % x->e) {
-    if (!x->err[0]) snprintf(x->err, sizeof x->err, "global byte %lld read outside the view",
-                             (long long)off);
+    if (!x->err[0])
+      snprintf(x->err, sizeof x->err, "global byte %lld read outside the view", (long long)off);
     return 0;
   }
   return off / x->e + 1;
@@ -236,8 +246,13 @@ static void one_copy(int trial) {
   if (rnd(4) == 0) vec = e;
   if (vec < e) vec = e;
   ld = (ld * e + vec - 1) / vec * vec / e; /* pitch a multiple of the chunk */
-  hg_cp_async_spec_t cs = {.dtype = t, .rows = rows, .cols = cols, .smem = op.layout,
-                           .transposed = mn_major, .vec_bytes = vec, .threads = 128};
+  hg_cp_async_spec_t cs = {.dtype = t,
+                           .rows = rows,
+                           .cols = cols,
+                           .smem = op.layout,
+                           .transposed = mn_major,
+                           .vec_bytes = vec,
+                           .threads = 128};
   hg_cp_async_copy_t cp;
   s = hg_cp_async_copy_make(&cs, &cp);
   if (!hg_is_ok(&s)) {
@@ -295,8 +310,8 @@ static void one_copy(int trial) {
             "written twice",
             trial, hg_dtype_name(t), mn_major ? "MN" : "K", rows, cols, vec, (long long)ld,
             (long long)row0, (long long)col0, (long long)rows_ext, (long long)cols_ext,
-            (long long)bad, (long long)first_r, (long long)first_c, (long long)got,
-            (long long)want, x.writes_twice);
+            (long long)bad, (long long)first_r, (long long)first_c, (long long)got, (long long)want,
+            x.writes_twice);
   free(x.smem);
   hg_builder_destroy(b);
 }
@@ -348,11 +363,11 @@ static void check_ldmatrix(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_t sw,
   const int mn0 = 32, k0 = 16;
   const bool mn_major = major == HG_MAJOR_MN;
   if (a)
-    hg_ldmatrix_a16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0),
-                       hg_b_i32(b, k0), lane, out);
+    hg_ldmatrix_a16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0), hg_b_i32(b, k0),
+                       lane, out);
   else
-    hg_ldmatrix_b16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0),
-                       hg_b_i32(b, k0), lane, out);
+    hg_ldmatrix_b16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0), hg_b_i32(b, k0),
+                       lane, out);
   CHECK_OK(hg_builder_status(b));
   for (int l = 0; l < 32; l++) {
     lm_sim_t x = {0};

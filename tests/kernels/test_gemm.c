@@ -52,8 +52,7 @@ static void test_config_text(void) {
     CHECK_OK(hg_gemm_mainloop_parse(hg_gemm_mainloop_name((hg_gemm_mainloop_t)m), &back));
     CHECK_EQ(back, m);
   }
-  CHECK_ERR(hg_gemm_config_parse("128x128x64,tma-wgmma,auto", &c), HG_ERR_PARSE,
-            "mainloop twice");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,tma-wgmma,auto", &c), HG_ERR_PARSE, "mainloop twice");
   /* Strict: no overflow, sign, space, empty field or field given twice gets through. */
   CHECK_ERR(hg_gemm_config_parse("3277777778x128x64", &c), HG_ERR_PARSE, "is not a tile");
   CHECK_ERR(hg_gemm_config_parse("128x-128x64", &c), HG_ERR_PARSE, "is not a tile");

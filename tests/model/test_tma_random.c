@@ -1,9 +1,9 @@
 /* The planner against loads like the ones an H200 executed (docs/ARCHITECTURE.md "Hopper
- * facts"; the H200 cases of tests/model/tma_oracle_cases.h): a few hundred random single-box tiled loads of 1, 2
- * and 4-byte elements, rank 1 to 3, every swizzle, NaN fill, signed coordinates on both
- * sides of the tensor (the innermost one mostly 16-byte aligned), inner boxes of 16 to 128 bytes
- * (or 256 elements) within the swizzle span, and now and then a row stride that is not a multiple
- * of 16 bytes.
+ * facts"; the H200 cases of tests/model/tma_oracle_cases.h): a few hundred random single-box tiled
+ * loads of 1, 2 and 4-byte elements, rank 1 to 3, every swizzle, NaN fill, signed coordinates on
+ * both sides of the tensor (the innermost one mostly 16-byte aligned), inner boxes of 16 to 128
+ * bytes (or 256 elements) within the swizzle span, and now and then a row stride that is not a
+ * multiple of 16 bytes.
  *
  * For every case the CPU model executes (hg_model_tma_load of the box), the planner must
  * accept the tile (tile = box, origin = the box's coordinates) with the stage layout
@@ -76,7 +76,8 @@ static rcase_t make_case(void) {
   }
   /* From a little before the tensor to a little past its end, in every dimension; the
    * innermost one 16-byte aligned except in about one case in eight (the hardware raises an
-   * illegal instruction for those: 38 such among the 300 loads docs/hardware-notes.md describes). */
+   * illegal instruction for those: 38 such among the 300 loads docs/hardware-notes.md describes).
+   */
   for (int d = 0; d < c.rank; d++)
     c.coord[d] = (int32_t)rng_range(-(int64_t)c.box[d] - 4, c.dim[d] + 3);
   const int q = 16 / c.esize;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# hopgen gemm's mainloops and hopgen export gemm, without a GPU: every mainloop generates and
+# passes ptxas (operands TMA cannot address through cp.async), export writes a kernel and a
+# launcher that build with gcc and g++, and the options that do not belong are refused.
+set -u
+cli=${1:?usage: gemm_export.sh path/to/hopgen}
+# shellcheck source=tests/cli/cli_test.bash
+. "$(dirname "$0")/cli_test.bash"
+export PATH="$PATH:/usr/local/cuda/bin"
+
+for ml in tma-wgmma cpasync-wgmma tma-mmasync tma-ldmatrix-wgmma-rs; do
+  ok "mainloop\": \"$ml\"" gemm 1000 999 4096 --mainloop "$ml" --config 128x128x64,c1x1,s4 --json
+done
+ok "A is read with cp.async in 2-byte chunks" gemm 1000 999 4097
+ok "\"a_path\": \"cp.async\"" gemm 1000 999 4097 --mainloop tma-mmasync --json
+bad 2 "mainloop 'wgmma' is not one of" gemm 64 64 64 --mainloop wgmma
+bad 1 "takes bf16/f16 operands, not e4m3" gemm 64 64 128 --type e4m3 --mainloop tma-mmasync
+bad 1 "cp.async cannot multicast" gemm 1000 1000 4097 --config 128x128x64,c2x1,s4
+bad 2 "applies with --bench" gemm 64 64 64 --compare-repack
+
+mkdir -p "$tmp/exp"
+ok "$tmp/exp/k.h" export gemm 1000 1000 4097 --out "$tmp/exp" --name k --ptx-only
+if grep -q "in 2-byte chunks (cp.async)" "$tmp/exp/k.c"; then pass; else fail "no cp.async check in k.c"; fi
+if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
+  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/k.c" -o "$tmp/exp/k.o" &&
+    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/k.c" -o "$tmp/exp/k2.o"; then
+    pass
+  else fail "the exported launcher does not build"; fi
+fi
+"$cli" export gemm 512 512 512 --out "$tmp/exp" --name k2 --ptx-only --json > "$tmp/j" 2> "$tmp/err"
+json_is 'j["ok"] and j["command"] == "export" and len(j["files"]) == 3 and j["files"][1].endswith("k2.h")' "$tmp/j"
+bad 2 "only GEMMs are exported" export tma 64 64 64
+bad 2 "writes files without running anything" export gemm 64 64 64 --check
+bad 2 "options of hopgen export gemm" gemm 64 64 64 --name x
+bad 1 "not a C identifier" export gemm 64 64 64 --out "$tmp/exp" --name 9x --ptx-only
+ok "usage: hopgen export gemm" export --help
+
+echo "gemm and export CLI: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
