@@ -303,25 +303,36 @@ def _device(sm_count: int):
     return C.byref(d)
 
 
-def _built_config(p: _capi.GemmProblem, mainloop: int, dev) -> _capi.GemmConfig:
+def _built_config(p: _capi.GemmProblem, mainloop: int, dev,
+                  what: str = "GEMM") -> _capi.GemmConfig:
     """The configuration hg_gemm_build picks for p and a mainloop code on dev (a DeviceInfo
     pointer or None), its mainloop resolved: generation is the library's only such step."""
     gk = _capi.GemmKernel()
-    check(fn("hg_gemm_build")(C.byref(p), None, mainloop, dev, 0, C.byref(gk)), "GEMM: ")
+    st = fn("hg_gemm_build")(C.byref(p), None, mainloop, dev, 0, C.byref(gk))
+    if st.code and mainloop:
+        # No configuration fits under this mainloop: the automatic choice's configuration
+        # built with it names the rule the mainloop breaks (e.g. 16-bit types only).
+        c = _capi.GemmConfig()
+        if fn("hg_gemm_heuristic")(C.byref(p), 132, C.byref(c)).code == 0:
+            c.mainloop = mainloop
+            why = fn("hg_gemm_build")(C.byref(p), C.byref(c), mainloop, dev, 0, C.byref(gk))
+            fn("hg_gemm_kernel_free")(C.byref(gk))
+            st = why if why.code else st
+    check(st, f"{what}: ")
     c = _capi.GemmConfig.from_buffer_copy(gk.config)
     fn("hg_gemm_kernel_free")(C.byref(gk))
     return c
 
 
-def _config(p: _capi.GemmProblem, config, mainloop=None,
-            dev=None) -> Optional[_capi.GemmConfig]:
+def _config(p: _capi.GemmProblem, config, mainloop=None, dev=None,
+            what: str = "GEMM") -> Optional[_capi.GemmConfig]:
     """The configuration to build p with: config (a GemmConfig or its text) with mainloop
     (when not "auto") replacing its own, checked against p. For config None: None when the
     mainloop is automatic (the library then picks: tuned winner or heuristic), else the
     library's choice for that mainloop on dev (a DeviceInfo pointer, None: 132 SMs)."""
     ml = mainloop_code(mainloop)
     if config is None:
-        return _built_config(p, ml, dev) if ml else None
+        return _built_config(p, ml, dev, what) if ml else None
     if isinstance(config, str):
         config = GemmConfig.parse(config)
     c = config._c()
@@ -387,11 +398,12 @@ def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
     "tma-mmasync" or "tma-ldmatrix-wgmma-rs" (replaces the configuration's when not auto).
     .operands says how each operand reaches shared memory (TMA, or cp.async chunks)."""
     p = _problem(m, n, k, **problem)
-    c = _config(p, config)
+    dev = _device(sm_count)
+    c = _config(p, config, mainloop, dev, "gemm_kernel")
     gk = _capi.GemmKernel()
     check(fn("hg_gemm_build")(C.byref(p), C.byref(c) if c is not None else None,
-                              mainloop_code(mainloop), _device(sm_count), _backend(backend),
-                              C.byref(gk)), "gemm_kernel: ")
+                              mainloop_code(mainloop), dev, _backend(backend), C.byref(gk)),
+          "gemm_kernel: ")
     try:
         plans, operands = {}, {}
         for x, tma, vec, plan in (("a", gk.a_tma, gk.a_vec, gk.plan_a),

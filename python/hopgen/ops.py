@@ -259,7 +259,7 @@ def _create(key, index) -> GemmOp:
     rt = _runtime(index)
     h = C.c_void_p()
     with torch.cuda.device(index):
-        cfg = _config(p, config, mainloop, fn("hg_rt_device")(rt))
+        cfg = _config(p, config, mainloop, fn("hg_rt_device")(rt), "hopgen.gemm")
         check(fn("hg_gemm_op_create")(rt, C.byref(p), C.byref(cfg) if cfg is not None else None,
                                       _backend(backend), C.byref(h)), "hopgen.gemm: ")
     op = GemmOp(h, index, td, (m, n, k))

@@ -99,8 +99,12 @@ def test_gemm_mainloop_refusals_carry_the_c_sentence():
         hopgen.gemm_ptx(256, 256, 256, mainloop="tma-bogus")
     with pytest.raises(hopgen.ParseError, match="mainloop"):
         hopgen.GemmConfig(128, 128, 64, mainloop="wgmma").__str__()
-    with pytest.raises(hopgen.HopgenError):  # mma.sync and wgmma RS take 16-bit types only
+    # mma.sync and wgmma RS take 16-bit types only: with a configuration, and without one
+    # (no configuration fits: the sentence still names the rule)
+    with pytest.raises(hopgen.UnsupportedError, match="bf16/f16"):
         hopgen.gemm_kernel(256, 256, 256, dtype="e4m3", config="128x128x64,tma-mmasync")
+    with pytest.raises(hopgen.UnsupportedError, match="tma-ldmatrix-wgmma-rs takes bf16/f16"):
+        hopgen.gemm_kernel(256, 256, 256, dtype="e4m3", mainloop="tma-ldmatrix-wgmma-rs")
 
 
 def test_tma_kernel():
