@@ -339,8 +339,9 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
         if not _capturing():
             _fast[key] = _fast_entry(a, c, scale_a, scale_b)
         return out_obj
-    handle, index, use_c, use_sa, use_sb = hit
-    st = _run(handle, pa, pb, c.data_ptr() if use_c else 0, pd,
+    op, index, use_c, use_sa, use_sb = hit
+    _last_op[0] = op
+    st = _run(op.handle, pa, pb, c.data_ptr() if use_c else 0, pd,
               scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0,
               _get_stream(index))
     if st.code:
@@ -359,17 +360,17 @@ def _sig(x):
 
 
 def _fast_entry(a, c, scale_a, scale_b):
-    """The fast path's record of a validated call: the op handle (the one _gemm_launch just
-    used) and which optional pointers the call passes; None (always the slow path) when c or
-    a scale is not a torch tensor or number."""
+    """The fast path's record of a validated call: the op (the one _gemm_launch just used)
+    and which optional pointers the call passes; None (always the slow path) when c or a
+    scale is not a torch tensor or number."""
     if not all(x is None or isinstance(x, (int, float, torch.Tensor))
                for x in (c, scale_a, scale_b)):
         return None
-    return (_last_op[0].handle, a.device.index, c is not None,
+    return (_last_op[0], a.device.index, c is not None,
             isinstance(scale_a, torch.Tensor), isinstance(scale_b, torch.Tensor))
 
 
-_last_op = [None]
+_last_op = [None]  # the GemmOp the latest hopgen.gemm call ran (bench and tests read it)
 
 
 def scaled_gemm(a, b, scale_a, scale_b, *, out_dtype=torch.bfloat16, **kw):
