@@ -209,7 +209,8 @@ def main(argv=None) -> int:
             if r["ratio"] == r["ratio"]:
                 logs.append(math.log(r["ratio"]))
             print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  {r['config']:<44} "
-                  f"{r['hopgen_tflops']:>8.1f} {r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} {r.get('rel_err', math.nan):>9.2e} "
+                  f"{r['hopgen_tflops']:>8.1f} {r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} "
+                  f"{r.get('rel_err', math.nan):>9.2e} "
                   f"{r.get('rel_err_torch', math.nan):>9.2e}{'  FAILED' if bad else ''}",
                   flush=True)
         if logs:

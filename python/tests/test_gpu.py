@@ -476,61 +476,59 @@ def test_tma_load_tiles_land_where_the_plan_says():
 # ----------------------------------------------------------------------------- export
 
 
-def test_exported_gemm_runs_with_libcuda_only():
-    d_ = tempfile.mkdtemp()
+class _ExportArgs(ctypes.Structure):
+    """NAME_args_t of an exported GEMM (include/hopgen/export.h)."""
+    _fields_ = [(x, ctypes.c_uint64) for x in ("a", "b", "c", "d", "scale_a", "scale_b")] + \
+        [(x, ctypes.c_int64) for x in ("m", "n", "k")] + [("batch", ctypes.c_int)] + \
+        [(x, ctypes.c_int64) for x in ("lda", "ldb", "ldc", "ldd", "bsa", "bsb", "bsc", "bsd")] + \
+        [("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
+
+
+def _exported(directory, name, **kw):
+    """Export a GEMM (a cubin when ptxas is there, else PTX), build its launcher into a shared
+    library with gcc against libcuda only, and return (launch, error) functions."""
     try:
-        hopgen.export(d_, 4096, 4096, 4096, name="xg", dtype="bf16")
+        hopgen.export(directory, 4096, 4096, 4096, name=name, dtype="bf16", **kw)
     except hopgen.ToolError:
-        hopgen.export(d_, 4096, 4096, 4096, name="xg", dtype="bf16", cubin=False)
-    so = os.path.join(d_, "libxg.so")
+        hopgen.export(directory, 4096, 4096, 4096, name=name, dtype="bf16", cubin=False, **kw)
+    so = os.path.join(directory, f"lib{name}.so")
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
-                    f"-I{CUDA}/include", os.path.join(d_, "xg.c"), "-o", so,
+                    f"-I{CUDA}/include", os.path.join(directory, f"{name}.c"), "-o", so,
                     f"-L{CUDA}/lib64/stubs", "-lcuda"], check=True)
     lib = ctypes.CDLL(so)
+    launch, error = getattr(lib, f"{name}_launch"), getattr(lib, f"{name}_error")
+    launch.argtypes = [ctypes.POINTER(_ExportArgs), ctypes.c_void_p]
+    error.restype = ctypes.c_char_p
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    return (lambda args: launch(ctypes.byref(args), stream)), (lambda: error().decode())
 
-    class Args(ctypes.Structure):
-        _fields_ = [(x, ctypes.c_uint64) for x in ("a", "b", "c", "d", "scale_a", "scale_b")] + \
-            [(x, ctypes.c_int64) for x in ("m", "n", "k")] + [("batch", ctypes.c_int)] + \
-            [(x, ctypes.c_int64) for x in ("lda", "ldb", "ldc", "ldd", "bsa", "bsb", "bsc",
-                                           "bsd")] + \
-            [("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
 
-    lib.xg_launch.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
-    lib.xg_error.restype = ctypes.c_char_p
+def test_exported_gemm_runs_with_libcuda_only():
+    d_ = tempfile.mkdtemp()
+    launch, error = _exported(d_, "xg")
     m, n, k = 1000, 512, 384  # another size than the export's: one kernel serves all
     a, w = _mat(m, k, torch.bfloat16), _mat(n, k, torch.bfloat16)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     torch.cuda.synchronize()
-    args = Args(a=a.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k, alpha=1.0)
-    r = lib.xg_launch(ctypes.byref(args), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-    assert r == 0, lib.xg_error().decode()
+    args = _ExportArgs(a=a.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k, alpha=1.0)
+    assert launch(args) == 0, error()
     torch.cuda.synchronize()
     _check(d, a.float() @ w.float().t(), 1e-2, "exported GEMM")
     args.lda = k + 3  # a leading dimension TMA cannot take: refused with a sentence
-    assert lib.xg_launch(ctypes.byref(args), None) != 0
-    assert b"lda" in lib.xg_error()
+    assert launch(args) != 0 and "lda" in error()
     # a kernel that reads A with cp.async (exported for lda = K + 4: 8-byte chunks), run on
     # a view with that pitch four elements into its allocation; one element off is refused
-    hopgen.export(d_, 4096, 4096, 4096, name="xc", dtype="bf16", lda=4100, cubin=False)
-    so = os.path.join(d_, "libxc.so")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
-                    f"-I{CUDA}/include", os.path.join(d_, "xc.c"), "-o", so,
-                    f"-L{CUDA}/lib64/stubs", "-lcuda"], check=True)
-    xc = ctypes.CDLL(so)
-    xc.xc_launch.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
-    xc.xc_error.restype = ctypes.c_char_p
+    launch, error = _exported(d_, "xc", lda=4100)
     av = _view(m, k, torch.bfloat16, pad=4, offset=4)
     d.fill_(float("nan"))
     torch.cuda.synchronize()
-    args = Args(a=av.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k, lda=k + 4,
-                alpha=1.0)
-    r = xc.xc_launch(ctypes.byref(args), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-    assert r == 0, xc.xc_error().decode()
+    args = _ExportArgs(a=av.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k,
+                       lda=k + 4, alpha=1.0)
+    assert launch(args) == 0, error()
     torch.cuda.synchronize()
     _check(d, av.float() @ w.float().t(), 1e-2, "exported cp.async GEMM")
     args.a += 2  # one bf16 further: not a multiple of the 8-byte chunk
-    assert xc.xc_launch(ctypes.byref(args), None) != 0
-    assert b"8-byte chunks" in xc.xc_error()
+    assert launch(args) != 0 and "8-byte chunks" in error()
 
 
 # ----------------------------------------------------------------------------- host time
