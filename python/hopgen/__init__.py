@@ -21,8 +21,9 @@ from .errors import (CapacityError, CudaError, HopgenError, InvalidError, JitErr
                      UnsupportedError)
 from .layout import *  # noqa: F401,F403  (the pycute-named algebra)
 from .layout import __all__ as _layout_all
-from .generate import (GemmConfig, gemm_config, gemm_kernel, gemm_mlir, gemm_ptx,  # noqa: F401
-                       plan_gemm, plan_mma, plan_tma, ptxas_check, tma_kernel)
+from .generate import (MAINLOOPS, GemmConfig, gemm_config, gemm_kernel,  # noqa: F401
+                       gemm_mlir, gemm_ptx, plan_gemm, plan_mma, plan_tma, ptxas_check,
+                       tma_kernel)
 from .aot import export  # noqa: F401
 
 __version__ = "0.1.0"
@@ -49,7 +50,7 @@ if "torch" in sys.modules and sys.modules["torch"] is not None:
 __all__ = list(_layout_all) + [
     "HopgenError", "ParseError", "InvalidError", "CapacityError", "UnsupportedError",
     "NoDriverError", "NoDeviceError", "CudaError", "JitError", "ToolError", "MismatchError",
-    "library_path", "plan_tma", "plan_mma", "plan_gemm", "gemm_config", "GemmConfig",
+    "library_path", "plan_tma", "plan_mma", "plan_gemm", "gemm_config", "GemmConfig", "MAINLOOPS",
     "gemm_kernel", "gemm_ptx", "gemm_mlir", "tma_kernel", "ptxas_check", "export",
     *_TORCH_NAMES,
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 HG_TUPLE_MAX = 64
 HG_LEAF = -1
 HG_UNDERSCORE = -(2**63)
-HG_TILER_MAX = 8
+HG_TILER_MAX = 16
 HG_STATUS_MSG_BYTES = 1024
 HG_TMA_MAX_RANK = 5
 HG_TMA_MAX_BOXES = 256
@@ -35,6 +35,8 @@ DTYPE_CODE = {name: i for i, name in enumerate(DTYPES)}
 CODE_NAMES = ["ok", "parse", "invalid", "overflow", "capacity", "unsupported", "no-driver",
               "no-device", "cuda", "jit", "tool", "io", "nomem", "mismatch"]
 BACKENDS = {"ptx": 0, "mlir": 1}
+# hg_gemm_mainloop_t, in enum order (hg_gemm_mainloop_name)
+MAINLOOPS = ["auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync", "tma-ldmatrix-wgmma-rs"]
 SWIZZLE_MODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 TMA_OPS = ["load", "prefetch", "store", "reduce-add", "reduce-min", "reduce-max", "reduce-inc",
            "reduce-dec", "reduce-and", "reduce-or", "reduce-xor"]
@@ -57,7 +59,7 @@ class LayoutC(C.Structure):
 
 class Tiler(C.Structure):
     _fields_ = [("rank", C.c_int), ("skip", C.c_bool * HG_TILER_MAX),
-                ("mode", LayoutC * HG_TILER_MAX)]
+                ("mode", LayoutC * HG_TILER_MAX), ("sub", C.c_int8 * HG_TILER_MAX)]
 
 
 class SwizzleC(C.Structure):
@@ -162,19 +164,21 @@ class GemmProblem(C.Structure):
                 ("ldb", C.c_int64), ("ldc", C.c_int64), ("ldd", C.c_int64),
                 ("batch_stride_a", C.c_int64), ("batch_stride_b", C.c_int64),
                 ("batch_stride_c", C.c_int64), ("batch_stride_d", C.c_int64),
-                ("alpha", C.c_float), ("beta", C.c_float), ("d_no_tma", C.c_bool)]
+                ("alpha", C.c_float), ("beta", C.c_float), ("d_no_tma", C.c_bool),
+                ("a_align", C.c_int), ("b_align", C.c_int)]
 
 
 class GemmConfig(C.Structure):
     _fields_ = [("tile_m", C.c_int), ("tile_n", C.c_int), ("tile_k", C.c_int),
                 ("cluster_m", C.c_int), ("cluster_n", C.c_int), ("stages", C.c_int),
                 ("schedule", C.c_int), ("raster", C.c_int), ("raster_group", C.c_int),
-                ("epi_n", C.c_int)]
+                ("epi_n", C.c_int), ("mainloop", C.c_int)]
 
 
 class GemmKernel(C.Structure):
     _fields_ = [("k", Kernel), ("problem", GemmProblem), ("config", GemmConfig),
-                ("tma_store", C.c_bool), ("plan_a", TmaPlan), ("plan_b", TmaPlan),
+                ("tma_store", C.c_bool), ("a_tma", C.c_bool), ("b_tma", C.c_bool),
+                ("a_vec", C.c_int), ("b_vec", C.c_int), ("plan_a", TmaPlan), ("plan_b", TmaPlan),
                 ("plan_d", TmaPlan)]
 
 
@@ -302,6 +306,7 @@ _PROTOS = {
     # sm90.h
     "hg_dtype_parse": (Status, [_s, P(_i)]),
     "hg_tma_smem_layout": (Status, [P(TmaTensor), P(_i), _i, P(Composed)]),
+    "hg_tma_smem_padded": (_b, [P(TmaTensor), P(_i), _i]),
     "hg_tma_plan_make": (Status, [P(TmaTensor), P(Composed), P(TmaOptions), P(TmaPlan)]),
     "hg_tma_options_default": (TmaOptions, [_i]),
     "hg_tma_plan_json": (_i, [P(TmaTensor), P(TmaPlan), P(C.c_int32), _s, _sz]),
@@ -321,7 +326,12 @@ _PROTOS = {
     "hg_gemm_heuristic": (Status, [P(GemmProblem), _i, P(GemmConfig)]),
     "hg_gemm_generate": (Status, [P(GemmProblem), P(GemmConfig), _i, P(GemmKernel)]),
     "hg_gemm_kernel_free": (None, [P(GemmKernel)]),
-    "hg_gemm_kernel_problem": (None, [P(GemmProblem), P(GemmProblem), P(_b), P(_b)]),
+    "hg_gemm_mainloop_name": (_s, [_i]),
+    "hg_gemm_mainloop_parse": (Status, [_s, P(_i)]),
+    "hg_gemm_operand_align": (_i, [P(GemmProblem), _i]),
+    "hg_gemm_mainloop_resolve": (_i, [P(GemmProblem), _i]),
+    "hg_gemm_build": (Status, [P(GemmProblem), P(GemmConfig), _i, P(DeviceInfo), _i,
+                               P(GemmKernel)]),
     "hg_gemm_op_create": (Status, [_vp, P(GemmProblem), P(GemmConfig), _i, P(_vp)]),
     "hg_gemm_op_run": (Status, [_vp, _u64, _u64, _u64, _u64, _u64, _u64, _vp]),
     "hg_gemm_op_destroy": (None, [_vp]),

@@ -4,6 +4,7 @@ random data, after a correctness check (the shape set of `hopgen bench gemm`).
     python -m hopgen.bench                        # bf16 and e4m3, the 13 shapes
     python -m hopgen.bench --types bf16 --shapes 4096x4096x4096,128x7168x2048
     python -m hopgen.bench --overhead             # host time per call (no GPU work timed)
+    python -m hopgen.bench --types bf16 --mainloop tma-mmasync   # one mainloop throughout
 
 bf16 runs against torch.matmul; e4m3 (bf16 output, per-tensor scales 1.25 and 0.75) against
 torch._scaled_mm with use_fast_accum=True, the same accumulation as hopgen's (wgmma's fp8
@@ -41,7 +42,8 @@ def _timed(torch, fn, iters: int) -> float:
     return t[len(t) // 2]
 
 
-def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = True) -> dict:
+def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = True,
+            mainloop: str = "auto") -> dict:
     """Check and time one problem; returns a dict (TFLOP/s, ratio, errors, config)."""
     import torch
     import hopgen
@@ -57,7 +59,7 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
         a, w = a32.to(dt), w32.to(dt)
         scale = 1.0
         d = torch.full((m, n), float("nan"), device=dev, dtype=dt)
-        hg = lambda: hopgen.gemm(a, w.t(), out=d)  # noqa: E731
+        hg = lambda: hopgen.gemm(a, w.t(), out=d, mainloop=mainloop)  # noqa: E731
         th = lambda: torch.matmul(a, w.t())  # noqa: E731
     else:
         a, w = a32.to(torch.float8_e4m3fn), w32.to(torch.float8_e4m3fn)
@@ -66,7 +68,8 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
         scale = 1.25 * 0.75
         d = torch.full((m, n), float("nan"), device=dev, dtype=torch.bfloat16)
         fast = kind == "e4m3"
-        hg = lambda: hopgen.gemm(a, w.t(), out=d, scale_a=sa, scale_b=sb)  # noqa: E731
+        hg = lambda: hopgen.gemm(a, w.t(), out=d, scale_a=sa, scale_b=sb,  # noqa: E731
+                                 mainloop=mainloop)
         th = lambda: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb,  # noqa: E731
                                       out_dtype=torch.bfloat16, use_fast_accum=fast)
     del a32, w32
@@ -75,8 +78,8 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
     torch.cuda.synchronize()
     first_ms = (time.perf_counter() - t0) * 1e3
     r = {"type": kind, "m": m, "n": n, "k": k, "first_call_ms": first_ms}
-    op = next(iter(o for key, o in hopgen.ops._ops.items() if key[4:7] == (m, n, k)), None)
-    r["config"] = op.config if op else ""
+    op = hopgen.ops._last_op[0]  # the operation the call above ran
+    r["config"], r["kernel"] = op.config, op.kernel
     if check:
         ref = (a.float() @ w.float().t()) * scale
         nrm = ref.norm()
@@ -120,7 +123,7 @@ def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -
     b = w.t()
     hopgen.gemm(a, b, out=d)
     torch.cuda.synchronize()
-    op = next(o for key, o in ops._ops.items() if key[4:7] == (m, n, k))
+    op = ops._last_op[0]
     run = ops._run
     pa, pb, pd = a.data_ptr(), b.data_ptr(), d.data_ptr()
     stream = torch.cuda.current_stream().cuda_stream
@@ -161,6 +164,8 @@ def main(argv=None) -> int:
                     help="comma-separated: bf16, f16, e4m3, e4m3-accurate (default bf16,e4m3)")
     ap.add_argument("--shapes", default="all", help="all, N (the first N), or MxNxK,...")
     ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--mainloop", default="auto",
+                    help="auto, tma-wgmma, cpasync-wgmma, tma-mmasync, tma-ldmatrix-wgmma-rs")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--json", help="write every result to this file")
     ap.add_argument("--overhead", action="store_true", help="only the host time per call")
@@ -186,12 +191,12 @@ def main(argv=None) -> int:
     results, failures = [], 0
     for kind in args.types.split(","):
         ref = "torch._scaled_mm" if kind.startswith("e4m3") else "torch.matmul"
-        print(f"{'type':<6} {'M':>6} {'N':>6} {'K':>6}  {'config':<30} {'hopgen':>8} "
+        print(f"{'type':<6} {'M':>6} {'N':>6} {'K':>6}  {'config':<44} {'hopgen':>8} "
               f"{ref[:8]:>8} {'ratio':>7} {'err':>9} {'err_t':>9}", flush=True)
         logs = []
         for (m, n, k) in _shapes(args.shapes):
             try:
-                r = run_one(kind, m, n, k, args.iters, not args.no_check)
+                r = run_one(kind, m, n, k, args.iters, not args.no_check, args.mainloop)
             except Exception as e:  # a refusal is a finding, not the end of the run
                 print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  ERROR {e}", flush=True)
                 results.append({"type": kind, "m": m, "n": n, "k": k, "error": str(e)})
@@ -203,8 +208,9 @@ def main(argv=None) -> int:
             failures += bad
             if r["ratio"] == r["ratio"]:
                 logs.append(math.log(r["ratio"]))
-            print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  {r['config']:<30} {r['hopgen_tflops']:>8.1f} "
-                  f"{r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} {r.get('rel_err', math.nan):>9.2e} "
+            print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  {r['config']:<44} "
+                  f"{r['hopgen_tflops']:>8.1f} {r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} "
+                  f"{r.get('rel_err', math.nan):>9.2e} "
                   f"{r.get('rel_err_torch', math.nan):>9.2e}{'  FAILED' if bad else ''}",
                   flush=True)
         if logs:

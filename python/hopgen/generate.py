@@ -13,7 +13,9 @@ from ._capi import fn
 from .errors import InvalidError, check
 
 __all__ = ["plan_tma", "plan_mma", "plan_gemm", "gemm_config", "GemmConfig", "gemm_kernel",
-           "gemm_ptx", "gemm_mlir", "tma_kernel", "ptxas_check", "Kernel"]
+           "gemm_ptx", "gemm_mlir", "tma_kernel", "ptxas_check", "Kernel", "MAINLOOPS"]
+
+MAINLOOPS = tuple(_capi.MAINLOOPS)  # the names `mainloop=` takes
 
 # ----------------------------------------------------------------------------- names
 
@@ -119,15 +121,16 @@ def _smem_layout(g: _capi.TmaTensor, tile: Sequence[int], swizzle) -> _capi.Comp
     t = (C.c_int * _capi.HG_TMA_MAX_RANK)(*_ints(tile, g.rank, "tile", 1, 65536))
     out = _capi.Composed()
     if swizzle in (None, "auto"):
-        # The widest swizzle whose rows tile the contiguous extent (none for rank 1), as
-        # `hopgen plan tma` chooses.
+        # The widest swizzle whose rows tile the contiguous extent without padding (none
+        # for rank 1), as `hopgen plan tma` chooses.
         order = [3, 2, 1, 0] if g.rank > 1 else [0]
         last = None
         for sw in order:
             last = fn("hg_tma_smem_layout")(C.byref(g), t, sw, C.byref(out))
-            if last.code == 0:
+            if last.code == 0 and not fn("hg_tma_smem_padded")(C.byref(g), t, sw):
                 return out
         check(last, "tile: ")
+        return out
     check(fn("hg_tma_smem_layout")(C.byref(g), t, _swizzle_code(swizzle), C.byref(out)),
           "tile: ")
     return out
@@ -209,10 +212,21 @@ def plan_mma(a="bf16", b=None, acc="f32", *, tile: Sequence[int] = (128, 256, 64
 # ----------------------------------------------------------------------------- GEMM
 
 
+def mainloop_code(name, what: str = "mainloop") -> int:
+    """hg_gemm_mainloop_t of a name ("auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync",
+    "tma-ldmatrix-wgmma-rs"); a ParseError with the C sentence for any other."""
+    if name is None:
+        return 0
+    out = C.c_int()
+    check(fn("hg_gemm_mainloop_parse")(str(name).encode(), C.byref(out)), f"{what}: ")
+    return out.value
+
+
 @dataclass(frozen=True)
 class GemmConfig:
-    """A GEMM kernel configuration; str() is hopgen's text form "128x256x64,c2x1,s4,coop,m8,e0"
-    (what --config takes), GemmConfig.parse(text) reads it."""
+    """A GEMM kernel configuration; str() is hopgen's text form
+    "128x256x64,c2x1,s4,coop,m8,e0[,mainloop]" (what --config takes; the mainloop is printed
+    when not "auto"), GemmConfig.parse(text) reads it."""
     tile_m: int
     tile_n: int
     tile_k: int
@@ -223,6 +237,7 @@ class GemmConfig:
     raster: str = "m"
     raster_group: int = 8
     epi_n: int = 0
+    mainloop: str = "auto"  # or one of MAINLOOPS: how operands reach which MMA
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -234,7 +249,7 @@ class GemmConfig:
     def _from_c(cls, c: _capi.GemmConfig) -> "GemmConfig":
         return cls(c.tile_m, c.tile_n, c.tile_k, c.cluster_m, c.cluster_n, c.stages,
                    "pingpong" if c.schedule == 1 else "coop", "n" if c.raster == 1 else "m",
-                   c.raster_group, c.epi_n)
+                   c.raster_group, c.epi_n, fn("hg_gemm_mainloop_name")(c.mainloop).decode())
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -247,6 +262,7 @@ class GemmConfig:
         c.schedule = 0 if self.schedule == "coop" else 1
         c.raster = 0 if self.raster == "m" else 1
         c.raster_group, c.epi_n = self.raster_group, self.epi_n
+        c.mainloop = mainloop_code(self.mainloop)
         return c
 
     def __str__(self) -> str:
@@ -259,7 +275,8 @@ def _problem(m: int, n: int, k: int, *, dtype="bf16", a_dtype=None, b_dtype=None
              out_dtype="bf16", batch: int = 1, a_major: str = "k", b_major: str = "k",
              lda: int = 0, ldb: int = 0, ldc: int = 0, ldd: int = 0, batch_stride_a: int = 0,
              batch_stride_b: int = 0, batch_stride_c: int = 0, batch_stride_d: int = 0,
-             alpha: float = 1.0, beta: float = 0.0, d_tma: bool = True) -> _capi.GemmProblem:
+             alpha: float = 1.0, beta: float = 0.0, d_tma: bool = True, a_align: int = 0,
+             b_align: int = 0) -> _capi.GemmProblem:
     p = _capi.GemmProblem()
     p.m, p.n, p.k, p.batch = int(m), int(n), int(k), int(batch)
     p.a_type = dtype_code(a_dtype if a_dtype is not None else dtype, "a_dtype")
@@ -271,26 +288,67 @@ def _problem(m: int, n: int, k: int, *, dtype="bf16", a_dtype=None, b_dtype=None
     p.batch_stride_a, p.batch_stride_b = int(batch_stride_a), int(batch_stride_b)
     p.batch_stride_c, p.batch_stride_d = int(batch_stride_c), int(batch_stride_d)
     p.alpha, p.beta, p.d_no_tma = float(alpha), float(beta), not d_tma
+    p.a_align, p.b_align = int(a_align), int(b_align)
     check(fn("hg_gemm_problem_normalize")(C.byref(p)), "GEMM problem: ")
     return p
 
 
-def _config(p: _capi.GemmProblem, config, sm_count: int = 132) -> _capi.GemmConfig:
-    if config is None:
+def _device(sm_count: int):
+    """The device hg_gemm_build sizes for: None (an H100/H200 SXM, 132 SMs) or a description
+    carrying only the SM count (no name: no tuned configuration applies)."""
+    if int(sm_count) == 132:
+        return None
+    d = _capi.DeviceInfo()
+    d.sm_count = int(sm_count)
+    return C.byref(d)
+
+
+def _built_config(p: _capi.GemmProblem, mainloop: int, dev,
+                  what: str = "GEMM") -> _capi.GemmConfig:
+    """The configuration hg_gemm_build picks for p and a mainloop code on dev (a DeviceInfo
+    pointer or None), its mainloop resolved: generation is the library's only such step."""
+    gk = _capi.GemmKernel()
+    st = fn("hg_gemm_build")(C.byref(p), None, mainloop, dev, 0, C.byref(gk))
+    if st.code and mainloop:
+        # No configuration fits under this mainloop: the automatic choice's configuration
+        # built with it names the rule the mainloop breaks (e.g. 16-bit types only).
         c = _capi.GemmConfig()
-        check(fn("hg_gemm_heuristic")(C.byref(p), int(sm_count), C.byref(c)), "config: ")
-        return c
+        if fn("hg_gemm_heuristic")(C.byref(p), 132, C.byref(c)).code == 0:
+            c.mainloop = mainloop
+            why = fn("hg_gemm_build")(C.byref(p), C.byref(c), mainloop, dev, 0, C.byref(gk))
+            fn("hg_gemm_kernel_free")(C.byref(gk))
+            st = why if why.code else st
+    check(st, f"{what}: ")
+    c = _capi.GemmConfig.from_buffer_copy(gk.config)
+    fn("hg_gemm_kernel_free")(C.byref(gk))
+    return c
+
+
+def _config(p: _capi.GemmProblem, config, mainloop=None, dev=None,
+            what: str = "GEMM") -> Optional[_capi.GemmConfig]:
+    """The configuration to build p with: config (a GemmConfig or its text) with mainloop
+    (when not "auto") replacing its own, checked against p. For config None: None when the
+    mainloop is automatic (the library then picks: tuned winner or heuristic), else the
+    library's choice for that mainloop on dev (a DeviceInfo pointer, None: 132 SMs)."""
+    ml = mainloop_code(mainloop)
+    if config is None:
+        return _built_config(p, ml, dev, what) if ml else None
     if isinstance(config, str):
         config = GemmConfig.parse(config)
     c = config._c()
+    if ml:
+        c.mainloop = ml
     check(fn("hg_gemm_config_check")(C.byref(p), C.byref(c)), f"config {config}: ")
     return c
 
 
-def gemm_config(m: int, n: int, k: int, *, sm_count: int = 132, **problem) -> GemmConfig:
-    """The configuration hopgen's heuristic picks for a problem on a device of sm_count SMs
-    (132: an H100 SXM / H200)."""
-    return GemmConfig._from_c(_config(_problem(m, n, k, **problem), None, sm_count))
+def gemm_config(m: int, n: int, k: int, *, sm_count: int = 132, mainloop: str = "auto",
+                **problem) -> GemmConfig:
+    """The configuration hopgen picks for a problem on a device of sm_count SMs (132: an
+    H100 SXM / H200), with its mainloop resolved ("auto" becomes tma-wgmma, or cpasync-wgmma
+    when TMA cannot address an operand)."""
+    p = _problem(m, n, k, **problem)
+    return GemmConfig._from_c(_built_config(p, mainloop_code(mainloop), _device(sm_count)))
 
 
 @dataclass
@@ -307,11 +365,12 @@ class Kernel:
     config: Optional[str] = None
     plans: dict = field(default_factory=dict)
     problem: dict = field(default_factory=dict)
+    operands: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "threads": self.threads, "smem_bytes": self.smem_bytes,
                 "cluster": list(self.cluster), "config": self.config, "problem": self.problem,
-                "plans": self.plans}
+                "operands": self.operands, "plans": self.plans}
 
 
 def _kernel_fields(k: _capi.Kernel) -> dict:
@@ -326,27 +385,36 @@ def _problem_dict(p: _capi.GemmProblem) -> dict:
             "lda": p.lda, "ldb": p.ldb, "ldc": p.ldc, "ldd": p.ldd,
             "batch_stride_a": p.batch_stride_a, "batch_stride_b": p.batch_stride_b,
             "batch_stride_c": p.batch_stride_c, "batch_stride_d": p.batch_stride_d,
-            "alpha": p.alpha, "beta": p.beta}
+            "alpha": p.alpha, "beta": p.beta, "a_align": p.a_align, "b_align": p.b_align}
 
 
-def gemm_kernel(m: int, n: int, k: int, *, config=None, backend: str = "ptx",
-                sm_count: int = 132, **problem) -> Kernel:
+def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
+                backend: str = "ptx", sm_count: int = 132, **problem) -> Kernel:
     """Generate the GEMM D = alpha * A x B + beta * C (pure: no GPU). problem keywords:
     dtype / a_dtype / b_dtype ("bf16", "f16", "e4m3", "e5m2"), out_dtype, batch, a_major /
-    b_major ("k" or "mn"), lda..ldd, batch strides, alpha, beta. config: a GemmConfig, its
-    text, or None (the heuristic for sm_count SMs)."""
+    b_major ("k" or "mn"), lda..ldd, batch strides, alpha, beta, a_align / b_align (bytes
+    the base pointers are multiples of; 0: 16). config: a GemmConfig, its text, or None (the
+    heuristic for sm_count SMs). mainloop: "auto", "tma-wgmma", "cpasync-wgmma",
+    "tma-mmasync" or "tma-ldmatrix-wgmma-rs" (replaces the configuration's when not auto).
+    .operands says how each operand reaches shared memory (TMA, or cp.async chunks)."""
     p = _problem(m, n, k, **problem)
-    c = _config(p, config, sm_count)
+    dev = _device(sm_count)
+    c = _config(p, config, mainloop, dev, "gemm_kernel")
     gk = _capi.GemmKernel()
-    check(fn("hg_gemm_generate")(C.byref(p), C.byref(c), _backend(backend), C.byref(gk)),
+    check(fn("hg_gemm_build")(C.byref(p), C.byref(c) if c is not None else None,
+                              mainloop_code(mainloop), dev, _backend(backend), C.byref(gk)),
           "gemm_kernel: ")
     try:
-        plans = {"a": _json_of(fn("hg_tma_plan_json"), None, C.byref(gk.plan_a), None),
-                 "b": _json_of(fn("hg_tma_plan_json"), None, C.byref(gk.plan_b), None)}
+        plans, operands = {}, {}
+        for x, tma, vec, plan in (("a", gk.a_tma, gk.a_vec, gk.plan_a),
+                                  ("b", gk.b_tma, gk.b_vec, gk.plan_b)):
+            operands[x] = {"path": "tma"} if tma else {"path": "cp.async", "vec_bytes": vec}
+            if tma:
+                plans[x] = _json_of(fn("hg_tma_plan_json"), None, C.byref(plan), None)
         if gk.tma_store:
             plans["d"] = _json_of(fn("hg_tma_plan_json"), None, C.byref(gk.plan_d), None)
         return Kernel(**_kernel_fields(gk.k), config=str(GemmConfig._from_c(gk.config)),
-                      plans=plans, problem=_problem_dict(gk.problem))
+                      plans=plans, problem=_problem_dict(gk.problem), operands=operands)
     finally:
         fn("hg_gemm_kernel_free")(C.byref(gk))
 

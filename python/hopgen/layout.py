@@ -425,17 +425,32 @@ def _show(cl: ComposedLayout, tv, svg: bool, dest) -> str:
 
 def parse_tiler(text: str):
     """A tiler from the notation: a Layout, or for a by-mode list "[4:1,_,2:1]" a tuple of
-    Layouts with None for `_`."""
+    Layouts with None for `_`, nested tuples for nested lists ("[[2:1,3:1],4:1]")."""
     t = _capi.Tiler()
     _call("hg_tiler_parse", text.encode(), C.byref(t), context="tiler: ")
     if t.rank == 0:
         return Layout._from_c(t.mode[0])
-    return tuple(None if t.skip[i] else Layout._from_c(t.mode[i]) for i in range(t.rank))
+    return _tiler_list(t, 0, t.rank)[0]
+
+
+def _tiler_list(t: _capi.Tiler, node: int, count: int):
+    """The by-mode list of count slots starting at preorder node `node`, and the node after
+    it (hg_tiler_t keeps nested lists in preorder, sub[i] > 0 marking a list)."""
+    out = []
+    for _ in range(count):
+        if t.sub[node] > 0:
+            inner, node = _tiler_list(t, node + 1, t.sub[node])
+            out.append(inner)
+            continue
+        out.append(None if t.skip[node] else Layout._from_c(t.mode[node]))
+        node += 1
+    return tuple(out), node
 
 
 def _to_tiler(b, what: str = "tiler") -> _capi.Tiler:
-    """pycute's tiler forms: a Layout; an int n (n:1); a tuple, by mode, of Layouts, ints and
-    None (leave the mode alone); or the notation as a string."""
+    """pycute's tiler forms: a Layout; an int n (n:1); a tuple, by mode, of Layouts, ints,
+    None (leave the mode alone) and nested tuples (a tiler of that mode's sub-modes); or the
+    notation as a string."""
     t = _capi.Tiler()
     if isinstance(b, str):
         _call("hg_tiler_parse", b.encode(), C.byref(t), context=f"{what}: ")
@@ -445,27 +460,37 @@ def _to_tiler(b, what: str = "tiler") -> _capi.Tiler:
         t.mode[0] = b._c()
         return t
     if _is_tuple(b):
-        if len(b) > _capi.HG_TILER_MAX:
-            raise CapacityError(f"{what}: a by-mode tiler of {len(b)} modes exceeds "
-                                f"{_capi.HG_TILER_MAX}")
-        if len(b) == 0:
-            raise InvalidError(f"{what}: an empty by-mode tiler")
         t.rank = len(b)
-        for i, e in enumerate(b):
-            if e is None or (isinstance(e, str) and e.strip() == "_"):
-                t.skip[i] = True
-                t.mode[i] = Layout(1, 0)._c()
-            elif _is_tuple(e):
-                raise UnsupportedError(f"{what}: mode {i} is the tuple {e!r}; a by-mode slot "
-                                       "is a Layout, an int or None (give Layout(shape) for a "
-                                       "compact tile)")
-            else:
-                t.mode[i] = _as_layout(e, f"{what} mode {i}")._c()
+        _fill_tiler_list(t, b, 0, what)
         return t
     if isinstance(b, ComposedLayout):
         raise UnsupportedError(f"{what}: a swizzled layout cannot be a tiler ({b})")
     t.mode[0] = _as_layout(b, what)._c()
     return t
+
+
+def _fill_tiler_list(t: _capi.Tiler, slots, node: int, what: str) -> int:
+    """Write the by-mode list `slots` into t's preorder nodes from `node`; returns the next
+    free node."""
+    if len(slots) == 0:
+        raise InvalidError(f"{what}: an empty by-mode tiler")
+    for i, e in enumerate(slots):
+        if node >= _capi.HG_TILER_MAX:
+            raise CapacityError(f"{what}: a tiler holds at most HG_TILER_MAX = "
+                                f"{_capi.HG_TILER_MAX} nodes (layouts, None and nested lists "
+                                "together)")
+        me = node
+        t.skip[me], t.sub[me], node = False, 0, node + 1
+        if e is None or (isinstance(e, str) and e.strip() == "_"):
+            t.skip[me] = True
+            t.mode[me] = Layout(1, 0)._c()
+        elif _is_tuple(e):
+            t.sub[me] = len(e)
+            t.mode[me] = Layout(1, 0)._c()
+            node = _fill_tiler_list(t, e, node, f"{what} mode {i}")
+        else:
+            t.mode[me] = _as_layout(e, f"{what} mode {i}")._c()
+    return node
 
 
 # ----------------------------------------------------------------------------- functions

@@ -3,10 +3,13 @@ copy kernels, launched on torch's current stream in torch's (primary) CUDA conte
 
 The launch path is graph-safe: no host synchronisation, no device allocation by hopgen, no
 blocking call. Outputs come from torch's caching allocator (capture-aware). Operations are
-cached per problem signature, so the first call of a signature generates, JIT-compiles (or
-loads from hopgen's on-disk cache) and sizes the kernel, and later calls only encode the
-tensor maps and launch. A first call during CUDA-graph capture is refused with a sentence:
-warm up (call once) before capturing, as torch's CUDA-graph documentation recommends.
+cached per problem signature (shapes, strides, dtypes, the base pointers' alignments,
+configuration, mainloop), so the first call of a signature generates, JIT-compiles (or loads
+from hopgen's on-disk cache) and sizes the kernel, and later calls only encode the tensor
+maps and launch. Operations hold no device memory (an operand TMA cannot address is read
+with cp.async, never repacked), so one serves every stream at once. A first call during
+CUDA-graph capture is refused with a sentence: warm up (call once) before capturing, as
+torch's CUDA-graph documentation recommends.
 
 Ops are registered with torch.library (hopgen::gemm, hopgen::gemm_out, hopgen::tma_copy)
 with fake implementations, so torch.compile(fullgraph=True) traces through them; in eager
@@ -23,7 +26,7 @@ import torch
 from . import _capi
 from ._capi import fn
 from .errors import InvalidError, UnsupportedError, check, error_from_status
-from .generate import GemmConfig, _backend, _config
+from .generate import GemmConfig, _backend, _config, mainloop_code
 
 __all__ = ["gemm", "scaled_gemm", "tma_copy", "tma_load_tiles", "clear_cache", "GemmOp",
            "as_tensor"]
@@ -84,28 +87,34 @@ def _raw_stream(index: int) -> int:
 # ----------------------------------------------------------------------------- GEMM
 
 _get_stream = torch._C._cuda_getCurrentRawStream
-
-
 _run = fn("hg_gemm_op_run")
+
+# What a base address is known to be a multiple of, from its low four bits: the lowest set
+# bit, 16 when none is set (hg_gemm_problem_t's a_align / b_align).
+_ALIGN = tuple(16 if r == 0 else r & -r for r in range(16))
 
 
 class GemmOp:
-    """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem."""
+    """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem.
+    Stateless on the device (no scratch), so one op serves every stream at once."""
 
-    __slots__ = ("handle", "device", "kernel", "config", "grid", "jit_cache_hit", "d_dtype",
-                 "per_stream")
+    __slots__ = ("handle", "device", "kernel", "config", "mainloop", "grid", "jit_cache_hit",
+                 "d_dtype", "mnk", "operands")
 
-    def __init__(self, handle, device: int, d_dtype, per_stream: bool = False):
-        self.handle, self.device, self.d_dtype = handle, device, d_dtype
-        self.per_stream = per_stream  # it repacks operands into its own scratch
+    def __init__(self, handle, device: int, d_dtype, mnk):
+        self.handle, self.device, self.d_dtype, self.mnk = handle, device, d_dtype, mnk
         k = fn("hg_gemm_op_kernel")(handle)[0]
         self.kernel = k.k.name.decode()
-        self.config = str(GemmConfig._from_c(k.config))
+        cfg = GemmConfig._from_c(k.config)
+        self.config, self.mainloop = str(cfg), cfg.mainloop
+        self.operands = {x: "tma" if tma else f"cp.async {vec} B"
+                         for x, tma, vec in (("a", k.a_tma, k.a_vec), ("b", k.b_tma, k.b_vec))}
         self.grid = fn("hg_gemm_op_grid")(handle)
         self.jit_cache_hit = bool(fn("hg_gemm_op_jit")(handle)[0].cache_hit)
 
     def __repr__(self) -> str:
-        return f"GemmOp({self.kernel}, config {self.config}, grid {self.grid})"
+        return (f"GemmOp({self.kernel}, config {self.config}, A {self.operands['a']}, "
+                f"B {self.operands['b']}, grid {self.grid})")
 
 
 def clear_cache() -> None:
@@ -163,7 +172,8 @@ def _scale_ptr(s, what: str, dev: torch.device) -> Tuple[int, float]:
     return s.data_ptr(), 1.0
 
 
-def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend) -> None:
+def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
+                 backend) -> None:
     """Validate, find (or create) the operation for this signature and launch it into out."""
     if a.device.type != "cuda" or b.device != a.device or out.device != a.device:
         raise InvalidError(f"hopgen.gemm: a ({a.device}), b ({b.device}) and out "
@@ -213,37 +223,33 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend) -
         pc = c.data_ptr()
     elif beta != 0:
         raise InvalidError(f"beta = {beta} but no c was given")
-    pd = out.data_ptr()
+    pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
     index = dev.index if dev.index is not None else torch.cuda.current_device()
-    stream = _raw_stream(index)
+    # The base alignments are part of the signature: an operand less than 16-byte aligned
+    # goes through cp.async in chunks that fit it (hg_gemm_op_run refuses a pointer less
+    # aligned than its op was made for), and D's alignment decides its TMA store.
     key = (index, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc,
-           bsd, alpha, beta, pd % 16 == 0, config, backend)
+           bsd, alpha, beta, _ALIGN[pa & 15], _ALIGN[pb & 15], pd % 16 == 0, config, mainloop,
+           backend)
     op = _ops.get(key)
     if op is None:
-        key, op = _create(key, index, stream)
+        op = _create(key, index)
     _last_op[0] = op
-    st = _run(op.handle, a.data_ptr(), b.data_ptr(), pc, pd, psa, psb, stream)
+    st = _run(op.handle, pa, pb, pc, pd, psa, psb, _raw_stream(index))
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
 
 
-def _create(key, index, stream):
+def _create(key, index) -> GemmOp:
     (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
-     alpha, beta, d_aligned, config, backend) = key
+     alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend) = key
+    mainloop_code(mainloop, "hopgen.gemm mainloop")  # a bad name: the C sentence, at once
     p = _capi.GemmProblem(m=m, n=n, k=k, batch=batch, a_type=ta, b_type=tb, d_type=td,
                           a_k_major=a_row, b_k_major=not b_row, lda=lda, ldb=ldb, ldc=ldc,
                           ldd=ldd, batch_stride_a=bsa, batch_stride_b=bsb, batch_stride_c=bsc,
-                          batch_stride_d=bsd, alpha=alpha, beta=beta, d_no_tma=not d_aligned)
+                          batch_stride_d=bsd, alpha=alpha, beta=beta, d_no_tma=not d_aligned,
+                          a_align=a_align, b_align=b_align)
     check(fn("hg_gemm_problem_normalize")(C.byref(p)), "hopgen.gemm: ")
-    kp, rep_a, rep_b = _capi.GemmProblem(), C.c_bool(), C.c_bool()
-    fn("hg_gemm_kernel_problem")(C.byref(p), C.byref(kp), C.byref(rep_a), C.byref(rep_b))
-    if rep_a.value or rep_b.value:
-        # The repacking path copies into scratch owned by the operation: one operation per
-        # stream, so that two streams never share a scratch buffer.
-        key = key + (stream,)
-        op = _ops.get(key)
-        if op is not None:
-            return key, op
     if _capturing():
         raise InvalidError(
             "hopgen.gemm: the first call for this problem (%s x %s -> %s, M=%d N=%d K=%d) "
@@ -251,17 +257,15 @@ def _create(key, index, stream):
             "which a capture must not do: call it once before capturing (warm-up)"
             % (_capi.DTYPES[ta], _capi.DTYPES[tb], _capi.DTYPES[td], m, n, k))
     rt = _runtime(index)
-    cfg = None
-    if config is not None:
-        cfg = C.byref(_config(p, config))
     h = C.c_void_p()
     with torch.cuda.device(index):
-        check(fn("hg_gemm_op_create")(rt, C.byref(p), cfg, _backend(backend), C.byref(h)),
-              "hopgen.gemm: ")
-    op = GemmOp(h, index, td, rep_a.value or rep_b.value)
+        cfg = _config(p, config, mainloop, fn("hg_rt_device")(rt), "hopgen.gemm")
+        check(fn("hg_gemm_op_create")(rt, C.byref(p), C.byref(cfg) if cfg is not None else None,
+                                      _backend(backend), C.byref(h)), "hopgen.gemm: ")
+    op = GemmOp(h, index, td, (m, n, k))
     with _lock:
         _ops[key] = op
-    return key, op
+    return op
 
 
 def _out_dtype(a: torch.Tensor, out_dtype) -> torch.dtype:
@@ -276,17 +280,22 @@ def _out_shape(a: torch.Tensor, b: torch.Tensor):
 
 def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
          out_dtype: Optional[torch.dtype] = None, scale_a=None, scale_b=None,
-         config=None, backend: str = "ptx"):
+         config=None, mainloop: str = "auto", backend: str = "ptx"):
     """D = alpha * scale_a * scale_b * (a @ b) + beta * c with hopgen's Hopper GEMM.
 
     a: [M, K] (or [B, M, K]) bfloat16 / float16 / float8; row-major or a transposed view.
     b: [K, N] (or [B, K, N]); either majorness for 16-bit types, K-major (b = w.t() of a
-       row-major [N, K] w) for fp8, as torch._scaled_mm.
+       row-major [N, K] w) for fp8, as torch._scaled_mm. Any leading dimension, batch
+       stride and element-aligned base works (views such as x[:, 1:] included): an operand
+       TMA cannot address is read with cp.async in chunks that fit its alignment.
     out: optional row-major [M, N] output (bfloat16, float16 or float32; default a's dtype,
        bfloat16 for fp8). c: optional [M, N] tensor of out's dtype, read when beta != 0.
     scale_a, scale_b: fp8 per-tensor scales: one-element float32 GPU tensors (read by the
        kernel, so they may change between CUDA-graph replays) or Python numbers.
     config: a GemmConfig or its text ("128x256x64,c2x1,s4,coop"); None: tuned or heuristic.
+    mainloop: how operands reach which MMA: "auto" (tma-wgmma, or cpasync-wgmma when TMA
+       cannot address an operand), "tma-wgmma", "cpasync-wgmma", "tma-mmasync" or
+       "tma-ldmatrix-wgmma-rs" (the last two 16-bit types only); replaces config's own.
     Inputs may also be DLPack / __cuda_array_interface__ objects (CuPy, JAX). Runs on
     torch.cuda.current_stream(); returns out (a new tensor when out is None).
     """
@@ -294,16 +303,16 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
         alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
         if out is not None:
             torch.ops.hopgen.gemm_out(a, b, out, c, scale_a, scale_b, float(alpha), float(beta),
-                                      _cfg_text(config), backend)
+                                      _cfg_text(config), mainloop, backend)
             return out
         return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
-                                     out_dtype, _cfg_text(config), backend)
+                                     out_dtype, _cfg_text(config), mainloop, backend)
     if torch.is_grad_enabled() and out is None and any(
             isinstance(x, torch.Tensor) and x.requires_grad for x in (a, b, c)):
         # autograd: through the registered op, whose backward is two more hopgen GEMMs
         alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
         return torch.ops.hopgen.gemm(a, b, c, scale_a, scale_b, float(alpha), float(beta),
-                                     out_dtype, _cfg_text(config), backend)
+                                     out_dtype, _cfg_text(config), mainloop, backend)
     out_obj = out
     if not isinstance(a, torch.Tensor):
         a = as_tensor(a, "a")
@@ -318,19 +327,21 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
         out = as_tensor(out, "out")
     # The fast path: everything that decides validity and the operation is in the key, so a
     # hit launches without re-validating (pointers and the stream are per call).
-    pd = out.data_ptr()
+    pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
     key = (a.dtype, b.dtype, out.dtype, a.shape, a.stride(), b.shape, b.stride(), out.shape,
-           out.stride(), a.device, b.device, out.device, pd & 15 == 0, alpha, beta,
-           _sig(c), _sig(scale_a), _sig(scale_b), config, backend)
+           out.stride(), a.device, b.device, out.device, _ALIGN[pa & 15], _ALIGN[pb & 15],
+           pd & 15 == 0, alpha, beta, _sig(c), _sig(scale_a), _sig(scale_b), config, mainloop,
+           backend)
     hit = _fast.get(key)
     if hit is None:
-        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), backend)
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), mainloop,
+                     backend)
         if not _capturing():
-            hit = _fast[key] = _fast_entry(a, b, out, c, alpha, beta, scale_a, scale_b,
-                                           _cfg_text(config), backend)
+            _fast[key] = _fast_entry(a, c, scale_a, scale_b)
         return out_obj
-    handle, index, use_c, use_sa, use_sb = hit
-    st = _run(handle, a.data_ptr(), b.data_ptr(), c.data_ptr() if use_c else 0, pd,
+    op, index, use_c, use_sa, use_sb = hit
+    _last_op[0] = op
+    st = _run(op.handle, pa, pb, c.data_ptr() if use_c else 0, pd,
               scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0,
               _get_stream(index))
     if st.code:
@@ -348,21 +359,18 @@ def _sig(x):
     return id(type(x))  # DLPack / CAI objects: never on the fast path (see _fast_entry)
 
 
-def _fast_entry(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend):
-    """The fast path's record of a validated call: the op handle (the one _gemm_launch just
-    used) and which optional pointers the call passes."""
+def _fast_entry(a, c, scale_a, scale_b):
+    """The fast path's record of a validated call: the op (the one _gemm_launch just used)
+    and which optional pointers the call passes; None (always the slow path) when c or a
+    scale is not a torch tensor or number."""
     if not all(x is None or isinstance(x, (int, float, torch.Tensor))
                for x in (c, scale_a, scale_b)):
         return None
-    index = a.device.index
-    op = _last_op[0]
-    if op.per_stream:
-        return None
-    return (op.handle, index, c is not None, isinstance(scale_a, torch.Tensor),
-            isinstance(scale_b, torch.Tensor))
+    return (_last_op[0], a.device.index, c is not None,
+            isinstance(scale_a, torch.Tensor), isinstance(scale_b, torch.Tensor))
 
 
-_last_op = [None]
+_last_op = [None]  # the GemmOp the latest hopgen.gemm call ran (bench and tests read it)
 
 
 def scaled_gemm(a, b, scale_a, scale_b, *, out_dtype=torch.bfloat16, **kw):
@@ -543,13 +551,14 @@ def _register() -> None:
     def gemm_op(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor],
                 scale_a: Optional[torch.Tensor], scale_b: Optional[torch.Tensor], alpha: float,
                 beta: float, out_dtype: Optional[torch.dtype], config: Optional[str],
-                backend: str) -> torch.Tensor:
+                mainloop: str, backend: str) -> torch.Tensor:
         out = torch.empty(_out_shape(a, b), dtype=_out_dtype(a, out_dtype), device=a.device)
-        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend)
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop, backend)
         return out
 
     @gemm_op.register_fake
-    def _(a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, backend):
+    def _(a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, mainloop, backend):
+        mainloop_code(mainloop, "hopgen.gemm mainloop")
         if a.dim() not in (2, 3) or b.dim() != a.dim() or a.shape[-1] != b.shape[-2]:
             raise InvalidError(f"hopgen.gemm: a {tuple(a.shape)} and b {tuple(b.shape)} do "
                                "not multiply")
@@ -559,17 +568,19 @@ def _register() -> None:
     def gemm_out_op(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
                     c: Optional[torch.Tensor], scale_a: Optional[torch.Tensor],
                     scale_b: Optional[torch.Tensor], alpha: float, beta: float,
-                    config: Optional[str], backend: str) -> None:
-        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, backend)
+                    config: Optional[str], mainloop: str, backend: str) -> None:
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop, backend)
 
     @gemm_out_op.register_fake
-    def _(a, b, out, c, scale_a, scale_b, alpha, beta, config, backend):
+    def _(a, b, out, c, scale_a, scale_b, alpha, beta, config, mainloop, backend):
+        mainloop_code(mainloop, "hopgen.gemm mainloop")
         return None
 
     def setup_context(ctx, inputs, output):
-        a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, backend = inputs
+        a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, mainloop, backend = inputs
         ctx.save_for_backward(a, b)
         ctx.alpha, ctx.beta, ctx.has_c = alpha, beta, c is not None
+        ctx.mainloop, ctx.backend = mainloop, backend
 
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
@@ -579,13 +590,13 @@ def _register() -> None:
         ga = gb = gc = None
         if ctx.needs_input_grad[0]:
             ga = torch.ops.hopgen.gemm(g, b.transpose(-1, -2), None, None, None, ctx.alpha, 0.0,
-                                       a.dtype, None, "ptx")
+                                       a.dtype, None, ctx.mainloop, ctx.backend)
         if ctx.needs_input_grad[1]:
             gb = torch.ops.hopgen.gemm(a.transpose(-1, -2), g, None, None, None, ctx.alpha, 0.0,
-                                       b.dtype, None, "ptx")
+                                       b.dtype, None, ctx.mainloop, ctx.backend)
         if ctx.has_c and ctx.needs_input_grad[2]:
             gc = grad * ctx.beta
-        return ga, gb, gc, None, None, None, None, None, None, None
+        return ga, gb, gc, None, None, None, None, None, None, None, None
 
     gemm_op.register_autograd(backward, setup_context=setup_context)
 

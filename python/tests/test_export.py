@@ -31,7 +31,11 @@ int main(int argc, char **argv) {
 KINDS = [("gemm_bf16", dict(dtype="bf16"), True),
          ("gemm_e4m3", dict(dtype="e4m3", out_dtype="bf16"), False),
          ("gemm_f16_nn", dict(dtype="f16", a_major="mn", b_major="mn", out_dtype="f32",
-                              d_tma=False), True)]
+                              d_tma=False), True),
+         # A through cp.async in 8-byte chunks (lda of 260 bf16), B in 4-byte ones (its base
+         # known to be 4-byte aligned), on mma.sync
+         ("gemm_bf16_cpasync", dict(dtype="bf16", lda=260, b_align=4, mainloop="tma-mmasync"),
+          False)]
 
 
 def _run(cmd, cwd):
@@ -66,5 +70,16 @@ def test_exported_files_build_with_gcc_and_gxx(tmp_path, name, problem, cubin):
 def test_export_refusals(tmp_path):
     with pytest.raises(hopgen.InvalidError, match="C identifier"):
         hopgen.export(tmp_path, name="not-a-name")
-    with pytest.raises(hopgen.UnsupportedError, match="repack"):
-        hopgen.export(tmp_path, 100, 128, 100, a_major="mn", cubin=False)
+    with pytest.raises(hopgen.ParseError, match="mainloop 'wgmma' is not one of"):
+        hopgen.export(tmp_path, mainloop="wgmma", cubin=False)
+
+
+def test_export_reads_operands_tma_cannot_address_with_cp_async(tmp_path):
+    # lda = 100 bf16 of an M-major A (and ldb = K = 100): 200-byte rows, read in 8-byte
+    # cp.async chunks; the launcher passes pointer and pitch instead of a tensor map and
+    # checks each call's lda, batch stride and pointer against the chunk
+    r = hopgen.export(tmp_path, 100, 128, 100, name="cpa", a_major="mn", cubin=False)
+    assert "cpasync-wgmma" in r["note"] and "_cpa8b8" in r["note"]
+    src = (tmp_path / "cpa.c").read_text()
+    assert "args->a % 8 != 0" in src and "args->b % 8 != 0" in src
+    assert "params[np++] = &lda;" in src and "&map_a" not in src.replace("(void)map_a", "")

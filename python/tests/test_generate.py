@@ -49,13 +49,62 @@ def test_gemm_kernel_and_config():
     assert set(k.plans) >= {"a", "b"} and k.problem["lda"] == 4096
     c = hopgen.GemmConfig.parse("128x128x64,c1x2,s5,pp,n4")
     assert c.cluster_n == 2 and c.schedule == "pingpong" and str(c) == "128x128x64,c1x2,s5,pp,n4,e0"
+    assert c.mainloop == "auto"
     k2 = hopgen.gemm_kernel(1000, 512, 256, dtype="e4m3", out_dtype="f32", config=c)
-    assert "e4m3" in k2.name and k2.config == str(c)
+    # the kernel's configuration has its mainloop resolved
+    assert "e4m3" in k2.name and k2.config == str(c) + ",tma-wgmma"
+    assert k2.operands == {"a": {"path": "tma"}, "b": {"path": "tma"}}
     assert hopgen.plan_gemm(256, 256, 128, a_major="mn", b_major="mn")["problem"]["a_major"] == "m"
     with pytest.raises(hopgen.InvalidError, match="K-major"):
         hopgen.gemm_kernel(256, 256, 128, dtype="e4m3", a_major="mn")
     with pytest.raises(hopgen.HopgenError):
         hopgen.gemm_kernel(256, 256, 128, config="128x100x64")
+
+
+def test_gemm_mainloops_and_operand_paths():
+    # every mainloop by name; the configuration text carries it, the kernel name the MMA kind
+    names = {}
+    for ml in hopgen.MAINLOOPS:
+        k = hopgen.gemm_kernel(512, 256, 256, dtype="f16", mainloop=ml)
+        want = "tma-wgmma" if ml == "auto" else ml
+        assert k.config.endswith("," + want), (ml, k.config)
+        assert hopgen.GemmConfig.parse(k.config).mainloop == want
+        names[ml] = k.name
+        path = "cp.async" if ml == "cpasync-wgmma" else "tma"
+        assert k.operands["a"]["path"] == k.operands["b"]["path"] == path, (ml, k.operands)
+        assert (set(k.plans) >= {"a", "b"}) == (path == "tma")
+    assert "_ms" in names["tma-mmasync"] and "_rs" in names["tma-ldmatrix-wgmma-rs"]
+    assert len(set(names.values()) - {names["auto"]}) == 3  # auto is tma-wgmma here
+    # an operand TMA cannot address goes through cp.async in chunks that fit it: lda of
+    # 100 bf16 (200 B: 8-byte chunks), a base known to be 2-byte aligned (2-byte copies)
+    k = hopgen.gemm_kernel(1000, 256, 96, dtype="bf16", lda=100)
+    assert k.operands == {"a": {"path": "cp.async", "vec_bytes": 8}, "b": {"path": "tma"}}
+    assert k.config.endswith(",cpasync-wgmma") and "_cpa8" in k.name and "a" not in k.plans
+    k = hopgen.gemm_kernel(1000, 256, 96, dtype="bf16", b_align=2, mainloop="tma-mmasync")
+    assert k.operands["a"] == {"path": "tma"}
+    assert k.operands["b"] == {"path": "cp.async", "vec_bytes": 2}
+    assert k.problem["b_align"] == 2 and k.config.endswith(",tma-mmasync")
+    assert hopgen.plan_gemm(1000, 256, 96, lda=100)["operands"]["a"]["vec_bytes"] == 8
+    # the configuration's mainloop, and mainloop= replacing it
+    c = "128x128x64,c1x1,s4,coop,m8,e0,tma-ldmatrix-wgmma-rs"
+    assert hopgen.gemm_kernel(512, 256, 256, config=c).config == c
+    assert hopgen.gemm_kernel(512, 256, 256, config=c, mainloop="tma-mmasync").config == \
+        c.replace("tma-ldmatrix-wgmma-rs", "tma-mmasync")
+    assert hopgen.gemm_config(4096, 4096, 4096, mainloop="tma-mmasync").mainloop == "tma-mmasync"
+
+
+def test_gemm_mainloop_refusals_carry_the_c_sentence():
+    with pytest.raises(hopgen.ParseError, match="mainloop 'tma-bogus' is not one of auto, "
+                       "tma-wgmma, cpasync-wgmma, tma-mmasync, tma-ldmatrix-wgmma-rs"):
+        hopgen.gemm_ptx(256, 256, 256, mainloop="tma-bogus")
+    with pytest.raises(hopgen.ParseError, match="mainloop"):
+        hopgen.GemmConfig(128, 128, 64, mainloop="wgmma").__str__()
+    # mma.sync and wgmma RS take 16-bit types only: with a configuration, and without one
+    # (no configuration fits: the sentence still names the rule)
+    with pytest.raises(hopgen.UnsupportedError, match="bf16/f16"):
+        hopgen.gemm_kernel(256, 256, 256, dtype="e4m3", config="128x128x64,tma-mmasync")
+    with pytest.raises(hopgen.UnsupportedError, match="tma-ldmatrix-wgmma-rs takes bf16/f16"):
+        hopgen.gemm_kernel(256, 256, 256, dtype="e4m3", mainloop="tma-ldmatrix-wgmma-rs")
 
 
 def test_tma_kernel():
@@ -72,6 +121,9 @@ def test_tma_kernel():
 def test_ptxas_accepts_the_generated_code():
     r = hopgen.ptxas_check(hopgen.gemm_ptx(2048, 2048, 2048))
     assert r["registers"] > 0 and r["spill_store_bytes"] == 0
+    for ml in hopgen.MAINLOOPS[2:]:  # on an awkward problem: K = 4097, operands through cp.async
+        r = hopgen.ptxas_check(hopgen.gemm_ptx(1000, 100, 4097, dtype="f16", mainloop=ml))
+        assert r["registers"] > 0 and r["spill_store_bytes"] == 0, (ml, r)
     assert hopgen.ptxas_check(hopgen.tma_kernel("store", "bf16", (128, 128), (64, 64)).ptx)
     with pytest.raises(hopgen.JitError):
         hopgen.ptxas_check(".version 8.0\n.target sm_90a\n.address_size 64\nbogus;\n")

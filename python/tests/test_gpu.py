@@ -1,5 +1,7 @@
 """GPU tests of the torch integration (skipped without torch and a Hopper GPU): GEMM against
-torch across dtypes and layouts, refusals, CUDA-graph capture and replay with new data,
+torch across dtypes and layouts, every mainloop on awkward shapes and on misaligned views
+(odd leading dimensions, bases one element off: operands read with cp.async), D poisoned
+with NaN first, refusals, CUDA-graph capture and replay with new data,
 torch.compile(fullgraph=True), torch.library.opcheck, autograd, CuPy / CUDA-array-interface
 interop, the TMA copy kernels, an exported GEMM run through libcuda only, and the host time
 per call.
@@ -98,10 +100,145 @@ def test_gemm_f16_layouts():
     _layout_sweep(torch.float16, 256, 512, 192)
 
 
-def test_gemm_odd_shapes_repack_and_direct_store():
-    # K = 100: a row-major's 200-byte rows are repacked; N = 100: D stored without TMA
+def test_gemm_odd_shapes_cp_async_and_direct_store():
+    # K = 100: a row-major's 200-byte rows are read with cp.async (8-byte chunks); N = 100: D
+    # stored without TMA
     _layout_sweep(torch.bfloat16, 1000, 100, 100)
     _layout_sweep(torch.float16, 1, 8, 64)
+
+
+# ----------------------------------------------------------------------------- mainloops
+
+
+def _poisoned(rows, cols, dtype, pad=0, offset=0, batch=None):
+    """(buffer, view): a row-major [batch,] rows x cols view with leading dimension cols + pad
+    starting offset elements into a NaN-filled buffer (with a NaN tail), so an element the
+    kernel never wrote, or one it wrote outside the view, shows."""
+    ld = cols + pad
+    per = rows * ld
+    nb = batch or 1
+    buf = torch.full((offset + nb * per + 64,), float("nan"), device="cuda", dtype=dtype)
+    view = buf[offset:offset + nb * per].view(nb, rows, ld)[:, :, :cols]
+    return buf, view if batch else view[0]
+
+
+def _outside_untouched(buf, view, what):
+    """Every element of buf outside view still holds NaN."""
+    mask = torch.ones(buf.numel(), dtype=torch.bool, device="cuda")
+    idx = torch.arange(buf.numel(), device="cuda")
+    inside = torch.as_strided(idx, view.shape, view.stride(), view.storage_offset())
+    mask[inside.reshape(-1)] = False
+    assert torch.isnan(buf[mask].float()).all(), f"{what}: D written outside its view"
+
+
+def _gemm_vs_torch(a, b, what, tol=1e-2, out_dtype=None, pad=0, offset=0, **kw):
+    """hopgen.gemm(a, b) into a NaN-poisoned D (leading dimension N + pad, offset elements
+    into its buffer) against an f32 reference; returns the operation that ran."""
+    batch = a.shape[0] if a.dim() == 3 else None
+    buf, d = _poisoned(a.shape[-2], b.shape[-1], out_dtype or a.dtype, pad, offset, batch)
+    assert hopgen.gemm(a, b, out=d, **kw) is d
+    torch.cuda.synchronize()
+    _check(d, a.float() @ b.float(), tol, what)
+    _outside_untouched(buf, d, what)
+    return hopgen.ops._last_op[0]
+
+
+def _view(rows, cols, dtype, row_major=True, pad=0, offset=0, batch=None):
+    """A rows x cols operand (batch of them) stored with leading dimension (rows or cols) +
+    pad, starting offset elements into its allocation: x[:, 1:] is pad = offset = 1."""
+    inner, outer = (cols, rows) if row_major else (rows, cols)
+    nb = batch or 1
+    base = (torch.randn(nb * outer * (inner + pad) + offset, device="cuda")).to(dtype)
+    v = base[offset:].view(nb, outer, inner + pad)[:, :, :inner]
+    v = v if row_major else v.transpose(-1, -2)
+    return v if batch else v[0]
+
+
+def _mainloop_awkward(ml):
+    """Every layout of A and B on shapes no tile divides (M, N, K of 1000 x 100 x 100,
+    257 x 136 x 4097, 1 x 8 x 64): leading dimensions that TMA can or cannot address, K
+    not a multiple of anything, D stored with or without TMA; bf16 and f16, D of the input
+    type and f32."""
+    failures = []
+    for i, (m, n, k) in enumerate(((1000, 100, 100), (257, 136, 4097), (1, 8, 64))):
+        for a_row in (True, False):
+            for b_row in (True, False):
+                dt = (torch.bfloat16, torch.float16)[(i + a_row + b_row) % 2]
+                od = torch.float32 if (a_row and not b_row) else dt
+                what = f"{ml} {m}x{n}x{k} {dt} a_row={a_row} b_row={b_row} -> {od}"
+                try:
+                    op = _gemm_vs_torch(_mat(m, k, dt, a_row), _mat(k, n, dt, b_row), what,
+                                        out_dtype=od, mainloop=ml)
+                    # auto: tma-wgmma or cpasync-wgmma (or a tuned winner's mainloop)
+                    assert op.mainloop == ml or (ml == "auto" and op.mainloop != "auto"), \
+                        f"{what}: ran {op.mainloop}"
+                except Exception as e:  # collect every case
+                    failures.append(f"{what}: {type(e).__name__}: {e}")
+    assert not failures, f"{len(failures)} of 12 failed:\n" + "\n".join(failures)
+
+
+def _mainloop_misaligned(ml):
+    """Operands TMA cannot address, read with cp.async under every MMA: x[:, 1:] (base one
+    element off, odd leading dimension), column-major views with lda = M + 1, K-major B
+    with ldb = K + 1 and a base one element off, N-major B with ldb = N + 3, a batched view
+    with an odd batch stride, D one element off with ldd = N + 1; each against torch."""
+    m, n, k = 300, 136, 200
+    bf, f16 = torch.bfloat16, torch.float16
+    cases = [
+        ("A = x[:, 1:]", _view(m, k, bf, pad=1, offset=1), _mat(k, n, bf), {}),
+        ("A column-major, lda = M + 1, base + 1", _view(m, k, bf, False, 1, 1),
+         _mat(k, n, bf, False), {}),
+        ("B K-major, ldb = K + 1, base + 1", _mat(m, k, f16), _view(k, n, f16, False, 1, 1), {}),
+        ("B N-major, ldb = N + 3", _mat(m, k, f16, False), _view(k, n, f16, True, 3), {}),
+        ("A and B base + 1 element, D f32", _view(m, k, f16, offset=1),
+         _view(k, n, f16, False, offset=1), {"out_dtype": torch.float32}),
+        ("batched A view, batch stride M (K + 1)", _view(m, k, bf, pad=1, offset=1, batch=3),
+         torch.randn(3, k, n, device="cuda").to(bf), {}),
+        ("D base + 1 element, ldd = N + 1", _mat(m, k, bf), _view(k, n, bf, False, 2, 2),
+         {"pad": 1, "offset": 1}),
+    ]
+    failures = []
+    for what, a, b, kw in cases:
+        what = f"{ml}: {what}"
+        try:
+            op = _gemm_vs_torch(a, b, what, mainloop=ml, **kw)
+            assert "cp.async" in str(op.operands), f"{what}: ran {op} without cp.async"
+            assert op.mainloop == ml or (ml == "auto" and op.mainloop != "auto"), op
+        except Exception as e:
+            failures.append(f"{what}: {type(e).__name__}: {e}")
+    assert not failures, f"{len(failures)} of {len(cases)} failed:\n" + "\n".join(failures)
+
+
+def _named(fn_, name):
+    fn_.__name__ = fn_.__qualname__ = name
+    return fn_
+
+
+# One test per mainloop (and kind), each in its own process under gpu-python.sh: a kernel
+# fault loses the process's CUDA context, and must not hide the other mainloops.
+for _ml in hopgen.MAINLOOPS:
+    _id = _ml.replace("-", "_")
+    globals()[f"test_mainloop_{_id}_awkward_shapes"] = _named(
+        (lambda ml: lambda: _mainloop_awkward(ml))(_ml), f"test_mainloop_{_id}_awkward_shapes")
+    globals()[f"test_mainloop_{_id}_misaligned_views"] = _named(
+        (lambda ml: lambda: _mainloop_misaligned(ml))(_ml),
+        f"test_mainloop_{_id}_misaligned_views")
+
+
+def test_alignment_is_part_of_the_operation_signature():
+    # the same shape and strides at a 16-byte aligned base and one element off: two
+    # operations (TMA and cp.async), each on the fast path on its second call
+    m, n, k = 256, 128, 192
+    flat = torch.randn(m * k + 8, device="cuda").bfloat16()
+    a16, a2 = flat[:m * k].view(m, k), flat[1:1 + m * k].view(m, k)
+    b = _mat(k, n, torch.bfloat16, row_major=False)
+    for a, want in ((a16, "tma"), (a2, "cp.async 2 B")):
+        op = _gemm_vs_torch(a, b, f"A {want}")
+        assert op.operands["a"] == want, op
+    for i, (a, want) in enumerate(((a16, "tma"), (a2, "cp.async 2 B")) * 2):  # fast path
+        assert _gemm_vs_torch(a, b, f"fast path, call {i}").operands["a"] == want
+    with _raises(hopgen.ParseError, "mainloop 'tma-bogus' is not one of auto, tma-wgmma"):
+        hopgen.gemm(a16, b, mainloop="tma-bogus")
 
 
 def test_gemm_fp8_with_scales():
@@ -119,6 +256,16 @@ def test_gemm_fp8_with_scales():
             _check(d, ref, 1e-2, f"{at} x {bt} -> {out_dtype}")
         d = hopgen.scaled_gemm(a, w.t(), 1.25, 0.75)  # Python-number scales fold into alpha
         _check(d, ref, 1e-2, "scales as numbers")
+        # through cp.async: the whole mainloop, and K = 100 (100-byte rows, 4-byte chunks)
+        d = hopgen.gemm(a, w.t(), scale_a=sa, scale_b=sb, mainloop="cpasync-wgmma")
+        torch.cuda.synchronize()
+        _check(d, ref, 1e-2, f"{at} x {bt} cpasync-wgmma")
+        a1, w1 = a[:, :100].contiguous(), w[:, :100].contiguous()
+        _check(hopgen.gemm(a1, w1.t(), scale_a=sa, scale_b=sb), (a1.float() @ w1.float().t()) *
+               (1.25 * 0.75), 1e-2, f"{at} x {bt} K = 100 in 4-byte chunks")
+        assert "cp.async 4 B" in str(hopgen.ops._last_op[0].operands)
+        with _raises(hopgen.UnsupportedError, "bf16/f16"):  # mma.sync: 16-bit types only
+            hopgen.gemm(a, w.t(), scale_a=sa, scale_b=sb, mainloop="tma-mmasync")
         if hasattr(torch, "_scaled_mm") and at == bt:
             t = torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
                                  use_fast_accum=True)
@@ -156,9 +303,10 @@ def test_refusals_name_the_argument():
         hopgen.gemm(f8, f8)  # b row-major
     with _raises(hopgen.InvalidError, "beta"):
         hopgen.gemm(a, a, beta=1.0)
-    buf = torch.zeros(64 * 64 + 8, device="cuda", dtype=torch.bfloat16)
-    with _raises(hopgen.InvalidError, "16-byte aligned"):
-        hopgen.gemm(buf[1:1 + 64 * 64].view(64, 64), a)
+    with _raises(hopgen.ParseError, "mainloop 'wgmma' is not one of"):
+        hopgen.gemm(a, a, mainloop="wgmma")
+    with _raises(hopgen.HopgenError, "bf16/f16"):
+        hopgen.gemm(f8, f8.t(), config="128x128x64", mainloop="tma-ldmatrix-wgmma-rs")
 
 
 # ----------------------------------------------------------------------------- graphs, compile
@@ -183,6 +331,21 @@ def test_cuda_graph_capture_and_replay_with_new_data():
         ref = a.float() @ b.float()
         _check(d, ref, 1e-2, "replay out=")
         _check(e, ref, 1e-2, "replay allocated")
+    # an operand read with cp.async (x[:, 1:], one element off) in a graph: the operation
+    # owns no scratch and launches without allocating
+    xa = _view(m, k, torch.bfloat16, pad=1, offset=1)
+    dx = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    hopgen.gemm(xa, b, out=dx)
+    torch.cuda.synchronize()
+    assert "cp.async" in hopgen.ops._last_op[0].operands["a"]
+    gx = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(gx):
+        hopgen.gemm(xa, b, out=dx)
+    for _ in range(2):
+        xa.copy_(torch.randn(m, k, device="cuda"))
+        gx.replay()
+        torch.cuda.synchronize()
+        _check(dx, xa.float() @ b.float(), 1e-2, "replay of a cp.async operand")
     # fp8 scales are read by the kernel: changing them between replays changes the result
     a8, w8 = _mat(m, k, torch.float8_e4m3fn), _mat(n, k, torch.float8_e4m3fn)
     sa, sb = torch.tensor([1.0], device="cuda"), torch.tensor([1.0], device="cuda")
@@ -212,6 +375,9 @@ def test_torch_compile_fullgraph():
         torch.cuda.synchronize()
         want = torch.relu(x.float() @ w.float().t() + bias.float()) * 0.5
         _check(got, want, 1e-2, "compiled")
+    mm = torch.compile(lambda x, w: hopgen.gemm(x, w.t(), mainloop="tma-mmasync") * 2,
+                       fullgraph=True)
+    _check(mm(x, w), 2 * (x.float() @ w.float().t()), 1e-2, "compiled, mainloop tma-mmasync")
     # with CUDA graphs under torch.compile, on new data each call
     cg = torch.compile(_model, fullgraph=True, mode="reduce-overhead")
     for _ in range(4):
@@ -225,10 +391,11 @@ def test_torch_compile_fullgraph():
 def test_opcheck():
     a, b = _mat(128, 64, torch.bfloat16), _mat(64, 96, torch.bfloat16)
     out = torch.empty(128, 96, device="cuda", dtype=torch.bfloat16)
-    torch.library.opcheck(torch.ops.hopgen.gemm.default,
-                          (a, b, None, None, None, 1.0, 0.0, None, None, "ptx"))
-    torch.library.opcheck(torch.ops.hopgen.gemm_out.default,
-                          (a, b, out, None, None, None, 1.0, 0.0, None, "ptx"))
+    for ml in ("auto", "tma-ldmatrix-wgmma-rs"):
+        torch.library.opcheck(torch.ops.hopgen.gemm.default,
+                              (a, b, None, None, None, 1.0, 0.0, None, None, ml, "ptx"))
+        torch.library.opcheck(torch.ops.hopgen.gemm_out.default,
+                              (a, b, out, None, None, None, 1.0, 0.0, None, ml, "ptx"))
     src = torch.randn(4096, device="cuda")
     torch.library.opcheck(torch.ops.hopgen.tma_copy.default, (torch.empty_like(src), src))
 
@@ -309,39 +476,59 @@ def test_tma_load_tiles_land_where_the_plan_says():
 # ----------------------------------------------------------------------------- export
 
 
-def test_exported_gemm_runs_with_libcuda_only():
-    d_ = tempfile.mkdtemp()
+class _ExportArgs(ctypes.Structure):
+    """NAME_args_t of an exported GEMM (include/hopgen/export.h)."""
+    _fields_ = [(x, ctypes.c_uint64) for x in ("a", "b", "c", "d", "scale_a", "scale_b")] + \
+        [(x, ctypes.c_int64) for x in ("m", "n", "k")] + [("batch", ctypes.c_int)] + \
+        [(x, ctypes.c_int64) for x in ("lda", "ldb", "ldc", "ldd", "bsa", "bsb", "bsc", "bsd")] + \
+        [("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
+
+
+def _exported(directory, name, **kw):
+    """Export a GEMM (a cubin when ptxas is there, else PTX), build its launcher into a shared
+    library with gcc against libcuda only, and return (launch, error) functions."""
     try:
-        hopgen.export(d_, 4096, 4096, 4096, name="xg", dtype="bf16")
+        hopgen.export(directory, 4096, 4096, 4096, name=name, dtype="bf16", **kw)
     except hopgen.ToolError:
-        hopgen.export(d_, 4096, 4096, 4096, name="xg", dtype="bf16", cubin=False)
-    so = os.path.join(d_, "libxg.so")
+        hopgen.export(directory, 4096, 4096, 4096, name=name, dtype="bf16", cubin=False, **kw)
+    so = os.path.join(directory, f"lib{name}.so")
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
-                    f"-I{CUDA}/include", os.path.join(d_, "xg.c"), "-o", so,
+                    f"-I{CUDA}/include", os.path.join(directory, f"{name}.c"), "-o", so,
                     f"-L{CUDA}/lib64/stubs", "-lcuda"], check=True)
     lib = ctypes.CDLL(so)
+    launch, error = getattr(lib, f"{name}_launch"), getattr(lib, f"{name}_error")
+    launch.argtypes = [ctypes.POINTER(_ExportArgs), ctypes.c_void_p]
+    error.restype = ctypes.c_char_p
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    return (lambda args: launch(ctypes.byref(args), stream)), (lambda: error().decode())
 
-    class Args(ctypes.Structure):
-        _fields_ = [(x, ctypes.c_uint64) for x in ("a", "b", "c", "d", "scale_a", "scale_b")] + \
-            [(x, ctypes.c_int64) for x in ("m", "n", "k")] + [("batch", ctypes.c_int)] + \
-            [(x, ctypes.c_int64) for x in ("lda", "ldb", "ldc", "ldd", "bsa", "bsb", "bsc",
-                                           "bsd")] + \
-            [("alpha", ctypes.c_float), ("beta", ctypes.c_float)]
 
-    lib.xg_launch.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
-    lib.xg_error.restype = ctypes.c_char_p
+def test_exported_gemm_runs_with_libcuda_only():
+    d_ = tempfile.mkdtemp()
+    launch, error = _exported(d_, "xg")
     m, n, k = 1000, 512, 384  # another size than the export's: one kernel serves all
     a, w = _mat(m, k, torch.bfloat16), _mat(n, k, torch.bfloat16)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     torch.cuda.synchronize()
-    args = Args(a=a.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k, alpha=1.0)
-    r = lib.xg_launch(ctypes.byref(args), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-    assert r == 0, lib.xg_error().decode()
+    args = _ExportArgs(a=a.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k, alpha=1.0)
+    assert launch(args) == 0, error()
     torch.cuda.synchronize()
     _check(d, a.float() @ w.float().t(), 1e-2, "exported GEMM")
     args.lda = k + 3  # a leading dimension TMA cannot take: refused with a sentence
-    assert lib.xg_launch(ctypes.byref(args), None) != 0
-    assert b"lda" in lib.xg_error()
+    assert launch(args) != 0 and "lda" in error()
+    # a kernel that reads A with cp.async (exported for lda = K + 4: 8-byte chunks), run on
+    # a view with that pitch four elements into its allocation; one element off is refused
+    launch, error = _exported(d_, "xc", lda=4100)
+    av = _view(m, k, torch.bfloat16, pad=4, offset=4)
+    d.fill_(float("nan"))
+    torch.cuda.synchronize()
+    args = _ExportArgs(a=av.data_ptr(), b=w.data_ptr(), d=d.data_ptr(), m=m, n=n, k=k,
+                       lda=k + 4, alpha=1.0)
+    assert launch(args) == 0, error()
+    torch.cuda.synchronize()
+    _check(d, av.float() @ w.float().t(), 1e-2, "exported cp.async GEMM")
+    args.a += 2  # one bf16 further: not a multiple of the 8-byte chunk
+    assert launch(args) != 0 and "8-byte chunks" in error()
 
 
 # ----------------------------------------------------------------------------- host time

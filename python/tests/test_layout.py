@@ -78,6 +78,14 @@ def test_operations_match_the_text_entry_point():
     assert hopgen.recast_layout(Layout((4, 8), (1, 4)), 16, 32) == \
         Layout(hopgen.layout_op("recast_layout", "(4,8):(1,4)", "16", "32"))
     assert hopgen.max_common_vector(Layout(8, 1), Layout((4, 2), (1, 8))) == 4
+    # nested by-mode tilers, as pycute nests tuples: Python tuples, text and parse_tiler agree
+    N = Layout("((4,6),8):((1,4),24)")
+    nested = hopgen.logical_divide(N, ((2, Layout(3, 2)), None))
+    assert str(nested) == hopgen.layout_op("logical_divide", str(N), "[[2:1,3:2],_]")
+    assert hopgen.parse_tiler("[[2:1,3:2],_]") == ((Layout(2, 1), Layout(3, 2)), None)
+    assert hopgen.parse_tiler("[(2,3),4:1]") == ((Layout(2, 1), Layout(3, 1)), Layout(4, 1))
+    assert str(hopgen.zipped_divide(N, ((2, 3), 4))) == hopgen.layout_op(
+        "zipped_divide", str(N), "[[2:1,3:1],4:1]")
     swz = hopgen.composition(ComposedLayout("Sw<3,4,3> o 0 o (8,64):(64,1)"),
                              Layout((8, 8), (64, 1)))
     assert isinstance(swz, ComposedLayout) and str(swz).startswith("Sw<3,4,3> o 0 o ")
@@ -108,8 +116,8 @@ def test_errors_name_the_argument_and_carry_the_c_sentence():
         Layout((4, "x"))
     with pytest.raises(hopgen.InvalidError, match="shift of 0"):
         Swizzle(0, 4, 0)
-    with pytest.raises(hopgen.UnsupportedError):
-        hopgen.logical_divide(Layout((8, 8)), ((2, 2), 4))
+    with pytest.raises(hopgen.InvalidError, match="tiler has 2 modes"):
+        hopgen.logical_divide(Layout((8, 8)), ((2, 2), 4))  # mode 0 of 8:1 has no sub-modes
     with pytest.raises(IndexError):
         Layout((4, 8))[2]
     with pytest.raises(hopgen.HopgenError) as e:

@@ -1,7 +1,8 @@
 """The golden layout-algebra vectors through the Python API (not the text entry point):
-every line of tests/vectors/layout_algebra.tsv (or of $HOPGEN_VECTORS, for another corpus)
-is parsed into Python objects, computed with the pycute-named functions and printed with
-str(); lines whose expected result is `error` must raise a HopgenError."""
+every line of tests/vectors/layout_algebra.tsv and layout_nested_tilers.tsv (or of
+$HOPGEN_VECTORS, for another corpus; several separated by os.pathsep) is parsed into Python
+objects, computed with the pycute-named functions and printed with str(); lines whose
+expected result is `error` must raise a HopgenError."""
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -11,8 +12,10 @@ import pytest
 import hopgen
 from hopgen import layout as L
 
-VECTORS = Path(os.environ.get("HOPGEN_VECTORS") or
-               Path(__file__).resolve().parents[2] / "tests" / "vectors" / "layout_algebra.tsv")
+_DIR = Path(__file__).resolve().parents[2] / "tests" / "vectors"
+VECTORS = ([Path(p) for p in os.environ["HOPGEN_VECTORS"].split(os.pathsep)]
+           if os.environ.get("HOPGEN_VECTORS") else
+           [_DIR / "layout_algebra.tsv", _DIR / "layout_nested_tilers.tsv"])
 
 
 def _absent(a):
@@ -92,11 +95,12 @@ def evaluate(op, args):
 
 def _lines():
     by_op = defaultdict(list)
-    for n, line in enumerate(VECTORS.read_text().splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        f = line.split("\t")
-        by_op[f[0]].append((n, f[1:-1], f[-1]))
+    for path in VECTORS:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            f = line.split("\t")
+            by_op[f[0]].append((f"{path.name}:{n}", f[1:-1], f[-1]))
     return by_op
 
 
@@ -123,7 +127,7 @@ def test_vectors(op):
             got = "error"
             why = str(e)
         if got != expected:
-            bad.append(f"line {n}: {op} {args} -> {got} (expected {expected})"
+            bad.append(f"{n}: {op} {args} -> {got} (expected {expected})"
                        + (f" [{why}]" if got == "error" else ""))
     assert not bad, f"{len(bad)} of {len(BY_OP[op])} differ:\n" + "\n".join(bad[:20])
 

@@ -131,7 +131,7 @@ static const char *type_name(hg_type_t t) {
 
 /* I64 when a factor is I64 or c needs 64 bits; factors must be integer values. */
 static hg_status_t natural_type(hg_builder_t *b, hg_dint_t x, hg_type_t *out) {
-  hg_type_t t = fits32(x.c) ? HG_T_I32 : HG_T_I64;
+  hg_type_t t = *out = fits32(x.c) ? HG_T_I32 : HG_T_I64; /* set on error too: gcc -O3 */
   for (int i = 0; i < x.n; i++) {
     hg_type_t ft = hg_val_type(b, x.f[i]);
     if (ft != HG_T_I32 && ft != HG_T_I64)
