@@ -554,21 +554,19 @@ int hg_cmd_gemm(int argc, char **argv) {
 
 /* ------------------------------------------------------------------ bench gemm */
 
-static const int64_t shape_set[][3] = {
-    {2048, 2048, 2048},  {4096, 4096, 4096},  {8192, 8192, 8192}, {16384, 16384, 16384},
-    {8192, 28672, 8192}, {8192, 8192, 28672}, {4096, 7168, 2048}, {4096, 2112, 7168},
-    {4096, 24576, 1536}, {4096, 7168, 16384}, {128, 7168, 2048},  {128, 24576, 1536},
-    {64, 7168, 16384}};
-
 static const char bench_usage[] =
-    "usage: hopgen bench gemm [--types bf16,e4m3] [--shapes all|N] [--no-check] [--iters N]\n"
-    "                         [--backend ptx|mlir] [--json FILE]\n"
-    "  The issue's shape set for each type (fp8 with bf16 output), checked against the f32\n"
-    "  reference and timed against cuBLASLt on the same data; prints a table, the geometric\n"
-    "  mean of the ratios and the lowest one; --json writes every report.\n";
+    "usage: hopgen bench gemm [--set NAME] [--types bf16,e4m3] [--shapes all|N] [--no-check]\n"
+    "                         [--iters N] [--backend ptx|mlir] [--compare-repack] [--json FILE]\n"
+    "  A shape set (--set llm (default), decode, splitk, odd, waves, unaligned, or all) for\n"
+    "  each type (fp8 with bf16 output), checked against the f32 reference and timed against\n"
+    "  cuBLASLt on the same data; prints a table, the geometric mean of the ratios and the\n"
+    "  lowest one per set; --shapes N takes the first N shapes of each set; --compare-repack\n"
+    "  also times the repack path for operands TMA cannot address; --json writes every report.\n";
 
-enum { B_TYPES, B_SHAPES, B_NO_CHECK, B_ITERS, B_BACKEND, B_JSON };
+enum { B_TYPES, B_SHAPES, B_NO_CHECK, B_ITERS, B_BACKEND, B_JSON, B_SET, B_REPACK };
 static const hg_cli_opt_t bench_opts[] = {
+    {B_SET, "--set", NULL, HG_CLI_VALUE, 0},
+    {B_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
     {B_TYPES, "--types", NULL, HG_CLI_VALUE, 0},
     {B_SHAPES, "--shapes", NULL, HG_CLI_VALUE, 0},
     {B_NO_CHECK, "--no-check", NULL, HG_CLI_FLAG, 0},
@@ -602,11 +600,11 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     return 0;
   }
   a.max_operands = 0;
-  const int all = (int)(sizeof shape_set / sizeof shape_set[0]);
+  const int all = HG_GEMM_SET_MAX;
   hg_dtype_t types[8] = {HG_BF16, HG_E4M3};
   int ntypes = 2, nshapes = all;
-  const char *json = NULL, *v;
-  bool check = true;
+  const char *json = NULL, *v, *set = "llm";
+  bool check = true, repack = false;
   hg_backend_t be = HG_BACKEND_PTX;
   int64_t x = all, iters = 30;
   for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
@@ -633,9 +631,25 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     case B_JSON:
       json = v;
       break;
+    case B_SET: {
+      int64_t shapes[HG_GEMM_SET_MAX][3];
+      int n;
+      set = v;
+      ok = !strcmp(v, "all") || hg_cli_check(&a, hg_gemm_shape_set(v, shapes, &n));
+      break;
+    }
+    case B_REPACK:
+      repack = true;
+      break;
     }
     if (!ok) return hg_cli_usage(&a);
   }
+  const char *const one_set[] = {set};
+  const char *const *set_list = strcmp(set, "all") ? one_set : hg_gemm_shape_set_names();
+  int nsets = 1;
+  if (!strcmp(set, "all"))
+    for (nsets = 0; set_list[nsets]; nsets++) {
+    }
   hg_cli_cache_note();
   hg_rt_t *rt;
   hg_status_t s = hg_cli_rt_open(0, &rt);
@@ -653,55 +667,62 @@ int hg_cli_bench_gemm(int argc, char **argv) {
             hg_rt_device(rt)->driver_version, hg_backend_name(be));
   }
   int failures = 0, first_json = 1;
-  for (int ti = 0; ti < ntypes; ti++) {
-    const hg_dtype_t ty = types[ti];
-    const char *t = hg_dtype_name(ty);
-    printf("%-5s %6s %6s %6s  %-26s %9s %9s %7s %9s\n", "type", "M", "N", "K", "config", "hopgen",
-           "cuBLASLt", "ratio", "rel.err");
-    double log_sum = 0, min_ratio = 1e9;
-    int n_ratio = 0;
-    for (int i = 0; i < nshapes; i++) {
-      hg_gemm_problem_t p = {.m = shape_set[i][0],
-                             .n = shape_set[i][1],
-                             .k = shape_set[i][2],
-                             .batch = 1,
-                             .a_type = ty,
-                             .b_type = ty,
-                             .d_type = HG_BF16,
-                             .a_k_major = true,
-                             .b_k_major = true,
-                             .alpha = 1.0f};
-      hg_gemm_run_options_t o = hg_gemm_run_options_default();
-      o.backend = be;
-      o.check = check;
-      o.bench = true;
-      o.iters = (int)iters;
-      hg_gemm_report_t r;
-      s = hg_gemm_run(rt, &p, &o, &r);
-      char cfg[128];
-      hg_gemm_config_print(&r.config, cfg, sizeof cfg);
-      printf("%-5s %6" PRId64 " %6" PRId64 " %6" PRId64 "  %-26s %9.1f %9.1f %7.3f %9.2e%s\n", t,
-             p.m, p.n, p.k, cfg, r.tflops, r.blas_tflops, r.ratio, r.rel_err,
-             hg_is_ok(&s) ? "" : "  FAILED");
-      if (!hg_is_ok(&s)) {
-        fprintf(stderr, "  %s\n", s.msg);
-        failures++;
+  for (int si = 0; si < nsets; si++) {
+    int64_t shape_set[HG_GEMM_SET_MAX][3];
+    int set_n = 0;
+    hg_gemm_shape_set(set_list[si], shape_set, &set_n);
+    for (int ti = 0; ti < ntypes; ti++) {
+      const hg_dtype_t ty = types[ti];
+      const char *t = hg_dtype_name(ty);
+      printf("set %s\n%-5s %6s %6s %6s  %-30s %9s %9s %7s %9s%s\n", set_list[si], "type", "M", "N",
+             "K", "config", "hopgen", "cuBLASLt", "ratio", "rel.err", repack ? "  repack" : "");
+      double log_sum = 0, min_ratio = 1e9;
+      int n_ratio = 0;
+      for (int i = 0; i < set_n && i < nshapes; i++) {
+        hg_gemm_problem_t p = {.m = shape_set[i][0],
+                               .n = shape_set[i][1],
+                               .k = shape_set[i][2],
+                               .batch = 1,
+                               .a_type = ty,
+                               .b_type = ty,
+                               .d_type = HG_BF16,
+                               .a_k_major = true,
+                               .b_k_major = true,
+                               .alpha = 1.0f};
+        hg_gemm_run_options_t o = hg_gemm_run_options_default();
+        o.backend = be;
+        o.check = check;
+        o.bench = true;
+        o.iters = (int)iters;
+        o.compare_repack = repack;
+        hg_gemm_report_t r;
+        s = hg_gemm_run(rt, &p, &o, &r);
+        char cfg[128], rp[32] = "";
+        hg_gemm_config_print(&r.config, cfg, sizeof cfg);
+        if (repack && r.repack_ms > 0) snprintf(rp, sizeof rp, "  %.3fx", r.repack_ms / r.ms);
+        printf("%-5s %6" PRId64 " %6" PRId64 " %6" PRId64 "  %-30s %9.1f %9.1f %7.3f %9.2e%s%s\n",
+               t, p.m, p.n, p.k, cfg, r.tflops, r.blas_tflops, r.ratio, r.rel_err, rp,
+               hg_is_ok(&s) ? "" : "  FAILED");
+        if (!hg_is_ok(&s)) {
+          fprintf(stderr, "  %s\n", s.msg);
+          failures++;
+        }
+        if (r.benched && r.ratio > 0) {
+          log_sum += log(r.ratio);
+          n_ratio++;
+          if (r.ratio < min_ratio) min_ratio = r.ratio;
+        }
+        if (jf) {
+          fprintf(jf, "%s  ", first_json ? "" : ",\n");
+          first_json = 0;
+          print_report_json(jf, &p, &r, s);
+        }
+        fflush(stdout);
       }
-      if (r.benched && r.ratio > 0) {
-        log_sum += log(r.ratio);
-        n_ratio++;
-        if (r.ratio < min_ratio) min_ratio = r.ratio;
-      }
-      if (jf) {
-        fprintf(jf, "%s  ", first_json ? "" : ",\n");
-        first_json = 0;
-        print_report_json(jf, &p, &r, s);
-      }
-      fflush(stdout);
+      if (n_ratio)
+        printf("%s %s: geometric-mean ratio %.3f over %d shapes, lowest %.3f\n\n", set_list[si], t,
+               exp(log_sum / n_ratio), n_ratio, min_ratio);
     }
-    if (n_ratio)
-      printf("%s: geometric-mean ratio %.3f over %d shapes, lowest %.3f\n\n", t,
-             exp(log_sum / n_ratio), n_ratio, min_ratio);
   }
   hg_rt_close(rt);
   if (jf) {

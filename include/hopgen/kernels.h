@@ -333,6 +333,16 @@ bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);
 int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The most pipeline stages that fit in shared memory for c's tile. */
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* The GEMM shape sets of `hopgen bench gemm --set NAME` and `python -m hopgen.bench`, as
+ * (M, N, K) triples: "llm" (13 LLM training and inference shapes), "decode" (M of 1-48 against
+ * weight matrices), "splitk" (few output tiles, long K), "odd" (sizes TMA cannot address),
+ * "waves" (a few waves of tiles), "unaligned" (K or N not a multiple of 8: cp.async against
+ * the repack path). HG_ERR_INVALID names the sets for an unknown name. */
+#define HG_GEMM_SET_MAX 32
+hg_status_t hg_gemm_shape_set(const char *name, int64_t (*shapes)[3], int *count);
+/* The names above, NULL-terminated; "all" is every set in turn. */
+const char *const *hg_gemm_shape_set_names(void);
+
 /* The configurations hg_gemm_tune times for p (those hg_gemm_config_check accepts and the
  * generator can hold in registers), at most cap of them into out; returns how many. */
 #define HG_GEMM_TUNE_MAX 64

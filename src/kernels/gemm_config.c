@@ -432,3 +432,72 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
       }
   return n < cap ? n : cap;
 }
+
+/* ------------------------------------------------------------------ shape sets */
+
+typedef struct shape_set {
+  const char *name;
+  int count;
+  int64_t shapes[HG_GEMM_SET_MAX][3];
+} shape_set_t;
+
+/* What users run: the LLM training/inference shapes; decode steps (M of 1-48) against the
+ * weights of a 7B-70B model; outputs of few tiles with long K (split-K's case); sizes TMA
+ * cannot address; a few waves of tiles on 132 SMs; and rows that are not 16-byte multiples. */
+static const shape_set_t sets[] = {
+    {"llm",
+     13,
+     {{2048, 2048, 2048},
+      {4096, 4096, 4096},
+      {8192, 8192, 8192},
+      {16384, 16384, 16384},
+      {8192, 28672, 8192},
+      {8192, 8192, 28672},
+      {4096, 7168, 2048},
+      {4096, 2112, 7168},
+      {4096, 24576, 1536},
+      {4096, 7168, 16384},
+      {128, 7168, 2048},
+      {128, 24576, 1536},
+      {64, 7168, 16384}}},
+    {"decode", 20, {{1, 7168, 2048},  {2, 7168, 2048},   {8, 7168, 2048},   {24, 7168, 2048},
+                    {48, 7168, 2048}, {1, 2048, 7168},   {2, 2048, 7168},   {8, 2048, 7168},
+                    {24, 2048, 7168}, {48, 2048, 7168},  {1, 28672, 4096},  {2, 28672, 4096},
+                    {8, 28672, 4096}, {24, 28672, 4096}, {48, 28672, 4096}, {1, 4096, 28672},
+                    {2, 4096, 28672}, {8, 4096, 28672},  {24, 4096, 28672}, {48, 4096, 28672}}},
+    {"splitk", 4, {{128, 128, 32768}, {512, 512, 16384}, {64, 1024, 65536}, {192, 320, 40000}}},
+    {"odd",
+     5,
+     {{1001, 999, 4097}, {4095, 4097, 127}, {333, 7777, 2222}, {1, 12345, 678}, {5000, 3, 4096}}},
+    {"waves",
+     4,
+     {{2500, 3500, 1000}, {1536, 6000, 900}, {3300, 3300, 3300}, {132 * 128, 256, 512}}},
+    {"unaligned",
+     6,
+     {{2048, 2048, 2049},
+      {4096, 4096, 4097},
+      {8192, 8192, 8191},
+      {4096, 4099, 4096},
+      {1000, 1000, 1003},
+      {4096, 7168, 2050}}},
+};
+
+static const char *const set_names[] = {"llm",   "decode",    "splitk", "odd",
+                                        "waves", "unaligned", NULL};
+
+const char *const *hg_gemm_shape_set_names(void) {
+  return set_names;
+}
+
+hg_status_t hg_gemm_shape_set(const char *name, int64_t (*shapes)[3], int *count) {
+  for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+    if (name && !strcmp(name, sets[i].name)) {
+      memcpy(shapes, sets[i].shapes, sizeof(int64_t) * 3 * (size_t)sets[i].count);
+      *count = sets[i].count;
+      return hg_ok();
+    }
+  return hg_error(HG_ERR_INVALID,
+                  "shape set '%s' is not one of llm, decode, splitk, odd, waves, unaligned (or "
+                  "all)",
+                  name ? name : "(null)");
+}
