@@ -70,6 +70,12 @@ gemm() {
   step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
 }
 combos() { step gemm-combos scripts/gemm-combos.sh "$H" ${COMBOS_MODE:-}; }
+sm80() { step sm80-gpu-test ./build-gpu/tests/model_test_sm80_gpu; }
+compare() {
+  step gemm-old-vs-new scripts/gpu-compare.sh "$H"
+  step gemm-unaligned "$H" bench gemm --set unaligned --compare-repack --json "$OUT/gemm-unaligned.json"
+}
+python() { step python-gpu scripts/gpu-python.sh; }
 sass() { step sass-report scripts/sass-report.sh "$H" /tmp/hopgen-sass; }
 rt() { step rt-gpu-test ./build-gpu/tests/runtime_test_gpu; }
 mlir() {
@@ -85,6 +91,9 @@ case "$mode" in
   mlir) mlir ;;
   all) smoke; tests; tma; gemm; combos; mlir ;;
   combos) combos ;;
+  verify) rt; sm80; tma; step gemm-awkward gemm_awkward; combos ;;
+  compare) compare ;;
+  python) python ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;

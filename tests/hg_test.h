@@ -77,6 +77,18 @@ static inline int hg_test_finish(void) {
   return hg_test_failures ? 1 : 0;
 }
 
+/* HOPGEN_TEST_SUBSET=N (scripts/test.sh sets 4 for the sanitizer build): tests whose time
+ * goes to external tools (ptxas, mlir-opt-22) run the tool on every Nth case only, while the
+ * library's own code still runs on every case. Case i is run when hg_test_sampled(i). */
+static inline int hg_test_subset(void) {
+  const char *e = getenv("HOPGEN_TEST_SUBSET");
+  const int n = e ? atoi(e) : 1;
+  return n < 1 ? 1 : n;
+}
+static inline int hg_test_sampled(long i) {
+  return i % hg_test_subset() == 0;
+}
+
 /* Path of a file in the source tree (HOPGEN_SOURCE_DIR is set by CTest). */
 static inline const char *hg_test_src_path(const char *rel, char *buf, size_t size) {
   const char *root = getenv("HOPGEN_SOURCE_DIR");
