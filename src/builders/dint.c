@@ -76,7 +76,9 @@ int hg_dint_print(hg_dint_t x, char *buf, size_t size) {
 
 static bool same_factors(hg_dint_t x, hg_dint_t y) {
   if (x.n != y.n) return false;
-  for (int i = 0; i < x.n; i++)
+  /* the capacity bound too: gcc -O3 otherwise imagines f[n] read past it (a false
+   * maybe-uninitialized) */
+  for (int i = 0; i < x.n && i < HG_DINT_FACTORS; i++)
     if (x.f[i].id != y.f[i].id) return false;
   return true;
 }

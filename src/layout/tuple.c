@@ -48,7 +48,7 @@ hg_status_t hgl_mod(int64_t a, int64_t b, int64_t *out) {
 
 hg_status_t hgl_ceildiv(int64_t a, int64_t b, int64_t *out) {
   if (a == INT64_MIN) return hg_error(HG_ERR_OVERFLOW, "-(%lld) overflows int64", (long long)a);
-  int64_t q;
+  int64_t q = 0;
   HG_TRY(hgl_floordiv(-a, b, &q));
   if (q == INT64_MIN)
     return hg_error(HG_ERR_OVERFLOW, "ceil(%lld / %lld) overflows int64", (long long)a,

@@ -124,7 +124,7 @@ static bool dval(dcase_t *c, hg_dint_t x, int64_t *out) {
     ir_eval_free(&c->ev);
     c->ran = false;
   }
-  int64_t got, f, prod = x.c;
+  int64_t got = 0, f = 0, prod = x.c;
   s = value_of(c, v, &got);
   if (!hg_is_ok(&s)) {
     HG_FAIL("ir_eval: %s", s.msg);
