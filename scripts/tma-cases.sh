@@ -72,7 +72,7 @@ cat > "$edges" << 'EOF'
 load --shape 200,192 --tile 64,64 --origin=-5,0
 load --shape 200,192 --tile 64,64 --origin=0,-8
 load --shape 200,192 --tile 64,64 --origin=-64,-64
-load --shape 200,192 --tile 64,64 --origin=-63,-56 --swizzle 64B --tile 64,32
+load --shape 200,192 --origin=-63,-56 --swizzle 64B --tile 64,32
 # the far edges only; tiles wholly outside the tensor (an explicit grid past it)
 load --shape 100,104 --tile 64,64 --origin=0,0
 load --shape 100,104 --tile 64,64 --origin=-200,-320 --grid 3,3
