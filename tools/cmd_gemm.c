@@ -345,8 +345,12 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   printf("gemm %" PRId64 "x%" PRId64 "x%" PRId64 " batch %d  %s x %s -> %s\n", p->m, p->n, p->k,
          p->batch, hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type));
   char cpa[48] = "", cpb[48] = "";
-  if (r->cp_async_a) snprintf(cpa, sizeof cpa, ", A by cp.async (%d B chunks)", r->a_vec);
-  if (r->cp_async_b) snprintf(cpb, sizeof cpb, ", B by cp.async (%d B chunks)", r->b_vec);
+  if (r->cp_async_a)
+    snprintf(cpa, sizeof cpa, ", A by %s (%d B)", r->a_vec >= 4 ? "cp.async" : "registers",
+             r->a_vec);
+  if (r->cp_async_b)
+    snprintf(cpb, sizeof cpb, ", B by %s (%d B)", r->b_vec >= 4 ? "cp.async" : "registers",
+             r->b_vec);
   printf("  config   %s  (kernel %s, grid %d, %s, %s epilogue%s%s)\n", cfg, r->kernel, r->grid,
          hg_gemm_mainloop_name(r->config.mainloop), r->tma_store ? "TMA-store" : "direct-store",
          cpa, cpb);
@@ -414,8 +418,11 @@ static int gemm_generate(const gemm_args_t *g) {
            rep.spill_store_bytes + rep.spill_load_bytes);
     for (int i = 0; i < 2; i++)
       if (!(i ? k.b_tma : k.a_tma))
-        printf("  %c is read with cp.async in %d-byte chunks (TMA cannot address its rows)\n",
-               i ? 'B' : 'A', i ? k.b_vec : k.a_vec);
+        printf("  %c is read %s %d-byte %s\n", i ? 'B' : 'A',
+               (i ? k.b_vec : k.a_vec) >= 4 ? "with cp.async in" : "by", i ? k.b_vec : k.a_vec,
+               (i ? k.b_vec : k.a_vec) >= 4
+                   ? "chunks (TMA cannot address its rows)"
+                   : "register copies (rows TMA and cp.async cannot take)");
   }
   hg_gemm_kernel_free(&k);
   return hg_is_ok(&s) ? 0 : hg_cli_fail(s);

@@ -231,6 +231,13 @@ typedef struct hg_cp_async_copy {
   int chunks;     /* per tile */
   int per_thread; /* chunks per thread (ceil) */
   bool async;     /* cp.async (vec_bytes >= 4), else registers */
+  /* When the threads cover whole rows (step_rows = threads / chunks per row), a thread's
+   * chunk j sits step_rows * j rows below its first; when the stage offsets of those chunks
+   * repeat with a period of `period` chunks, shifted by period_elems each time (swizzled
+   * GMMA stages do, with a period of 1 or 2), the copy evaluates the layout `period` times
+   * per tile and adds constants. period 0: the layout is evaluated for every chunk. */
+  int step_rows, period;
+  int64_t period_elems;
 } hg_cp_async_copy_t;
 
 /* Check that every chunk is contiguous and aligned in the stage layout and in global memory. */

@@ -23,6 +23,47 @@ static void tile_coord(const hg_cp_async_spec_t *s, int64_t r, int64_t c, hg_tup
   hg_tuple_ints(crd, 2, v);
 }
 
+/* The stage offset of view element (r, c). */
+static hg_status_t offset_of(const hg_cp_async_spec_t *s, int64_t r, int64_t c, int64_t *off) {
+  hg_tuple_t crd;
+  tile_coord(s, r, c, &crd);
+  return hg_composed_eval(&s->smem, &crd, off);
+}
+
+/* Find the smallest period P (chunks) such that, for every thread's first row and column and
+ * every chunk j >= P, offset(row + j R, c) = offset(row + (j - P) R, c) + D with one D: then
+ * the copy needs P layout evaluations per thread and constant steps (hg_cp_async_copy_t). */
+static hg_status_t find_period(hg_cp_async_copy_t *cp) {
+  const hg_cp_async_spec_t *s = &cp->spec;
+  const int cpr = s->cols / cp->vec;
+  cp->period = 0;
+  if (s->threads % cpr) return hg_ok();
+  const int R = s->threads / cpr;
+  cp->step_rows = R;
+  if (cp->per_thread <= 1) {
+    cp->period = 1;
+    return hg_ok();
+  }
+  for (int P = 1; P <= 8 && P < cp->per_thread; P++) {
+    int64_t D = 0;
+    bool ok = true, have = false;
+    for (int64_t r = 0; r + (int64_t)P * R < s->rows && ok; r++)
+      for (int64_t c = 0; c < s->cols && ok; c += cp->vec) {
+        int64_t a, b2;
+        HG_TRY(offset_of(s, r, c, &a));
+        HG_TRY(offset_of(s, r + (int64_t)P * R, c, &b2));
+        if (!have) D = b2 - a, have = true;
+        ok = b2 - a == D;
+      }
+    if (ok) {
+      cp->period = P;
+      cp->period_elems = D;
+      return hg_ok();
+    }
+  }
+  return hg_ok();
+}
+
 hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_copy_t *out) {
   memset(out, 0, sizeof *out);
   const int e = hg_dtype_bytes(spec->dtype);
@@ -76,6 +117,7 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
   out->chunks = spec->rows * spec->cols / vec;
   out->per_thread = (out->chunks + spec->threads - 1) / spec->threads;
   out->async = vb >= 4;
+  HG_TRY(find_period(out));
   return hg_ok();
 }
 
@@ -93,48 +135,97 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
     tr = hg_b_bin(b, HG_DIV_U, thread, i32(b, cpr));
     tc = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, thread, i32(b, cpr)), i32(b, cp->vec));
   }
-  /* A few chunks per thread are unrolled. More (register copies move one element each, dozens
-   * per thread; fp8 tiles of 16-byte chunks) go in a run-time loop, so that the compiler does
-   * not hoist every address of the unrolled sequence out of the k-loop into registers the
-   * producer does not have. */
-  const bool loop = !cp->async || cp->per_thread > 4;
+  /* Chunk j of the thread: view row tr + j R (R = threads / chunks per row), column tc. The
+   * stage offset comes from `period` layout evaluations plus constant steps, the global
+   * address from one row pointer plus j row steps. A few chunks are unrolled; more (register
+   * copies move one element each, dozens per thread; fp8 tiles of 16-byte chunks) go in a
+   * run-time loop, so that the compiler does not hoist every address out of the k-loop into
+   * registers the producer does not have. */
+  const bool loop = !cp->async || cp->per_thread > 8;
+  const int period = cp->period;
+  hg_val_t sbase[8];
+  hg_val_t gstep = HG_NONE, grow0 = HG_NONE, left = HG_NONE;
+  if (period) {
+    for (int p = 0; p < period; p++) {
+      hg_val_t r = hg_b_bin(b, HG_ADD, tr, i32(b, p * cp->step_rows));
+      hg_val_t crd[2] = {s->transposed ? tc : r, s->transposed ? r : tc}, off;
+      hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
+      if (!hg_is_ok(&st)) {
+        hg_builder_fail(b, st);
+        return;
+      }
+      sbase[p] = hg_b_mad(b, off, i32(b, e), dst);
+    }
+    /* the thread's first row and column in the tensor, and one row step in bytes */
+    hg_val_t gr0 = hg_b_bin(b, HG_ADD, row0, tr), gc = hg_b_bin(b, HG_ADD, col0, tc);
+    grow0 = hg_b_bin(
+        b, HG_ADD, gbase,
+        hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr0), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
+    gstep = hg_b_bin(b, HG_MUL, ld, hg_b_i64(b, (int64_t)cp->step_rows * e));
+    left = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
+  }
   hg_val_t jv = HG_NONE;
   const int unrolled = loop ? 1 : cp->per_thread;
   if (loop) jv = hg_b_for(b, i32(b, 0), i32(b, cp->per_thread), i32(b, 1));
   for (int j = 0; j < unrolled; j++) {
-    hg_val_t jt = !loop ? i32(b, j * s->threads) : hg_b_bin(b, HG_MUL, jv, i32(b, s->threads));
+    hg_val_t jj = loop ? jv : i32(b, j);
+    hg_val_t chunk = hg_b_mad(b, jj, i32(b, s->threads), thread);
     const bool partial = loop ? cp->per_thread * s->threads > cp->chunks
                               : (int64_t)(j + 1) * s->threads > cp->chunks;
-    hg_val_t chunk = hg_b_bin(b, HG_ADD, thread, jt);
     if (partial) hg_b_if(b, hg_b_cmp(b, HG_LT_U, chunk, i32(b, cp->chunks)));
-    hg_val_t r, c;
-    if (rowwise) {
-      r = !loop ? hg_b_bin(b, HG_ADD, tr, i32(b, j * (s->threads / cpr)))
-                : hg_b_mad(b, jv, i32(b, s->threads / cpr), tr);
-      c = tc;
+    hg_val_t gr, saddr, gaddr, in_row;
+    if (period) {
+      /* stage: base of the chunk's phase + whole periods; global: row j steps down */
+      hg_val_t rj = hg_b_mad(b, jj, i32(b, cp->step_rows), tr);
+      gr = hg_b_bin(b, HG_ADD, row0, rj);
+      if (loop) {
+        hg_val_t ph = period > 1 ? hg_b_bin(b, HG_REM_U, jj, i32(b, period)) : i32(b, 0);
+        hg_val_t sb = sbase[0];
+        for (int p = 1; p < period; p++)
+          sb = hg_b_select(b, hg_b_cmp(b, HG_EQ, ph, i32(b, p)), sbase[p], sb);
+        hg_val_t q = period > 1 ? hg_b_bin(b, HG_DIV_U, jj, i32(b, period)) : jj;
+        saddr = hg_b_mad(b, q, i32(b, (int32_t)(cp->period_elems * e)), sb);
+        gaddr = hg_b_bin(b, HG_ADD, grow0, hg_b_bin(b, HG_MUL, hg_b_zext(b, jj), gstep));
+      } else {
+        const int32_t q = j / period;
+        saddr =
+            q ? hg_b_bin(b, HG_ADD, sbase[j % period], i32(b, (int32_t)(q * cp->period_elems * e)))
+              : sbase[j % period];
+        gaddr = j ? hg_b_bin(b, HG_ADD, grow0, hg_b_bin(b, HG_MUL, hg_b_i64(b, j), gstep)) : grow0;
+      }
+      in_row = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, gr, rows_ext),
+                        hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
     } else {
-      r = hg_b_bin(b, HG_DIV_U, chunk, i32(b, cpr));
-      c = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, chunk, i32(b, cpr)), i32(b, cp->vec));
+      /* the general case: the chunk's row and column, the layout at them */
+      hg_val_t r, c;
+      if (rowwise) {
+        r = hg_b_mad(b, jj, i32(b, s->threads / cpr), tr);
+        c = tc;
+      } else {
+        r = hg_b_bin(b, HG_DIV_U, chunk, i32(b, cpr));
+        c = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, chunk, i32(b, cpr)), i32(b, cp->vec));
+      }
+      gr = hg_b_bin(b, HG_ADD, row0, r);
+      hg_val_t gc = hg_b_bin(b, HG_ADD, col0, c);
+      left = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
+      in_row = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, gr, rows_ext),
+                        hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
+      gaddr = hg_b_bin(
+          b, HG_ADD, gbase,
+          hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
+      hg_val_t crd[2] = {s->transposed ? c : r, s->transposed ? r : c}, off;
+      hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
+      if (!hg_is_ok(&st)) {
+        hg_builder_fail(b, st);
+        return;
+      }
+      saddr = hg_b_mad(b, off, i32(b, e), dst);
     }
-    hg_val_t gr = hg_b_bin(b, HG_ADD, row0, r), gc = hg_b_bin(b, HG_ADD, col0, c);
-    /* bytes of the chunk inside the tensor: 0 outside, a partial chunk at the ragged end */
-    hg_val_t left = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
-    hg_val_t in_row = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, gr, rows_ext),
-                               hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
-    hg_val_t nbytes = hg_b_select(b, in_row, hg_b_bin(b, HG_MIN_S, left, i32(b, vb)), i32(b, 0));
-    hg_val_t gaddr = hg_b_bin(
-        b, HG_ADD, gbase,
-        hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
     /* a chunk that reads nothing still names an address: the tile's base, always valid */
     gaddr = hg_b_select(b, in_row, gaddr, gbase);
-    hg_val_t crd[2] = {s->transposed ? c : r, s->transposed ? r : c}, off;
-    hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
-    if (!hg_is_ok(&st)) {
-      hg_builder_fail(b, st);
-      return;
-    }
-    hg_val_t saddr = hg_b_mad(b, off, i32(b, e), dst);
     if (cp->async) {
+      /* bytes of the chunk inside the tensor: 0 outside, a partial chunk at the ragged end */
+      hg_val_t nbytes = hg_b_select(b, in_row, hg_b_bin(b, HG_MIN_S, left, i32(b, vb)), i32(b, 0));
       hg_b_cp_async(b, vb, saddr, gaddr, nbytes);
     } else {
       hg_val_t v = hg_b_var(b, HG_T_I32, i32(b, 0));

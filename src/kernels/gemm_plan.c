@@ -158,8 +158,10 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   const bool all_cp = ml == HG_MAINLOOP_CPASYNC_WGMMA && c->mainloop == HG_MAINLOOP_CPASYNC_WGMMA;
   k->a_tma = !all_cp && va == 16;
   k->b_tma = !all_cp && vb == 16;
-  k->a_vec = va;
-  k->b_vec = vb;
+  /* cp.async moves 4, 8 or 16 aligned bytes; below 4, one element at a time (an fp8 operand
+   * of 2-byte aligned rows is copied byte by byte). */
+  k->a_vec = va >= 4 ? va : hg_dtype_bytes(p.a_type);
+  k->b_vec = vb >= 4 ? vb : hg_dtype_bytes(p.b_type);
   g->pingpong = c->schedule == HG_SCHED_PINGPONG;
   g->consumers = g->pingpong ? 2 : (c->tile_m >= 128 ? 2 : 1);
   hg_tiled_mma_spec_t ms = {.a = p.a_type,

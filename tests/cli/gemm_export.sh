@@ -11,7 +11,8 @@ export PATH="$PATH:/usr/local/cuda/bin"
 for ml in tma-wgmma cpasync-wgmma tma-mmasync tma-ldmatrix-wgmma-rs; do
   ok "mainloop\": \"$ml\"" gemm 1000 999 4096 --mainloop "$ml" --config 128x128x64,c1x1,s4 --json
 done
-ok "A is read with cp.async in 2-byte chunks" gemm 1000 999 4097
+ok "A is read by 2-byte register copies" gemm 1000 999 4097
+ok "A is read with cp.async in 4-byte chunks" gemm 1000 999 4098
 ok "\"a_path\": \"cp.async\"" gemm 1000 999 4097 --mainloop tma-mmasync --json
 bad 2 "mainloop 'wgmma' is not one of" gemm 64 64 64 --mainloop wgmma
 bad 1 "takes bf16/f16 operands, not e4m3" gemm 64 64 128 --type e4m3 --mainloop tma-mmasync
