@@ -93,6 +93,9 @@ case "$mode" in
   combos) combos ;;
   verify) rt; sm80; tma; step gemm-awkward gemm_awkward; combos ;;
   compare) compare ;;
+  unaligned) step gemm-combos-quick scripts/gemm-combos.sh "$H" quick
+    step gemm-unaligned "$H" bench gemm --set unaligned --compare-repack --json "$OUT/gemm-unaligned.json"
+    step gemm-odd "$H" bench gemm --set odd --json "$OUT/gemm-odd.json" ;;
   python) python ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
