@@ -2,8 +2,9 @@
  * double-precision reference on the host, the comparison, the TMA view of an operand, the
  * PTX summary and ptxas report, and the run-time boilerplate (open the GPU or say why not,
  * JIT-load and launch). Each example's own file builds its kernel with the builder API; this
- * header holds no kernel code but ex_acc_origin (see there). Everything is static inline so
- * that each example compiles it on its own without warnings for what it does not use. */
+ * header holds only the glue between the builder calls that every example makes the same way
+ * (specs, the barrier initialisation, a consumer thread's part of the C tile). Everything is static
+ * inline so that each example compiles it on its own without warnings for what it does not use. */
 #ifndef HOPGEN_EXAMPLE_UTIL_H
 #define HOPGEN_EXAMPLE_UTIL_H
 
@@ -55,20 +56,86 @@ static inline hg_status_t ex_generate(const char *name, ex_build_fn build, const
   return s;
 }
 
-/* Where a consumer thread's first accumulator element sits in the CTA tile: the thread mode
- * of the TiledMma's accumulator layout (CuTe: thr_mma.partition_C's first coordinate) at the
- * thread's index, split into (row, column) of the tile_m x tile_n tile. thread: the index
- * among the TiledMma's threads (consumer * 128 + thread within the warpgroup). The builders
- * layer has no call for this yet; gemm_gen.c computes the same. */
-static inline hg_status_t ex_acc_origin(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t thread,
-                                        hg_val_t *row, hg_val_t *col) {
+/* The TiledMma of the examples: bf16 x bf16 accumulating in f32 over a tile_m x tile_n x
+ * tile_k CTA tile, `consumers` warpgroups along M, the widest swizzle the stages allow. */
+static inline hg_tiled_mma_spec_t ex_mma_spec(int tile_m, int tile_n, int tile_k, int consumers,
+                                              hg_major_t a_major, hg_major_t b_major) {
+  return (hg_tiled_mma_spec_t){.a = HG_BF16,
+                               .b = HG_BF16,
+                               .acc = HG_F32,
+                               .tile_m = tile_m,
+                               .tile_n = tile_n,
+                               .tile_k = tile_k,
+                               .wg_m = consumers,
+                               .wg_n = 1,
+                               .a_major = a_major,
+                               .b_major = b_major,
+                               .auto_swizzle = true};
+}
+
+/* The persistent scheduler over tile_m x tile_n tiles, no cluster, bands of `group` M-tiles. */
+static inline hg_sched_spec_t ex_sched_spec(int tile_m, int tile_n, int group) {
+  return (hg_sched_spec_t){.kind = HG_SCHED_PERSISTENT,
+                           .tile_m = tile_m,
+                           .tile_n = tile_n,
+                           .cluster_m = 1,
+                           .cluster_n = 1,
+                           .raster = HG_RASTER_M,
+                           .raster_group = group};
+}
+
+/* ceil(x / d) for a run-time x >= 0 and a constant d: the k-blocks of K. */
+static inline hg_val_t ex_ceil_div(hg_builder_t *b, hg_val_t x, int d) {
+  return hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x, hg_b_i32(b, d - 1)), hg_b_i32(b, d));
+}
+
+static inline hg_val_t ex_add(hg_builder_t *b, hg_val_t x, hg_val_t y) {
+  return hg_b_bin(b, HG_ADD, x, y);
+}
+
+/* Thread 0 initialises the ring's mbarriers and fences them for the async proxy (TMA and
+ * wgmma see them there); the whole CTA waits until it has, before any producer or consumer
+ * touches them. */
+static inline void ex_pipe_init(hg_builder_t *b, const hg_roles_t *r, const hg_pipe_t *pipe,
+                                const hg_cluster2d_t *cl) {
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, r->tid, hg_b_i32(b, 0)));
+  hg_pipe_init(b, pipe);
+  hg_b_fence_proxy_async(b);
+  hg_b_endif(b);
+  hg_cluster2d_sync(b, cl);
+}
+
+/* A consumer thread's part of the C tile (CuTe: thr_mma.partition_fragment_C): its f32
+ * accumulators; its warpgroup's slot along M (the TiledMma's wm) and the first row of that
+ * slot's region; where its first element sits in the tile, from the thread mode of the
+ * accumulator layout at its index among the TiledMma's threads; and the map from (row,
+ * column) offsets to accumulator indices, which hg_epilogue_emit walks. Release with
+ * hg_acc_map_free(&f->map). The builders layer has no call for the first element yet
+ * (gemm_gen.c computes the same). */
+#define EX_MAX_ACC 128
+typedef struct ex_frag_c {
+  hg_val_t acc[EX_MAX_ACC];
+  hg_val_t slot, region_row, row, col;
+  hg_acc_map_t map;
+} ex_frag_c_t;
+
+static inline hg_status_t ex_frag_c_make(hg_builder_t *b, const hg_mma_builder_t *mma,
+                                         const hg_roles_t *r, ex_frag_c_t *f) {
+  const hg_tiled_mma_t *tm = &mma->tm;
+  const int rows = tm->tile_m / tm->wg_m;
+  if (mma->acc_count > EX_MAX_ACC)
+    return hg_error(HG_ERR_CAPACITY, "%d accumulators a thread; the examples keep %d",
+                    mma->acc_count, EX_MAX_ACC);
+  for (int i = 0; i < mma->acc_count; i++) f->acc[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+  f->slot = tm->wg_m > 1 ? r->consumer : hg_b_i32(b, 0);
+  f->region_row = hg_b_bin(b, HG_MUL, f->slot, hg_b_i32(b, rows));
   hg_layout_t thr_mode;
   hg_val_t first;
   HG_TRY(hg_layout_mode(&tm->acc_tv, 0, &thr_mode));
-  HG_TRY(hg_layout_emit(b, &thr_mode, thread, &first));
-  *row = hg_b_bin(b, HG_REM_U, first, hg_b_i32(b, tm->tile_m));
-  *col = hg_b_bin(b, HG_DIV_U, first, hg_b_i32(b, tm->tile_m));
-  return hg_ok();
+  HG_TRY(hg_layout_emit(b, &thr_mode, hg_b_mad(b, f->slot, hg_b_i32(b, 128), r->wg_tid), &first));
+  f->row = hg_b_bin(b, HG_REM_U, first, hg_b_i32(b, tm->tile_m));
+  f->col = hg_b_bin(b, HG_DIV_U, first, hg_b_i32(b, tm->tile_m));
+  return hg_acc_map_make(tm, rows, &f->map);
 }
 
 /* How many PTX lines contain `what`, and the first of them (trimmed) into first. */
@@ -176,7 +243,7 @@ typedef struct ex_matrix {
 static inline uint16_t ex_bf16_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0; /* NaN */
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;        /* NaN */
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
 }
 
@@ -253,6 +320,28 @@ static inline hg_tma_tensor_t ex_tma_operand(const ex_matrix_t *m, bool k_major)
   return t;
 }
 
+/* make_tma_copy(SM90_TMA_LOAD, gX, sX): the plan that loads an operand's tile into the stage
+ * layout the TiledMma reads (op: the TiledMma's a_op or b_op). */
+static inline hg_status_t ex_tma_load_plan(const ex_matrix_t *m, bool k_major,
+                                           const hg_gmma_operand_t *op, hg_tma_plan_t *out) {
+  const hg_tma_tensor_t t = ex_tma_operand(m, k_major);
+  const hg_tma_options_t o = hg_tma_options_default(HG_TMA_LOAD);
+  return hg_tma_plan_make(&t, &op->layout, &o, out);
+}
+
+/* Upload every matrix of the list (NULL-terminated). */
+static inline hg_status_t ex_upload(hg_rt_t *rt, ex_matrix_t *const *all) {
+  for (int i = 0; all[i]; i++) HG_TRY(ex_matrix_upload(rt, all[i]));
+  return hg_ok();
+}
+
+/* Free the matrices of the list (NULL-terminated), the kernel and the runtime (may be NULL). */
+static inline void ex_cleanup(hg_rt_t *rt, ex_matrix_t *const *all, hg_kernel_t *k) {
+  for (int i = 0; all[i]; i++) ex_matrix_free(rt, all[i]);
+  hg_kernel_free(k);
+  if (rt) hg_rt_close(rt);
+}
+
 /* ---------------------------------------------------------------- the check */
 
 /* An operand of the GEMM: A is M x K, B is N x K (CuTe's and cuBLAS's "TN" view), each
@@ -275,7 +364,8 @@ static inline bool ex_check(hg_rt_t *rt, const ex_matrix_t *a, bool a_k_major, c
   }
   const int64_t m = d->rows, n = d->cols;
   /* Both operands K-contiguous in memory, so each dot product runs along one cache line. */
-  float *at = malloc(sizeof(float) * (size_t)(m * k)), *bt = malloc(sizeof(float) * (size_t)(n * k));
+  float *at = malloc(sizeof(float) * (size_t)(m * k)),
+        *bt = malloc(sizeof(float) * (size_t)(n * k));
   if (!at || !bt) fprintf(stderr, "out of host memory\n"), exit(1);
   for (int64_t i = 0; i < m; i++)
     for (int64_t kk = 0; kk < k; kk++) at[i * k + kk] = ex_operand_at(a, a_k_major, i, kk);

@@ -39,19 +39,11 @@ static int chunk_bytes(int64_t pitch_bytes) {
 }
 
 static hg_status_t make_plans(plans_t *p) {
-  const hg_tiled_mma_spec_t ms = {.a = HG_BF16,
-                                  .b = HG_BF16,
-                                  .acc = HG_F32,
-                                  .tile_m = TILE_M,
-                                  .tile_n = TILE_N,
-                                  .tile_k = TILE_K,
-                                  .wg_m = CONSUMERS,
-                                  .wg_n = 1,
-                                  .a_major = HG_MAJOR_K,
-                                  .b_major = HG_MAJOR_K,
-                                  .auto_swizzle = true};
+  const hg_tiled_mma_spec_t ms =
+      ex_mma_spec(TILE_M, TILE_N, TILE_K, CONSUMERS, HG_MAJOR_K, HG_MAJOR_K);
   HG_TRY(hg_mma_builder_make(HG_MMA_WGMMA_SS, &ms, &p->mma));
-  /* Each operand tile is a 128-row x 64-column view of its row-major matrix (K contiguous). */
+  /* Each operand tile is a 128-row x 64-column view of its row-major matrix (K contiguous),
+   * copied by the producer's 128 threads into the stage layout the TiledMma reads. */
   const hg_gmma_operand_t *op[2] = {&p->mma.tm.a_op, &p->mma.tm.b_op};
   const int64_t ld[2] = {LDA, LDB};
   hg_cp_async_copy_t *cp[2] = {&p->a, &p->b};
@@ -86,7 +78,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   hg_cluster2d_t cl;
   HG_TRY(hg_cluster2d_make(b, 1, 1, &cl));
   /* The stage buffers are the TiledMma's own layouts; a full barrier completes when all 128
-   * producer threads' cp.async of the stage have landed. */
+   * producer threads' copies of the stage have landed. */
   const hg_gmma_operand_t *oa = &p->mma.tm.a_op, *ob = &p->mma.tm.b_op;
   hg_smem_ring_t ring_a, ring_b;
   HG_TRY(hg_smem_ring_make(b, oa->stage_bytes, oa->align_bytes, STAGES, &ring_a));
@@ -106,45 +98,30 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   epi.m = hg_b_param(b, HG_T_I32, "m");
   epi.n = hg_b_param(b, HG_T_I32, "n");
   hg_val_t k = hg_b_param(b, HG_T_I32, "k");
-
   hg_sched_t sched;
-  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
-                              .tile_m = TILE_M,
-                              .tile_n = TILE_N,
-                              .cluster_m = 1,
-                              .cluster_n = 1,
-                              .raster = HG_RASTER_M,
-                              .raster_group = 8};
-  hg_val_t kblocks = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, k, hg_b_i32(b, TILE_K - 1)),
-                              hg_b_i32(b, TILE_K));
-  HG_TRY(hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), kblocks, &sched));
-
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, r.tid, hg_b_i32(b, 0)));
-  hg_pipe_init(b, &pipe);
-  hg_b_fence_proxy_async(b);
-  hg_b_endif(b);
-  hg_cluster2d_sync(b, &cl);
+  const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 8);
+  HG_TRY(
+      hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
+  ex_pipe_init(b, &r, &pipe, &cl);
 
   /* Producer: all 128 threads. Per k-block each waits for the stage to be free, issues its
-   * 16 chunks of A's 128 x 64 tile and 16 of B's (8 bytes each; zero-filled outside the
-   * matrices) and arrives on the full barrier once they land. No elected thread, no
-   * transaction bytes: the arrivals count the copies. */
+   * 16 chunks of A's 128 x 64 tile and 16 of B's (8 bytes each, zero-filled past M, N or K)
+   * and arrives on the full barrier once they land. No elected thread, no transaction
+   * bytes: the arrivals count the copies. */
   hg_roles_producer(b, &r);
   {
     hg_pipe_pos_t pos = hg_pipe_start(b);
     hg_sched_work_t w;
     hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-    hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
-    {
-      hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, TILE_K));
-      hg_pipe_acquire(b, &pipe, pos);
-      hg_cp_async_copy_issue(b, &p->a, hg_smem_ring_addr(b, &ring_a, pos.stage), a_ptr, lda, w.m0,
-                             k0, epi.m, k, r.wg_tid);
-      hg_cp_async_copy_issue(b, &p->b, hg_smem_ring_addr(b, &ring_b, pos.stage), b_ptr, ldb, w.n0,
-                             k0, epi.n, k, r.wg_tid);
-      hg_cp_async_copy_commit(b, &p->a, &pipe, pos);
-      hg_pipe_advance(b, &pipe, pos);
-    }
+    hg_val_t kb = hg_b_for(b, w.k_first, ex_add(b, w.k_first, w.k_count), hg_b_i32(b, 1));
+    hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, TILE_K));
+    hg_pipe_acquire(b, &pipe, pos);
+    hg_cp_async_copy_issue(b, &p->a, hg_smem_ring_addr(b, &ring_a, pos.stage), a_ptr, lda, w.m0, k0,
+                           epi.m, k, r.wg_tid);
+    hg_cp_async_copy_issue(b, &p->b, hg_smem_ring_addr(b, &ring_b, pos.stage), b_ptr, ldb, w.n0, k0,
+                           epi.n, k, r.wg_tid);
+    hg_cp_async_copy_commit(b, &p->a, &pipe, pos);
+    hg_pipe_advance(b, &pipe, pos);
     hg_b_endfor(b);
     hg_sched_end(b, &sched);
   }
@@ -153,28 +130,20 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
    * written through the generic proxy (cp.async) and wgmma reads them through the async
    * proxy, so the waiting thread fences between the two. Then predicated bf16 stores. */
   hg_roles_consumer(b, &r);
-  hg_val_t acc[TILE_M / CONSUMERS * TILE_N / 128];
-  for (int i = 0; i < p->mma.acc_count; i++) acc[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-  hg_val_t row, col;
-  HG_TRY(ex_acc_origin(b, &p->mma.tm, hg_b_mad(b, r.consumer, hg_b_i32(b, 128), r.wg_tid), &row,
-                       &col));
-  hg_acc_map_t am;
-  HG_TRY(hg_acc_map_make(&p->mma.tm, TILE_M / CONSUMERS, &am));
-  const hg_mainloop_t ml = {.mma = &p->mma,
-                            .pipe = &pipe,
-                            .ring_a = &ring_a,
-                            .ring_b = &ring_b,
-                            .fence_proxy = true};
+  ex_frag_c_t c;
+  HG_TRY(ex_frag_c_make(b, &p->mma, &r, &c));
+  const hg_mainloop_t ml = {
+      .mma = &p->mma, .pipe = &pipe, .ring_a = &ring_a, .ring_b = &ring_b, .fence_proxy = true};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_sched_work_t w;
   hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-  hg_mainloop_emit(b, &ml, acc, pos, w.k_count, r.consumer, &r);
-  hg_val_t m_base = hg_b_mad(b, r.consumer, hg_b_i32(b, TILE_M / CONSUMERS), w.m0);
-  hg_status_t s = hg_epilogue_emit(b, &epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, row),
-                                   hg_b_bin(b, HG_ADD, w.n0, col), m_base, w.n0, w.batch, &r);
+  hg_mainloop_emit(b, &ml, c.acc, pos, w.k_count, c.slot, &r);
+  hg_val_t row0 = ex_add(b, w.m0, c.row), col0 = ex_add(b, w.n0, c.col);
+  hg_status_t s = hg_epilogue_emit(b, &epi, c.acc, &c.map, row0, col0,
+                                   ex_add(b, w.m0, c.region_row), w.n0, w.batch, &r);
   hg_sched_end(b, &sched);
   hg_roles_end(b, &r);
-  hg_acc_map_free(&am);
+  hg_acc_map_free(&c.map);
   return s;
 }
 
@@ -183,6 +152,7 @@ int main(int argc, char **argv) {
   ex_matrix_make(&a, HG_BF16, M, K, LDA, true, 1);  /* A: M x K in rows of LDA */
   ex_matrix_make(&bm, HG_BF16, N, K, LDB, true, 2); /* B: N x K in rows of LDB */
   ex_matrix_make(&d, HG_BF16, M, N, LDD, false, 0); /* D: M x N in rows of LDD, NaN */
+  ex_matrix_t *const all[] = {&a, &bm, &d, NULL};
   static plans_t p;
   EX_CHECK(make_plans(&p));
   printf("A and B: rows of %d and %d bytes -> cp.async chunks of %d and %d bytes\n", LDA * 2,
@@ -202,20 +172,14 @@ int main(int argc, char **argv) {
   int rc;
   hg_rt_t *rt = ex_gpu_open(&rc);
   if (rt) {
-    EX_CHECK(ex_matrix_upload(rt, &a));
-    EX_CHECK(ex_matrix_upload(rt, &bm));
-    EX_CHECK(ex_matrix_upload(rt, &d));
+    EX_CHECK(ex_upload(rt, all));
     int64_t lda = LDA, ldb = LDB, ldd = LDD;
     int32_t m = M, n = N, kk = K;
     void *args[] = {&a.dev, &lda, &bm.dev, &ldb, &d.dev, &ldd, &m, &n, &kk};
-    const int64_t tiles = ((M + TILE_M - 1) / TILE_M) * ((N + TILE_N - 1) / TILE_N);
-    EX_CHECK(ex_launch(rt, &k, (uint32_t)tiles, args));
+    const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 8);
+    EX_CHECK(ex_launch(rt, &k, (uint32_t)hg_sched_units(&ss, M, N, 1), args));
     rc = ex_check(rt, &a, true, &bm, true, K, 1.0f, 0.0f, NULL, &d, 1e-2) ? 0 : 1;
   }
-  ex_matrix_free(rt, &a);
-  ex_matrix_free(rt, &bm);
-  ex_matrix_free(rt, &d);
-  hg_kernel_free(&k);
-  if (rt) hg_rt_close(rt);
+  ex_cleanup(rt, all, &k);
   return rc;
 }

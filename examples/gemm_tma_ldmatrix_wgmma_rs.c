@@ -30,28 +30,18 @@ typedef struct plans {
 
 static hg_status_t make_plans(const ex_matrix_t *a, const ex_matrix_t *b, plans_t *p) {
   /* The TiledMma's tiling and stage layouts are wgmma's (A's stage: 128-byte swizzled M-major
-   * atoms); only the way A reaches the instruction changes with the kind. */
-  const hg_tiled_mma_spec_t ms = {.a = HG_BF16,
-                                  .b = HG_BF16,
-                                  .acc = HG_F32,
-                                  .tile_m = TILE_M,
-                                  .tile_n = TILE_N,
-                                  .tile_k = TILE_K,
-                                  .wg_m = CONSUMERS,
-                                  .wg_n = 1,
-                                  .a_major = HG_MAJOR_MN,
-                                  .b_major = HG_MAJOR_K,
-                                  .auto_swizzle = true};
+   * atoms, 64 M x 8 K each); only the way A reaches the instruction changes with the kind. */
+  const hg_tiled_mma_spec_t ms =
+      ex_mma_spec(TILE_M, TILE_N, TILE_K, CONSUMERS, HG_MAJOR_MN, HG_MAJOR_K);
   HG_TRY(hg_mma_builder_make(HG_MMA_WGMMA_RS, &ms, &p->mma));
-  const hg_tma_options_t load = hg_tma_options_default(HG_TMA_LOAD);
-  const hg_tma_tensor_t ta = ex_tma_operand(a, false), tb = ex_tma_operand(b, true);
-  HG_TRY(hg_tma_plan_make(&ta, &p->mma.tm.a_op.layout, &load, &p->a));
-  return hg_tma_plan_make(&tb, &p->mma.tm.b_op.layout, &load, &p->b);
+  /* A's boxes are 64 M x 64 K (M contiguous: two per stage), B's 64 K x 128 N. */
+  HG_TRY(ex_tma_load_plan(a, false, &p->mma.tm.a_op, &p->a));
+  return ex_tma_load_plan(b, true, &p->mma.tm.b_op, &p->b);
 }
 
 static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const plans_t *p = plans;
-  /* Producer warpgroup + two consumer warpgroups of 64 rows each. */
+  /* Producer warpgroup + two consumer warpgroups of 64 rows each, a ring of STAGES. */
   hg_roles_t r;
   const hg_roles_spec_t rs = {
       .producers = 1, .consumers = CONSUMERS, .producer_regs = 40, .consumer_regs = 232};
@@ -66,49 +56,36 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const hg_pipe_spec_t ps = {.stages = STAGES, .full_arrivals = 1, .empty_arrivals = 4 * CONSUMERS};
   HG_TRY(hg_pipe_make(b, &ps, &pipe));
 
-  /* Parameters: A and B as tensor maps, C and D as pointers with leading dimensions. */
+  /* Parameters, and the epilogue they feed: D = alpha * acc + beta * C, predicated stores. */
   hg_val_t tmap_a = hg_b_param_tmap(b, "tmap_a"), tmap_b = hg_b_param_tmap(b, "tmap_b");
   hg_epilogue_t epi = {.d_type = HG_BF16, .tma = false, .nsteps = 2};
+  hg_epi_step_t *scale = &epi.steps[0], *beta_c = &epi.steps[1];
+  *scale = (hg_epi_step_t){.kind = HG_EPI_SCALE, .value = hg_b_param(b, HG_T_F32, "alpha")};
+  *beta_c = (hg_epi_step_t){.kind = HG_EPI_BETA_C, .value = hg_b_param(b, HG_T_F32, "beta")};
+  beta_c->ptr = hg_b_param(b, HG_T_I64, "c");
+  beta_c->ld = hg_b_param(b, HG_T_I64, "ldc");
+  beta_c->batch_stride = hg_b_i64(b, 0);
   epi.d_ptr = hg_b_param(b, HG_T_I64, "d");
   epi.ldd = hg_b_param(b, HG_T_I64, "ldd");
   epi.batch_stride_d = hg_b_i64(b, 0);
-  hg_epi_step_t *beta_c = &epi.steps[1];
-  *beta_c = (hg_epi_step_t){.kind = HG_EPI_BETA_C, .batch_stride = hg_b_i64(b, 0)};
-  beta_c->ptr = hg_b_param(b, HG_T_I64, "c");
-  beta_c->ld = hg_b_param(b, HG_T_I64, "ldc");
   epi.m = hg_b_param(b, HG_T_I32, "m");
   epi.n = hg_b_param(b, HG_T_I32, "n");
   hg_val_t k = hg_b_param(b, HG_T_I32, "k");
-  epi.steps[0] = (hg_epi_step_t){.kind = HG_EPI_SCALE, .value = hg_b_param(b, HG_T_F32, "alpha")};
-  beta_c->value = hg_b_param(b, HG_T_F32, "beta");
 
   /* One tile per CTA: the persistent scheduler launched with as many CTAs as tiles. */
   hg_sched_t sched;
-  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
-                              .tile_m = TILE_M,
-                              .tile_n = TILE_N,
-                              .cluster_m = 1,
-                              .cluster_n = 1,
-                              .raster = HG_RASTER_N,
-                              .raster_group = 1};
-  hg_val_t kblocks = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, k, hg_b_i32(b, TILE_K - 1)),
-                              hg_b_i32(b, TILE_K));
-  HG_TRY(hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), kblocks, &sched));
+  const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 1);
+  HG_TRY(
+      hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
+  ex_pipe_init(b, &r, &pipe, &cl);
   hg_sched_work_t w;
 
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, r.tid, hg_b_i32(b, 0)));
-  hg_pipe_init(b, &pipe);
-  hg_b_fence_proxy_async(b);
-  hg_b_endif(b);
-  hg_cluster2d_sync(b, &cl);
-
-  /* Producer: as in gemm_tma_wgmma.c, one elected thread fills the ring with TMA. A's boxes
-   * are 64 M x 64 K here (M contiguous), B's 64 K x 128 N. */
+  /* Producer: as in gemm_tma_wgmma.c, one elected thread fills the ring with TMA. */
   hg_roles_producer(b, &r);
   hg_elect_begin(b, hg_b_cmp(b, HG_EQ, r.warp, hg_b_i32(b, 0)));
   hg_pipe_pos_t fill = hg_pipe_start(b);
   hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-  hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
+  hg_val_t kb = hg_b_for(b, w.k_first, ex_add(b, w.k_first, w.k_count), hg_b_i32(b, 1));
   hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, TILE_K));
   hg_val_t origin_a[2] = {w.m0, k0}, origin_b[2] = {w.n0, k0};
   hg_pipe_acquire(b, &pipe, fill);
@@ -123,27 +100,23 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   hg_sched_end(b, &sched);
   hg_elect_end(b);
 
-  /* Consumers: per k-block each warp loads its 16 rows of A with ldmatrix.trans, then the
-   * warpgroup issues 4 wgmma RS; the epilogue scales by alpha, adds beta * C (read only when
-   * beta != 0) and stores every element of D inside M x N. */
+  /* Consumers: per k-block each warp loads its 16 rows of A with ldmatrix.x4.trans (one per
+   * K atom), one wgmma.fence orders those registers before the 4 wgmma RS; the epilogue
+   * scales by alpha, adds beta * C (C is read only when beta != 0) and stores every element
+   * of D inside M x N. */
   hg_roles_consumer(b, &r);
-  hg_val_t acc[TILE_M / CONSUMERS * TILE_N / 128];
-  for (int i = 0; i < p->mma.acc_count; i++) acc[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-  hg_val_t row, col;
-  HG_TRY(ex_acc_origin(b, &p->mma.tm, hg_b_mad(b, r.consumer, hg_b_i32(b, 128), r.wg_tid), &row,
-                       &col));
-  hg_acc_map_t am;
-  HG_TRY(hg_acc_map_make(&p->mma.tm, TILE_M / CONSUMERS, &am));
+  ex_frag_c_t c;
+  HG_TRY(ex_frag_c_make(b, &p->mma, &r, &c));
   const hg_mainloop_t ml = {.mma = &p->mma, .pipe = &pipe, .ring_a = &ring_a, .ring_b = &ring_b};
   hg_pipe_pos_t use = hg_pipe_start(b);
   hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-  hg_mainloop_emit(b, &ml, acc, use, w.k_count, r.consumer, &r);
-  hg_val_t m_base = hg_b_mad(b, r.consumer, hg_b_i32(b, TILE_M / CONSUMERS), w.m0);
-  hg_status_t s = hg_epilogue_emit(b, &epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, row),
-                                   hg_b_bin(b, HG_ADD, w.n0, col), m_base, w.n0, w.batch, &r);
+  hg_mainloop_emit(b, &ml, c.acc, use, w.k_count, c.slot, &r);
+  hg_val_t m_base = ex_add(b, w.m0, c.region_row);
+  hg_status_t s = hg_epilogue_emit(b, &epi, c.acc, &c.map, ex_add(b, w.m0, c.row),
+                                   ex_add(b, w.n0, c.col), m_base, w.n0, w.batch, &r);
   hg_sched_end(b, &sched);
   hg_roles_end(b, &r);
-  hg_acc_map_free(&am);
+  hg_acc_map_free(&c.map);
   return s;
 }
 
@@ -153,11 +126,12 @@ int main(int argc, char **argv) {
   ex_matrix_make(&bm, HG_BF16, N, K, K, true, 2); /* B: N x K, row-major */
   ex_matrix_make(&c, HG_BF16, M, N, N, true, 3);  /* C: M x N, row-major */
   ex_matrix_make(&d, HG_BF16, M, N, N, false, 0); /* D: M x N, NaN until written */
+  ex_matrix_t *const all[] = {&a, &bm, &c, &d, NULL};
   static plans_t p;
   EX_CHECK(make_plans(&a, &bm, &p));
   hg_kernel_t k;
-  EX_CHECK(ex_generate("example_gemm_tma_ldmatrix_wgmma_rs", build, &p, ex_backend(argc, argv),
-                       &k));
+  EX_CHECK(
+      ex_generate("example_gemm_tma_ldmatrix_wgmma_rs", build, &p, ex_backend(argc, argv), &k));
   static const char *const key[] = {"cp.async.bulk.tensor.2d.shared",
                                     "ldmatrix.sync.aligned.m8n8.x4.trans",
                                     "wgmma.fence",
@@ -170,24 +144,18 @@ int main(int argc, char **argv) {
   int rc;
   hg_rt_t *rt = ex_gpu_open(&rc);
   if (rt) {
-    ex_matrix_t *all[] = {&a, &bm, &c, &d};
-    for (int i = 0; i < 4; i++) EX_CHECK(ex_matrix_upload(rt, all[i]));
+    EX_CHECK(ex_upload(rt, all));
     hg_tensormap_t ta, tb;
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.a.map, a.dev, &ta));
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.b.map, bm.dev, &tb));
-    int64_t ldd = d.ld, ldc = c.ld;
-    int32_t m = M, n = N, kk = K;
     float alpha = ALPHA, beta = BETA;
-    void *args[] = {&ta, &tb, &d.dev, &ldd, &c.dev, &ldc, &m, &n, &kk, &alpha, &beta};
-    const int64_t tiles = ((M + TILE_M - 1) / TILE_M) * ((N + TILE_N - 1) / TILE_N);
-    EX_CHECK(ex_launch(rt, &k, (uint32_t)tiles, args));
+    int64_t ldc = c.ld, ldd = d.ld;
+    int32_t m = M, n = N, kk = K;
+    void *args[] = {&ta, &tb, &alpha, &beta, &c.dev, &ldc, &d.dev, &ldd, &m, &n, &kk};
+    const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 1);
+    EX_CHECK(ex_launch(rt, &k, (uint32_t)hg_sched_units(&ss, M, N, 1), args));
     rc = ex_check(rt, &a, false, &bm, true, K, ALPHA, BETA, &c, &d, 1e-2) ? 0 : 1;
   }
-  ex_matrix_free(rt, &a);
-  ex_matrix_free(rt, &bm);
-  ex_matrix_free(rt, &c);
-  ex_matrix_free(rt, &d);
-  hg_kernel_free(&k);
-  if (rt) hg_rt_close(rt);
+  ex_cleanup(rt, all, &k);
   return rc;
 }

@@ -30,45 +30,35 @@ typedef struct plans {
 } plans_t;
 
 static hg_status_t make_plans(const ex_matrix_t *a, const ex_matrix_t *b, plans_t *p) {
-  const hg_tiled_mma_spec_t ms = {.a = HG_BF16,
-                                  .b = HG_BF16,
-                                  .acc = HG_F32,
-                                  .tile_m = TILE_M,
-                                  .tile_n = TILE_N,
-                                  .tile_k = TILE_K,
-                                  .wg_m = 1,
-                                  .wg_n = 1,
-                                  .a_major = HG_MAJOR_K,
-                                  .b_major = HG_MAJOR_MN,
-                                  .auto_swizzle = true};
+  const hg_tiled_mma_spec_t ms = ex_mma_spec(TILE_M, TILE_N, TILE_K, 1, HG_MAJOR_K, HG_MAJOR_MN);
   HG_TRY(hg_mma_builder_make(HG_MMA_SYNC, &ms, &p->mma));
-  const hg_tma_options_t load = hg_tma_options_default(HG_TMA_LOAD);
-  const hg_tma_tensor_t ta = ex_tma_operand(a, true), tb = ex_tma_operand(b, false);
-  HG_TRY(hg_tma_plan_make(&ta, &p->mma.tm.a_op.layout, &load, &p->a));
-  return hg_tma_plan_make(&tb, &p->mma.tm.b_op.layout, &load, &p->b);
+  /* B's stage holds N-contiguous rows of 64 (128-byte swizzle): two boxes of 64 N x 64 K. */
+  HG_TRY(ex_tma_load_plan(a, true, &p->mma.tm.a_op, &p->a));
+  return ex_tma_load_plan(b, false, &p->mma.tm.b_op, &p->b);
 }
 
 static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const plans_t *p = plans;
-  const hg_tiled_mma_t *tm = &p->mma.tm;
-  /* One producer and one consumer warpgroup. */
+  /* One producer and one consumer warpgroup; the consumer's four warps each release a stage
+   * (one arrival on its empty barrier) as soon as their ldmatrix have read it. */
   hg_roles_t r;
-  const hg_roles_spec_t rs = {.producers = 1, .consumers = 1, .producer_regs = 40,
-                              .consumer_regs = 240};
+  const hg_roles_spec_t rs = {
+      .producers = 1, .consumers = 1, .producer_regs = 40, .consumer_regs = 240};
   HG_TRY(hg_roles_make(b, &rs, &r));
   *threads = r.threads;
   hg_cluster2d_t cl;
   HG_TRY(hg_cluster2d_make(b, 1, 1, &cl));
-  /* The ring: A 64 x 64 and B 128 x 64 per stage; the empty barrier takes the consumer's four
-   * warps, each releasing a stage as soon as its ldmatrix have read it. */
-  hg_smem_ring_t ring_a, ring_b;
-  HG_TRY(hg_smem_ring_make(b, p->a.smem_bytes, p->a.smem_align_bytes, STAGES, &ring_a));
-  HG_TRY(hg_smem_ring_make(b, p->b.smem_bytes, p->b.smem_align_bytes, STAGES, &ring_b));
+  const hg_tma_plan_t *plan[2] = {&p->a, &p->b};
+  hg_smem_ring_t ring[2];
+  for (int i = 0; i < 2; i++)
+    HG_TRY(hg_smem_ring_make(b, plan[i]->smem_bytes, plan[i]->smem_align_bytes, STAGES, &ring[i]));
   hg_pipe_t pipe;
   const hg_pipe_spec_t ps = {.stages = STAGES, .full_arrivals = 1, .empty_arrivals = 4};
   HG_TRY(hg_pipe_make(b, &ps, &pipe));
 
-  hg_val_t tmap_a = hg_b_param_tmap(b, "tmap_a"), tmap_b = hg_b_param_tmap(b, "tmap_b");
+  hg_val_t tmap[2];
+  tmap[0] = hg_b_param_tmap(b, "tmap_a");
+  tmap[1] = hg_b_param_tmap(b, "tmap_b");
   hg_epilogue_t epi = {.d_type = HG_F32, .tma = false, .nsteps = 0};
   epi.d_ptr = hg_b_param(b, HG_T_I64, "d");
   epi.ldd = hg_b_param(b, HG_T_I64, "ldd");
@@ -76,66 +66,50 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   epi.m = hg_b_param(b, HG_T_I32, "m");
   epi.n = hg_b_param(b, HG_T_I32, "n");
   hg_val_t k = hg_b_param(b, HG_T_I32, "k");
-  hg_val_t kblocks = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, k, hg_b_i32(b, TILE_K - 1)),
-                              hg_b_i32(b, TILE_K));
   hg_sched_t sched;
-  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT, .tile_m = TILE_M, .tile_n = TILE_N,
-                              .cluster_m = 1, .cluster_n = 1, .raster = HG_RASTER_M,
-                              .raster_group = 4};
-  HG_TRY(hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), kblocks, &sched));
+  const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 4);
+  HG_TRY(
+      hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
+  ex_pipe_init(b, &r, &pipe, &cl);
 
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, r.tid, hg_b_i32(b, 0)));
-  hg_pipe_init(b, &pipe);
-  hg_b_fence_proxy_async(b);
-  hg_b_endif(b);
-  hg_cluster2d_sync(b, &cl);
-
-  /* Producer: the TMA loop of gemm_tma_wgmma.c; only the boxes differ (B's stage holds
-   * 64-column N-contiguous rows, two boxes of 64 N x 64 K). */
+  /* Producer: the TMA loop of gemm_tma_wgmma.c, written over the two operands. */
   hg_roles_producer(b, &r);
   hg_elect_begin(b, hg_b_cmp(b, HG_EQ, r.warp, hg_b_i32(b, 0)));
   {
     hg_pipe_pos_t pos = hg_pipe_start(b);
     hg_sched_work_t w;
     hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-    hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
+    hg_val_t kb = hg_b_for(b, w.k_first, ex_add(b, w.k_first, w.k_count), hg_b_i32(b, 1));
     hg_pipe_acquire(b, &pipe, pos);
     hg_pipe_expect_tx(b, &pipe, pos, p->a.expect_tx_bytes + p->b.expect_tx_bytes);
-    hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, TILE_K)), origin[2][2] = {{w.m0, k0},
-                                                                                 {w.n0, k0}};
-    const hg_tma_plan_t *plan[2] = {&p->a, &p->b};
-    const hg_smem_ring_t *ring[2] = {&ring_a, &ring_b};
-    hg_val_t tmap[2] = {tmap_a, tmap_b};
-    for (int i = 0; i < 2; i++)
-      hg_tma_copy_load(b, plan[i], tmap[i], hg_smem_ring_addr(b, ring[i], pos.stage),
-                       hg_pipe_full_bar(b, &pipe, pos.stage), origin[i], HG_NONE, HG_NONE,
-                       HG_NONE);
+    hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, TILE_K));
+    for (int i = 0; i < 2; i++) {
+      hg_val_t origin[2] = {i == 0 ? w.m0 : w.n0, k0};
+      hg_tma_copy_load(b, plan[i], tmap[i], hg_smem_ring_addr(b, &ring[i], pos.stage),
+                       hg_pipe_full_bar(b, &pipe, pos.stage), origin, HG_NONE, HG_NONE, HG_NONE);
+    }
     hg_pipe_advance(b, &pipe, pos);
     hg_b_endfor(b);
     hg_sched_end(b, &sched);
   }
   hg_elect_end(b);
 
-  /* Consumer: the main loop zeroes the accumulators, then per k-block (per K atom of 16):
-   * ldmatrix.x4 of each warp's 16 x 16 A block, ldmatrix.x4.trans of two n8 B blocks at a
-   * time, 16 mma.sync; then f32 stores of every element inside M x N. */
+  /* Consumer: the main loop zeroes the accumulators (mma.sync always adds), then per K atom
+   * of 16: ldmatrix.x4 of each warp's 16 x 16 block of A, ldmatrix.x4.trans of two n8
+   * blocks of B at a time, 16 mma.sync; then f32 stores of every element inside M x N. */
   hg_roles_consumer(b, &r);
-  hg_val_t acc[TILE_M * TILE_N / 128];
-  for (int i = 0; i < p->mma.acc_count; i++) acc[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-  hg_val_t row, col;
-  HG_TRY(ex_acc_origin(b, tm, r.wg_tid, &row, &col));
-  hg_acc_map_t am;
-  HG_TRY(hg_acc_map_make(tm, TILE_M, &am));
-  const hg_mainloop_t ml = {.mma = &p->mma, .pipe = &pipe, .ring_a = &ring_a, .ring_b = &ring_b};
+  ex_frag_c_t c;
+  HG_TRY(ex_frag_c_make(b, &p->mma, &r, &c));
+  const hg_mainloop_t ml = {.mma = &p->mma, .pipe = &pipe, .ring_a = &ring[0], .ring_b = &ring[1]};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_sched_work_t w;
   hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-  hg_mainloop_emit(b, &ml, acc, pos, w.k_count, hg_b_i32(b, 0), &r);
-  hg_status_t s = hg_epilogue_emit(b, &epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, row),
-                                   hg_b_bin(b, HG_ADD, w.n0, col), w.m0, w.n0, w.batch, &r);
+  hg_mainloop_emit(b, &ml, c.acc, pos, w.k_count, c.slot, &r);
+  hg_status_t s = hg_epilogue_emit(b, &epi, c.acc, &c.map, ex_add(b, w.m0, c.row),
+                                   ex_add(b, w.n0, c.col), w.m0, w.n0, w.batch, &r);
   hg_sched_end(b, &sched);
   hg_roles_end(b, &r);
-  hg_acc_map_free(&am);
+  hg_acc_map_free(&c.map);
   return s;
 }
 
@@ -144,6 +118,7 @@ int main(int argc, char **argv) {
   ex_matrix_make(&a, HG_BF16, M, K, K, true, 1);  /* A: M x K, row-major */
   ex_matrix_make(&bm, HG_BF16, K, N, N, true, 2); /* B: K x N, row-major */
   ex_matrix_make(&d, HG_F32, M, N, N, false, 0);  /* D: M x N f32, NaN until written */
+  ex_matrix_t *const all[] = {&a, &bm, &d, NULL};
   static plans_t p;
   EX_CHECK(make_plans(&a, &bm, &p));
   hg_kernel_t k;
@@ -160,23 +135,17 @@ int main(int argc, char **argv) {
   int rc;
   hg_rt_t *rt = ex_gpu_open(&rc);
   if (rt) {
-    EX_CHECK(ex_matrix_upload(rt, &a));
-    EX_CHECK(ex_matrix_upload(rt, &bm));
-    EX_CHECK(ex_matrix_upload(rt, &d));
+    EX_CHECK(ex_upload(rt, all));
     hg_tensormap_t ta, tb;
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.a.map, a.dev, &ta));
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.b.map, bm.dev, &tb));
     int64_t ldd = d.ld;
     int32_t m = M, n = N, kk = K;
     void *args[] = {&ta, &tb, &d.dev, &ldd, &m, &n, &kk};
-    const int64_t tiles = ((M + TILE_M - 1) / TILE_M) * ((N + TILE_N - 1) / TILE_N);
-    EX_CHECK(ex_launch(rt, &k, (uint32_t)tiles, args));
+    const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 4);
+    EX_CHECK(ex_launch(rt, &k, (uint32_t)hg_sched_units(&ss, M, N, 1), args));
     rc = ex_check(rt, &a, true, &bm, false, K, 1.0f, 0.0f, NULL, &d, 1e-4) ? 0 : 1;
   }
-  ex_matrix_free(rt, &a);
-  ex_matrix_free(rt, &bm);
-  ex_matrix_free(rt, &d);
-  hg_kernel_free(&k);
-  if (rt) hg_rt_close(rt);
+  ex_cleanup(rt, all, &k);
   return rc;
 }

@@ -36,23 +36,13 @@ static hg_status_t make_plans(const ex_matrix_t *a, const ex_matrix_t *b, const 
   /* Each consumer warpgroup owns 64 rows of the 128 x 128 tile: per k-block of 64 it issues
    * four m64n128k16 wgmma reading A and B through shared-memory descriptors. The stage
    * layouts are GMMA's canonical 128-byte swizzled K-major atoms tiled over 128 x 64. */
-  const hg_tiled_mma_spec_t ms = {.a = HG_BF16,
-                                  .b = HG_BF16,
-                                  .acc = HG_F32,
-                                  .tile_m = TILE_M,
-                                  .tile_n = TILE_N,
-                                  .tile_k = TILE_K,
-                                  .wg_m = CONSUMERS,
-                                  .wg_n = 1,
-                                  .a_major = HG_MAJOR_K,
-                                  .b_major = HG_MAJOR_K,
-                                  .auto_swizzle = true};
+  const hg_tiled_mma_spec_t ms =
+      ex_mma_spec(TILE_M, TILE_N, TILE_K, CONSUMERS, HG_MAJOR_K, HG_MAJOR_K);
   HG_TRY(hg_mma_builder_make(HG_MMA_WGMMA_SS, &ms, &p->mma));
-  /* The TMA plans fill exactly the stage layouts the TiledMma reads. */
-  const hg_tma_options_t load = hg_tma_options_default(HG_TMA_LOAD);
-  const hg_tma_tensor_t ta = ex_tma_operand(a, true), tb = ex_tma_operand(b, true);
-  HG_TRY(hg_tma_plan_make(&ta, &p->mma.tm.a_op.layout, &load, &p->a));
-  HG_TRY(hg_tma_plan_make(&tb, &p->mma.tm.b_op.layout, &load, &p->b));
+  /* The TMA plans fill exactly the stage layouts the TiledMma reads: one box of 64 K x 128
+   * rows per operand and stage. */
+  HG_TRY(ex_tma_load_plan(a, true, &p->mma.tm.a_op, &p->a));
+  HG_TRY(ex_tma_load_plan(b, true, &p->mma.tm.b_op, &p->b));
   /* D leaves in 64 x 64 sub-tiles: rows of 128 bytes, swizzled so that stmatrix's eight rows
    * hit eight different bank groups, and TMA stores them (boxes clipped at M and N). */
   hg_composed_t sub;
@@ -64,7 +54,6 @@ static hg_status_t make_plans(const ex_matrix_t *a, const ex_matrix_t *b, const 
 
 static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const plans_t *p = plans;
-  const hg_tiled_mma_t *tm = &p->mma.tm;
   /* Roles: warpgroup 0 produces, warpgroups 1 and 2 consume; setmaxnreg moves registers
    * from the producer (40) to the consumers (232). No cluster. */
   hg_roles_t r;
@@ -84,7 +73,8 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   hg_pipe_t pipe;
   const hg_pipe_spec_t ps = {.stages = STAGES, .full_arrivals = 1, .empty_arrivals = 4 * CONSUMERS};
   HG_TRY(hg_pipe_make(b, &ps, &pipe));
-  hg_epilogue_t epi = {.d_type = HG_BF16, .tma = true, .plan_d = &p->d, .buffers = 2, .epi_n = EPI_N};
+  hg_epilogue_t epi = {
+      .d_type = HG_BF16, .tma = true, .plan_d = &p->d, .buffers = 2, .epi_n = EPI_N};
   epi.buf_bytes = (p->d.smem_bytes + 1023) / 1024 * 1024;
   epi.buf_offset = hg_b_smem_reserve(b, epi.buf_bytes * 2 * CONSUMERS, 1024);
 
@@ -97,25 +87,10 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
 
   /* The persistent scheduler: CTA c computes tiles c, c + grid, ... in bands of 8 M-tiles. */
   hg_sched_t sched;
-  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
-                              .tile_m = TILE_M,
-                              .tile_n = TILE_N,
-                              .cluster_m = 1,
-                              .cluster_n = 1,
-                              .raster = HG_RASTER_M,
-                              .raster_group = 8};
-  hg_val_t kblocks = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, k, hg_b_i32(b, TILE_K - 1)),
-                              hg_b_i32(b, TILE_K));
-  HG_TRY(hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), kblocks, &sched));
-
-  /* Thread 0 initialises the barriers (and fetches the tensor maps); all wait for it. */
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, r.tid, hg_b_i32(b, 0)));
-  hg_b_tmap_prefetch(b, tmap_a);
-  hg_b_tmap_prefetch(b, tmap_b);
-  hg_pipe_init(b, &pipe);
-  hg_b_fence_proxy_async(b);
-  hg_b_endif(b);
-  hg_cluster2d_sync(b, &cl);
+  const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 8);
+  HG_TRY(
+      hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
+  ex_pipe_init(b, &r, &pipe, &cl);
 
   /* Producer (CollectiveMma::load): one elected thread walks the same tiles as the consumers;
    * per k-block it waits for a free stage, tells the full barrier how many bytes will land,
@@ -126,7 +101,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
     hg_pipe_pos_t pos = hg_pipe_start(b);
     hg_sched_work_t w;
     hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-    hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
+    hg_val_t kb = hg_b_for(b, w.k_first, ex_add(b, w.k_first, w.k_count), hg_b_i32(b, 1));
     {
       hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, TILE_K));
       hg_val_t bar = hg_pipe_full_bar(b, &pipe, pos.stage);
@@ -145,68 +120,65 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   hg_elect_end(b);
 
   /* Consumers (CollectiveMma::mma + CollectiveEpilogue): per tile, the main loop over the
-   * stage ring (wait, 4 wgmma, release the stage once they are done), then the epilogue. */
+   * stage ring (wait, 4 wgmma, release the stage once they are done), then the epilogue:
+   * stmatrix of bf16 pairs into the swizzled buffers, TMA stores by the consumer's first
+   * thread. */
   hg_roles_consumer(b, &r);
-  hg_val_t acc[TILE_M / CONSUMERS * TILE_N / 128]; /* f32 accumulators per thread */
-  for (int i = 0; i < p->mma.acc_count; i++) acc[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-  hg_val_t row, col; /* the thread's first accumulator element in the tile */
-  HG_TRY(ex_acc_origin(b, tm, hg_b_mad(b, r.consumer, hg_b_i32(b, 128), r.wg_tid), &row, &col));
-  hg_val_t my_rows = hg_b_bin(b, HG_MUL, r.consumer, hg_b_i32(b, TILE_M / CONSUMERS));
-  hg_acc_map_t am; /* accumulator index at each (row, column) offset from the first */
-  HG_TRY(hg_acc_map_make(tm, TILE_M / CONSUMERS, &am));
-  const hg_mainloop_t ml = {
-      .mma = &p->mma, .pipe = &pipe, .ring_a = &ring_a, .ring_b = &ring_b, .cluster = NULL};
+  ex_frag_c_t c;
+  HG_TRY(ex_frag_c_make(b, &p->mma, &r, &c));
+  const hg_mainloop_t ml = {.mma = &p->mma, .pipe = &pipe, .ring_a = &ring_a, .ring_b = &ring_b};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_sched_work_t w;
   hg_sched_work(b, &sched, hg_sched_begin(b, &sched), &w);
-  hg_mainloop_emit(b, &ml, acc, pos, w.k_count, r.consumer, &r);
-  hg_status_t s = hg_epilogue_emit(b, &epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, row),
-                                   hg_b_bin(b, HG_ADD, w.n0, col),
-                                   hg_b_bin(b, HG_ADD, w.m0, my_rows), w.n0, w.batch, &r);
+  hg_mainloop_emit(b, &ml, c.acc, pos, w.k_count, c.slot, &r);
+  hg_status_t s =
+      hg_epilogue_emit(b, &epi, c.acc, &c.map, ex_add(b, w.m0, c.row), ex_add(b, w.n0, c.col),
+                       ex_add(b, w.m0, c.region_row), w.n0, w.batch, &r);
   hg_sched_end(b, &sched);
   hg_epilogue_drain(b, &epi, &r);
   hg_roles_end(b, &r);
-  hg_acc_map_free(&am);
+  hg_acc_map_free(&c.map);
   return s;
 }
 
 int main(int argc, char **argv) {
   ex_matrix_t a, bm, d;
-  ex_matrix_make(&a, HG_BF16, M, K, K, true, 1);   /* A: M x K, row-major */
-  ex_matrix_make(&bm, HG_BF16, N, K, K, true, 2);  /* B: N x K, row-major (B^T's columns) */
-  ex_matrix_make(&d, HG_BF16, M, N, N, false, 0);  /* D: M x N, row-major, NaN until written */
+  ex_matrix_make(&a, HG_BF16, M, K, K, true, 1);  /* A: M x K, row-major */
+  ex_matrix_make(&bm, HG_BF16, N, K, K, true, 2); /* B: N x K, row-major (B^T's columns) */
+  ex_matrix_make(&d, HG_BF16, M, N, N, false, 0); /* D: M x N, row-major, NaN until written */
+  ex_matrix_t *const all[] = {&a, &bm, &d, NULL};
   static plans_t p;
   EX_CHECK(make_plans(&a, &bm, &d, &p));
   hg_kernel_t k;
   EX_CHECK(ex_generate("example_gemm_tma_wgmma", build, &p, ex_backend(argc, argv), &k));
-  static const char *const key[] = {"mbarrier.init",  "mbarrier.try_wait", "setmaxnreg",
-                                    "elect.sync",     "cp.async.bulk.tensor.2d.shared",
-                                    "wgmma.mma_async", "wgmma.wait_group", "stmatrix",
-                                    "cp.async.bulk.tensor.2d.global", NULL};
+  static const char *const key[] = {"mbarrier.init",
+                                    "mbarrier.try_wait",
+                                    "setmaxnreg",
+                                    "elect.sync",
+                                    "cp.async.bulk.tensor.2d.shared",
+                                    "wgmma.mma_async",
+                                    "wgmma.wait_group",
+                                    "stmatrix",
+                                    "cp.async.bulk.tensor.2d.global",
+                                    NULL};
   if (!ex_show(&k, key)) return 1;
 
   int rc;
   hg_rt_t *rt = ex_gpu_open(&rc);
   if (rt) {
-    EX_CHECK(ex_matrix_upload(rt, &a));
-    EX_CHECK(ex_matrix_upload(rt, &bm));
-    EX_CHECK(ex_matrix_upload(rt, &d));
+    EX_CHECK(ex_upload(rt, all));
     hg_tensormap_t ta, tb, td;
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.a.map, a.dev, &ta));
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.b.map, bm.dev, &tb));
     EX_CHECK(hg_rt_tensormap_encode(rt, &p.d.map, d.dev, &td));
     int32_t m = M, n = N, kk = K;
     void *args[] = {&ta, &tb, &td, &m, &n, &kk};
-    /* Persistent: one CTA per SM at most (64 tiles here: fewer on a full H100/H200). */
-    const int64_t tiles = ((M + TILE_M - 1) / TILE_M) * ((N + TILE_N - 1) / TILE_N);
-    const int sms = hg_rt_device(rt)->sm_count;
+    /* Persistent: one CTA per SM at most (64 tiles here: fewer than an H100's SMs). */
+    const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 8);
+    const int64_t tiles = hg_sched_units(&ss, M, N, 1), sms = hg_rt_device(rt)->sm_count;
     EX_CHECK(ex_launch(rt, &k, (uint32_t)(tiles < sms ? tiles : sms), args));
     rc = ex_check(rt, &a, true, &bm, true, K, 1.0f, 0.0f, NULL, &d, 1e-2) ? 0 : 1;
   }
-  ex_matrix_free(rt, &a);
-  ex_matrix_free(rt, &bm);
-  ex_matrix_free(rt, &d);
-  hg_kernel_free(&k);
-  if (rt) hg_rt_close(rt);
+  ex_cleanup(rt, all, &k);
   return rc;
 }

@@ -122,8 +122,9 @@ int main(void) {
                "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))");
   printf("  with T = [3:3,(2,4):(1,8)]\n");
 
-  printf("\n7. Product: logical_product(A, B) = (A, complement(A) o B): A repeated the way B\n"
-         "   says; blocked keeps A's blocks together, raked interleaves them.\n");
+  printf(
+      "\n7. Product: logical_product(A, B) = (A, complement(A, size(A) cosize(B)) o B): A\n"
+      "   repeated the way B says; blocked keeps A's blocks together, raked interleaves them.\n");
   const hg_layout_t p1 = layout("(2,2):(4,1)");
   hg_tiler_t t6 = tiler("6:1");
   EX_CHECK(hg_logical_product(&p1, &t6, &r));
