@@ -28,10 +28,26 @@
 
 /* ---------------------------------------------------------------- kernels */
 
-/* The backend named on the command line: --mlir routes generation through MLIR (mlir-opt-22),
- * anything else is the PTX printer. */
-static inline hg_backend_t ex_backend(int argc, char **argv) {
-  return argc > 1 && !strcmp(argv[1], "--mlir") ? HG_BACKEND_MLIR : HG_BACKEND_PTX;
+/* The command line every GEMM example takes: --mlir generates through the MLIR backend
+ * (mlir-opt-22) instead of the PTX printer; --emit FILE writes the whole PTX to FILE. */
+typedef struct ex_options {
+  hg_backend_t backend;
+  const char *emit;
+} ex_options_t;
+
+static inline ex_options_t ex_options(int argc, char **argv) {
+  ex_options_t o = {.backend = HG_BACKEND_PTX, .emit = NULL};
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--mlir")) {
+      o.backend = HG_BACKEND_MLIR;
+    } else if (!strcmp(argv[i], "--emit") && i + 1 < argc) {
+      o.emit = argv[++i];
+    } else {
+      fprintf(stderr, "usage: %s [--mlir] [--emit FILE]\n", argv[0]);
+      exit(2);
+    }
+  }
+  return o;
 }
 
 /* The builder calls of one kernel, given the host-side plans; sets *threads per CTA. */
@@ -160,10 +176,16 @@ static inline int ex_count_lines(const char *ptx, const char *what, char *first,
   return count;
 }
 
-/* Print the kernel's size, how often each instruction of `key` (NULL-terminated) occurs in
- * its PTX with one example line, and what ptxas says. False when an instruction of `key` is
- * missing or ptxas rejects the PTX; a machine without ptxas skips that check. */
-static inline bool ex_show(const hg_kernel_t *k, const char *const *key) {
+/* Write the PTX where --emit asked; print the kernel's size, how often each instruction of
+ * `key` (NULL-terminated) occurs in its PTX with one example line, and what ptxas says. False when
+ * an instruction of `key` is missing or ptxas rejects the PTX; a machine without ptxas skips that
+ * check. */
+static inline bool ex_show(const hg_kernel_t *k, const char *const *key, const ex_options_t *o) {
+  if (o->emit) {
+    FILE *f = fopen(o->emit, "w");
+    if (!f || fputs(k->ptx.data, f) < 0) fprintf(stderr, "cannot write %s\n", o->emit);
+    if (f) fclose(f);
+  }
   printf("kernel %s: %u threads, %u bytes of dynamic shared memory, %zu bytes of PTX, built in "
          "%.1f ms\n",
          k->name, k->threads, k->smem_bytes, k->ptx.len, k->gen_ms);

@@ -148,6 +148,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
 }
 
 int main(int argc, char **argv) {
+  const ex_options_t o = ex_options(argc, argv);
   ex_matrix_t a, bm, d;
   ex_matrix_make(&a, HG_BF16, M, K, LDA, true, 1);  /* A: M x K in rows of LDA */
   ex_matrix_make(&bm, HG_BF16, N, K, LDB, true, 2); /* B: N x K in rows of LDB */
@@ -158,14 +159,14 @@ int main(int argc, char **argv) {
   printf("A and B: rows of %d and %d bytes -> cp.async chunks of %d and %d bytes\n", LDA * 2,
          LDB * 2, p.a.spec.vec_bytes, p.b.spec.vec_bytes);
   hg_kernel_t k;
-  EX_CHECK(ex_generate("example_gemm_cpasync_wgmma", build, &p, ex_backend(argc, argv), &k));
+  EX_CHECK(ex_generate("example_gemm_cpasync_wgmma", build, &p, o.backend, &k));
   static const char *const key[] = {"cp.async.ca.shared.global",
                                     "cp.async.mbarrier.arrive.noinc",
                                     "fence.proxy.async",
                                     "wgmma.mma_async",
                                     "st.global",
                                     NULL};
-  if (!ex_show(&k, key)) return 1;
+  if (!ex_show(&k, key, &o)) return 1;
   if (strstr(k.ptx.data, "cp.async.bulk.tensor"))
     return fprintf(stderr, "the cp.async kernel holds a TMA load\n"), 1;
 

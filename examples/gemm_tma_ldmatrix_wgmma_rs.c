@@ -121,6 +121,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
 }
 
 int main(int argc, char **argv) {
+  const ex_options_t o = ex_options(argc, argv);
   ex_matrix_t a, bm, c, d;
   ex_matrix_make(&a, HG_BF16, K, M, M, true, 1);  /* A: M x K stored column-major (K x M) */
   ex_matrix_make(&bm, HG_BF16, N, K, K, true, 2); /* B: N x K, row-major */
@@ -130,8 +131,7 @@ int main(int argc, char **argv) {
   static plans_t p;
   EX_CHECK(make_plans(&a, &bm, &p));
   hg_kernel_t k;
-  EX_CHECK(
-      ex_generate("example_gemm_tma_ldmatrix_wgmma_rs", build, &p, ex_backend(argc, argv), &k));
+  EX_CHECK(ex_generate("example_gemm_tma_ldmatrix_wgmma_rs", build, &p, o.backend, &k));
   static const char *const key[] = {"cp.async.bulk.tensor.2d.shared",
                                     "ldmatrix.sync.aligned.m8n8.x4.trans",
                                     "wgmma.fence",
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
                                     "fma.rn.f32",
                                     "st.global",
                                     NULL};
-  if (!ex_show(&k, key)) return 1;
+  if (!ex_show(&k, key, &o)) return 1;
 
   int rc;
   hg_rt_t *rt = ex_gpu_open(&rc);

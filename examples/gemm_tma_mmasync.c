@@ -114,6 +114,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
 }
 
 int main(int argc, char **argv) {
+  const ex_options_t o = ex_options(argc, argv);
   ex_matrix_t a, bm, d;
   ex_matrix_make(&a, HG_BF16, M, K, K, true, 1);  /* A: M x K, row-major */
   ex_matrix_make(&bm, HG_BF16, K, N, N, true, 2); /* B: K x N, row-major */
@@ -122,14 +123,14 @@ int main(int argc, char **argv) {
   static plans_t p;
   EX_CHECK(make_plans(&a, &bm, &p));
   hg_kernel_t k;
-  EX_CHECK(ex_generate("example_gemm_tma_mmasync", build, &p, ex_backend(argc, argv), &k));
+  EX_CHECK(ex_generate("example_gemm_tma_mmasync", build, &p, o.backend, &k));
   static const char *const key[] = {"cp.async.bulk.tensor.2d.shared",
                                     "ldmatrix.sync.aligned.m8n8.x4.shared",
                                     "ldmatrix.sync.aligned.m8n8.x4.trans",
                                     "mma.sync.aligned.m16n8k16",
                                     "st.global",
                                     NULL};
-  if (!ex_show(&k, key)) return 1;
+  if (!ex_show(&k, key, &o)) return 1;
   if (strstr(k.ptx.data, "wgmma")) return fprintf(stderr, "mma.sync kernel holds a wgmma\n"), 1;
 
   int rc;

@@ -19,7 +19,8 @@
  *
  * Without a GPU it prints the kernel's key instructions and ptxas's report; with one it runs
  * D = A x B^T for M = N = K = 1000 (tiles hang over every edge) and checks D against a
- * double-precision reference. `--mlir` generates through the MLIR backend instead. */
+ * double-precision reference. `--mlir` generates through the MLIR backend
+ * instead, `--emit FILE` writes the PTX. */
 #include "example_util.h"
 
 enum { M = 1000, N = 1000, K = 1000 };
@@ -142,6 +143,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
 }
 
 int main(int argc, char **argv) {
+  const ex_options_t o = ex_options(argc, argv);
   ex_matrix_t a, bm, d;
   ex_matrix_make(&a, HG_BF16, M, K, K, true, 1);  /* A: M x K, row-major */
   ex_matrix_make(&bm, HG_BF16, N, K, K, true, 2); /* B: N x K, row-major (B^T's columns) */
@@ -150,7 +152,7 @@ int main(int argc, char **argv) {
   static plans_t p;
   EX_CHECK(make_plans(&a, &bm, &d, &p));
   hg_kernel_t k;
-  EX_CHECK(ex_generate("example_gemm_tma_wgmma", build, &p, ex_backend(argc, argv), &k));
+  EX_CHECK(ex_generate("example_gemm_tma_wgmma", build, &p, o.backend, &k));
   static const char *const key[] = {"mbarrier.init",
                                     "mbarrier.try_wait",
                                     "setmaxnreg",
@@ -161,7 +163,7 @@ int main(int argc, char **argv) {
                                     "stmatrix",
                                     "cp.async.bulk.tensor.2d.global",
                                     NULL};
-  if (!ex_show(&k, key)) return 1;
+  if (!ex_show(&k, key, &o)) return 1;
 
   int rc;
   hg_rt_t *rt = ex_gpu_open(&rc);
