@@ -19,7 +19,8 @@
  *   SM90 TiledMma, SS                                hg_mma_builder_make(HG_MMA_WGMMA_SS, ..)
  *
  * Without a GPU it prints the key instructions and ptxas's report; with one it runs M = N =
- * 1000, K = 999 and checks D against a double-precision reference. */
+ * 1000, K = 999 and checks D against a double-precision reference.
+ * Options as in gemm_tma_wgmma.c (--mlir, --emit FILE). */
 #include "example_util.h"
 
 enum { M = 1000, N = 1000, K = 999, LDA = 1004, LDB = 1004, LDD = 1001 };

@@ -16,7 +16,8 @@
  *                                                      HG_EPI_BETA_C, predicated stores of D
  *
  * Without a GPU it prints the key instructions and ptxas's report; with one it runs M = N = K
- * = 1000 with alpha = 0.5, beta = -1 and checks D against a double-precision reference. */
+ * = 1000 with alpha = 0.5, beta = -1 and checks D against a double-precision reference.
+ * Options as in gemm_tma_wgmma.c (--mlir, --emit FILE). */
 #include "example_util.h"
 
 enum { M = 1000, N = 1000, K = 1000 };

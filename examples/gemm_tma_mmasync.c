@@ -16,9 +16,10 @@
  *   make_tma_copy(SM90_TMA_LOAD, ..) for both        hg_tma_plan_make / hg_tma_copy_load
  *   epilogue: predicated f32 stores of D             hg_epilogue_emit, direct stores
  *
- * One consumer warpgroup on 64 x 128 tiles (mma.sync keeps 64 accumulators a thread: the
- * builder's heuristic caps them where ptxas would spill). Without a GPU it prints the key
- * instructions and ptxas's report; with one it runs M = N = K = 1000 and checks D. */
+ * One consumer warpgroup on 64 x 128 tiles: 64 accumulators a thread (the library's GEMM
+ * heuristic keeps mma.sync at 96 or fewer, beyond which ptxas spills). Without a GPU it prints
+ * the key instructions and ptxas's report; with one it runs M = N = K = 1000 and checks D.
+ * Options as in gemm_tma_wgmma.c (--mlir, --emit FILE). */
 #include "example_util.h"
 
 enum { M = 1000, N = 1000, K = 1000 };

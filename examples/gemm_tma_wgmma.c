@@ -19,8 +19,8 @@
  *
  * Without a GPU it prints the kernel's key instructions and ptxas's report; with one it runs
  * D = A x B^T for M = N = K = 1000 (tiles hang over every edge) and checks D against a
- * double-precision reference. `--mlir` generates through the MLIR backend
- * instead, `--emit FILE` writes the PTX. */
+ * double-precision reference. Options: --mlir generates through the MLIR backend instead
+ * of the PTX printer, --emit FILE writes the whole PTX. */
 #include "example_util.h"
 
 enum { M = 1000, N = 1000, K = 1000 };
