@@ -283,6 +283,16 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
   tables_t t;
   int tile[HG_TMA_MAX_RANK];
   HG_TRY(make_tables(&smem->layout, r, tile, &t));
+  /* Every element of the tile needs its own bytes of the stage buffer: a tile larger than
+   * shared memory can be refused before any box is tried (and before the element-by-element
+   * check below would walk it). */
+  int64_t elems = 1;
+  for (int m = 0; m < r && elems <= 227 * 1024; m++) elems *= tile[m];
+  if (elems * e > 227 * 1024)
+    return hg_error(HG_ERR_INVALID,
+                    "the tile has over %" PRId64 " elements of %d B, more than the 227 KiB of "
+                    "shared memory a CTA may use on sm_90",
+                    (int64_t)(227 * 1024 / e), e);
 
   geom_t ge;
   memset(&ge, 0, sizeof ge);
