@@ -255,11 +255,11 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
                     "(and a cluster at most 16 CTAs)",
                     opt->cluster);
   const int rstride = opt->mcast_rank_stride > 0 ? opt->mcast_rank_stride : 1;
-  if ((cluster - 1) * rstride >= HG_TMA_MAX_CLUSTER)
+  if ((int64_t)(cluster - 1) * rstride >= HG_TMA_MAX_CLUSTER) /* 64-bit: any stride */
     return hg_error(HG_ERR_INVALID,
-                    "a multicast group of %d CTAs %d ranks apart reaches rank %d; the mask has "
-                    "16 bits (ranks 0..15)",
-                    cluster, rstride, (cluster - 1) * rstride);
+                    "a multicast group of %d CTAs %d ranks apart reaches rank %" PRId64
+                    "; the mask has 16 bits (ranks 0..15)",
+                    cluster, rstride, (int64_t)(cluster - 1) * rstride);
   if (cluster > 1 && op != HG_TMA_LOAD)
     return hg_error(HG_ERR_INVALID,
                     "multicast (a cluster of %d) applies to loads only; a %s is issued by each "
