@@ -3,8 +3,9 @@
 # each for a bounded time: fuzz.sh [SECONDS [TARGET...]] (default 35 s, every target). Each
 # starts from its seeds (fuzz/seeds/<target>/) plus what earlier runs kept in
 # build-fuzz/corpus/<target>; the log shows each target's coverage (edges), features and
-# corpus size, and fewer than 100 edges fails the run (blind fuzzing). A target that finds a crash, leak or timeout fails the run, with the input
-# that did it saved as build-fuzz/<target>-crash-* (libFuzzer's artifact).
+# corpus size, and fewer than 100 edges fails the run (blind fuzzing). A target that finds
+# a crash, leak or timeout fails the run, with the input that did it saved as
+# build-fuzz/<target>-crash-* (libFuzzer's artifact).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-35}
