@@ -3,8 +3,9 @@
 # each for a bounded time: fuzz.sh [SECONDS [TARGET...]] (default 35 s, every target). Each
 # starts from its seeds (fuzz/seeds/<target>/) plus what earlier runs kept in
 # build-fuzz/corpus/<target>; the log shows each target's coverage (edges), features and
-# corpus size. A target that finds a crash, leak or timeout fails the run, with the input
-# that did it saved as build-fuzz/<target>-crash-* (libFuzzer's artifact).
+# corpus size, and fewer than 100 edges fails the run (blind fuzzing). A target that finds
+# a crash, leak or timeout fails the run, with the input that did it saved as
+# build-fuzz/<target>-crash-* (libFuzzer's artifact).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-35}
@@ -36,4 +37,10 @@ for name in "${targets[@]}"; do
   ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<< "$done_line")
   corp=$(sed -nE 's/.* corp: ([0-9]+)\/.*/\1/p' <<< "$done_line")
   printf '%-18s %8s %8s %8s %10s %8s\n' "$name" "$secs" "${runs:-?}" "${edges:-?}" "${ft:-?}" "${corp:-?}"
+  # A harness alone has a few dozen edges: far fewer means the library went uninstrumented
+  # and the fuzzing blind (every target reaches well over 100 in seconds).
+  if [ "${edges:-0}" -lt 100 ]; then
+    echo "fuzz: $name covered ${edges:-no} edges: is the library built with -fsanitize=fuzzer-no-link?"
+    exit 1
+  fi
 done

@@ -315,11 +315,11 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
                     "(and a cluster at most 16 CTAs)",
                     opt->cluster);
   const int rstride = opt->mcast_rank_stride > 0 ? opt->mcast_rank_stride : 1;
-  if ((cluster - 1) * rstride >= HG_TMA_MAX_CLUSTER)
+  if ((int64_t)(cluster - 1) * rstride >= HG_TMA_MAX_CLUSTER) /* 64-bit: any stride */
     return hg_error(HG_ERR_INVALID,
-                    "a multicast group of %d CTAs %d ranks apart reaches rank %d; the mask has "
-                    "16 bits (ranks 0..15)",
-                    cluster, rstride, (cluster - 1) * rstride);
+                    "a multicast group of %d CTAs %d ranks apart reaches rank %" PRId64
+                    "; the mask has 16 bits (ranks 0..15)",
+                    cluster, rstride, (int64_t)(cluster - 1) * rstride);
   if (cluster > 1 && op != HG_TMA_LOAD)
     return hg_error(HG_ERR_INVALID,
                     "multicast (a cluster of %d) applies to loads only; a %s is issued by each "
@@ -351,6 +351,16 @@ hg_status_t hg_tma_plan_make(const hg_tma_tensor_t *g, const hg_composed_t *smem
   tables_t t;
   int tile[HG_TMA_MAX_RANK];
   HG_TRY(make_tables(&smem->layout, r, tile, &t));
+  /* Every element of the tile needs its own bytes of the stage buffer: a tile larger than
+   * shared memory can be refused before any box is tried (and before the element-by-element
+   * check below would walk it). */
+  int64_t elems = 1;
+  for (int m = 0; m < r && elems <= 227 * 1024; m++) elems *= tile[m];
+  if (elems * e > 227 * 1024)
+    return hg_error(HG_ERR_INVALID,
+                    "the tile has over %" PRId64 " elements of %d B, more than the 227 KiB of "
+                    "shared memory a CTA may use on sm_90",
+                    (int64_t)(227 * 1024 / e), e);
 
   geom_t ge;
   memset(&ge, 0, sizeof ge);
