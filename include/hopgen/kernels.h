@@ -283,8 +283,13 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p);
  * cpasync-wgmma, an operand goes through TMA when TMA can address it (leading dimension,
  * batch stride and base multiples of 16 bytes) and through cp.async otherwise (the kernel's
  * a_tma/b_tma say which, and its name carries _cpa/_cpb with the chunk bytes);
- * cpasync-wgmma takes both operands through cp.async. AUTO: tma-wgmma when TMA can address
- * both operands, else cpasync-wgmma with cp.async only for those it cannot. */
+ * cpasync-wgmma takes both operands through cp.async. AUTO in a configuration given to
+ * hg_gemm_generate: tma-wgmma when TMA can address both operands, else cpasync-wgmma with
+ * cp.async only for those it cannot. AUTO given to hg_gemm_build (the operation's and the
+ * CLI's default) instead repacks the operands TMA cannot address into packed 16-byte rows on
+ * every run (scratch the operation allocates at creation, one copy kernel per operand) and
+ * runs tma-wgmma on them: measured faster than reading them in place wherever their rows are
+ * below 16-byte alignment (bench/RESULTS.md); naming a mainloop reads them in place. */
 typedef enum hg_gemm_mainloop {
   HG_MAINLOOP_AUTO = 0,
   HG_MAINLOOP_TMA_WGMMA,             /* TMA + wgmma, both operands from shared memory */
@@ -364,6 +369,9 @@ typedef struct hg_gemm_kernel {
   bool tma_store;
   bool a_tma, b_tma; /* operand through TMA (plan_a/plan_b), else cp.async */
   int a_vec, b_vec;  /* cp.async chunk bytes (16, 8, 4; 2 or 1: register copies) */
+  /* hg_gemm_build with AUTO: the caller's operand is repacked into the packed rows of
+   * `problem` (lda/ldb, batch strides) before each run; hg_gemm_op does it. */
+  bool repack_a, repack_b;
   hg_tma_plan_t plan_a, plan_b, plan_d;
 } hg_gemm_kernel_t;
 
@@ -386,15 +394,18 @@ hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_
 /* The library's one step from a problem to a kernel, used by hg_gemm_op_create and the CLI:
  * the configuration c (or, when c is NULL, the tuner's stored winner for the device, else
  * the heuristic's choice for the device's SM count; dev NULL: no device, the heuristic for
- * 132 SMs, an H100/H200 SXM), with mainloop (when not AUTO in c or c is NULL) overriding
- * the configuration's, then generation. */
+ * 132 SMs, an H100/H200 SXM), with mainloop (when not AUTO) overriding the configuration's,
+ * then generation. With AUTO everywhere, operands TMA cannot address are repacked (the
+ * kernel's repack_a/repack_b, its problem the packed one). */
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                           hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
                           hg_gemm_kernel_t *out);
 
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at
- * once). Launching it allocates nothing and never synchronises (CUDA-graph safe). */
+ * once). Launching it allocates nothing and never synchronises (CUDA-graph safe). Operands
+ * it repacks (hg_gemm_build's AUTO for rows TMA cannot address) go through scratch it owns:
+ * then one run at a time per operation (two streams at once need two operations). */
 typedef struct hg_gemm_op hg_gemm_op_t;
 
 /* c = NULL: the configuration the tuner stored for this problem, else the heuristic's. */
@@ -422,8 +433,9 @@ typedef struct hg_gemm_run_options {
   const hg_gemm_config_t *config; /* NULL: tuned or heuristic */
   bool check;                     /* compare with the f32 reference (and cuBLASLt) */
   bool bench;                     /* time hopgen and cuBLASLt side by side */
-  /* With bench, when an operand is not TMA-addressable: also time the old way around it,
-   * repacking such operands into aligned scratch before every tma-wgmma run (repack_ms). */
+  /* With bench, when an operand is not TMA-addressable: also time the other path around it
+   * (repack into packed rows before every tma-wgmma run: repack_ms; or reading it in place
+   * with cp.async: cpasync_ms). */
   bool compare_repack;
   int warmup, iters;
   uint64_t seed; /* 0: a fresh seed from the clock */
@@ -436,6 +448,7 @@ typedef struct hg_gemm_report {
   char kernel[64];
   bool tma_store;
   bool cp_async_a, cp_async_b; /* operand read with cp.async (not TMA) */
+  bool repacked_a, repacked_b; /* operand repacked before each run (AUTO's path) */
   int a_vec, b_vec;            /* their chunk bytes */
   int grid;
   uint64_t seed;
@@ -450,7 +463,8 @@ typedef struct hg_gemm_report {
   char where[160];        /* where the error sits: the worst 64x64 block of D */
   bool benched;
   double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
-  double repack_ms; /* compare_repack: repack + tma-wgmma per call (0: not measured) */
+  double repack_ms;  /* compare_repack, run read in place: repack + tma-wgmma per call */
+  double cpasync_ms; /* compare_repack, run repacked: reading in place with cp.async */
   char note[256];
 } hg_gemm_report_t;
 

@@ -445,9 +445,13 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
   memset(out, 0, sizeof *out);
   if (!opts->dir || !*opts->dir) return hg_error(HG_ERR_INVALID, "export: no output directory");
   HG_TRY(check_name(opts->name));
-  /* The library's one step from problem to kernel; no device: the heuristic for 132 SMs. */
+  /* The library's one step from problem to kernel; no device: the heuristic for 132 SMs. The
+   * launcher cannot repack (it allocates nothing): operands TMA cannot address are read in
+   * place (tma-wgmma's cp.async path) unless the configuration names a mainloop. */
+  const hg_gemm_mainloop_t ml =
+      c && c->mainloop != HG_MAINLOOP_AUTO ? c->mainloop : HG_MAINLOOP_TMA_WGMMA;
   hg_gemm_kernel_t gk;
-  HG_TRY(hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, NULL, be, &gk));
+  HG_TRY(hg_gemm_build(p, c, ml, NULL, be, &gk));
   hg_status_t s = emit_files(&gk, opts, out);
   hg_gemm_kernel_free(&gk);
   return s;

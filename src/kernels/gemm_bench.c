@@ -296,89 +296,37 @@ static hg_blas_gemm_args_t blas_args_for(const hg_gemm_problem_t *p, const bufs_
   return a;
 }
 
-/* ---- the repack path, for comparison: what hopgen did before cp.async */
+/* ---- the other path around operands TMA cannot address, for comparison */
 
-typedef struct repack_ctx {
-  hg_rt_t *rt;
-  hg_gemm_problem_t user, packed;
-  bool need[2];
-  hg_kernel_t k[2];
-  hg_module_t *mod[2];
-  hg_function_t *fn[2];
-  hg_devptr_t scratch[2];
+typedef struct alt_ctx {
   hg_gemm_op_t *op;
   bufs_t *b;
-} repack_ctx_t;
+} alt_ctx_t;
 
-static void repack_free(repack_ctx_t *x) {
-  for (int i = 0; i < 2; i++) {
-    if (x->mod[i]) hg_rt_module_unload(x->rt, x->mod[i]);
-    hg_kernel_free(&x->k[i]);
-    if (x->scratch[i]) hg_rt_free(x->rt, x->scratch[i]);
-  }
-  if (x->op) hg_gemm_op_destroy(x->op);
+static hg_status_t run_alt(void *v) {
+  alt_ctx_t *x = v;
+  return hg_gemm_op_run(x->op, x->b->a, x->b->b, x->b->c, x->b->d, x->b->scale_a, x->b->scale_b,
+                        NULL);
 }
 
-/* Copy operand i into packed rows of 16-byte multiples (hg_gen_repack), on the null stream. */
-static hg_status_t repack_one(repack_ctx_t *x, int i, hg_devptr_t src) {
-  const hg_gemm_problem_t *u = &x->user, *k = &x->packed;
-  const bool am = i == 0;
-  int64_t rows = am ? (u->a_k_major ? u->m : u->k) : (u->b_k_major ? u->n : u->k);
-  int64_t cols = am ? (u->a_k_major ? u->k : u->m) : (u->b_k_major ? u->k : u->n);
-  int64_t batch = u->batch;
-  int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
-  int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
-  int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
-  hg_devptr_t dst = x->scratch[i];
-  void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
-  int64_t blocks = (rows * cols * batch + 255) / 256;
-  if (blocks > 4096) blocks = 4096;
-  hg_launch_t l = {
-      .grid = {(uint32_t)blocks, 1, 1}, .block = {256, 1, 1}, .smem_bytes = x->k[i].smem_bytes};
-  return hg_rt_launch(x->rt, x->fn[i], &l, args);
-}
-
-static hg_status_t run_repack(void *v) {
-  repack_ctx_t *x = v;
-  if (x->need[0]) HG_TRY(repack_one(x, 0, x->b->a));
-  if (x->need[1]) HG_TRY(repack_one(x, 1, x->b->b));
-  return hg_gemm_op_run(x->op, x->need[0] ? x->scratch[0] : x->b->a,
-                        x->need[1] ? x->scratch[1] : x->b->b, x->b->c, x->b->d, x->b->scale_a,
-                        x->b->scale_b, NULL);
-}
-
-/* Set up the repacked problem (operands TMA cannot address copied into packed rows) and its
- * tma-wgmma operation; *any = false when nothing needs a repack. */
-static hg_status_t repack_setup(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
-                                hg_backend_t be, bufs_t *b, repack_ctx_t *x, bool *any) {
-  memset(x, 0, sizeof *x);
-  x->rt = rt;
-  x->user = *p;
-  x->packed = *p;
-  x->b = b;
-  for (int i = 0; i < 2; i++) {
-    const bool am = i == 0;
-    x->need[i] = hg_gemm_operand_align(p, i) != 16;
-    if (!x->need[i]) continue;
-    const int e = hg_dtype_bytes(am ? p->a_type : p->b_type);
-    const int64_t rows = am ? (p->a_k_major ? p->m : p->k) : (p->b_k_major ? p->n : p->k);
-    const int64_t cols = am ? (p->a_k_major ? p->k : p->m) : (p->b_k_major ? p->k : p->n);
-    const int64_t ld = (cols + 16 / e - 1) / (16 / e) * (16 / e);
-    *(am ? &x->packed.lda : &x->packed.ldb) = ld;
-    *(am ? &x->packed.batch_stride_a : &x->packed.batch_stride_b) = ld * rows;
-    *(am ? &x->packed.a_align : &x->packed.b_align) = 16;
-    HG_TRY(hg_gen_repack(e, HG_BACKEND_PTX, &x->k[i]));
-    HG_TRY(hg_kernels_load(rt, &x->k[i], &x->mod[i], &x->fn[i], NULL));
-    HG_TRY(hg_rt_alloc(rt, (size_t)(ld * rows * p->batch) * (size_t)e, &x->scratch[i]));
-  }
-  *any = x->need[0] || x->need[1];
-  if (!*any) return hg_ok();
-  hg_gemm_config_t cc;
-  if (c) {
-    cc = *c;
-    cc.mainloop = HG_MAINLOOP_TMA_WGMMA;
-  }
-  return hg_gemm_op_create(rt, &x->packed, c ? &cc : NULL, be, &x->op);
+/* The run repacked such operands: time reading them in place (tma-wgmma names the mainloop,
+ * so they go through cp.async); it read them in place: time AUTO's repack. *ms 0: neither
+ * applies (every operand TMA-addressable). */
+static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
+                                   const hg_gemm_kernel_t *main, const hg_gemm_run_options_t *o,
+                                   bufs_t *b, bool *repacked, float *ms) {
+  *ms = 0;
+  const bool repack_run = main->repack_a || main->repack_b;
+  const bool in_place = !main->a_tma || !main->b_tma;
+  if (!repack_run && !in_place) return hg_ok();
+  hg_gemm_config_t c = main->config;
+  c.mainloop = repack_run ? HG_MAINLOOP_TMA_WGMMA : HG_MAINLOOP_AUTO;
+  alt_ctx_t x = {.op = NULL, .b = b};
+  HG_TRY(hg_gemm_op_create(rt, p, repack_run ? &c : NULL, o->backend, &x.op));
+  *repacked = !repack_run;
+  hg_status_t s = time_median(rt, run_alt, &x, o->warmup, o->iters, ms);
+  hg_gemm_op_destroy(x.op);
+  return s;
 }
 
 hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gemm_run_options_t *o,
@@ -412,6 +360,8 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     r->tma_store = gk->tma_store;
     r->cp_async_a = !gk->a_tma;
     r->cp_async_b = !gk->b_tma;
+    r->repacked_a = gk->repack_a;
+    r->repacked_b = gk->repack_b;
     r->a_vec = gk->a_vec;
     r->b_vec = gk->b_vec;
     r->gen_ms = gk->k.gen_ms;
@@ -475,13 +425,10 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       }
     }
     if (hg_is_ok(&s) && o->compare_repack) {
-      repack_ctx_t x;
-      bool any = false;
-      s = repack_setup(rt, &p, o->config, o->backend, &b, &x, &any);
       float ms = 0;
-      if (hg_is_ok(&s) && any) s = time_median(rt, run_repack, &x, o->warmup, o->iters, &ms);
-      if (hg_is_ok(&s)) r->repack_ms = ms;
-      repack_free(&x);
+      bool repacked = false;
+      s = time_other_path(rt, &p, hg_gemm_op_kernel(op), o, &b, &repacked, &ms);
+      if (hg_is_ok(&s)) *(repacked ? &r->repack_ms : &r->cpasync_ms) = ms;
     }
     if (hg_is_ok(&s)) {
       r->tflops = flops / (r->ms * 1e-3) / 1e12;

@@ -14,7 +14,13 @@
 
 struct hg_gemm_op {
   hg_rt_t *rt;
+  hg_gemm_problem_t user; /* the caller's problem, normalised (the kernel's may be packed) */
   hg_gemm_kernel_t gk;
+  /* operands repacked before each run (gk.repack_a/b): copy kernels and scratch */
+  hg_kernel_t rp_k[2];
+  hg_module_t *rp_mod[2];
+  hg_function_t *rp_fn[2];
+  hg_devptr_t scratch[2];
   hg_module_t *mod;
   hg_function_t *fn;
   hg_jit_info_t jit;
@@ -36,6 +42,11 @@ hg_status_t hg_kernels_load(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_f
 
 void hg_gemm_op_destroy(hg_gemm_op_t *op) {
   if (!op) return;
+  for (int i = 0; i < 2; i++) {
+    if (op->rp_mod[i]) hg_rt_module_unload(op->rt, op->rp_mod[i]);
+    hg_kernel_free(&op->rp_k[i]);
+    if (op->scratch[i]) hg_rt_free(op->rt, op->scratch[i]);
+  }
   if (op->mod) hg_rt_module_unload(op->rt, op->mod);
   hg_gemm_kernel_free(&op->gk);
   free(op);
@@ -117,6 +128,28 @@ static hg_status_t check_base(const char *what, hg_devptr_t ptr, bool tma, int v
                   ptr_align(ptr));
 }
 
+/* Copy operand i from the caller's rows into the packed scratch (hg_gen_repack). */
+static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_stream_t stream) {
+  const hg_gemm_problem_t *u = &op->user, *k = &op->gk.problem;
+  const bool am = i == 0;
+  const bool kmaj = am ? u->a_k_major : u->b_k_major;
+  int64_t rows = am ? (kmaj ? u->m : u->k) : (kmaj ? u->n : u->k);
+  int64_t cols = am ? (kmaj ? u->k : u->m) : (kmaj ? u->k : u->n);
+  int64_t batch = u->batch;
+  int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
+  int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
+  int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
+  hg_devptr_t dst = op->scratch[i];
+  void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
+  int64_t blocks = (rows * cols * batch + 255) / 256;
+  if (blocks > 4096) blocks = 4096;
+  hg_launch_t l = {.grid = {(uint32_t)blocks, 1, 1},
+                   .block = {256, 1, 1},
+                   .smem_bytes = op->rp_k[i].smem_bytes,
+                   .stream = stream};
+  return hg_rt_launch(op->rt, op->rp_fn[i], &l, args);
+}
+
 hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
                            hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
                            hg_stream_t stream) {
@@ -127,8 +160,19 @@ hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_de
                     "D at 0x%" PRIx64 " is not 16-byte aligned, which the TMA epilogue needs; "
                     "create the operation with problem.d_no_tma = true",
                     (uint64_t)d);
-  HG_TRY(check_base("A", a, gk->a_tma, gk->a_vec));
-  HG_TRY(check_base("B", b, gk->b_tma, gk->b_vec));
+  /* A repacked operand needs only its elements aligned (the copy kernel reads them one by
+   * one); the others what their path needs. */
+  const int ea = hg_dtype_bytes(k->a_type), eb = hg_dtype_bytes(k->b_type);
+  HG_TRY(check_base("A", a, gk->a_tma && !gk->repack_a, gk->repack_a ? ea : gk->a_vec));
+  HG_TRY(check_base("B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));
+  if (gk->repack_a) {
+    HG_TRY(repack(op, 0, a, stream));
+    a = op->scratch[0];
+  }
+  if (gk->repack_b) {
+    HG_TRY(repack(op, 1, b, stream));
+    b = op->scratch[1];
+  }
   if (k->beta != 0 && !c)
     return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
   hg_tensormap_t ma, mb, md;

@@ -214,12 +214,44 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   return hg_ok();
 }
 
+/* q = p with the operands TMA cannot address given packed rows of 16-byte multiples (what
+ * the repack kernels write); says which. */
+static void packed_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *q, bool *ra, bool *rb) {
+  *q = *p;
+  for (int i = 0; i < 2; i++) {
+    const bool a = i == 0;
+    bool *need = a ? ra : rb;
+    *need = hg_gemm_operand_align(p, i) != 16;
+    if (!*need) continue;
+    const int e = hg_dtype_bytes(a ? p->a_type : p->b_type);
+    const bool kmaj = a ? p->a_k_major : p->b_k_major;
+    const int64_t rows = a ? (kmaj ? p->m : p->k) : (kmaj ? p->n : p->k);
+    const int64_t cols = a ? (kmaj ? p->k : p->m) : (kmaj ? p->k : p->n);
+    const int64_t ld = (cols + 16 / e - 1) / (16 / e) * (16 / e);
+    *(a ? &q->lda : &q->ldb) = ld;
+    *(a ? &q->batch_stride_a : &q->batch_stride_b) = ld * rows;
+    *(a ? &q->a_align : &q->b_align) = 16;
+  }
+}
+
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
                           hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
                           hg_gemm_kernel_t *out) {
   memset(out, 0, sizeof *out);
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
+  /* AUTO throughout: operands TMA cannot address are repacked per run (faster than reading
+   * them in place below 16-byte alignment, bench/RESULTS.md); the kernel is then the packed
+   * problem's tma-wgmma. */
+  const hg_gemm_mainloop_t asked = mainloop != HG_MAINLOOP_AUTO ? mainloop
+                                   : c                          ? c->mainloop
+                                                                : HG_MAINLOOP_AUTO;
+  bool ra = false, rb = false;
+  if (asked == HG_MAINLOOP_AUTO) {
+    hg_gemm_problem_t q;
+    packed_problem(&p, &q, &ra, &rb);
+    p = q;
+  }
   hg_gemm_config_t cfg;
   if (c) {
     cfg = *c;
@@ -231,5 +263,8 @@ hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t 
                                    &cfg));
   }
   if (mainloop != HG_MAINLOOP_AUTO) cfg.mainloop = mainloop;
-  return hg_gemm_generate(&p, &cfg, be, out);
+  HG_TRY(hg_gemm_generate(&p, &cfg, be, out));
+  out->repack_a = ra;
+  out->repack_b = rb;
+  return hg_ok();
 }

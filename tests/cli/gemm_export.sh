@@ -11,12 +11,14 @@ export PATH="$PATH:/usr/local/cuda/bin"
 for ml in tma-wgmma cpasync-wgmma tma-mmasync tma-ldmatrix-wgmma-rs; do
   ok "mainloop\": \"$ml\"" gemm 1000 999 4096 --mainloop "$ml" --config 128x128x64,c1x1,s4 --json
 done
-ok "A is read by 2-byte register copies" gemm 1000 999 4097
-ok "A is read with cp.async in 4-byte chunks" gemm 1000 999 4098
+ok "A is repacked into packed 16-byte rows before each run" gemm 1000 999 4097
+ok "A is read by 2-byte register copies" gemm 1000 999 4097 --mainloop tma-wgmma
+ok "A is read with cp.async in 4-byte chunks" gemm 1000 999 4098 --mainloop cpasync-wgmma
 ok "\"a_path\": \"cp.async\"" gemm 1000 999 4097 --mainloop tma-mmasync --json
 bad 2 "mainloop 'wgmma' is not one of" gemm 64 64 64 --mainloop wgmma
 bad 1 "takes bf16/f16 operands, not e4m3" gemm 64 64 128 --type e4m3 --mainloop tma-mmasync
-bad 1 "cp.async cannot multicast" gemm 1000 1000 4097 --config 128x128x64,c2x1,s4
+bad 1 "cp.async cannot multicast" gemm 1000 1000 4097 --config 128x128x64,c2x1,s4 --mainloop tma-wgmma
+ok "A is repacked" gemm 1000 1000 4097 --config 128x128x64,c2x1,s4
 bad 2 "applies with --bench" gemm 64 64 64 --compare-repack
 
 mkdir -p "$tmp/exp"

@@ -352,7 +352,16 @@ static void test_mainloops(void) {
   CHECK_OK(hg_gemm_config_parse("128x128x64,c2x1,s4", &c));
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "cp.async cannot multicast");
   hg_gemm_kernel_t k;
+  /* AUTO repacks what TMA cannot address (rows of 4097 bf16 into rows of 4104) and runs
+   * tma-wgmma on the packed problem; a named mainloop reads the rows in place. */
+  CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK(k.repack_a && k.repack_b && k.a_tma && k.b_tma);
+  CHECK_EQ(k.problem.lda, 4104);
+  CHECK_EQ(k.problem.ldb, 4104);
+  CHECK_EQ(k.config.mainloop, HG_MAINLOOP_TMA_WGMMA);
+  hg_gemm_kernel_free(&k);
   CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_TMA_MMASYNC, NULL, HG_BACKEND_PTX, &k));
+  CHECK(!k.repack_a && !k.repack_b);
   CHECK_EQ(k.config.mainloop, HG_MAINLOOP_TMA_MMASYNC);
   CHECK(!k.a_tma && !k.b_tma); /* rows of 4097 bf16: cp.async, whatever the MMA */
   CHECK_EQ(k.a_vec, 2);
