@@ -21,6 +21,11 @@ struct hg_gemm_op {
   hg_module_t *rp_mod[2];
   hg_function_t *rp_fn[2];
   hg_devptr_t scratch[2];
+  /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
+   * with the same pointers reuses them (encoding is most of a launch's host time). */
+  hg_tensormap_t map[3];
+  hg_devptr_t map_at[3];
+  bool map_ok[3];
   hg_module_t *mod;
   hg_function_t *fn;
   hg_jit_info_t jit;
@@ -87,9 +92,22 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   hg_gemm_op_t *op = calloc(1, sizeof *op);
   if (!op) return hg_error(HG_ERR_NOMEM, "out of memory for a GEMM operation");
   op->rt = rt;
-  hg_status_t s =
-      hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
+  op->user = *p;
+  hg_status_t s = hg_gemm_problem_normalize(&op->user);
+  if (hg_is_ok(&s))
+    s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
+  /* Repacked operands: the copy kernel and the packed scratch, made here so that a run
+   * allocates nothing. */
+  for (int i = 0; i < 2 && hg_is_ok(&s); i++) {
+    if (!(i ? op->gk.repack_b : op->gk.repack_a)) continue;
+    const hg_gemm_problem_t *k = &op->gk.problem;
+    const int e = hg_dtype_bytes(i ? k->b_type : k->a_type);
+    const int64_t bs = i ? k->batch_stride_b : k->batch_stride_a;
+    s = hg_gen_repack(e, HG_BACKEND_PTX, &op->rp_k[i]);
+    if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->rp_k[i], &op->rp_mod[i], &op->rp_fn[i], NULL);
+    if (hg_is_ok(&s)) s = hg_rt_alloc(rt, (size_t)(bs * k->batch) * (size_t)e, &op->scratch[i]);
+  }
   if (hg_is_ok(&s)) s = size_grid(op);
   if (!hg_is_ok(&s)) {
     hg_gemm_op_destroy(op);
@@ -150,6 +168,17 @@ static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_stream_t 
   return hg_rt_launch(op->rt, op->rp_fn[i], &l, args);
 }
 
+/* Tensor map i for address at: the last one when the address repeats, else encoded anew. */
+static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *params,
+                          hg_devptr_t at, const char *what) {
+  if (op->map_ok[i] && op->map_at[i] == at) return hg_ok();
+  op->map_ok[i] = false;
+  HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, params, at, &op->map[i]), "%s", what));
+  op->map_at[i] = at;
+  op->map_ok[i] = true;
+  return hg_ok();
+}
+
 hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
                            hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
                            hg_stream_t stream) {
@@ -175,13 +204,10 @@ hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_de
   }
   if (k->beta != 0 && !c)
     return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
-  hg_tensormap_t ma, mb, md;
-  if (gk->a_tma)
-    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &gk->plan_a.map, a, &ma), "A: "));
-  if (gk->b_tma)
-    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &gk->plan_b.map, b, &mb), "B: "));
-  if (gk->tma_store)
-    HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, &gk->plan_d.map, d, &md), "D: "));
+  if (gk->a_tma) HG_TRY(encode(op, 0, &gk->plan_a.map, a, "A: "));
+  if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
+  if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));
+  hg_tensormap_t *ma = &op->map[0], *mb = &op->map[1], *md = &op->map[2];
   int32_t m = (int32_t)k->m, n = (int32_t)k->n, kk = (int32_t)k->k, batch = k->batch;
   int64_t lda = k->lda, ldb = k->ldb, bsa = k->batch_stride_a, bsb = k->batch_stride_b;
   int64_t ldc = k->ldc, ldd = k->ldd, bsc = k->batch_stride_c, bsd = k->batch_stride_d;
@@ -190,20 +216,20 @@ hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_de
   void *args[32];
   int n_args = 0;
   if (gk->a_tma) {
-    args[n_args++] = &ma;
+    args[n_args++] = ma;
   } else {
     args[n_args++] = &a;
     args[n_args++] = &lda;
     args[n_args++] = &bsa;
   }
   if (gk->b_tma) {
-    args[n_args++] = &mb;
+    args[n_args++] = mb;
   } else {
     args[n_args++] = &b;
     args[n_args++] = &ldb;
     args[n_args++] = &bsb;
   }
-  if (gk->tma_store) args[n_args++] = &md;
+  if (gk->tma_store) args[n_args++] = md;
   void *rest[] = {&d, &cc, &m, &n, &kk, &batch, &ldc, &ldd, &bsc, &bsd, &alpha, &beta};
   for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) args[n_args++] = rest[i];
   if (hg_dtype_bits(k->a_type) == 8) {

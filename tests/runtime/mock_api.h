@@ -14,6 +14,7 @@ typedef struct mock_cuda_state {
   int proc_lookups;     /* cuGetProcAddress_v2 calls */
   int flags_not_legacy; /* lookups without CU_GET_PROC_ADDRESS_LEGACY_STREAM */
   int compiles, loads, occupancy_calls, launches;
+  int encodes;               /* cuTensorMapEncodeTiled calls */
   int link_size_without_nul; /* cuLinkAddData calls whose size did not cover the NUL */
   int link_logs_missing;     /* cuLinkCreate calls without both log buffers */
   unsigned last_grid[3], last_block[3], last_cluster[3], last_smem;

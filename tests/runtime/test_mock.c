@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "hopgen/kernels.h"
 #include "suite.h"
 
 static char mock_dir[512], mock_cuda_path[700], mock_blas_path[700];
@@ -247,6 +248,61 @@ static void test_cluster_refused_when_unschedulable(void) {
   hg_rt_module_unload(suite_rt, m);
 }
 
+/* hg_gemm_op_run's host path: tensor maps encoded once for pointers that repeat (a run with
+ * the same A, B and D encodes nothing; a new D encodes one), and AUTO's repack of operands TMA
+ * cannot address runs one copy kernel per such operand before the GEMM, into scratch made at
+ * creation (so a run allocates nothing). */
+static void test_gemm_op_host_path(void) {
+  mock_cuda_state_t *st = suite_mock_state();
+  hg_gemm_problem_t p = {.m = 512,
+                         .n = 512,
+                         .k = 512,
+                         .batch = 1,
+                         .a_type = HG_BF16,
+                         .b_type = HG_BF16,
+                         .d_type = HG_BF16,
+                         .a_k_major = true,
+                         .b_k_major = true,
+                         .alpha = 1.0f};
+  hg_gemm_op_t *op = NULL;
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op));
+  if (!op) return;
+  hg_devptr_t a = 0, b = 0, d = 0, d2 = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, 512 * 4100 * 2, &a));
+  CHECK_OK(hg_rt_alloc(suite_rt, 512 * 4100 * 2, &b));
+  CHECK_OK(hg_rt_alloc(suite_rt, 512 * 512 * 2, &d));
+  CHECK_OK(hg_rt_alloc(suite_rt, 512 * 512 * 2, &d2));
+  int enc = st->encodes;
+  CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+  CHECK_EQ(st->encodes - enc, 3); /* A, B, D */
+  enc = st->encodes;
+  int launches = st->launches;
+  CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+  CHECK_EQ(st->encodes, enc); /* the same pointers: reused */
+  CHECK_EQ(st->launches - launches, 1);
+  CHECK_OK(hg_gemm_op_run(op, a, b, 0, d2, 0, 0, NULL));
+  CHECK_EQ(st->encodes - enc, 1); /* only D's map */
+  hg_gemm_op_destroy(op);
+  /* K = 4097: rows TMA cannot address, repacked by AUTO. */
+  p.k = 4097;
+  const int live = st->live_allocations;
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op));
+  if (!op) return;
+  CHECK(hg_gemm_op_kernel(op)->repack_a && hg_gemm_op_kernel(op)->repack_b);
+  CHECK_EQ(st->live_allocations - live, 2); /* the two scratch buffers, made at creation */
+  launches = st->launches;
+  const int allocs = st->live_allocations;
+  CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+  CHECK_EQ(st->launches - launches, 3); /* two copies, then the GEMM */
+  CHECK_EQ(st->live_allocations, allocs);
+  hg_gemm_op_destroy(op);
+  CHECK_EQ(st->live_allocations, live);
+  hg_rt_free(suite_rt, a);
+  hg_rt_free(suite_rt, b);
+  hg_rt_free(suite_rt, d);
+  hg_rt_free(suite_rt, d2);
+}
+
 int main(void) {
   int built = build_mocks();
   if (built != 0) {
@@ -282,6 +338,7 @@ int main(void) {
   HG_RUN(suite_tensormaps);
   HG_RUN(suite_gemm);
   HG_RUN(test_launch_plumbing);
+  HG_RUN(test_gemm_op_host_path);
   HG_RUN(test_cluster_refused_when_unschedulable);
   HG_RUN(test_abi_audit);
   HG_RUN(suite_fault); /* last: the context is lost */
