@@ -94,35 +94,27 @@ void hg_roles_consumer_sync(hg_builder_t *b, const hg_roles_t *r) {
 
 /* Consumer w waits on barrier ORDER_BASE + w, which the other consumer arrives at: a
  * bar.sync of 256 threads completes when both warpgroups reached it. */
-static hg_status_t two_consumers(const hg_roles_t *r, const char *api) {
-  if (r->spec.consumers != 2)
-    return hg_error(HG_ERR_INVALID, "%s: ping-pong ordering needs exactly 2 consumers, not %d", api,
-                    r->spec.consumers);
-  return hg_ok();
+static void order(hg_builder_t *b, const hg_roles_t *r, bool wait, const char *api) {
+  if (r->spec.consumers != 2) {
+    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
+                                "%s: ping-pong ordering needs exactly 2 consumers, not %d", api,
+                                r->spec.consumers));
+    return;
+  }
+  for (int w = 0; w < 2; w++) {
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, r->consumer, i32(b, w)));
+    if (wait)
+      hg_b_bar_sync(b, HG_BAR_ORDER_BASE + w, 256);
+    else
+      hg_b_bar_arrive(b, HG_BAR_ORDER_BASE + 1 - w, 256);
+    hg_b_endif(b);
+  }
 }
 
 void hg_roles_order_wait(hg_builder_t *b, const hg_roles_t *r) {
-  hg_status_t s = two_consumers(r, "hg_roles_order_wait");
-  if (!hg_is_ok(&s)) {
-    hg_builder_fail(b, s);
-    return;
-  }
-  for (int w = 0; w < 2; w++) {
-    hg_b_if(b, hg_b_cmp(b, HG_EQ, r->consumer, i32(b, w)));
-    hg_b_bar_sync(b, HG_BAR_ORDER_BASE + w, 256);
-    hg_b_endif(b);
-  }
+  order(b, r, true, "hg_roles_order_wait");
 }
 
 void hg_roles_order_signal(hg_builder_t *b, const hg_roles_t *r) {
-  hg_status_t s = two_consumers(r, "hg_roles_order_signal");
-  if (!hg_is_ok(&s)) {
-    hg_builder_fail(b, s);
-    return;
-  }
-  for (int w = 0; w < 2; w++) {
-    hg_b_if(b, hg_b_cmp(b, HG_EQ, r->consumer, i32(b, w)));
-    hg_b_bar_arrive(b, HG_BAR_ORDER_BASE + 1 - w, 256);
-    hg_b_endif(b);
-  }
+  order(b, r, false, "hg_roles_order_signal");
 }
