@@ -4,7 +4,7 @@
  *   - cp.async TiledCopy: every element of the tile lands exactly once where the stage layout
  *     puts it, read from the right global element or zero-filled outside the tensor, for
  *     16/8/4-byte chunks and 1/2-byte register copies, K-major and MN-major tiles, swizzles,
- *     ragged edges and odd leading dimensions;
+ *     ragged edges, odd leading dimensions and ones past 2^31 elements, 64 to 256 threads;
  *   - ldmatrix TiledCopy: each lane addresses the row of the 8x8 matrix the MMA fragment
  *     needs (tests/model/test_ldmatrix_chain.c proves what ldmatrix then returns). */
 #include <stdlib.h>
@@ -39,8 +39,12 @@ static void test_refusals(void) {
   CHECK_ERR(hg_pipe_make(b, &ps, &pipe), HG_ERR_INVALID, "full 0");
   ps = (hg_pipe_spec_t){.stages = 40, .full_arrivals = 1};
   CHECK_ERR(hg_pipe_make(b, &ps, &pipe), HG_ERR_INVALID, "pipeline of 40 stages");
-  hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT, .tile_m = 128, .tile_n = 128,
-                        .cluster_m = 1, .cluster_n = 1, .raster_group = 0};
+  hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
+                        .tile_m = 128,
+                        .tile_n = 128,
+                        .cluster_m = 1,
+                        .cluster_n = 1,
+                        .raster_group = 0};
   CHECK_OK(hg_cluster2d_make(b, 1, 1, &cl));
   hg_sched_t sched;
   hg_val_t one = hg_b_i32(b, 1);
@@ -61,8 +65,8 @@ static void test_refusals(void) {
   hg_builder_destroy(b);
 
   CHECK_OK(hg_builder_create("k", &b));
-  hg_tma_tensor_t t = {.dtype = HG_BF16, .rank = 2, .shape = {256, 256}, .stride = {256, 1},
-                       .base_align_bytes = 16};
+  hg_tma_tensor_t t = {
+      .dtype = HG_BF16, .rank = 2, .shape = {256, 256}, .stride = {256, 1}, .base_align_bytes = 16};
   const int tile[2] = {64, 64};
   hg_composed_t smem;
   CHECK_OK(hg_tma_smem_layout(&t, tile, HG_SWIZZLE_128B, &smem));
@@ -86,8 +90,8 @@ static void test_refusals(void) {
 
   /* cp.async copies, MMA builders, epilogues. */
   hg_cp_async_copy_t cp;
-  hg_cp_async_spec_t cs = {.dtype = HG_BF16, .rows = 64, .cols = 64, .smem = smem,
-                           .vec_bytes = 12, .threads = 128};
+  hg_cp_async_spec_t cs = {
+      .dtype = HG_BF16, .rows = 64, .cols = 64, .smem = smem, .vec_bytes = 12, .threads = 128};
   CHECK_ERR(hg_cp_async_copy_make(&cs, &cp), HG_ERR_INVALID, "a chunk of 12 bytes");
   cs.vec_bytes = 16;
   cs.cols = 60;
@@ -98,8 +102,14 @@ static void test_refusals(void) {
   cs.transposed = false;
   cs.dtype = HG_F64;
   CHECK_ERR(hg_cp_async_copy_make(&cs, &cp), HG_ERR_UNSUPPORTED, "1, 2 or 4 bytes");
-  hg_tiled_mma_spec_t ms = {.a = HG_E4M3, .b = HG_E4M3, .acc = HG_F32, .tile_m = 128,
-                            .tile_n = 128, .tile_k = 128, .wg_m = 2, .wg_n = 1,
+  hg_tiled_mma_spec_t ms = {.a = HG_E4M3,
+                            .b = HG_E4M3,
+                            .acc = HG_F32,
+                            .tile_m = 128,
+                            .tile_n = 128,
+                            .tile_k = 128,
+                            .wg_m = 2,
+                            .wg_n = 1,
                             .auto_swizzle = true};
   static hg_mma_builder_t mb;
   CHECK_ERR(hg_mma_builder_make(HG_MMA_WGMMA_RS, &ms, &mb), HG_ERR_UNSUPPORTED,
@@ -145,8 +155,17 @@ static void test_refusals(void) {
 
 /* ---------------------------------------------------------------- cp.async on the CPU */
 
-/* Global memory: element index i of the view at byte gbase + i * e holds the value i + 1
- * (0 means "zero-filled"). Shared memory: one slot per element offset of the stage. */
+/* Global memory: element index i of the view at byte gbase + i * e holds mark(i), a 30-bit
+ * hash of i plus 1 (0 means "zero-filled"), small enough to pass through the 32-bit register
+ * of a register copy, and unlike i modulo 2^32 for an address 2^32 elements off. Shared
+ * memory: one slot per element offset of the stage. */
+static int64_t mark(int64_t i) {
+  uint64_t z = (uint64_t)i + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (int64_t)((z ^ (z >> 31)) & 0x3fffffff) + 1;
+}
+
 typedef struct copy_sim {
   int e;
   int64_t gbase, gbytes; /* the view's bytes [gbase, gbase + gbytes) */
@@ -158,8 +177,8 @@ typedef struct copy_sim {
 
 static void put(copy_sim_t *x, int64_t saddr, int64_t value) {
   if (saddr % x->e || saddr < 0 || saddr / x->e >= x->slots) {
-    if (!x->err[0]) snprintf(x->err, sizeof x->err, "stage byte %lld outside or misaligned",
-                             (long long)saddr);
+    if (!x->err[0])
+      snprintf(x->err, sizeof x->err, "stage byte %lld outside or misaligned", (long long)saddr);
     return;
   }
   if (x->smem[saddr / x->e] != -1) x->writes_twice++;
@@ -169,11 +188,11 @@ static void put(copy_sim_t *x, int64_t saddr, int64_t value) {
 static int64_t elem_at(copy_sim_t *x, int64_t gaddr) {
   const int64_t off = gaddr - x->gbase;
   if (off < 0 || off >= x->gbytes || off % x->e) {
-    if (!x->err[0]) snprintf(x->err, sizeof x->err, "global byte %lld read outside the view",
-                             (long long)off);
+    if (!x->err[0])
+      snprintf(x->err, sizeof x->err, "global byte %lld read outside the view", (long long)off);
     return 0;
   }
-  return off / x->e + 1;
+  return mark(off / x->e);
 }
 
 static void sim_cp_async(void *ctx, int bytes, int64_t dst, int64_t src, int64_t src_bytes) {
@@ -235,9 +254,20 @@ static void one_copy(int trial) {
   int vec = vecs[rnd(3)];
   if (rnd(4) == 0) vec = e;
   if (vec < e) vec = e;
+  /* now and then a pitch past 2^31 elements: the row offset needs 64 bits */
+  if (rnd(6) == 0) ld += INT64_C(1) << 31;
   ld = (ld * e + vec - 1) / vec * vec / e; /* pitch a multiple of the chunk */
-  hg_cp_async_spec_t cs = {.dtype = t, .rows = rows, .cols = cols, .smem = op.layout,
-                           .transposed = mn_major, .vec_bytes = vec, .threads = 128};
+  /* 128 threads (a producer warpgroup) mostly; others split the chunks unevenly, so that a
+   * thread's chunks do not share a column and the last round is partial */
+  static const int thread_counts[] = {128, 128, 96, 64, 160, 256};
+  const int threads = thread_counts[rnd(6)];
+  hg_cp_async_spec_t cs = {.dtype = t,
+                           .rows = rows,
+                           .cols = cols,
+                           .smem = op.layout,
+                           .transposed = mn_major,
+                           .vec_bytes = vec,
+                           .threads = threads};
   hg_cp_async_copy_t cp;
   s = hg_cp_async_copy_make(&cs, &cp);
   if (!hg_is_ok(&s)) {
@@ -259,7 +289,7 @@ static void one_copy(int trial) {
   x.smem = malloc(sizeof(int64_t) * (size_t)x.slots);
   for (int64_t i = 0; i < x.slots; i++) x.smem[i] = -1;
   ir_eval_hooks_t h = {.ctx = &x, .load = sim_load, .store = sim_store, .cp_async = sim_cp_async};
-  for (int th = 0; th < 128 && !x.err[0]; th++) {
+  for (int th = 0; th < threads && !x.err[0]; th++) {
     const int64_t params[7] = {th, x.gbase, ld, row0, col0, rows_ext, cols_ext};
     ir_eval_t ev;
     s = ir_eval_run_hooks(b, params, NULL, &h, &ev);
@@ -280,7 +310,7 @@ static void one_copy(int trial) {
       hg_tuple_ints(&crd, 2, v);
       CHECK_OK(hg_composed_eval(&op.layout, &crd, &off));
       const bool in = row0 + r < rows_ext && col0 + c < cols_ext;
-      const int64_t w = in ? (row0 + r) * ld + col0 + c + 1 : 0;
+      const int64_t w = in ? mark((row0 + r) * ld + col0 + c) : 0;
       if (x.smem[off] != w && bad++ == 0) {
         first_r = r;
         first_c = c;
@@ -290,19 +320,19 @@ static void one_copy(int trial) {
     }
   hg_test_checks++;
   if (bad || x.writes_twice)
-    HG_FAIL("trial %d (%s %s-major tile %dx%d, %d-byte chunks, ld %lld, origin (%lld,%lld) of "
-            "%lldx%lld): %lld elements wrong (first (%lld,%lld): %lld, expected %lld), %d "
-            "written twice",
-            trial, hg_dtype_name(t), mn_major ? "MN" : "K", rows, cols, vec, (long long)ld,
+    HG_FAIL("trial %d (%s %s-major tile %dx%d, %d-byte chunks, %d threads, ld %lld, origin "
+            "(%lld,%lld) of %lldx%lld): %lld elements wrong (first (%lld,%lld): %lld, expected "
+            "%lld), %d written twice",
+            trial, hg_dtype_name(t), mn_major ? "MN" : "K", rows, cols, vec, threads, (long long)ld,
             (long long)row0, (long long)col0, (long long)rows_ext, (long long)cols_ext,
-            (long long)bad, (long long)first_r, (long long)first_c, (long long)got,
-            (long long)want, x.writes_twice);
+            (long long)bad, (long long)first_r, (long long)first_c, (long long)got, (long long)want,
+            x.writes_twice);
   free(x.smem);
   hg_builder_destroy(b);
 }
 
 static void test_cp_async_copies(void) {
-  for (int i = 0; i < 60; i++) one_copy(i);
+  for (int i = 0; i < 120; i++) one_copy(i);
 }
 
 /* ---------------------------------------------------------------- ldmatrix addressing */
@@ -348,11 +378,11 @@ static void check_ldmatrix(hg_dtype_t t, hg_major_t major, hg_swizzle_mode_t sw,
   const int mn0 = 32, k0 = 16;
   const bool mn_major = major == HG_MAJOR_MN;
   if (a)
-    hg_ldmatrix_a16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0),
-                       hg_b_i32(b, k0), lane, out);
+    hg_ldmatrix_a16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0), hg_b_i32(b, k0),
+                       lane, out);
   else
-    hg_ldmatrix_b16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0),
-                       hg_b_i32(b, k0), lane, out);
+    hg_ldmatrix_b16x16(b, &op.layout, mn_major, hg_b_i32(b, 0), hg_b_i32(b, mn0), hg_b_i32(b, k0),
+                       lane, out);
   CHECK_OK(hg_builder_status(b));
   for (int l = 0; l < 32; l++) {
     lm_sim_t x = {0};
