@@ -46,8 +46,9 @@ hg_status_t hg_dt_batch(hg_builder_t *b, const hg_dtensor_t *t, hg_dint_t batch,
   HG_TRY(check(t, "tensor batch"));
   const int r = hgd_rank(&t->layout);
   if (r < 2)
-    return hg_error(HG_ERR_INVALID, "tensor batch: a rank-%d tensor has no batch mode besides "
-                                    "its data",
+    return hg_error(HG_ERR_INVALID,
+                    "tensor batch: a rank-%d tensor has no batch mode besides "
+                    "its data",
                     r);
   hg_dint_t c[HG_TUPLE_MAX];
   for (int i = 0; i + 1 < r; i++) c[i] = hg_dint(HG_UNDERSCORE);

@@ -6,8 +6,11 @@
  * units c, c + clusters, ... A unit is a cluster tile (cluster_m x cluster_n CTA tiles) of one
  * batch; consecutive units walk a band of raster_group cluster tiles along one dimension
  * before moving along the other, so the ~SM-count tiles in flight share A rows and B
- * columns in L2. Split-K, stream-K and grouped schedulers are further kinds of the same
- * interface: they hand out k-block ranges and per-group extents through hg_sched_work_t. */
+ * columns in L2. The unit's coordinates come from layouts over the run-time extents
+ * (dlayout.h: idx2crd and crd2idx with the counts as dynamic leaves), not from restated
+ * div/mod formulas; tests/builders/test_sched.c checks them against a walk of the order.
+ * Split-K, stream-K and grouped schedulers are further kinds of the same interface: they
+ * hand out k-block ranges and per-group extents through hg_sched_work_t. */
 #include <string.h>
 
 #include "hopgen/builders.h"

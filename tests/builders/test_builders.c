@@ -335,6 +335,101 @@ static void test_cp_async_copies(void) {
   for (int i = 0; i < 120; i++) one_copy(i);
 }
 
+/* ---------------------------------------------------------------- direct epilogue */
+
+/* Global stores of the epilogue, in order: (address, value, bits). */
+typedef struct store_sim {
+  int64_t addr[64], value[64];
+  int n, wrong_kind;
+} store_sim_t;
+
+static void sim_d_store(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t value) {
+  store_sim_t *x = ctx;
+  if (space != HG_GLOBAL || bits != 32 || x->n == 64) {
+    x->wrong_kind++;
+    return;
+  }
+  x->addr[x->n] = addr;
+  x->value[x->n++] = value;
+}
+
+/* The direct-store epilogue (f32 D, no steps: the stores alone) of one consumer thread whose
+ * first element is (row0, col0) of batch `batch`, interpreted: accumulator v (an integer
+ * stand-in holding v + 1) is stored once, at D(row0 + dm, col0 + dn, batch) = d + 4 * (row *
+ * ldd + col + batch * batch_stride) for the (dm, dn) the accumulator map gives it, when that
+ * is inside M x N, and nothing else is stored - for random extents, pitches (some past 2^31
+ * elements), batches and threads at the ragged edges. */
+static void test_direct_epilogue(void) {
+  hg_tiled_mma_spec_t ms = {.a = HG_BF16,
+                            .b = HG_BF16,
+                            .acc = HG_F32,
+                            .tile_m = 128,
+                            .tile_n = 64,
+                            .tile_k = 64,
+                            .wg_m = 2,
+                            .wg_n = 1,
+                            .auto_swizzle = true};
+  static hg_mma_builder_t mb;
+  CHECK_OK(hg_mma_builder_make(HG_MMA_WGMMA_SS, &ms, &mb));
+  hg_acc_map_t am;
+  CHECK_OK(hg_acc_map_make(&mb.tm, 64, &am));
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("epi", &b));
+  hg_epilogue_t e = {.d_type = HG_F32};
+  e.d_ptr = hg_b_param(b, HG_T_I64, "d");
+  e.ldd = hg_b_param(b, HG_T_I64, "ldd");
+  e.batch_stride_d = hg_b_param(b, HG_T_I64, "bsd");
+  e.m = hg_b_param(b, HG_T_I32, "m");
+  e.n = hg_b_param(b, HG_T_I32, "n");
+  e.batches = hg_b_param(b, HG_T_I32, "batches");
+  hg_val_t row0 = hg_b_param(b, HG_T_I32, "row0"), col0 = hg_b_param(b, HG_T_I32, "col0");
+  hg_val_t batch = hg_b_param(b, HG_T_I32, "batch");
+  hg_val_t acc[32];
+  CHECK_EQ(mb.acc_count, 32);
+  for (int v = 0; v < 32; v++) acc[v] = hg_b_var(b, HG_T_I32, hg_b_i32(b, v + 1));
+  hg_roles_t r = {0}; /* the direct path needs no roles */
+  CHECK_OK(hg_epilogue_emit(b, &e, acc, &am, row0, col0, row0, col0, batch, &r));
+  const int64_t d = INT64_C(1) << 40;
+  for (int trial = 0; trial < 300; trial++) {
+    const int64_t m = 1 + rnd(300), n = 1 + rnd(200), batches = 1 + rnd(3);
+    const int64_t ld = n + rnd(5) + (rnd(5) == 0 ? INT64_C(1) << 31 : 0);
+    const int64_t bs = m * ld + rnd(7), l = rnd(batches);
+    /* the thread's first element: in some tile of the grid, often past M or N */
+    const int64_t r0 = rnd((m + 63) / 64) * 64 + rnd(8), c0 = rnd((n + 63) / 64) * 64 + 2 * rnd(4);
+    store_sim_t x = {0};
+    ir_eval_hooks_t h = {.ctx = &x, .store = sim_d_store};
+    const int64_t params[9] = {d, ld, bs, m, n, batches, r0, c0, l};
+    ir_eval_t ev;
+    hg_status_t st = ir_eval_run_hooks(b, params, NULL, &h, &ev);
+    if (!hg_is_ok(&st)) {
+      HG_FAIL("trial %d: %s", trial, st.msg);
+      break;
+    }
+    ir_eval_free(&ev);
+    int found = 0, want = 0, bad = 0;
+    for (int dm = 0; dm < am.rows; dm++)
+      for (int dn = 0; dn < am.cols; dn++) {
+        const int v = hg_acc_map_at(&am, dm, dn);
+        if (v < 0 || r0 + dm >= m || c0 + dn >= n) continue;
+        want++;
+        const int64_t at = d + 4 * ((r0 + dm) * ld + c0 + dn + l * bs);
+        int hits = 0;
+        for (int i = 0; i < x.n; i++) hits += x.addr[i] == at && x.value[i] == v + 1;
+        found += hits == 1;
+        bad += hits != 1;
+      }
+    hg_test_checks++;
+    if (bad || x.n != want || x.wrong_kind)
+      HG_FAIL("trial %d (M %lld N %lld ld %lld batch %lld of %lld, first element (%lld,%lld)): "
+              "%d of %d elements stored once where they belong, %d stores, %d not 32-bit "
+              "global stores",
+              trial, (long long)m, (long long)n, (long long)ld, (long long)l, (long long)batches,
+              (long long)r0, (long long)c0, found, want, x.n, x.wrong_kind);
+  }
+  hg_acc_map_free(&am);
+  hg_builder_destroy(b);
+}
+
 /* ---------------------------------------------------------------- ldmatrix addressing */
 
 /* The lane's row address, recorded; what ldmatrix returns is the model's business. */
@@ -428,6 +523,7 @@ static void test_ldmatrix_addresses(void) {
 int main(void) {
   HG_RUN(test_refusals);
   HG_RUN(test_cp_async_copies);
+  HG_RUN(test_direct_epilogue);
   HG_RUN(test_ldmatrix_addresses);
   return hg_test_finish();
 }

@@ -889,6 +889,62 @@ static void test_signed(void) {
   hg_builder_destroy(b);
 }
 
+/* Dynamic tensors: a batched row-major matrix (rows, cols, batches):(ld, 1, bs) at a run-time
+ * base, one batch sliced off, an element's byte address - against base + esize * (row * ld +
+ * col + batch * bs) with rows negative too (signed coordinates) and pitches past 2^31; a
+ * static tensor folds to a constant; the refusals. */
+static void test_tensors(void) {
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("tensor", &b));
+  hg_val_t base = hg_b_param(b, HG_T_I64, "base"), ld = hg_b_param(b, HG_T_I64, "ld");
+  hg_val_t bs = hg_b_param(b, HG_T_I64, "bs"), m = hg_b_param(b, HG_T_I32, "m");
+  hg_val_t n = hg_b_param(b, HG_T_I32, "n"), l = hg_b_param(b, HG_T_I32, "l");
+  hg_val_t row = hg_b_param(b, HG_T_I32, "row"), col = hg_b_param(b, HG_T_I32, "col");
+  hg_val_t batch = hg_b_param(b, HG_T_I32, "batch");
+  hg_dtensor_t t, one;
+  CHECK_OK(hg_dt_matrix(hg_dint_val(base), 2, hg_dint_val(m), hg_dint_val(n), hg_dint_val(l),
+                        hg_dint_val(ld), hg_dint_val(bs), &t));
+  CHECK_OK(hg_dt_batch(b, &t, hg_dint_val(batch), &one));
+  CHECK_EQ(hg_dlayout_rank(&one.layout), 2);
+  hg_dtuple_t crd;
+  hg_dint_t a;
+  hg_val_t av;
+  CHECK_OK(hg_dtuple_make(2, (hg_dint_t[2]){hg_dint_val(row), hg_dint_val(col)}, &crd));
+  CHECK_OK(hg_dt_addr(b, &one, &crd, 0, &a));
+  CHECK_OK(hg_dint_emit(b, a, HG_T_NONE, &av));
+  CHECK_EQ(hg_val_type(b, av), HG_T_I64);
+  for (int it = 0; it < 200; it++) {
+    const int64_t ldv = 1 + rnd(5000) + (rnd(4) == 0 ? INT64_C(1) << 31 : 0);
+    const int64_t p[9] = {INT64_C(1) << 40, ldv,          ldv * (1 + rnd(100)),
+                          1 + rnd(100),     1 + rnd(100), 1 + rnd(9),
+                          rnd(300) - 100,   rnd(5000),    rnd(9)};
+    ir_eval_t ev;
+    CHECK_OK(ir_eval_run(b, p, NULL, &ev));
+    CHECK_EQ(ir_eval_get(&ev, av), p[0] + 2 * (p[6] * p[1] + p[7] + p[8] * p[2]));
+    ir_eval_free(&ev);
+  }
+  /* Static all the way: an address with no instruction. */
+  const int ops = ir_eval_op_count(b);
+  CHECK_OK(hg_dt_matrix(hg_dint(4096), 4, hg_dint(64), hg_dint(32), hg_dint(3), hg_dint(40),
+                        hg_dint(64 * 40), &t));
+  CHECK_OK(hg_dt_batch(b, &t, hg_dint(2), &one));
+  CHECK_OK(hg_dtuple_make(2, (hg_dint_t[2]){hg_dint(5), hg_dint(7)}, &crd));
+  CHECK_OK(hg_dt_addr(b, &one, &crd, 0, &a));
+  CHECK(hg_dint_is(a, 4096 + 4 * (5 * 40 + 7 + 2 * 64 * 40)));
+  CHECK_EQ(ir_eval_op_count(b), ops);
+  /* Refusals. */
+  t.esize = 0;
+  CHECK_ERR(hg_dt_addr(b, &t, &crd, 0, &a), HG_ERR_INVALID, "elements of 0 bytes");
+  CHECK_ERR(
+      hg_dt_matrix(hg_dint(0), 2, hg_dint(4), hg_dint(-1), hg_dint(1), hg_dint(4), hg_dint(16), &t),
+      HG_ERR_INVALID, "negative shape -1");
+  hg_layout_t vec;
+  CHECK_OK(hg_layout_parse("8:1", &vec));
+  t = (hg_dtensor_t){.base = hg_dint(0), .esize = 4, .layout = hg_dlayout_static(&vec)};
+  CHECK_ERR(hg_dt_batch(b, &t, hg_dint(1), &one), HG_ERR_INVALID, "has no batch mode");
+  hg_builder_destroy(b);
+}
+
 /* What is refused, with the rule named. */
 static void test_refusals(void) {
   hg_builder_t *b;
@@ -1001,6 +1057,7 @@ int main(void) {
   HG_RUN(test_gemm_index_math);
   HG_RUN(test_static_eval_no_worse);
   HG_RUN(test_signed);
+  HG_RUN(test_tensors);
   HG_RUN(test_refusals);
   HG_RUN(test_extent_one);
   HG_RUN(test_random_oracle);

@@ -133,8 +133,13 @@ static void test_raster_order(void) {
  * walks id, id + clusters, ... (the loop hg_sched_begin opens), here for a grid of 3
  * clusters of 2 CTAs, counting units by the last index each cluster reaches. */
 static void test_loop_bounds(void) {
-  hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT, .tile_m = 128, .tile_n = 256, .cluster_m = 2,
-                       .cluster_n = 1, .raster = HG_RASTER_N, .raster_group = 4};
+  hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT,
+                       .tile_m = 128,
+                       .tile_n = 256,
+                       .cluster_m = 2,
+                       .cluster_n = 1,
+                       .raster = HG_RASTER_N,
+                       .raster_group = 4};
   hg_builder_t *b;
   CHECK_OK(hg_builder_create("loop", &b));
   hg_cluster2d_t cl;
