@@ -43,15 +43,16 @@ extern "C" {
 /* ---------------------------------------------------------------- run-time layouts */
 
 /* l(idx) for a run-time 1-D index idx (I32 in [0, size(l))): idx split colexicographically
- * over l's leaves (CuTe's idx2crd) and dotted with the strides. Static shapes, so ptxas turns
- * the divisions into shifts or multiplications. */
+ * over l's leaves (CuTe's idx2crd) and dotted with the strides - hg_dl_eval of the static
+ * layout (dlayout.h), so only the index is run-time arithmetic and every division is by a
+ * constant. */
 hg_status_t hg_layout_emit(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx, hg_val_t *out);
 /* Swizzle<B,M,S> of an offset in elements of esize bytes, applied to an I32 byte offset (in
  * bytes it is Swizzle<B, M + log2(esize), S>). */
 hg_val_t hg_swizzle_emit_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_val_t off_bytes);
 /* c(crd) for a composed layout: crd holds one I32 per top-level mode of c->layout, each a
- * 1-D index into that mode. The element offset (I32), offset and swizzle applied: what
- * hg_composed_eval computes on the host. */
+ * 1-D index into that mode (in [0, its size)). The element offset (I32), offset and swizzle
+ * applied: what hg_composed_eval computes on the host (hg_dl_crd2idx, then the swizzle). */
 hg_status_t hg_composed_emit(hg_builder_t *b, const hg_composed_t *c, const hg_val_t *crd,
                              hg_val_t *out);
 
@@ -344,10 +345,13 @@ typedef struct hg_sched_spec {
   int raster_group; /* cluster tiles per rasterization band, >= 1 */
 } hg_sched_spec_t;
 
+/* The run-time counts (I32, each >= 1) the unit order is laid out over: cluster tiles along M
+ * and N, per batch and in all, the batch, a band's cluster tiles (raster_group x the tiles of
+ * the dimension walked along) and the bands (hg_sched_work: sched.c). */
 typedef struct hg_sched {
   hg_sched_spec_t spec;
   const hg_cluster2d_t *cluster;
-  hg_val_t tiles_m, tiles_n, per_batch, total, kblocks;
+  hg_val_t tiles_m, tiles_n, per_batch, total, batch, band_tiles, bands, kblocks;
 } hg_sched_t;
 
 /* One unit of work: this CTA's tile origin (m0, n0), its batch, and its k-blocks
@@ -357,7 +361,7 @@ typedef struct hg_sched_work {
   hg_val_t index, batch, m0, n0, k_first, k_count;
 } hg_sched_work_t;
 
-/* Run-time extents M, N, batch (I32) and the k-blocks of one tile. */
+/* Run-time extents M, N, batch (I32, each >= 1) and the k-blocks of one tile. */
 hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
                           const hg_cluster2d_t *cluster, hg_val_t m, hg_val_t n, hg_val_t batch,
                           hg_val_t kblocks, hg_sched_t *out);
@@ -418,7 +422,7 @@ typedef struct hg_epilogue {
                                    * buf_bytes */
   int buffers, epi_n;
   hg_val_t d_ptr, ldd, batch_stride_d; /* direct (I64) */
-  hg_val_t m, n;                       /* extents (I32) */
+  hg_val_t m, n, batches;              /* D's extents (I32, >= 1): D is (m, n, batches) */
 } hg_epilogue_t;
 
 /* The tile's accumulators (acc: am's values of the calling consumer thread) through the

@@ -204,6 +204,32 @@ hg_status_t hg_dl_local_tile(hg_builder_t *b, const hg_dlayout_t *l, const hg_ti
 hg_status_t hg_dl_local_partition(hg_builder_t *b, const hg_dlayout_t *l, const hg_layout_t *thr,
                                   hg_dint_t idx, hg_dlayout_t *out, hg_dint_t *offset);
 
+/* ---------------------------------------------------------------- tensors */
+
+/* Memory seen through a dynamic layout (CuTe's Tensor of a pointer and a layout): element
+ * crd is at the byte address base + esize * layout(crd). base is a byte address (an I64
+ * value, or static); the layout counts elements. */
+typedef struct hg_dtensor {
+  hg_dint_t base;
+  int esize;
+  hg_dlayout_t layout;
+} hg_dtensor_t;
+
+/* The sub-tensor at crd, `_` leaves kept (hg_dl_slice): the kept modes, the base moved to the
+ * first element. The batch of a batched matrix is the slice (_, _, batch). */
+hg_status_t hg_dt_slice(hg_builder_t *b, const hg_dtensor_t *t, const hg_dtuple_t *crd,
+                        hg_dtensor_t *out);
+/* A batched row-major matrix: (rows, cols, batches):(ld, 1, batch_stride) elements of esize
+ * bytes at base (extents are >= 1, as for any dynamic shape). */
+hg_status_t hg_dt_matrix(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
+                         hg_dint_t batches, hg_dint_t ld, hg_dint_t batch_stride,
+                         hg_dtensor_t *out);
+/* One batch of a tensor whose last mode is the batch: the slice (_, ..., _, batch). */
+hg_status_t hg_dt_batch(hg_builder_t *b, const hg_dtensor_t *t, hg_dint_t batch, hg_dtensor_t *out);
+/* The byte address of element crd (hg_dl_crd2idx with flags), folded as far as it goes. */
+hg_status_t hg_dt_addr(hg_builder_t *b, const hg_dtensor_t *t, const hg_dtuple_t *crd,
+                       unsigned flags, hg_dint_t *out);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

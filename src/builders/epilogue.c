@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hopgen/builders.h"
+#include "hopgen/dlayout.h"
 
 static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
@@ -71,40 +72,66 @@ typedef struct epi_ctx {
 
 typedef void (*elem_fn)(epi_ctx_t *x, int v, hg_val_t addr);
 
-/* For each element of the thread (row0 + dm, col0 + dn) inside M x N: fn(value, address of
- * the element in a row-major matrix at base with leading dimension ld, elements of esize). */
-static void for_each_elem(epi_ctx_t *x, hg_val_t base, hg_val_t ld, int esize, hg_val_t row0,
-                          hg_val_t col0, elem_fn fn) {
+/* A row-major matrix of the epilogue (C or D): (m, n, batches):(ld, 1, batch_stride) in
+ * elements of esize bytes at ptr (I64). */
+typedef struct gmatrix {
+  hg_val_t ptr, ld, batch_stride;
+  int esize;
+} gmatrix_t;
+
+/* The matrix's batch `batch`: the slice (_, _, batch), (m, n):(ld, 1). */
+static hg_status_t batch_slice(hg_builder_t *b, const hg_epilogue_t *e, const gmatrix_t *g,
+                               hg_val_t batch, hg_dtensor_t *out) {
+  hg_dtensor_t t;
+  HG_TRY(hg_dt_matrix(hg_dint_val(g->ptr), g->esize, hg_dint_val(e->m), hg_dint_val(e->n),
+                      hg_dint_val(e->batches), hg_dint_val(g->ld), hg_dint_val(g->batch_stride),
+                      &t));
+  return hg_dt_batch(b, &t, hg_dint_val(batch), out);
+}
+
+/* The address of element (row, col) of t (I64), and t moved there (*at, when not NULL). */
+static hg_status_t elem_addr(hg_builder_t *b, const hg_dtensor_t *t, hg_dint_t row, hg_dint_t col,
+                             hg_val_t *addr, hg_dtensor_t *at) {
+  hg_dtuple_t crd;
+  hg_dint_t a;
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){row, col}, &crd));
+  HG_TRY(hg_dt_addr(b, t, &crd, 0, &a));
+  HG_TRY(hg_dint_emit(b, a, HG_T_I64, addr));
+  if (at) {
+    *at = *t;
+    at->base = hg_dint_val(*addr);
+  }
+  return hg_ok();
+}
+
+/* For each element of the thread (row0 + dm, col0 + dn) inside M x N of batch `batch`:
+ * fn(value, its address in g). The thread's first element and each row's first are 64-bit
+ * values; each element an immediate offset from its row's. */
+static hg_status_t for_each_elem(epi_ctx_t *x, const gmatrix_t *g, hg_val_t row0, hg_val_t col0,
+                                 hg_val_t batch, elem_fn fn) {
   hg_builder_t *b = x->b;
   const hg_acc_map_t *am = x->am;
-  hg_val_t thr =
-      hg_b_bin(b, HG_ADD, base,
-               hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, row0), ld, hg_b_sext(b, col0)),
-                        hg_b_i64(b, esize)));
-  hg_val_t row_bytes = hg_b_bin(b, HG_MUL, ld, hg_b_i64(b, esize));
+  hg_dtensor_t mat, thr, row;
+  hg_val_t v;
+  HG_TRY(batch_slice(b, x->e, g, batch, &mat));
+  HG_TRY(elem_addr(b, &mat, hg_dint_val(row0), hg_dint_val(col0), &v, &thr));
   for (int dm = 0; dm < am->rows; dm++) {
     bool any = false;
     for (int dn = 0; dn < am->cols && !any; dn++) any = hg_acc_map_at(am, dm, dn) >= 0;
     if (!any) continue;
     hg_b_if(b, hg_b_cmp(b, HG_LT_S, addc(b, row0, dm), x->e->m));
-    hg_val_t rowp = hg_b_mad(b, hg_b_i64(b, dm), row_bytes, thr);
+    HG_TRY(elem_addr(b, &thr, hg_dint(dm), hg_dint(0), &v, &row));
     for (int dn = 0; dn < am->cols; dn++) {
-      const int v = hg_acc_map_at(am, dm, dn);
-      if (v < 0) continue;
+      const int vi = hg_acc_map_at(am, dm, dn);
+      if (vi < 0) continue;
       hg_b_if(b, hg_b_cmp(b, HG_LT_S, addc(b, col0, dn), x->e->n));
-      fn(x, v, hg_b_bin(b, HG_ADD, rowp, hg_b_i64(b, (int64_t)dn * esize)));
+      HG_TRY(elem_addr(b, &row, hg_dint(0), hg_dint(dn), &v, NULL));
+      fn(x, vi, v);
       hg_b_endif(b);
     }
     hg_b_endif(b);
   }
-}
-
-/* ptr + batch * batch_stride * esize (I64). */
-static hg_val_t batch_base(hg_builder_t *b, hg_val_t ptr, hg_val_t batch, hg_val_t stride,
-                           int esize) {
-  return hg_b_bin(
-      b, HG_ADD, ptr,
-      hg_b_bin(b, HG_MUL, hg_b_zext(b, batch), hg_b_bin(b, HG_MUL, stride, hg_b_i64(b, esize))));
+  return hg_ok();
 }
 
 static hg_val_t load_elem(epi_ctx_t *x, hg_val_t addr) {
@@ -133,7 +160,8 @@ static void store_elem(epi_ctx_t *x, int v, hg_val_t addr) {
 
 /* ---------------------------------------------------------------- the steps */
 
-static void apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0, hg_val_t batch) {
+static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0,
+                               hg_val_t batch) {
   hg_builder_t *b = x->b;
   const int ed = hg_dtype_bytes(x->e->d_type);
   for (int i = 0; i < x->e->nsteps; i++) {
@@ -144,16 +172,19 @@ static void apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0, hg
       for (int v = 0; v < nacc; v++)
         hg_b_assign(b, x->acc[v], hg_b_bin(b, HG_FMUL, x->acc[v], st->value));
       break;
-    case HG_EPI_BETA_C:
+    case HG_EPI_BETA_C: {
       /* C is read only when beta != 0: a uniform run-time branch. */
+      const gmatrix_t c = {
+          .ptr = st->ptr, .ld = st->ld, .batch_stride = st->batch_stride, .esize = ed};
       hg_b_if(b, hg_b_cmp(b, HG_FEQ, st->value, hg_b_f32(b, 0.0f)));
       hg_b_else(b);
-      for_each_elem(x, batch_base(b, st->ptr, batch, st->batch_stride, ed), st->ld, ed, row0, col0,
-                    add_beta_c);
+      HG_TRY(for_each_elem(x, &c, row0, col0, batch, add_beta_c));
       hg_b_endif(b);
       break;
     }
+    }
   }
+  return hg_ok();
 }
 
 static hg_status_t check_epilogue(const hg_epilogue_t *e) {
@@ -264,7 +295,7 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
   for (int i = 0; i < am->rows * am->cols; i++)
     if (am->v[i] + 1 > nacc) nacc = am->v[i] + 1;
   epi_ctx_t x = {.b = b, .e = e, .acc = acc, .am = am, .step = NULL};
-  apply_steps(&x, nacc, row0, col0, batch);
+  HG_TRY(apply_steps(&x, nacc, row0, col0, batch));
   if (e->tma) {
     if (am->rows % 64 || am->cols % e->epi_n)
       return hg_error(HG_ERR_INVALID,
@@ -272,9 +303,11 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
                       am->rows, am->cols, e->epi_n);
     store_tma(&x, m_base, n0, batch, r);
   } else {
-    const int ed = hg_dtype_bytes(e->d_type);
-    for_each_elem(&x, batch_base(b, e->d_ptr, batch, e->batch_stride_d, ed), e->ldd, ed, row0, col0,
-                  store_elem);
+    const gmatrix_t d = {.ptr = e->d_ptr,
+                         .ld = e->ldd,
+                         .batch_stride = e->batch_stride_d,
+                         .esize = hg_dtype_bytes(e->d_type)};
+    HG_TRY(for_each_elem(&x, &d, row0, col0, batch, store_elem));
   }
   return hg_builder_status(b);
 }

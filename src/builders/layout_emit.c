@@ -1,25 +1,16 @@
 /* Layouts evaluated by generated code (builders.h): the builder calls that compute, at run
  * time, what hg_layout/hg_composed_eval compute on the host, so that every generator takes
- * its address arithmetic from the layouts its plans computed instead of restating it. */
+ * its address arithmetic from the layouts its plans computed instead of restating it. Both
+ * are dynamic layouts (dlayout.h) whose only run-time part is the index: the static algebra
+ * folds, the index is split by constants. */
 #include "hopgen/builders.h"
+#include "hopgen/dlayout.h"
 
 hg_status_t hg_layout_emit(hg_builder_t *b, const hg_layout_t *l, hg_val_t idx, hg_val_t *out) {
-  int64_t shp[HG_TUPLE_MAX], str[HG_TUPLE_MAX];
-  const int n = hg_tuple_leaf_values(&l->shape, shp, HG_TUPLE_MAX);
-  if (n > HG_TUPLE_MAX || hg_tuple_leaf_values(&l->stride, str, HG_TUPLE_MAX) != n)
-    return hg_error(HG_ERR_INVALID, "layout shape and stride are not congruent");
-  hg_val_t acc = hg_b_i32(b, 0);
-  int64_t div = 1;
-  for (int i = 0; i < n; i++) {
-    if (shp[i] > 1 && str[i] != 0) {
-      hg_val_t c = div > 1 ? hg_b_bin(b, HG_DIV_U, idx, hg_b_i32(b, (int32_t)div)) : idx;
-      if (i + 1 < n) c = hg_b_bin(b, HG_REM_U, c, hg_b_i32(b, (int32_t)shp[i]));
-      acc = hg_b_mad(b, c, hg_b_i32(b, (int32_t)str[i]), acc);
-    }
-    div *= shp[i];
-  }
-  *out = acc;
-  return hg_ok();
+  const hg_dlayout_t d = hg_dlayout_static(l);
+  hg_dint_t v;
+  HG_TRY(hg_dl_eval(b, &d, hg_dint_val_nonneg(idx), HG_DL_IN_DOMAIN, &v));
+  return hg_dint_emit(b, v, HG_T_I32, out);
 }
 
 hg_val_t hg_swizzle_emit_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_val_t off_bytes) {
@@ -44,19 +35,21 @@ hg_val_t hg_swizzle_emit_bytes(hg_builder_t *b, hg_swizzle_t sw, int esize, hg_v
 hg_status_t hg_composed_emit(hg_builder_t *b, const hg_composed_t *c, const hg_val_t *crd,
                              hg_val_t *out) {
   const int r = hg_layout_rank(&c->layout);
-  if (c->offset < INT32_MIN || c->offset > INT32_MAX)
-    return hg_error(HG_ERR_OVERFLOW, "the layout's offset %lld does not fit 32 bits",
-                    (long long)c->offset);
-  hg_val_t acc = HG_NONE;
-  for (int m = 0; m < r; m++) {
-    hg_layout_t mode;
-    HG_TRY(hg_layout_mode(&c->layout, m, &mode));
-    hg_val_t v;
-    HG_TRY(hg_layout_emit(b, &mode, crd[m], &v));
-    acc = m ? hg_b_bin(b, HG_ADD, acc, v) : v;
+  if (r < 1 || r >= HG_TUPLE_MAX)
+    return hg_error(HG_ERR_INVALID, "hg_composed_emit: a layout of rank %d", r);
+  hg_dint_t idx[HG_TUPLE_MAX], v;
+  for (int m = 0; m < r; m++) idx[m] = hg_dint_val_nonneg(crd[m]);
+  hg_dtuple_t coord;
+  const hg_dlayout_t d = hg_dlayout_static(&c->layout);
+  if (d.shape.t.arity[0] == HG_LEAF) { /* an integer layout: its one mode is itself */
+    HG_TRY(hg_dl_eval(b, &d, idx[0], HG_DL_IN_DOMAIN, &v));
+  } else {
+    HG_TRY(hg_dtuple_make(r, idx, &coord));
+    HG_TRY(hg_dl_crd2idx(b, &d, &coord, HG_DL_IN_DOMAIN, &v));
   }
-  if (hg_val_is_none(acc)) acc = hg_b_i32(b, 0);
-  if (c->offset) acc = hg_b_bin(b, HG_ADD, acc, hg_b_i32(b, (int32_t)c->offset));
-  *out = hg_swizzle_emit_bytes(b, c->sw, 1, acc);
+  HG_TRY(hg_dint_add(b, v, hg_dint(c->offset), &v));
+  hg_val_t off;
+  HG_TRY(hg_dint_emit(b, v, HG_T_I32, &off));
+  *out = hg_swizzle_emit_bytes(b, c->sw, 1, off);
   return hg_ok();
 }

@@ -6,19 +6,18 @@
  * units c, c + clusters, ... A unit is a cluster tile (cluster_m x cluster_n CTA tiles) of one
  * batch; consecutive units walk a band of raster_group cluster tiles along one dimension
  * before moving along the other, so the ~SM-count tiles in flight share A rows and B
- * columns in L2. Split-K, stream-K and grouped schedulers are further kinds of the same
- * interface: they hand out k-block ranges and per-group extents through hg_sched_work_t. */
+ * columns in L2. The unit's coordinates come from layouts over the run-time extents
+ * (dlayout.h: idx2crd and crd2idx with the counts as dynamic leaves), not from restated
+ * div/mod formulas; tests/builders/test_sched.c checks them against a walk of the order.
+ * Split-K, stream-K and grouped schedulers are further kinds of the same interface: they
+ * hand out k-block ranges and per-group extents through hg_sched_work_t. */
 #include <string.h>
 
 #include "hopgen/builders.h"
+#include "hopgen/dlayout.h"
 
 static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
-}
-
-/* ceil(x / d) for non-negative I32 x and a constant d >= 1. */
-static hg_val_t ceil_div(hg_builder_t *b, hg_val_t x, int d) {
-  return hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x, i32(b, d - 1)), i32(b, d));
 }
 
 static hg_status_t check_spec(const hg_sched_spec_t *s) {
@@ -32,6 +31,16 @@ static hg_status_t check_spec(const hg_sched_spec_t *s) {
   return hg_ok();
 }
 
+/* An extent of the scheduler: a run-time count of cluster tiles (or the batch), >= 1. */
+static hg_dint_t extent(hg_val_t v) {
+  return hg_dint_val_sign(v, HG_DINT_POS);
+}
+
+/* A count as one builder value, computed where the scheduler is made (outside its loop). */
+static hg_status_t count_val(hg_builder_t *b, hg_dint_t x, hg_val_t *out) {
+  return hg_dint_emit(b, x, HG_T_I32, out);
+}
+
 hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
                           const hg_cluster2d_t *cluster, hg_val_t m, hg_val_t n, hg_val_t batch,
                           hg_val_t kblocks, hg_sched_t *out) {
@@ -42,11 +51,28 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
   memset(out, 0, sizeof *out);
   out->spec = *spec;
   out->cluster = cluster;
-  out->tiles_m = ceil_div(b, m, spec->tile_m * spec->cluster_m);
-  out->tiles_n = ceil_div(b, n, spec->tile_n * spec->cluster_n);
-  out->per_batch = hg_b_bin(b, HG_MUL, out->tiles_m, out->tiles_n);
-  out->total = hg_b_bin(b, HG_MUL, out->per_batch, batch);
+  out->batch = batch;
   out->kblocks = kblocks;
+  /* The grid of cluster tiles (M, N, batch >= 1, so every count is >= 1) and the bands the
+   * raster walks: raster_group cluster tiles across the banded dimension, the other
+   * dimension along. */
+  hg_dint_t tm, tn, per_batch, total, band_tiles, bands;
+  const int64_t grp = spec->raster_group;
+  HG_TRY(hg_dint_ceil_div(b, extent(m), hg_dint((int64_t)spec->tile_m * spec->cluster_m), &tm));
+  HG_TRY(hg_dint_ceil_div(b, extent(n), hg_dint((int64_t)spec->tile_n * spec->cluster_n), &tn));
+  HG_TRY(count_val(b, tm, &out->tiles_m));
+  HG_TRY(count_val(b, tn, &out->tiles_n));
+  HG_TRY(hg_dint_mul(b, extent(out->tiles_m), extent(out->tiles_n), &per_batch));
+  HG_TRY(count_val(b, per_batch, &out->per_batch));
+  HG_TRY(hg_dint_mul(b, extent(out->per_batch), extent(batch), &total));
+  HG_TRY(count_val(b, total, &out->total));
+  const bool along_m = spec->raster == HG_RASTER_M;
+  hg_val_t inner = along_m ? out->tiles_m : out->tiles_n,
+           outer = along_m ? out->tiles_n : out->tiles_m;
+  HG_TRY(hg_dint_mul(b, hg_dint(grp), extent(inner), &band_tiles));
+  HG_TRY(count_val(b, band_tiles, &out->band_tiles));
+  HG_TRY(hg_dint_ceil_div(b, extent(outer), hg_dint(grp), &bands));
+  HG_TRY(count_val(b, bands, &out->bands));
   return hg_builder_status(b);
 }
 
@@ -59,29 +85,76 @@ void hg_sched_end(hg_builder_t *b, const hg_sched_t *s) {
   hg_b_endfor(b);
 }
 
-void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *w) {
+/* idx (in the domain) -> its coordinate (c0, c1) in the compact shape (s0, s1). */
+static hg_status_t split(hg_builder_t *b, hg_dint_t idx, hg_dint_t s0, hg_dint_t s1, hg_dint_t *c0,
+                         hg_dint_t *c1) {
+  hg_dtuple_t shape, crd;
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){s0, s1}, &shape));
+  HG_TRY(hg_dl_idx2crd(b, &shape, NULL, idx, HG_DL_IN_DOMAIN, &crd));
+  *c0 = crd.d[1];
+  *c1 = crd.d[2];
+  return hg_ok();
+}
+
+/* The first element along one dimension of a CTA's tile: crd2idx of (rank in the cluster,
+ * cluster tile) in the layout (cluster, tiles):(tile, cluster * tile). */
+static hg_status_t origin(hg_builder_t *b, int tile, int cluster, hg_val_t rank, hg_val_t tiles,
+                          hg_dint_t t, hg_val_t *out) {
+  hg_dlayout_t l;
+  hg_dtuple_t shape, stride, crd;
+  hg_dint_t o;
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){hg_dint(cluster), extent(tiles)}, &shape));
+  HG_TRY(
+      hg_dtuple_make(2, (hg_dint_t[2]){hg_dint(tile), hg_dint((int64_t)cluster * tile)}, &stride));
+  HG_TRY(hg_dlayout_make(&shape, &stride, &l));
+  /* A cluster of one along this dimension has rank 0 there. */
+  const hg_dint_t r = cluster == 1 ? hg_dint(0) : hg_dint_val_nonneg(rank);
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){r, t}, &crd));
+  HG_TRY(hg_dl_crd2idx(b, &l, &crd, HG_DL_IN_DOMAIN, &o));
+  return hg_dint_emit(b, o, HG_T_I32, out);
+}
+
+/* The unit for loop index t, as layouts over the run-time extents:
+ *   t               -> (tile, batch)          compact (per_batch, batch)
+ *   tile            -> (in_band, band)        compact (band_tiles, bands)
+ *   in_band         -> (across, along)        compact (band_w, inner): a band walks its
+ *                                             band_w cluster tiles across, then steps along
+ *   (across, band)  -> the banded coordinate  (raster_group, bands):(1, raster_group)
+ * band_w is raster_group except in a last, narrower band: min(raster_group, outer - band *
+ * raster_group), the one step that is no layout. Then each CTA's origin from its cluster
+ * tile and its rank in the cluster (origin()). */
+static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *w) {
   const hg_sched_spec_t *c = &s->spec;
-  w->index = t;
-  w->batch = hg_b_bin(b, HG_DIV_U, t, s->per_batch);
-  hg_val_t tt = hg_b_bin(b, HG_REM_U, t, s->per_batch);
   const bool along_m = c->raster == HG_RASTER_M;
-  hg_val_t inner = along_m ? s->tiles_m : s->tiles_n; /* walked fastest */
-  hg_val_t outer = along_m ? s->tiles_n : s->tiles_m; /* banded */
-  hg_val_t grp = i32(b, c->raster_group);
-  hg_val_t band_tiles = hg_b_bin(b, HG_MUL, grp, inner);
-  hg_val_t band = hg_b_bin(b, HG_DIV_U, tt, band_tiles);
-  hg_val_t in_band = hg_b_bin(b, HG_REM_U, tt, band_tiles);
-  hg_val_t band_start = hg_b_bin(b, HG_MUL, band, grp);
-  hg_val_t band_w = hg_b_bin(b, HG_MIN_S, grp, hg_b_bin(b, HG_SUB, outer, band_start));
-  hg_val_t o = hg_b_bin(b, HG_ADD, band_start, hg_b_bin(b, HG_REM_U, in_band, band_w));
-  hg_val_t i = hg_b_bin(b, HG_DIV_U, in_band, band_w);
-  hg_val_t tm = along_m ? i : o, tn = along_m ? o : i;
-  w->m0 =
-      hg_b_bin(b, HG_MUL, hg_b_mad(b, tm, i32(b, c->cluster_m), s->cluster->rm), i32(b, c->tile_m));
-  w->n0 =
-      hg_b_bin(b, HG_MUL, hg_b_mad(b, tn, i32(b, c->cluster_n), s->cluster->rn), i32(b, c->tile_n));
+  hg_val_t inner = along_m ? s->tiles_m : s->tiles_n, outer = along_m ? s->tiles_n : s->tiles_m;
+  const hg_dint_t grp = hg_dint(c->raster_group);
+  hg_dint_t tile, batch, in_band, band, band_start, left, band_w, across, along, banded;
+  HG_TRY(split(b, hg_dint_val_nonneg(t), extent(s->per_batch), extent(s->batch), &tile, &batch));
+  HG_TRY(split(b, tile, extent(s->band_tiles), extent(s->bands), &in_band, &band));
+  HG_TRY(hg_dint_mul(b, band, grp, &band_start));
+  HG_TRY(hg_dint_sub(b, extent(outer), band_start, &left));
+  HG_TRY(hg_dint_min(b, grp, left, &band_w));
+  HG_TRY(split(b, in_band, band_w, extent(inner), &across, &along));
+  hg_dlayout_t bl;
+  hg_dtuple_t shape, stride, crd;
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){grp, extent(s->bands)}, &shape));
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){hg_dint(1), grp}, &stride));
+  HG_TRY(hg_dlayout_make(&shape, &stride, &bl));
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){across, band}, &crd));
+  HG_TRY(hg_dl_crd2idx(b, &bl, &crd, HG_DL_IN_DOMAIN, &banded));
+  const hg_dint_t ctm = along_m ? along : banded, ctn = along_m ? banded : along;
+  w->index = t;
+  HG_TRY(hg_dint_emit(b, batch, HG_T_I32, &w->batch));
+  HG_TRY(origin(b, c->tile_m, c->cluster_m, s->cluster->rm, s->tiles_m, ctm, &w->m0));
+  HG_TRY(origin(b, c->tile_n, c->cluster_n, s->cluster->rn, s->tiles_n, ctn, &w->n0));
   w->k_first = i32(b, 0);
   w->k_count = s->kblocks;
+  return hg_ok();
+}
+
+void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *w) {
+  hg_status_t st = work(b, s, t, w);
+  if (!hg_is_ok(&st)) hg_builder_fail(b, hg_status_wrap(st, "hg_sched_work: "));
 }
 
 hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hopgen/dlayout.h"
 #include "hopgen/kernels.h"
 #include "kernels/gemm_internal.h"
 
@@ -41,7 +42,7 @@ typedef struct gemm_gen {
   hg_sched_t sched;
   hg_epilogue_t epi;
   /* run-time values */
-  hg_val_t tmap_a, tmap_b, a_ptr, b_ptr, lda, ldb, bsa, bsb, M, N, K, scale;
+  hg_val_t tmap_a, tmap_b, a_ptr, b_ptr, lda, ldb, bsa, bsb, M, N, K, batch, scale;
 } gemm_gen_t;
 
 static hg_val_t i32(gemm_gen_t *x, int32_t v) {
@@ -74,11 +75,19 @@ static void fill_operand(gemm_gen_t *x, bool a, const hg_sched_work_t *w, hg_val
   }
   const bool kmaj = a ? p->a_k_major : p->b_k_major;
   const hg_dtype_t t = a ? p->a_type : p->b_type;
-  hg_val_t base =
-      hg_b_bin(b, HG_ADD, a ? x->a_ptr : x->b_ptr,
-               hg_b_bin(b, HG_MUL, hg_b_zext(b, w->batch),
-                        hg_b_bin(b, HG_MUL, a ? x->bsa : x->bsb, hg_b_i64(b, hg_dtype_bytes(t)))));
-  hg_val_t ext = a ? x->M : x->N;
+  hg_val_t ext = a ? x->M : x->N, base;
+  /* The view (rows, cols, batch):(ld, 1, batch stride) of the operand, at the unit's batch. */
+  hg_dtensor_t view;
+  hg_status_t st = hg_dt_matrix(hg_dint_val(a ? x->a_ptr : x->b_ptr), hg_dtype_bytes(t),
+                                hg_dint_val(kmaj ? ext : x->K), hg_dint_val(kmaj ? x->K : ext),
+                                hg_dint_val(x->batch), hg_dint_val(a ? x->lda : x->ldb),
+                                hg_dint_val(a ? x->bsa : x->bsb), &view);
+  if (hg_is_ok(&st)) st = hg_dt_batch(b, &view, hg_dint_val(w->batch), &view);
+  if (hg_is_ok(&st)) st = hg_dint_emit(b, view.base, HG_T_I64, &base);
+  if (!hg_is_ok(&st)) {
+    hg_builder_fail(b, st);
+    return;
+  }
   hg_cp_async_copy_issue(b, a ? &x->g->cp_a : &x->g->cp_b, dst, base, a ? x->lda : x->ldb,
                          kmaj ? mn0 : k0, kmaj ? k0 : mn0, kmaj ? ext : x->K, kmaj ? x->K : ext,
                          x->roles.wg_tid);
@@ -128,6 +137,23 @@ static void emit_producer(gemm_gen_t *x) {
   if (tma_only) hg_elect_end(b);
 }
 
+/* The thread's first accumulator element (row, col) in the tile: the thread part of the
+ * accumulator layout (thread -> offset in the column-major tile_m x tile_n tile) at the
+ * thread's index, split by the tile's shape. */
+static hg_status_t first_element(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t thread,
+                                 hg_val_t *row, hg_val_t *col) {
+  hg_layout_t thr_mode;
+  HG_TRY(hg_layout_mode(&tm->acc_tv, 0, &thr_mode));
+  const hg_dlayout_t thr = hg_dlayout_static(&thr_mode);
+  hg_dint_t first;
+  hg_dtuple_t tile, crd;
+  HG_TRY(hg_dl_eval(b, &thr, hg_dint_val_nonneg(thread), HG_DL_IN_DOMAIN, &first));
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){hg_dint(tm->tile_m), hg_dint(tm->tile_n)}, &tile));
+  HG_TRY(hg_dl_idx2crd(b, &tile, NULL, first, HG_DL_IN_DOMAIN, &crd));
+  HG_TRY(hg_dint_emit(b, crd.d[1], HG_T_I32, row));
+  return hg_dint_emit(b, crd.d[2], HG_T_I32, col);
+}
+
 static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
   hg_builder_t *b = x->b;
   const hg_gemm_config_t *c = &x->k->config;
@@ -139,20 +165,13 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
   hg_acc_map_t am;
   HG_TRY(hg_acc_map_make(tm, rows, &am));
   hg_val_t wm = pp ? i32(x, 0) : r->consumer;
-  /* The thread's first accumulator element: the thread part of the accumulator layout at the
-   * thread's index within its consumer slot. */
-  hg_layout_t thr_mode;
-  hg_val_t first = HG_NONE;
-  hg_status_t st = hg_layout_mode(&tm->acc_tv, 0, &thr_mode);
-  if (hg_is_ok(&st))
-    st = hg_layout_emit(b, &thr_mode,
-                        pp ? r->wg_tid : hg_b_mad(b, r->consumer, i32(x, 128), r->wg_tid), &first);
+  hg_val_t t_row, t_col;
+  hg_status_t st = first_element(
+      b, tm, pp ? r->wg_tid : hg_b_mad(b, r->consumer, i32(x, 128), r->wg_tid), &t_row, &t_col);
   if (!hg_is_ok(&st)) {
     hg_acc_map_free(&am);
     return st;
   }
-  hg_val_t t_row = hg_b_bin(b, HG_REM_U, first, i32(x, tm->tile_m));
-  hg_val_t t_col = hg_b_bin(b, HG_DIV_U, first, i32(x, tm->tile_m));
   hg_val_t slot_row0 = hg_b_bin(b, HG_MUL, wm, i32(x, rows));
   const hg_mainloop_t ml = {.mma = &x->g->mma,
                             .pipe = &x->pipe,
@@ -286,7 +305,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   x->M = e->m = hg_b_param(b, HG_T_I32, "m");
   x->N = e->n = hg_b_param(b, HG_T_I32, "n");
   x->K = hg_b_param(b, HG_T_I32, "k");
-  hg_val_t batch = hg_b_param(b, HG_T_I32, "batch");
+  hg_val_t batch = x->batch = e->batches = hg_b_param(b, HG_T_I32, "batch");
   hg_val_t ldc = hg_b_param(b, HG_T_I64, "ldc");
   e->ldd = hg_b_param(b, HG_T_I64, "ldd");
   hg_val_t bsc = hg_b_param(b, HG_T_I64, "batch_stride_c");

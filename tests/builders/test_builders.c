@@ -4,7 +4,7 @@
  *   - cp.async TiledCopy: every element of the tile lands exactly once where the stage layout
  *     puts it, read from the right global element or zero-filled outside the tensor, for
  *     16/8/4-byte chunks and 1/2-byte register copies, K-major and MN-major tiles, swizzles,
- *     ragged edges and odd leading dimensions;
+ *     ragged edges, odd leading dimensions and ones past 2^31 elements, 64 to 256 threads;
  *   - ldmatrix TiledCopy: each lane addresses the row of the 8x8 matrix the MMA fragment
  *     needs (tests/model/test_ldmatrix_chain.c proves what ldmatrix then returns). */
 #include <stdlib.h>
@@ -155,8 +155,17 @@ static void test_refusals(void) {
 
 /* ---------------------------------------------------------------- cp.async on the CPU */
 
-/* Global memory: element index i of the view at byte gbase + i * e holds the value i + 1
- * (0 means "zero-filled"). Shared memory: one slot per element offset of the stage. */
+/* Global memory: element index i of the view at byte gbase + i * e holds mark(i), a 30-bit
+ * hash of i plus 1 (0 means "zero-filled"), small enough to pass through the 32-bit register
+ * of a register copy, and unlike i modulo 2^32 for an address 2^32 elements off. Shared
+ * memory: one slot per element offset of the stage. */
+static int64_t mark(int64_t i) {
+  uint64_t z = (uint64_t)i + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (int64_t)((z ^ (z >> 31)) & 0x3fffffff) + 1;
+}
+
 typedef struct copy_sim {
   int e;
   int64_t gbase, gbytes; /* the view's bytes [gbase, gbase + gbytes) */
@@ -183,7 +192,7 @@ static int64_t elem_at(copy_sim_t *x, int64_t gaddr) {
       snprintf(x->err, sizeof x->err, "global byte %lld read outside the view", (long long)off);
     return 0;
   }
-  return off / x->e + 1;
+  return mark(off / x->e);
 }
 
 static void sim_cp_async(void *ctx, int bytes, int64_t dst, int64_t src, int64_t src_bytes) {
@@ -245,14 +254,20 @@ static void one_copy(int trial) {
   int vec = vecs[rnd(3)];
   if (rnd(4) == 0) vec = e;
   if (vec < e) vec = e;
+  /* now and then a pitch past 2^31 elements: the row offset needs 64 bits */
+  if (rnd(6) == 0) ld += INT64_C(1) << 31;
   ld = (ld * e + vec - 1) / vec * vec / e; /* pitch a multiple of the chunk */
+  /* 128 threads (a producer warpgroup) mostly; others split the chunks unevenly, so that a
+   * thread's chunks do not share a column and the last round is partial */
+  static const int thread_counts[] = {128, 128, 96, 64, 160, 256};
+  const int threads = thread_counts[rnd(6)];
   hg_cp_async_spec_t cs = {.dtype = t,
                            .rows = rows,
                            .cols = cols,
                            .smem = op.layout,
                            .transposed = mn_major,
                            .vec_bytes = vec,
-                           .threads = 128};
+                           .threads = threads};
   hg_cp_async_copy_t cp;
   s = hg_cp_async_copy_make(&cs, &cp);
   if (!hg_is_ok(&s)) {
@@ -274,7 +289,7 @@ static void one_copy(int trial) {
   x.smem = malloc(sizeof(int64_t) * (size_t)x.slots);
   for (int64_t i = 0; i < x.slots; i++) x.smem[i] = -1;
   ir_eval_hooks_t h = {.ctx = &x, .load = sim_load, .store = sim_store, .cp_async = sim_cp_async};
-  for (int th = 0; th < 128 && !x.err[0]; th++) {
+  for (int th = 0; th < threads && !x.err[0]; th++) {
     const int64_t params[7] = {th, x.gbase, ld, row0, col0, rows_ext, cols_ext};
     ir_eval_t ev;
     s = ir_eval_run_hooks(b, params, NULL, &h, &ev);
@@ -295,7 +310,7 @@ static void one_copy(int trial) {
       hg_tuple_ints(&crd, 2, v);
       CHECK_OK(hg_composed_eval(&op.layout, &crd, &off));
       const bool in = row0 + r < rows_ext && col0 + c < cols_ext;
-      const int64_t w = in ? (row0 + r) * ld + col0 + c + 1 : 0;
+      const int64_t w = in ? mark((row0 + r) * ld + col0 + c) : 0;
       if (x.smem[off] != w && bad++ == 0) {
         first_r = r;
         first_c = c;
@@ -305,10 +320,10 @@ static void one_copy(int trial) {
     }
   hg_test_checks++;
   if (bad || x.writes_twice)
-    HG_FAIL("trial %d (%s %s-major tile %dx%d, %d-byte chunks, ld %lld, origin (%lld,%lld) of "
-            "%lldx%lld): %lld elements wrong (first (%lld,%lld): %lld, expected %lld), %d "
-            "written twice",
-            trial, hg_dtype_name(t), mn_major ? "MN" : "K", rows, cols, vec, (long long)ld,
+    HG_FAIL("trial %d (%s %s-major tile %dx%d, %d-byte chunks, %d threads, ld %lld, origin "
+            "(%lld,%lld) of %lldx%lld): %lld elements wrong (first (%lld,%lld): %lld, expected "
+            "%lld), %d written twice",
+            trial, hg_dtype_name(t), mn_major ? "MN" : "K", rows, cols, vec, threads, (long long)ld,
             (long long)row0, (long long)col0, (long long)rows_ext, (long long)cols_ext,
             (long long)bad, (long long)first_r, (long long)first_c, (long long)got, (long long)want,
             x.writes_twice);
@@ -317,7 +332,102 @@ static void one_copy(int trial) {
 }
 
 static void test_cp_async_copies(void) {
-  for (int i = 0; i < 60; i++) one_copy(i);
+  for (int i = 0; i < 120; i++) one_copy(i);
+}
+
+/* ---------------------------------------------------------------- direct epilogue */
+
+/* Global stores of the epilogue, in order: (address, value, bits). */
+typedef struct store_sim {
+  int64_t addr[64], value[64];
+  int n, wrong_kind;
+} store_sim_t;
+
+static void sim_d_store(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t value) {
+  store_sim_t *x = ctx;
+  if (space != HG_GLOBAL || bits != 32 || x->n == 64) {
+    x->wrong_kind++;
+    return;
+  }
+  x->addr[x->n] = addr;
+  x->value[x->n++] = value;
+}
+
+/* The direct-store epilogue (f32 D, no steps: the stores alone) of one consumer thread whose
+ * first element is (row0, col0) of batch `batch`, interpreted: accumulator v (an integer
+ * stand-in holding v + 1) is stored once, at D(row0 + dm, col0 + dn, batch) = d + 4 * (row *
+ * ldd + col + batch * batch_stride) for the (dm, dn) the accumulator map gives it, when that
+ * is inside M x N, and nothing else is stored - for random extents, pitches (some past 2^31
+ * elements), batches and threads at the ragged edges. */
+static void test_direct_epilogue(void) {
+  hg_tiled_mma_spec_t ms = {.a = HG_BF16,
+                            .b = HG_BF16,
+                            .acc = HG_F32,
+                            .tile_m = 128,
+                            .tile_n = 64,
+                            .tile_k = 64,
+                            .wg_m = 2,
+                            .wg_n = 1,
+                            .auto_swizzle = true};
+  static hg_mma_builder_t mb;
+  CHECK_OK(hg_mma_builder_make(HG_MMA_WGMMA_SS, &ms, &mb));
+  hg_acc_map_t am;
+  CHECK_OK(hg_acc_map_make(&mb.tm, 64, &am));
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("epi", &b));
+  hg_epilogue_t e = {.d_type = HG_F32};
+  e.d_ptr = hg_b_param(b, HG_T_I64, "d");
+  e.ldd = hg_b_param(b, HG_T_I64, "ldd");
+  e.batch_stride_d = hg_b_param(b, HG_T_I64, "bsd");
+  e.m = hg_b_param(b, HG_T_I32, "m");
+  e.n = hg_b_param(b, HG_T_I32, "n");
+  e.batches = hg_b_param(b, HG_T_I32, "batches");
+  hg_val_t row0 = hg_b_param(b, HG_T_I32, "row0"), col0 = hg_b_param(b, HG_T_I32, "col0");
+  hg_val_t batch = hg_b_param(b, HG_T_I32, "batch");
+  hg_val_t acc[32];
+  CHECK_EQ(mb.acc_count, 32);
+  for (int v = 0; v < 32; v++) acc[v] = hg_b_var(b, HG_T_I32, hg_b_i32(b, v + 1));
+  hg_roles_t r = {0}; /* the direct path needs no roles */
+  CHECK_OK(hg_epilogue_emit(b, &e, acc, &am, row0, col0, row0, col0, batch, &r));
+  const int64_t d = INT64_C(1) << 40;
+  for (int trial = 0; trial < 300; trial++) {
+    const int64_t m = 1 + rnd(300), n = 1 + rnd(200), batches = 1 + rnd(3);
+    const int64_t ld = n + rnd(5) + (rnd(5) == 0 ? INT64_C(1) << 31 : 0);
+    const int64_t bs = m * ld + rnd(7), l = rnd(batches);
+    /* the thread's first element: in some tile of the grid, often past M or N */
+    const int64_t r0 = rnd((m + 63) / 64) * 64 + rnd(8), c0 = rnd((n + 63) / 64) * 64 + 2 * rnd(4);
+    store_sim_t x = {0};
+    ir_eval_hooks_t h = {.ctx = &x, .store = sim_d_store};
+    const int64_t params[9] = {d, ld, bs, m, n, batches, r0, c0, l};
+    ir_eval_t ev;
+    hg_status_t st = ir_eval_run_hooks(b, params, NULL, &h, &ev);
+    if (!hg_is_ok(&st)) {
+      HG_FAIL("trial %d: %s", trial, st.msg);
+      break;
+    }
+    ir_eval_free(&ev);
+    int found = 0, want = 0, bad = 0;
+    for (int dm = 0; dm < am.rows; dm++)
+      for (int dn = 0; dn < am.cols; dn++) {
+        const int v = hg_acc_map_at(&am, dm, dn);
+        if (v < 0 || r0 + dm >= m || c0 + dn >= n) continue;
+        want++;
+        const int64_t at = d + 4 * ((r0 + dm) * ld + c0 + dn + l * bs);
+        int hits = 0;
+        for (int i = 0; i < x.n; i++) hits += x.addr[i] == at && x.value[i] == v + 1;
+        found += hits == 1;
+        bad += hits != 1;
+      }
+    hg_test_checks++;
+    if (bad || x.n != want || x.wrong_kind)
+      HG_FAIL("trial %d (M %lld N %lld ld %lld batch %lld of %lld, first element (%lld,%lld)): "
+              "%d of %d elements stored once where they belong, %d stores, %d not 32-bit "
+              "global stores",
+              trial, (long long)m, (long long)n, (long long)ld, (long long)l, (long long)batches,
+              (long long)r0, (long long)c0, found, want, x.n, x.wrong_kind);
+  }
+  hg_acc_map_free(&am);
+  hg_builder_destroy(b);
 }
 
 /* ---------------------------------------------------------------- ldmatrix addressing */
@@ -413,6 +523,7 @@ static void test_ldmatrix_addresses(void) {
 int main(void) {
   HG_RUN(test_refusals);
   HG_RUN(test_cp_async_copies);
+  HG_RUN(test_direct_epilogue);
   HG_RUN(test_ldmatrix_addresses);
   return hg_test_finish();
 }

@@ -1,0 +1,177 @@
+/* The tile scheduler's index math without a GPU: the coordinates hg_sched_work emits (through
+ * dynamic layouts, src/builders/sched.c), interpreted on the CPU (tests/support/ir_eval.c) for
+ * every unit and every CTA of the cluster, equal the rasterized order built on the host by
+ * walking it - batches, then bands of raster_group cluster tiles across, the last band
+ * narrower, each band walked along the other dimension - for random extents, tiles, clusters,
+ * raster orders and groups. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hg_test.h"
+#include "hopgen/builders.h"
+#include "support/ir_eval.h"
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static int64_t rnd(int64_t n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (int64_t)(rng_state % (uint64_t)n);
+}
+
+/* One unit of the host's walk: cluster tile (tm, tn) of batch l. */
+typedef struct unit {
+  int64_t tm, tn, l;
+} unit_t;
+
+/* Unit t of the order the scheduler promises, found by walking it (whole batches and whole
+ * bands skipped by their counts, the band itself enumerated): no index formula to share a bug
+ * with the kernel's. Also the number of units, in *total. */
+static unit_t host_unit(const hg_sched_spec_t *s, int64_t m, int64_t n, int64_t batch, int64_t t,
+                        int64_t *total) {
+  const int64_t cm = (int64_t)s->tile_m * s->cluster_m, cn = (int64_t)s->tile_n * s->cluster_n;
+  const int64_t ctm = (m + cm - 1) / cm, ctn = (n + cn - 1) / cn;
+  const bool along_m = s->raster == HG_RASTER_M;
+  const int64_t inner = along_m ? ctm : ctn, outer = along_m ? ctn : ctm;
+  *total = ctm * ctn * batch;
+  unit_t u = {-1, -1, -1};
+  int64_t l = 0;
+  while (l < batch && t >= ctm * ctn) {
+    t -= ctm * ctn;
+    l++;
+  }
+  for (int64_t start = 0; start < outer; start += s->raster_group) {
+    const int64_t width = outer - start < s->raster_group ? outer - start : s->raster_group;
+    if (t >= width * inner) {
+      t -= width * inner;
+      continue;
+    }
+    for (int64_t i = 0, k = 0; i < inner; i++)
+      for (int64_t o = start; o < start + width; o++, k++)
+        if (k == t) return (unit_t){along_m ? i : o, along_m ? o : i, l};
+  }
+  return u;
+}
+
+/* One random scheduler: every unit (or a sample of a large grid) for every CTA rank. */
+static void one_sched(int trial) {
+  hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT,
+                       .tile_m = (int)(16 << rnd(5)) + (rnd(4) == 0 ? 16 * (int)rnd(8) : 0),
+                       .tile_n = (int)(8 << rnd(6)) + (rnd(4) == 0 ? 8 * (int)rnd(16) : 0),
+                       .cluster_m = 1 << rnd(3),
+                       .cluster_n = 1 << rnd(2),
+                       .raster = rnd(2) ? HG_RASTER_M : HG_RASTER_N,
+                       .raster_group = 1 + (int)rnd(rnd(2) ? 3 : 16)};
+  if (s.cluster_m * s.cluster_n > 16) s.cluster_n = 1;
+  const bool big = rnd(8) == 0;
+  const int64_t m = 1 + rnd(big ? 30000 : 3000), n = 1 + rnd(big ? 30000 : 3000);
+  const int64_t batch = 1 + rnd(big ? 300 : 4);
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("sched", &b));
+  hg_cluster2d_t cl;
+  CHECK_OK(hg_cluster2d_make(b, s.cluster_m, s.cluster_n, &cl));
+  hg_val_t pm = hg_b_param(b, HG_T_I32, "m"), pn = hg_b_param(b, HG_T_I32, "n");
+  hg_val_t pb = hg_b_param(b, HG_T_I32, "batch"), pt = hg_b_param(b, HG_T_I32, "t");
+  hg_sched_t sched;
+  CHECK_OK(hg_sched_make(b, &s, &cl, pm, pn, pb, hg_b_i32(b, 1), &sched));
+  const int from = ir_eval_op_count(b);
+  hg_sched_work_t w;
+  hg_sched_work(b, &sched, pt, &w);
+  CHECK_OK(hg_builder_status(b));
+  /* One division and one remainder per split of the index (unit, band, across): what the
+   * hand-written index math took. */
+  const int divs = ir_eval_count_bin(b, from, HG_DIV_U) + ir_eval_count_bin(b, from, HG_DIV_S) +
+                   ir_eval_count_bin(b, from, HG_REM_U) + ir_eval_count_bin(b, from, HG_REM_S);
+  CHECK(divs <= 6);
+  int64_t total;
+  host_unit(&s, m, n, batch, 0, &total);
+  CHECK_EQ(hg_sched_units(&s, m, n, batch), total);
+  const int64_t step = total > 4096 ? total / 97 + 1 : 1;
+  int64_t bad = 0;
+  for (int64_t t = 0; t < total && bad < 3; t += step) {
+    const unit_t u = host_unit(&s, m, n, batch, t, &total);
+    for (int rank = 0; rank < s.cluster_m * s.cluster_n; rank++) {
+      int64_t sregs[HG_SMID + 1] = {0};
+      sregs[HG_CLUSTER_CTARANK] = rank;
+      sregs[HG_CTAID_X] = rank;
+      sregs[HG_NCTAID_X] = s.cluster_m * s.cluster_n;
+      const int64_t params[4] = {m, n, batch, t};
+      ir_eval_t ev;
+      hg_status_t st = ir_eval_run(b, params, sregs, &ev);
+      if (!hg_is_ok(&st)) {
+        HG_FAIL("trial %d: %s", trial, st.msg);
+        bad++;
+        break;
+      }
+      /* rank r is CTA (r % cluster_m, r / cluster_m) of its cluster */
+      const int64_t m0 = (u.tm * s.cluster_m + rank % s.cluster_m) * s.tile_m;
+      const int64_t n0 = (u.tn * s.cluster_n + rank / s.cluster_m) * s.tile_n;
+      const int64_t gm0 = ir_eval_get(&ev, w.m0), gn0 = ir_eval_get(&ev, w.n0);
+      const int64_t gl = ir_eval_get(&ev, w.batch), gt = ir_eval_get(&ev, sched.total);
+      hg_test_checks++;
+      if (gm0 != m0 || gn0 != n0 || gl != u.l || gt != total) {
+        HG_FAIL("trial %d (M %lld N %lld batch %lld, tile %dx%d, cluster %dx%d, raster %c%d): "
+                "unit %lld rank %d is (m0 %lld, n0 %lld, batch %lld) of %lld units, expected "
+                "(%lld, %lld, %lld) of %lld",
+                trial, (long long)m, (long long)n, (long long)batch, s.tile_m, s.tile_n,
+                s.cluster_m, s.cluster_n, s.raster == HG_RASTER_M ? 'm' : 'n', s.raster_group,
+                (long long)t, rank, (long long)gm0, (long long)gn0, (long long)gl, (long long)gt,
+                (long long)m0, (long long)n0, (long long)u.l, (long long)total);
+        bad++;
+      }
+      ir_eval_free(&ev);
+    }
+  }
+  hg_builder_destroy(b);
+}
+
+static void test_raster_order(void) {
+  for (int i = 0; i < 300; i++) one_sched(i);
+}
+
+/* The persistent loop visits every unit once across the clusters of the grid: each cluster
+ * walks id, id + clusters, ... (the loop hg_sched_begin opens), here for a grid of 3
+ * clusters of 2 CTAs, counting units by the last index each cluster reaches. */
+static void test_loop_bounds(void) {
+  hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT,
+                       .tile_m = 128,
+                       .tile_n = 256,
+                       .cluster_m = 2,
+                       .cluster_n = 1,
+                       .raster = HG_RASTER_N,
+                       .raster_group = 4};
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("loop", &b));
+  hg_cluster2d_t cl;
+  CHECK_OK(hg_cluster2d_make(b, 2, 1, &cl));
+  hg_val_t pm = hg_b_param(b, HG_T_I32, "m"), pn = hg_b_param(b, HG_T_I32, "n");
+  hg_val_t pb = hg_b_param(b, HG_T_I32, "batch");
+  hg_sched_t sched;
+  CHECK_OK(hg_sched_make(b, &s, &cl, pm, pn, pb, hg_b_i32(b, 1), &sched));
+  hg_val_t count = hg_b_var(b, HG_T_I32, hg_b_i32(b, 0));
+  hg_val_t t = hg_sched_begin(b, &sched);
+  hg_b_assign(b, count, hg_b_bin(b, HG_ADD, count, hg_b_i32(b, 1)));
+  hg_sched_end(b, &sched);
+  CHECK_OK(hg_builder_status(b));
+  (void)t;
+  const int64_t params[3] = {1000, 3000, 3}; /* 4 x 12 cluster tiles x 3 = 144 units */
+  int64_t units = 0;
+  for (int c = 0; c < 3; c++) {
+    int64_t sregs[HG_SMID + 1] = {0};
+    sregs[HG_CTAID_X] = 2 * c;
+    sregs[HG_NCTAID_X] = 6;
+    ir_eval_t ev;
+    CHECK_OK(ir_eval_run(b, params, sregs, &ev));
+    units += ir_eval_get(&ev, count);
+    ir_eval_free(&ev);
+  }
+  CHECK_EQ(units, 144);
+  CHECK_EQ(hg_sched_units(&s, 1000, 3000, 3), 144);
+  hg_builder_destroy(b);
+}
+
+int main(void) {
+  HG_RUN(test_raster_order);
+  HG_RUN(test_loop_bounds);
+  return hg_test_finish();
+}
