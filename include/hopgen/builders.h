@@ -397,9 +397,11 @@ void hg_acc_map_free(hg_acc_map_t *am);
 #define HG_EPI_MAX_STEPS 8
 
 typedef enum hg_epi_kind {
-  HG_EPI_SCALE,  /* acc *= value (F32, run time) */
-  HG_EPI_BETA_C, /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C has
-                  * D's type, at ptr (I64) + batch * batch_stride + row * ld + col (elements) */
+  HG_EPI_SCALE,     /* acc *= value (F32, run time) */
+  HG_EPI_SCALE_PTR, /* acc *= the f32 at ptr (I64 device pointer), 1 when ptr is 0 (fp8's
+                     * per-tensor scales); consecutive scale steps fold into one multiply */
+  HG_EPI_BETA_C,    /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C has
+                     * D's type, at ptr (I64) + batch * batch_stride + row * ld + col (elements) */
 } hg_epi_kind_t;
 
 typedef struct hg_epi_step {

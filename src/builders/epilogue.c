@@ -160,6 +160,18 @@ static void store_elem(epi_ctx_t *x, int v, hg_val_t addr) {
 
 /* ---------------------------------------------------------------- the steps */
 
+/* A scale step's factor: its value, or the f32 its pointer names (1 for a null pointer). */
+static hg_val_t scale_factor(hg_builder_t *b, const hg_epi_step_t *st) {
+  if (st->kind == HG_EPI_SCALE) return st->value;
+  hg_val_t f = hg_b_var(b, HG_T_F32, hg_b_f32(b, 1.0f));
+  hg_b_if(b, hg_b_cmp(b, HG_NE, st->ptr, hg_b_i64(b, 0)));
+  hg_val_t v;
+  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, st->ptr, &v);
+  hg_b_assign(b, f, v);
+  hg_b_endif(b);
+  return f;
+}
+
 static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0,
                                hg_val_t batch) {
   hg_builder_t *b = x->b;
@@ -169,9 +181,15 @@ static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t c
     x->step = st;
     switch (st->kind) {
     case HG_EPI_SCALE:
-      for (int v = 0; v < nacc; v++)
-        hg_b_assign(b, x->acc[v], hg_b_bin(b, HG_FMUL, x->acc[v], st->value));
+    case HG_EPI_SCALE_PTR: {
+      /* a run of scale steps: one factor, one multiply per accumulator */
+      hg_val_t f = scale_factor(b, st);
+      while (i + 1 < x->e->nsteps && (x->e->steps[i + 1].kind == HG_EPI_SCALE ||
+                                      x->e->steps[i + 1].kind == HG_EPI_SCALE_PTR))
+        f = hg_b_bin(b, HG_FMUL, f, scale_factor(b, &x->e->steps[++i]));
+      for (int v = 0; v < nacc; v++) hg_b_assign(b, x->acc[v], hg_b_bin(b, HG_FMUL, x->acc[v], f));
       break;
+    }
     case HG_EPI_BETA_C: {
       /* C is read only when beta != 0: a uniform run-time branch. */
       const gmatrix_t c = {
@@ -195,7 +213,8 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
     return hg_error(HG_ERR_INVALID, "an epilogue of %d steps (at most %d)", e->nsteps,
                     HG_EPI_MAX_STEPS);
   for (int i = 0; i < e->nsteps; i++)
-    if (e->steps[i].kind != HG_EPI_SCALE && e->steps[i].kind != HG_EPI_BETA_C)
+    if (e->steps[i].kind != HG_EPI_SCALE && e->steps[i].kind != HG_EPI_SCALE_PTR &&
+        e->steps[i].kind != HG_EPI_BETA_C)
       return hg_error(HG_ERR_INVALID, "epilogue step %d has unknown kind %d", i,
                       (int)e->steps[i].kind);
   if (e->tma && (!e->plan_d || e->epi_n < 8 || e->buffers < 1 || e->buffers > 2))

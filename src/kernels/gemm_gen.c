@@ -223,27 +223,6 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
   return st;
 }
 
-/* "hg_gemm_bf16_bf16_tn_128x256x64_c2x1_s4_coop" and a mainloop suffix. */
-static void kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
-  const hg_gemm_problem_t *p = &k->problem;
-  const hg_gemm_config_t *c = &k->config;
-  const hg_gemm_mainloop_t ml = c->mainloop;
-  const char *mma = ml == HG_MAINLOOP_TMA_MMASYNC             ? "_ms"
-                    : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? "_rs"
-                                                              : "";
-  /* Operands through cp.async, with their chunk bytes: _cpa16, _cpb2, _cpa8b8. */
-  char cp[24] = "";
-  if (!k->a_tma && !k->b_tma)
-    snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
-  else if (!k->a_tma || !k->b_tma)
-    snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
-  snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s", hg_dtype_name(p->a_type),
-           p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
-           p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,
-           c->cluster_m, c->cluster_n, c->stages, c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
-           mma, cp);
-}
-
 static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   hg_builder_t *b = x->b;
   const hg_gemm_kernel_t *k = x->k;
@@ -312,31 +291,15 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   e->batch_stride_d = hg_b_param(b, HG_T_I64, "batch_stride_d");
   hg_val_t alpha = hg_b_param(b, HG_T_F32, "alpha");
   hg_val_t beta = hg_b_param(b, HG_T_F32, "beta");
-  hg_val_t scale = alpha;
-  if (hg_dtype_bits(p->a_type) == 8) {
-    /* fp8: D = alpha * scale_a * scale_b * (A x B) + beta * C; a null pointer means 1. */
-    hg_val_t sp[2] = {hg_b_param(b, HG_T_I64, "scale_a"), hg_b_param(b, HG_T_I64, "scale_b")};
-    for (int i = 0; i < 2; i++) {
-      hg_val_t sv = hg_b_var(b, HG_T_F32, hg_b_f32(b, 1.0f));
-      hg_b_if(b, hg_b_cmp(b, HG_NE, sp[i], hg_b_i64(b, 0)));
-      hg_val_t v;
-      hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, sp[i], &v);
-      hg_b_assign(b, sv, v);
-      hg_b_endif(b);
-      scale = hg_b_bin(b, HG_FMUL, scale, sv);
-    }
-  }
-  e->nsteps = 2;
-  e->steps[0] = (hg_epi_step_t){.kind = HG_EPI_SCALE, .value = scale};
-  e->steps[1] = (hg_epi_step_t){
+  /* D = alpha (* scale_a * scale_b for fp8: device pointers, null meaning 1) * A x B + beta C */
+  e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_SCALE, .value = alpha};
+  if (hg_dtype_bits(p->a_type) == 8)
+    for (int i = 0; i < 2; i++)
+      e->steps[e->nsteps++] = (hg_epi_step_t){
+          .kind = HG_EPI_SCALE_PTR, .ptr = hg_b_param(b, HG_T_I64, i ? "scale_b" : "scale_a")};
+  e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
-  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
-                              .tile_m = c->tile_m,
-                              .tile_n = c->tile_n,
-                              .cluster_m = c->cluster_m,
-                              .cluster_n = c->cluster_n,
-                              .raster = c->raster,
-                              .raster_group = c->raster_group};
+  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =
       hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));
   HG_TRY(hg_sched_make(b, &ss, &x->cl, x->M, x->N, batch, kblocks, &x->sched));
@@ -373,7 +336,7 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
   hg_status_t st = hg_gemm_plan_make(p, c, out, g);
   hg_builder_t *b = NULL;
   if (hg_is_ok(&st)) {
-    kernel_name(out, out->k.name, sizeof out->k.name);
+    hg_gemm_kernel_name(out, out->k.name, sizeof out->k.name);
     st = hg_builder_create(out->k.name, &b);
   }
   hg_val_t *acc = NULL;

@@ -19,6 +19,10 @@ typedef struct gemm_plan {
  * k (problem, config, paths, TMA plans) and g. */
 hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                               hg_gemm_kernel_t *k, gemm_plan_t *g);
+/* "hg_gemm_bf16_bf16_tn_128x256x64_c2x1_s4_coop" and the mainloop's and cp.async's suffixes. */
+void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size);
+/* The tile scheduler of a configuration (the kernel's and the grid size's). */
+hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c);
 /* The MMA kind of a (resolved) mainloop. */
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m);
 /* The heuristic for a given mainloop (AUTO: the one the problem resolves to). */

@@ -73,13 +73,7 @@ static hg_status_t size_grid(hg_gemm_op_t *op) {
                     "the device cannot run even one %d-CTA cluster of %s (%u B shared memory, %u "
                     "threads per CTA)",
                     cs, op->gk.k.name, op->gk.k.smem_bytes, op->gk.k.threads);
-  const hg_sched_spec_t ss = {.kind = HG_SCHED_PERSISTENT,
-                              .tile_m = k->tile_m,
-                              .tile_n = k->tile_n,
-                              .cluster_m = k->cluster_m,
-                              .cluster_n = k->cluster_n,
-                              .raster = k->raster,
-                              .raster_group = k->raster_group};
+  const hg_sched_spec_t ss = hg_gemm_sched_spec(k);
   const int64_t units = hg_sched_units(&ss, p->m, p->n, p->batch);
   op->grid = (int)(units < active ? units : active) * cs;
   return hg_ok();

@@ -61,6 +61,37 @@ hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_
              : HG_MAINLOOP_CPASYNC_WGMMA;
 }
 
+/* "hg_gemm_bf16_bf16_tn_128x256x64_c2x1_s4_coop" and a mainloop suffix. */
+void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
+  const hg_gemm_problem_t *p = &k->problem;
+  const hg_gemm_config_t *c = &k->config;
+  const hg_gemm_mainloop_t ml = c->mainloop;
+  const char *mma = ml == HG_MAINLOOP_TMA_MMASYNC             ? "_ms"
+                    : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? "_rs"
+                                                              : "";
+  /* Operands through cp.async, with their chunk bytes: _cpa16, _cpb2, _cpa8b8. */
+  char cp[24] = "";
+  if (!k->a_tma && !k->b_tma)
+    snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
+  else if (!k->a_tma || !k->b_tma)
+    snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
+  snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s", hg_dtype_name(p->a_type),
+           p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
+           p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,
+           c->cluster_m, c->cluster_n, c->stages, c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
+           mma, cp);
+}
+
+hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c) {
+  return (hg_sched_spec_t){.kind = HG_SCHED_PERSISTENT,
+                           .tile_m = c->tile_m,
+                           .tile_n = c->tile_n,
+                           .cluster_m = c->cluster_m,
+                           .cluster_n = c->cluster_n,
+                           .raster = c->raster,
+                           .raster_group = c->raster_group};
+}
+
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m) {
   return m == HG_MAINLOOP_TMA_MMASYNC             ? HG_MMA_SYNC
          : m == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? HG_MMA_WGMMA_RS
