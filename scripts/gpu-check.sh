@@ -97,6 +97,11 @@ case "$mode" in
     step gemm-unaligned "$H" bench gemm --set unaligned --compare-repack --json "$OUT/gemm-unaligned.json"
     step gemm-odd "$H" bench gemm --set odd --json "$OUT/gemm-odd.json" ;;
   python) python ;;
+  final2) rt; step gemm-awkward gemm_awkward
+    step gemm-combos-quick scripts/gemm-combos.sh "$H" quick
+    step examples bash -c "bash tests/cli/examples.sh $H > $LOG/examples-out.log 2>&1; rc=\$?; grep -h 'PASS\|FAIL\|rel' build-gpu/examples.log 2>/dev/null; tail -3 $LOG/examples-out.log; exit \$rc"
+    compare
+    step gemm-odd "$H" bench gemm --set odd --json "$OUT/gemm-odd.json" ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;
