@@ -424,7 +424,7 @@ typedef struct hg_epilogue {
                                    * buf_bytes */
   int buffers, epi_n;
   hg_val_t d_ptr, ldd, batch_stride_d; /* direct (I64) */
-  hg_val_t m, n, batches;              /* D's extents (I32, >= 1): D is (m, n, batches) */
+  hg_val_t m, n, batches; /* D's extents (I32, >= 1): D is (m, n, batches); batches HG_NONE: 1 */
 } hg_epilogue_t;
 
 /* The tile's accumulators (acc: am's values of the calling consumer thread) through the

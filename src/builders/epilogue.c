@@ -83,9 +83,10 @@ typedef struct gmatrix {
 static hg_status_t batch_slice(hg_builder_t *b, const hg_epilogue_t *e, const gmatrix_t *g,
                                hg_val_t batch, hg_dtensor_t *out) {
   hg_dtensor_t t;
-  HG_TRY(hg_dt_matrix(hg_dint_val(g->ptr), g->esize, hg_dint_val(e->m), hg_dint_val(e->n),
-                      hg_dint_val(e->batches), hg_dint_val(g->ld), hg_dint_val(g->batch_stride),
-                      &t));
+  /* batches HG_NONE: one batch (a kernel without a batch mode) */
+  const hg_dint_t nb = hg_val_is_none(e->batches) ? hg_dint(1) : hg_dint_val(e->batches);
+  HG_TRY(hg_dt_matrix(hg_dint_val(g->ptr), g->esize, hg_dint_val(e->m), hg_dint_val(e->n), nb,
+                      hg_dint_val(g->ld), hg_dint_val(g->batch_stride), &t));
   return hg_dt_batch(b, &t, hg_dint_val(batch), out);
 }
 

@@ -321,6 +321,8 @@ static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
   if (!repack_run && !in_place) return hg_ok();
   hg_gemm_config_t c = main->config;
   c.mainloop = repack_run ? HG_MAINLOOP_TMA_WGMMA : HG_MAINLOOP_AUTO;
+  /* in place, the operands read with cp.async cannot be multicast */
+  if (repack_run) c.cluster_m = c.cluster_n = 1;
   alt_ctx_t x = {.op = NULL, .b = b};
   HG_TRY(hg_gemm_op_create(rt, p, repack_run ? &c : NULL, o->backend, &x.op));
   *repacked = !repack_run;
