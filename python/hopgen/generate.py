@@ -396,7 +396,9 @@ def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
     the base pointers are multiples of; 0: 16). config: a GemmConfig, its text, or None (the
     heuristic for sm_count SMs). mainloop: "auto", "tma-wgmma", "cpasync-wgmma",
     "tma-mmasync" or "tma-ldmatrix-wgmma-rs" (replaces the configuration's when not auto).
-    .operands says how each operand reaches shared memory (TMA, or cp.async chunks)."""
+    .operands says how each operand reaches shared memory: TMA, TMA over a packed copy the
+    op makes before each run ("repacked": mainloop auto, rows TMA cannot address), or
+    cp.async chunks (a named cp.async mainloop reading in place)."""
     p = _problem(m, n, k, **problem)
     dev = _device(sm_count)
     c = _config(p, config, mainloop, dev, "gemm_kernel")
@@ -406,9 +408,10 @@ def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
           "gemm_kernel: ")
     try:
         plans, operands = {}, {}
-        for x, tma, vec, plan in (("a", gk.a_tma, gk.a_vec, gk.plan_a),
-                                  ("b", gk.b_tma, gk.b_vec, gk.plan_b)):
-            operands[x] = {"path": "tma"} if tma else {"path": "cp.async", "vec_bytes": vec}
+        for x, tma, vec, plan, rep in (("a", gk.a_tma, gk.a_vec, gk.plan_a, gk.repack_a),
+                                       ("b", gk.b_tma, gk.b_vec, gk.plan_b, gk.repack_b)):
+            operands[x] = {"path": "cp.async", "vec_bytes": vec} if not tma else \
+                {"path": "tma", "repacked": True} if rep else {"path": "tma"}
             if tma:
                 plans[x] = _json_of(fn("hg_tma_plan_json"), None, C.byref(plan), None)
         if gk.tma_store:

@@ -96,10 +96,12 @@ _ALIGN = tuple(16 if r == 0 else r & -r for r in range(16))
 
 class GemmOp:
     """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem.
-    Stateless on the device (no scratch), so one op serves every stream at once."""
+    An op that repacks an operand (rows TMA cannot address, with mainloop "auto") owns
+    scratch on the device, so it serves one stream (`stream`); the others serve every
+    stream at once (stream None)."""
 
     __slots__ = ("handle", "device", "kernel", "config", "mainloop", "grid", "jit_cache_hit",
-                 "d_dtype", "mnk", "operands")
+                 "d_dtype", "mnk", "operands", "repacks", "stream")
 
     def __init__(self, handle, device: int, d_dtype, mnk):
         self.handle, self.device, self.d_dtype, self.mnk = handle, device, d_dtype, mnk
@@ -107,8 +109,11 @@ class GemmOp:
         self.kernel = k.k.name.decode()
         cfg = GemmConfig._from_c(k.config)
         self.config, self.mainloop = str(cfg), cfg.mainloop
-        self.operands = {x: "tma" if tma else f"cp.async {vec} B"
-                         for x, tma, vec in (("a", k.a_tma, k.a_vec), ("b", k.b_tma, k.b_vec))}
+        self.operands = {x: "repacked" if rp else "tma" if tma else f"cp.async {vec} B"
+                         for x, tma, vec, rp in (("a", k.a_tma, k.a_vec, k.repack_a),
+                                                 ("b", k.b_tma, k.b_vec, k.repack_b))}
+        self.repacks = bool(k.repack_a or k.repack_b)
+        self.stream = None
         self.grid = fn("hg_gemm_op_grid")(handle)
         self.jit_cache_hit = bool(fn("hg_gemm_op_jit")(handle)[0].cache_hit)
 
@@ -234,13 +239,21 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     op = _ops.get(key)
     if op is None:
         op = _create(key, index)
+    stream = _raw_stream(index)
+    if op.repacks and op.stream != stream:
+        # an op with scratch serves one stream: this stream's own (made once per stream)
+        skey = key + (stream,)
+        op = _ops.get(skey)
+        if op is None:
+            op = _create(key, index, skey)
+            op.stream = stream
     _last_op[0] = op
-    st = _run(op.handle, pa, pb, pc, pd, psa, psb, _raw_stream(index))
+    st = _run(op.handle, pa, pb, pc, pd, psa, psb, stream)
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
 
 
-def _create(key, index) -> GemmOp:
+def _create(key, index, store_key=None) -> GemmOp:
     (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
      alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend) = key
     mainloop_code(mainloop, "hopgen.gemm mainloop")  # a bad name: the C sentence, at once
@@ -263,8 +276,10 @@ def _create(key, index) -> GemmOp:
         check(fn("hg_gemm_op_create")(rt, C.byref(p), C.byref(cfg) if cfg is not None else None,
                                       _backend(backend), C.byref(h)), "hopgen.gemm: ")
     op = GemmOp(h, index, td, (m, n, k))
+    if op.repacks and store_key is None:
+        op.stream = _raw_stream(index)
     with _lock:
-        _ops[key] = op
+        _ops[store_key if store_key is not None else key] = op
     return op
 
 
@@ -287,14 +302,15 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     b: [K, N] (or [B, K, N]); either majorness for 16-bit types, K-major (b = w.t() of a
        row-major [N, K] w) for fp8, as torch._scaled_mm. Any leading dimension, batch
        stride and element-aligned base works (views such as x[:, 1:] included): an operand
-       TMA cannot address is read with cp.async in chunks that fit its alignment.
+       TMA cannot address is repacked by the op before each run (mainloop "auto"), or read
+       in place with cp.async when a mainloop is named.
     out: optional row-major [M, N] output (bfloat16, float16 or float32; default a's dtype,
        bfloat16 for fp8). c: optional [M, N] tensor of out's dtype, read when beta != 0.
     scale_a, scale_b: fp8 per-tensor scales: one-element float32 GPU tensors (read by the
        kernel, so they may change between CUDA-graph replays) or Python numbers.
     config: a GemmConfig or its text ("128x256x64,c2x1,s4,coop"); None: tuned or heuristic.
-    mainloop: how operands reach which MMA: "auto" (tma-wgmma, or cpasync-wgmma when TMA
-       cannot address an operand), "tma-wgmma", "cpasync-wgmma", "tma-mmasync" or
+    mainloop: how operands reach which MMA: "auto" (tma-wgmma, repacking operands TMA
+       cannot address), "tma-wgmma", "cpasync-wgmma", "tma-mmasync" or
        "tma-ldmatrix-wgmma-rs" (the last two 16-bit types only); replaces config's own.
     Inputs may also be DLPack / __cuda_array_interface__ objects (CuPy, JAX). Runs on
     torch.cuda.current_stream(); returns out (a new tensor when out is None).
@@ -340,10 +356,15 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
             _fast[key] = _fast_entry(a, c, scale_a, scale_b)
         return out_obj
     op, index, use_c, use_sa, use_sb = hit
+    stream = _get_stream(index)
+    if op.repacks and op.stream != stream:  # another stream: its own op (the slow path)
+        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), mainloop,
+                     backend)
+        return out_obj
     _last_op[0] = op
     st = _run(op.handle, pa, pb, c.data_ptr() if use_c else 0, pd,
               scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0,
-              _get_stream(index))
+              stream)
     if st.code:
         raise error_from_status(st, "hopgen.gemm: ")
     return out_obj

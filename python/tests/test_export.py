@@ -79,7 +79,7 @@ def test_export_reads_operands_tma_cannot_address_with_cp_async(tmp_path):
     # cp.async chunks; the launcher passes pointer and pitch instead of a tensor map and
     # checks each call's lda, batch stride and pointer against the chunk
     r = hopgen.export(tmp_path, 100, 128, 100, name="cpa", a_major="mn", cubin=False)
-    assert "cpasync-wgmma" in r["note"] and "_cpa8b8" in r["note"]
+    assert "tma-wgmma" in r["note"] and "_cpa8b8" in r["note"]  # read in place: no repack
     src = (tmp_path / "cpa.c").read_text()
     assert "args->a % 8 != 0" in src and "args->b % 8 != 0" in src
     assert "params[np++] = &lda;" in src and "&map_a" not in src.replace("(void)map_a", "")
