@@ -62,7 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hg_tma_options_t o = hg_tma_options_default((hg_tma_op_t)fz_pick(&f, HG_TMA_OP_COUNT));
   o.cluster = (int)fz_int(&f, 20);
   o.mcast_rank_stride = (int)fz_int(&f, 4);
-  o.l2_promotion = (int)fz_int(&f, 4) - 1;
+  /* -1..3 mostly; a wild value stays wild (the subtraction must not overflow: found by a
+   * 30-minute run) */
+  o.l2_promotion = (int)(uint32_t)((uint64_t)fz_int(&f, 4) - 1u);
   o.oob_nan = fz_bool(&f);
   o.origin_known = fz_bool(&f);
   for (int m = 0; m < HG_TMA_MAX_RANK; m++) o.origin[m] = (int32_t)fz_int(&f, 512);
