@@ -403,9 +403,12 @@ hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
 
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at
- * once). Launching it allocates nothing and never synchronises (CUDA-graph safe). Operands
- * it repacks (hg_gemm_build's AUTO for rows TMA cannot address) go through scratch it owns:
- * then one run at a time per operation (two streams at once need two operations). */
+ * once). Launching it never synchronises and, but for the case below, allocates nothing
+ * (CUDA-graph safe). Operands it repacks (hg_gemm_build's AUTO for rows TMA cannot address)
+ * go through a workspace of hg_gemm_op_workspace_bytes: hg_gemm_op_run_workspace takes the
+ * caller's (allocates nothing; one workspace per stream running at once), hg_gemm_op_run
+ * allocates one on its first call and keeps it (then one run at a time per operation, and
+ * that first call not under stream capture). */
 typedef struct hg_gemm_op hg_gemm_op_t;
 
 /* c = NULL: the configuration the tuner stored for this problem, else the heuristic's. */
@@ -420,6 +423,14 @@ void hg_gemm_op_destroy(hg_gemm_op_t *op);
 const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op);
 const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
 int hg_gemm_op_grid(const hg_gemm_op_t *op);
+/* Bytes of workspace a run needs (0: the operation repacks nothing). */
+size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
+/* hg_gemm_op_run with the caller's workspace (16-byte aligned, at least
+ * hg_gemm_op_workspace_bytes; may be 0 when that is 0), ordered on stream like the run. */
+hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
+                                     hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
+                                     hg_devptr_t workspace, size_t workspace_bytes,
+                                     hg_stream_t stream);
 
 /* D = alpha * A x B + beta * C in one call (create, run, synchronise, destroy): the
  * library's GEMM entry point. */

@@ -111,7 +111,7 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
 
 def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -> dict:
     """Host time per call, microseconds: hopgen.gemm (out given, and allocating its output),
-    the C launch alone (hg_gemm_op_run through ctypes with the arguments prepared), and
+    the C launch alone (hg_gemm_op_run_workspace through ctypes with the arguments prepared), and
     torch.matmul, on a problem small enough that the GPU keeps up with the launches."""
     import torch
     import hopgen
@@ -140,7 +140,7 @@ def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -
             best = min(best, (t1 - t0) / calls * 1e6)
         return best
 
-    c_us = per_call(lambda: run(op.handle, pa, pb, 0, pd, 0, 0, stream))
+    c_us = per_call(lambda: run(op.handle, pa, pb, 0, pd, 0, 0, 0, 0, stream))
     py_us = per_call(lambda: hopgen.gemm(a, b, out=d))
     alloc_us = per_call(lambda: hopgen.gemm(a, b))
     torch_us = per_call(lambda: torch.matmul(a, b))

@@ -87,7 +87,7 @@ def _raw_stream(index: int) -> int:
 # ----------------------------------------------------------------------------- GEMM
 
 _get_stream = torch._C._cuda_getCurrentRawStream
-_run = fn("hg_gemm_op_run")
+_run = fn("hg_gemm_op_run_workspace")
 
 # What a base address is known to be a multiple of, from its low four bits: the lowest set
 # bit, 16 when none is set (hg_gemm_problem_t's a_align / b_align).
@@ -96,12 +96,13 @@ _ALIGN = tuple(16 if r == 0 else r & -r for r in range(16))
 
 class GemmOp:
     """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem.
-    An op that repacks an operand (rows TMA cannot address, with mainloop "auto") owns
-    scratch on the device, so it serves one stream (`stream`); the others serve every
-    stream at once (stream None)."""
+    Stateless on the device, so one op serves every stream at once: an op that repacks an
+    operand (rows TMA cannot address, with mainloop "auto") takes `workspace` bytes per run
+    from torch's allocator on the current stream (so graph capture and concurrent streams
+    each get their own)."""
 
     __slots__ = ("handle", "device", "kernel", "config", "mainloop", "grid", "jit_cache_hit",
-                 "d_dtype", "mnk", "operands", "repacks", "stream")
+                 "d_dtype", "mnk", "operands", "workspace")
 
     def __init__(self, handle, device: int, d_dtype, mnk):
         self.handle, self.device, self.d_dtype, self.mnk = handle, device, d_dtype, mnk
@@ -112,8 +113,7 @@ class GemmOp:
         self.operands = {x: "repacked" if rp else "tma" if tma else f"cp.async {vec} B"
                          for x, tma, vec, rp in (("a", k.a_tma, k.a_vec, k.repack_a),
                                                  ("b", k.b_tma, k.b_vec, k.repack_b))}
-        self.repacks = bool(k.repack_a or k.repack_b)
-        self.stream = None
+        self.workspace = fn("hg_gemm_op_workspace_bytes")(handle)
         self.grid = fn("hg_gemm_op_grid")(handle)
         self.jit_cache_hit = bool(fn("hg_gemm_op_jit")(handle)[0].cache_hit)
 
@@ -239,21 +239,23 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     op = _ops.get(key)
     if op is None:
         op = _create(key, index)
-    stream = _raw_stream(index)
-    if op.repacks and op.stream != stream:
-        # an op with scratch serves one stream: this stream's own (made once per stream)
-        skey = key + (stream,)
-        op = _ops.get(skey)
-        if op is None:
-            op = _create(key, index, skey)
-            op.stream = stream
     _last_op[0] = op
-    st = _run(op.handle, pa, pb, pc, pd, psa, psb, stream)
+    _run_op(op, pa, pb, pc, pd, psa, psb, index)
+
+
+def _run_op(op, pa, pb, pc, pd, psa, psb, index) -> None:
+    """Launch op on the current stream, with a workspace from torch's allocator when it
+    repacks (freed to the stream's pool when this returns: stream-ordered, as torch's own
+    kernels use theirs)."""
+    ws = torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}") \
+        if op.workspace else None
+    st = _run(op.handle, pa, pb, pc, pd, psa, psb, ws.data_ptr() if ws is not None else 0,
+              op.workspace, _get_stream(index))
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
 
 
-def _create(key, index, store_key=None) -> GemmOp:
+def _create(key, index) -> GemmOp:
     (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
      alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend) = key
     mainloop_code(mainloop, "hopgen.gemm mainloop")  # a bad name: the C sentence, at once
@@ -276,10 +278,8 @@ def _create(key, index, store_key=None) -> GemmOp:
         check(fn("hg_gemm_op_create")(rt, C.byref(p), C.byref(cfg) if cfg is not None else None,
                                       _backend(backend), C.byref(h)), "hopgen.gemm: ")
     op = GemmOp(h, index, td, (m, n, k))
-    if op.repacks and store_key is None:
-        op.stream = _raw_stream(index)
     with _lock:
-        _ops[store_key if store_key is not None else key] = op
+        _ops[key] = op
     return op
 
 
@@ -356,15 +356,14 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
             _fast[key] = _fast_entry(a, c, scale_a, scale_b)
         return out_obj
     op, index, use_c, use_sa, use_sb = hit
-    stream = _get_stream(index)
-    if op.repacks and op.stream != stream:  # another stream: its own op (the slow path)
-        _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), mainloop,
-                     backend)
-        return out_obj
     _last_op[0] = op
+    if op.workspace:
+        _run_op(op, pa, pb, c.data_ptr() if use_c else 0, pd,
+                scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0, index)
+        return out_obj
     st = _run(op.handle, pa, pb, c.data_ptr() if use_c else 0, pd,
-              scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0,
-              stream)
+              scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0, 0, 0,
+              _get_stream(index))
     if st.code:
         raise error_from_status(st, "hopgen.gemm: ")
     return out_obj

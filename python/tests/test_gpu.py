@@ -1,6 +1,7 @@
 """GPU tests of the torch integration (skipped without torch and a Hopper GPU): GEMM against
 torch across dtypes and layouts, every mainloop on awkward shapes and on misaligned views
-(odd leading dimensions, bases one element off: operands read with cp.async), D poisoned
+(odd leading dimensions, bases one element off: operands repacked by auto, read in place
+with cp.async by a named mainloop), a repacking op on concurrent streams, D poisoned
 with NaN first, refusals, CUDA-graph capture and replay with new data,
 torch.compile(fullgraph=True), torch.library.opcheck, autograd, CuPy / CUDA-array-interface
 interop, the TMA copy kernels, an exported GEMM run through libcuda only, and the host time
@@ -202,7 +203,9 @@ def _mainloop_misaligned(ml):
         what = f"{ml}: {what}"
         try:
             op = _gemm_vs_torch(a, b, what, mainloop=ml, **kw)
-            assert "cp.async" in str(op.operands), f"{what}: ran {op} without cp.async"
+            # auto repacks what TMA cannot address; a named mainloop reads it in place
+            want = "repacked" if ml == "auto" else "cp.async"
+            assert want in str(op.operands), f"{what}: ran {op} without {want}"
             assert op.mainloop == ml or (ml == "auto" and op.mainloop != "auto"), op
         except Exception as e:
             failures.append(f"{what}: {type(e).__name__}: {e}")
@@ -227,18 +230,44 @@ for _ml in hopgen.MAINLOOPS:
 
 def test_alignment_is_part_of_the_operation_signature():
     # the same shape and strides at a 16-byte aligned base and one element off: two
-    # operations (TMA and cp.async), each on the fast path on its second call
+    # operations (TMA, and a repack for auto or 2-byte cp.async copies for a named cp.async
+    # mainloop), each on the fast path on its second call
     m, n, k = 256, 128, 192
     flat = torch.randn(m * k + 8, device="cuda").bfloat16()
     a16, a2 = flat[:m * k].view(m, k), flat[1:1 + m * k].view(m, k)
     b = _mat(k, n, torch.bfloat16, row_major=False)
-    for a, want in ((a16, "tma"), (a2, "cp.async 2 B")):
-        op = _gemm_vs_torch(a, b, f"A {want}")
+    cases = ((a16, "auto", "tma"), (a2, "auto", "repacked"),
+             (a2, "cpasync-wgmma", "cp.async 2 B"))
+    for a, ml, want in cases:
+        op = _gemm_vs_torch(a, b, f"A {want}", mainloop=ml)
         assert op.operands["a"] == want, op
-    for i, (a, want) in enumerate(((a16, "tma"), (a2, "cp.async 2 B")) * 2):  # fast path
-        assert _gemm_vs_torch(a, b, f"fast path, call {i}").operands["a"] == want
+        assert (op.workspace > 0) == (want == "repacked"), op.workspace
+    for i, (a, ml, want) in enumerate(cases * 2):  # fast path
+        assert _gemm_vs_torch(a, b, f"fast path, call {i}", mainloop=ml).operands["a"] == want
     with _raises(hopgen.ParseError, "mainloop 'tma-bogus' is not one of auto, tma-wgmma"):
         hopgen.gemm(a16, b, mainloop="tma-bogus")
+
+
+def test_repacking_op_on_concurrent_streams():
+    # one op that repacks A (lda = K + 1), run on two streams at once with different data:
+    # each run's workspace comes from its own stream's pool, so neither sees the other's copy
+    m, n, k = 1024, 512, 1000
+    b = _mat(k, n, torch.bfloat16, row_major=False)
+    xs = [_view(m, k, torch.bfloat16, pad=1) for _ in range(2)]
+    outs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    hopgen.gemm(xs[0], b, out=outs[0])  # creates the op
+    torch.cuda.synchronize()
+    assert hopgen.ops._last_op[0].operands["a"] == "repacked"
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    for _ in range(3):
+        for x, o, s in zip(xs, outs, streams):
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(4):
+                    hopgen.gemm(x, b, out=o)
+        torch.cuda.synchronize()
+        for i, (x, o) in enumerate(zip(xs, outs)):
+            _check(o, x.float() @ b.float(), 1e-2, f"stream {i}")
 
 
 def test_gemm_fp8_with_scales():
@@ -256,14 +285,17 @@ def test_gemm_fp8_with_scales():
             _check(d, ref, 1e-2, f"{at} x {bt} -> {out_dtype}")
         d = hopgen.scaled_gemm(a, w.t(), 1.25, 0.75)  # Python-number scales fold into alpha
         _check(d, ref, 1e-2, "scales as numbers")
-        # through cp.async: the whole mainloop, and K = 100 (100-byte rows, 4-byte chunks)
+        # through cp.async: the whole mainloop, and K = 100 (100-byte rows, 4-byte chunks);
+        # auto repacks those rows instead
         d = hopgen.gemm(a, w.t(), scale_a=sa, scale_b=sb, mainloop="cpasync-wgmma")
         torch.cuda.synchronize()
         _check(d, ref, 1e-2, f"{at} x {bt} cpasync-wgmma")
         a1, w1 = a[:, :100].contiguous(), w[:, :100].contiguous()
-        _check(hopgen.gemm(a1, w1.t(), scale_a=sa, scale_b=sb), (a1.float() @ w1.float().t()) *
-               (1.25 * 0.75), 1e-2, f"{at} x {bt} K = 100 in 4-byte chunks")
-        assert "cp.async 4 B" in str(hopgen.ops._last_op[0].operands)
+        ref1 = (a1.float() @ w1.float().t()) * (1.25 * 0.75)
+        for ml, want in (("cpasync-wgmma", "cp.async 4 B"), ("auto", "repacked")):
+            _check(hopgen.gemm(a1, w1.t(), scale_a=sa, scale_b=sb, mainloop=ml), ref1, 1e-2,
+                   f"{at} x {bt} K = 100, {ml}")
+            assert want in str(hopgen.ops._last_op[0].operands), hopgen.ops._last_op[0]
         with _raises(hopgen.UnsupportedError, "bf16/f16"):  # mma.sync: 16-bit types only
             hopgen.gemm(a, w.t(), scale_a=sa, scale_b=sb, mainloop="tma-mmasync")
         if hasattr(torch, "_scaled_mm") and at == bt:
@@ -331,21 +363,22 @@ def test_cuda_graph_capture_and_replay_with_new_data():
         ref = a.float() @ b.float()
         _check(d, ref, 1e-2, "replay out=")
         _check(e, ref, 1e-2, "replay allocated")
-    # an operand read with cp.async (x[:, 1:], one element off) in a graph: the operation
-    # owns no scratch and launches without allocating
+    # an operand TMA cannot address (x[:, 1:], one element off) in a graph: repacked by auto
+    # into a workspace from the graph's pool, read in place by cpasync-wgmma
     xa = _view(m, k, torch.bfloat16, pad=1, offset=1)
-    dx = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    hopgen.gemm(xa, b, out=dx)
-    torch.cuda.synchronize()
-    assert "cp.async" in hopgen.ops._last_op[0].operands["a"]
-    gx = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(gx):
-        hopgen.gemm(xa, b, out=dx)
-    for _ in range(2):
-        xa.copy_(torch.randn(m, k, device="cuda"))
-        gx.replay()
+    for ml, want in (("auto", "repacked"), ("cpasync-wgmma", "cp.async")):
+        dx = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        hopgen.gemm(xa, b, out=dx, mainloop=ml)
         torch.cuda.synchronize()
-        _check(dx, xa.float() @ b.float(), 1e-2, "replay of a cp.async operand")
+        assert want in hopgen.ops._last_op[0].operands["a"], hopgen.ops._last_op[0]
+        gx = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(gx):
+            hopgen.gemm(xa, b, out=dx, mainloop=ml)
+        for _ in range(2):
+            xa.copy_(torch.randn(m, k, device="cuda"))
+            gx.replay()
+            torch.cuda.synchronize()
+            _check(dx, xa.float() @ b.float(), 1e-2, f"replay of a {want} operand")
     # fp8 scales are read by the kernel: changing them between replays changes the result
     a8, w8 = _mat(m, k, torch.float8_e4m3fn), _mat(n, k, torch.float8_e4m3fn)
     sa, sb = torch.tensor([1.0], device="cuda"), torch.tensor([1.0], device="cuda")

@@ -164,14 +164,24 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
     gstep = hg_b_bin(b, HG_MUL, ld, hg_b_i64(b, (int64_t)cp->step_rows * e));
     left = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
   }
-  hg_val_t jv = HG_NONE;
+  /* The run-time loop walks chunk = thread, thread + threads, ... < chunks, with j counting
+   * and the addresses stepping as running values. Its trip count depends on the thread, so
+   * ptxas cannot unroll it whole: unrolled (64 chunks of one byte), every chunk's row test
+   * and address would be hoisted out of the k-loop into registers the producer lacks. */
+  hg_val_t jv = HG_NONE, grun = HG_NONE, srun = HG_NONE, chunk_run = HG_NONE;
   const int unrolled = loop ? 1 : cp->per_thread;
-  if (loop) jv = hg_b_for(b, i32(b, 0), i32(b, cp->per_thread), i32(b, 1));
+  if (loop) {
+    jv = hg_b_var(b, HG_T_I32, i32(b, 0));
+    if (period) {
+      grun = hg_b_var(b, HG_T_I64, grow0);
+      if (period == 1) srun = hg_b_var(b, HG_T_I32, sbase[0]);
+    }
+    chunk_run = hg_b_for(b, thread, i32(b, cp->chunks), i32(b, s->threads));
+  }
   for (int j = 0; j < unrolled; j++) {
     hg_val_t jj = loop ? jv : i32(b, j);
-    hg_val_t chunk = hg_b_mad(b, jj, i32(b, s->threads), thread);
-    const bool partial = loop ? cp->per_thread * s->threads > cp->chunks
-                              : (int64_t)(j + 1) * s->threads > cp->chunks;
+    hg_val_t chunk = loop ? chunk_run : hg_b_mad(b, jj, i32(b, s->threads), thread);
+    const bool partial = !loop && (int64_t)(j + 1) * s->threads > cp->chunks;
     if (partial) hg_b_if(b, hg_b_cmp(b, HG_LT_U, chunk, i32(b, cp->chunks)));
     hg_val_t gr, saddr, gaddr, in_row;
     if (period) {
@@ -179,13 +189,17 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
       hg_val_t rj = hg_b_mad(b, jj, i32(b, cp->step_rows), tr);
       gr = hg_b_bin(b, HG_ADD, row0, rj);
       if (loop) {
-        hg_val_t ph = period > 1 ? hg_b_bin(b, HG_REM_U, jj, i32(b, period)) : i32(b, 0);
-        hg_val_t sb = sbase[0];
-        for (int p = 1; p < period; p++)
-          sb = hg_b_select(b, hg_b_cmp(b, HG_EQ, ph, i32(b, p)), sbase[p], sb);
-        hg_val_t q = period > 1 ? hg_b_bin(b, HG_DIV_U, jj, i32(b, period)) : jj;
-        saddr = hg_b_mad(b, q, i32(b, (int32_t)(cp->period_elems * e)), sb);
-        gaddr = hg_b_bin(b, HG_ADD, grow0, hg_b_bin(b, HG_MUL, hg_b_zext(b, jj), gstep));
+        if (period == 1) {
+          saddr = srun;
+        } else {
+          hg_val_t ph = hg_b_bin(b, HG_REM_U, jj, i32(b, period));
+          hg_val_t sb = sbase[0];
+          for (int p = 1; p < period; p++)
+            sb = hg_b_select(b, hg_b_cmp(b, HG_EQ, ph, i32(b, p)), sbase[p], sb);
+          hg_val_t q = hg_b_bin(b, HG_DIV_U, jj, i32(b, period));
+          saddr = hg_b_mad(b, q, i32(b, (int32_t)(cp->period_elems * e)), sb);
+        }
+        gaddr = grun;
       } else {
         const int32_t q = j / period;
         saddr =
@@ -239,6 +253,10 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
       hg_b_store(b, HG_SHARED, 8 * e, 1, saddr, &v);
     }
     if (partial) hg_b_endif(b);
+    if (loop) hg_b_assign(b, jv, hg_b_bin(b, HG_ADD, jv, i32(b, 1)));
+    if (!hg_val_is_none(grun)) hg_b_assign(b, grun, hg_b_bin(b, HG_ADD, grun, gstep));
+    if (!hg_val_is_none(srun))
+      hg_b_assign(b, srun, hg_b_bin(b, HG_ADD, srun, i32(b, (int32_t)(cp->period_elems * e))));
   }
   if (loop) hg_b_endfor(b);
 }

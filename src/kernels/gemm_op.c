@@ -16,11 +16,15 @@ struct hg_gemm_op {
   hg_rt_t *rt;
   hg_gemm_problem_t user; /* the caller's problem, normalised (the kernel's may be packed) */
   hg_gemm_kernel_t gk;
-  /* operands repacked before each run (gk.repack_a/b): copy kernels and scratch */
+  /* operands repacked before each run (gk.repack_a/b): copy kernels, and where each packed
+   * copy lies in a run's workspace (ws_at[i] bytes in; ws_bytes in all). scratch: the
+   * workspace hg_gemm_op_run allocates on its first call (hg_gemm_op_run_workspace takes
+   * the caller's instead). */
   hg_kernel_t rp_k[2];
   hg_module_t *rp_mod[2];
   hg_function_t *rp_fn[2];
-  hg_devptr_t scratch[2];
+  size_t ws_at[2], ws_bytes;
+  hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
    * with the same pointers reuses them (encoding is most of a launch's host time). */
   hg_tensormap_t map[3];
@@ -50,8 +54,8 @@ void hg_gemm_op_destroy(hg_gemm_op_t *op) {
   for (int i = 0; i < 2; i++) {
     if (op->rp_mod[i]) hg_rt_module_unload(op->rt, op->rp_mod[i]);
     hg_kernel_free(&op->rp_k[i]);
-    if (op->scratch[i]) hg_rt_free(op->rt, op->scratch[i]);
   }
+  if (op->scratch) hg_rt_free(op->rt, op->scratch);
   if (op->mod) hg_rt_module_unload(op->rt, op->mod);
   hg_gemm_kernel_free(&op->gk);
   free(op);
@@ -91,8 +95,8 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   if (hg_is_ok(&s))
     s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
-  /* Repacked operands: the copy kernel and the packed scratch, made here so that a run
-   * allocates nothing. */
+  /* Repacked operands: the copy kernel, loaded here, and the packed copy's place in the
+   * workspace (256-byte aligned parts: TMA needs 16). */
   for (int i = 0; i < 2 && hg_is_ok(&s); i++) {
     if (!(i ? op->gk.repack_b : op->gk.repack_a)) continue;
     const hg_gemm_problem_t *k = &op->gk.problem;
@@ -100,7 +104,8 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
     const int64_t bs = i ? k->batch_stride_b : k->batch_stride_a;
     s = hg_gen_repack(e, HG_BACKEND_PTX, &op->rp_k[i]);
     if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->rp_k[i], &op->rp_mod[i], &op->rp_fn[i], NULL);
-    if (hg_is_ok(&s)) s = hg_rt_alloc(rt, (size_t)(bs * k->batch) * (size_t)e, &op->scratch[i]);
+    op->ws_at[i] = op->ws_bytes;
+    op->ws_bytes += ((size_t)(bs * k->batch) * (size_t)e + 255) & ~(size_t)255;
   }
   if (hg_is_ok(&s)) s = size_grid(op);
   if (!hg_is_ok(&s)) {
@@ -120,6 +125,9 @@ const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op) {
 }
 int hg_gemm_op_grid(const hg_gemm_op_t *op) {
   return op->grid;
+}
+size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op) {
+  return op->ws_bytes;
 }
 
 /* The alignment a pointer has: its lowest set bit, at most 16 (0: 16, the null pointer). */
@@ -141,7 +149,8 @@ static hg_status_t check_base(const char *what, hg_devptr_t ptr, bool tma, int v
 }
 
 /* Copy operand i from the caller's rows into the packed scratch (hg_gen_repack). */
-static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_stream_t stream) {
+static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_devptr_t dst,
+                          hg_stream_t stream) {
   const hg_gemm_problem_t *u = &op->user, *k = &op->gk.problem;
   const bool am = i == 0;
   const bool kmaj = am ? u->a_k_major : u->b_k_major;
@@ -151,7 +160,6 @@ static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_stream_t 
   int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
   int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
   int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
-  hg_devptr_t dst = op->scratch[i];
   void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
   int64_t blocks = (rows * cols * batch + 255) / 256;
   if (blocks > 4096) blocks = 4096;
@@ -176,6 +184,19 @@ static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *
 hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
                            hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
                            hg_stream_t stream) {
+  if (op->ws_bytes && !op->scratch)
+    HG_TRY(hg_status_wrap(hg_rt_alloc(op->rt, op->ws_bytes, &op->scratch),
+                          "the workspace of the operands this operation repacks (%zu bytes; "
+                          "hg_gemm_op_run_workspace takes the caller's): ",
+                          op->ws_bytes));
+  return hg_gemm_op_run_workspace(op, a, b, c, d, scale_a, scale_b, op->scratch, op->ws_bytes,
+                                  stream);
+}
+
+hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
+                                     hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
+                                     hg_devptr_t workspace, size_t workspace_bytes,
+                                     hg_stream_t stream) {
   const hg_gemm_kernel_t *gk = &op->gk;
   const hg_gemm_problem_t *k = &gk->problem;
   if (gk->tma_store && d % 16 != 0)
@@ -188,16 +209,24 @@ hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_de
   const int ea = hg_dtype_bytes(k->a_type), eb = hg_dtype_bytes(k->b_type);
   HG_TRY(check_base("A", a, gk->a_tma && !gk->repack_a, gk->repack_a ? ea : gk->a_vec));
   HG_TRY(check_base("B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));
-  if (gk->repack_a) {
-    HG_TRY(repack(op, 0, a, stream));
-    a = op->scratch[0];
-  }
-  if (gk->repack_b) {
-    HG_TRY(repack(op, 1, b, stream));
-    b = op->scratch[1];
-  }
   if (k->beta != 0 && !c)
     return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
+  if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
+    return hg_error(HG_ERR_INVALID,
+                    "this operation repacks %s into a workspace of %zu bytes, 16-byte aligned; "
+                    "it was given %zu bytes at 0x%" PRIx64,
+                    gk->repack_a && gk->repack_b ? "A and B"
+                    : gk->repack_a               ? "A"
+                                                 : "B",
+                    op->ws_bytes, workspace_bytes, (uint64_t)workspace);
+  if (gk->repack_a) {
+    HG_TRY(repack(op, 0, a, workspace + op->ws_at[0], stream));
+    a = workspace + op->ws_at[0];
+  }
+  if (gk->repack_b) {
+    HG_TRY(repack(op, 1, b, workspace + op->ws_at[1], stream));
+    b = workspace + op->ws_at[1];
+  }
   if (gk->a_tma) HG_TRY(encode(op, 0, &gk->plan_a.map, a, "A: "));
   if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
   if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));

@@ -250,8 +250,8 @@ static void test_cluster_refused_when_unschedulable(void) {
 
 /* hg_gemm_op_run's host path: tensor maps encoded once for pointers that repeat (a run with
  * the same A, B and D encodes nothing; a new D encodes one), and AUTO's repack of operands TMA
- * cannot address runs one copy kernel per such operand before the GEMM, into scratch made at
- * creation (so a run allocates nothing). */
+ * cannot address runs one copy kernel per such operand before the GEMM, into the caller's
+ * workspace (hg_gemm_op_run_workspace) or one hg_gemm_op_run allocates once. */
 static void test_gemm_op_host_path(void) {
   mock_cuda_state_t *st = suite_mock_state();
   hg_gemm_problem_t p = {.m = 512,
@@ -289,13 +289,29 @@ static void test_gemm_op_host_path(void) {
   CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op));
   if (!op) return;
   CHECK(hg_gemm_op_kernel(op)->repack_a && hg_gemm_op_kernel(op)->repack_b);
-  CHECK_EQ(st->live_allocations - live, 2); /* the two scratch buffers, made at creation */
+  CHECK_EQ(st->live_allocations, live); /* creation allocates nothing */
+  const size_t ws = hg_gemm_op_workspace_bytes(op);
+  CHECK(ws >= (size_t)2 * 512 * 4104 * 2); /* two packed copies (rows of 4104 elements) */
+  /* the caller's workspace: too small, or misaligned, is refused with the sizes */
+  hg_devptr_t w = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, ws, &w));
   launches = st->launches;
-  const int allocs = st->live_allocations;
+  hg_status_t s = hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w, ws - 1, NULL);
+  CHECK_ERR(s, HG_ERR_INVALID, "workspace of");
+  s = hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w + 8, ws, NULL);
+  CHECK_ERR(s, HG_ERR_INVALID, "16-byte aligned");
+  CHECK_EQ(st->launches, launches); /* nothing launched */
+  CHECK_OK(hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w, ws, NULL));
+  CHECK_EQ(st->launches - launches, 3);     /* two copies, then the GEMM */
+  CHECK_EQ(st->live_allocations, live + 1); /* only the caller's */
+  /* without one: allocated on the first run, kept */
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
-  CHECK_EQ(st->launches - launches, 3); /* two copies, then the GEMM */
-  CHECK_EQ(st->live_allocations, allocs);
+  CHECK_EQ(st->live_allocations, live + 2);
+  CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+  CHECK_EQ(st->live_allocations, live + 2);
+  CHECK_EQ(st->launches - launches, 9);
   hg_gemm_op_destroy(op);
+  hg_rt_free(suite_rt, w);
   CHECK_EQ(st->live_allocations, live);
   hg_rt_free(suite_rt, a);
   hg_rt_free(suite_rt, b);
