@@ -64,6 +64,7 @@
 /* ----------------------------------------------------------------------------- printer */
 
 #define NAME_BYTES 48
+#define NO_UNROLL "{loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}"
 typedef char name_t[NAME_BYTES];
 
 typedef struct mprinter {
@@ -956,7 +957,10 @@ static void print_op(mprinter_t *p, int32_t i) {
     break;
   }
 
-  /* control flow: the blocks and branches of ptx.c's labels */
+  /* control flow: the blocks and branches of ptx.c's labels. A loop's back edge is an
+   * llvm.br that forbids LLVM's unrolling, so ptxas gets the rolled loop ptx.c hands it:
+   * LLVM -O3 unrolled the copy loops of copy_cpasync.c by their bounded trip count and
+   * hoisted every chunk's address out of the k-loop (200-460 B of spills in the producer). */
   case HG_OP_IF: {
     const char *c = V(p, o[0], n0);
     if (op->mid >= 0)
@@ -990,7 +994,7 @@ static void print_op(mprinter_t *p, int32_t i) {
     break;
   }
   case HG_OP_ENDLOOP:
-    L(p, "cf.br ^loop%d", op->open);
+    L(p, "llvm.br ^loop%d " NO_UNROLL, op->open);
     p->depth--;
     label(p, "loop%d_end", op->open);
     break;
@@ -1018,7 +1022,7 @@ static void print_op(mprinter_t *p, int32_t i) {
     L(p, "%%t%d = arith.addi %s, %s : i32", t, c, s);
     snprintf(n2, sizeof n2, "%%t%d", t);
     store_slot(p, counter, n2);
-    L(p, "cf.br ^for%d", op->open);
+    L(p, "llvm.br ^for%d " NO_UNROLL, op->open);
     p->depth--;
     label(p, "for%d_end", op->open);
     break;
