@@ -58,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   hg_gemm_config_t c;
+  memset(&c, 0, sizeof c);
   if (fz_bool(&f)) {
     s = hg_gemm_heuristic(&p, (int)fz_int(&f, 200), &c);
   } else {
@@ -72,17 +73,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     c.raster = (hg_raster_t)fz_pick(&f, 2);
     c.raster_group = (int)fz_int(&f, 16);
     c.epi_n = (int)fz_int(&f, 256);
+    c.mainloop = (hg_gemm_mainloop_t)fz_pick(&f, HG_MAINLOOP_COUNT);
     s = hg_gemm_config_check(&p, &c);
   }
   if (s.code != HG_OK) {
     check(s.msg[0] != '\0');
     return 0;
   }
-  hg_gemm_problem_t kp;
-  bool ra, rb;
-  hg_gemm_kernel_problem(&p, &kp, &ra, &rb);
+  /* the library's one step: with the mainloop AUTO, operands TMA cannot address are given
+   * packed rows (the repack path), else the named mainloop reads them in place */
   const hg_backend_t be = fz_bool(&f) ? HG_BACKEND_MLIR : HG_BACKEND_PTX;
-  s = hg_gemm_generate(&kp, &c, be, &k);
+  s = hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, be, &k);
   if (s.code != HG_OK) {
     check(s.msg[0] != '\0');
     return 0;
