@@ -289,22 +289,23 @@ typedef struct tma_gen {
   hg_val_t tile_origin[HG_TMA_MAX_RANK]; /* this CTA's tile, per tensor mode */
 } tma_gen_t;
 
+/* One parameter per mode of the tensor: prefix0, prefix1, ... */
+static void param_per_mode(tma_gen_t *g, hg_type_t t, const char *prefix, hg_val_t *out) {
+  for (int m = 0; m < g->s->rank; m++) {
+    char name[16];
+    snprintf(name, sizeof name, "%s%d", prefix, m);
+    out[m] = hg_b_param(g->b, t, name);
+  }
+}
+
 /* Parameters in the documented order: map, buffer, status, origins, tile counts. */
 static void params(tma_gen_t *g, const char *buf_name) {
   hg_builder_t *b = g->b;
   g->map = hg_b_param_tmap(b, "tmap");
   g->buf = hg_b_param(b, HG_T_I64, buf_name);
   g->status = hg_b_param(b, HG_T_I64, "status");
-  for (int m = 0; m < g->s->rank; m++) {
-    char name[16];
-    snprintf(name, sizeof name, "origin%d", m);
-    g->origin[m] = hg_b_param(b, HG_T_I32, name);
-  }
-  for (int m = 0; m < g->s->rank; m++) {
-    char name[16];
-    snprintf(name, sizeof name, "tiles%d", m);
-    g->tiles[m] = hg_b_param(b, HG_T_I32, name);
-  }
+  param_per_mode(g, HG_T_I32, "origin", g->origin);
+  param_per_mode(g, HG_T_I32, "tiles", g->tiles);
 }
 
 /* Stores and reductions, after the common parameters: the tensor's base address, per mode
@@ -313,16 +314,8 @@ static void params(tma_gen_t *g, const char *buf_name) {
 static void params_tensor(tma_gen_t *g) {
   hg_builder_t *b = g->b;
   g->gmem = hg_b_param(b, HG_T_I64, "gmem");
-  for (int m = 0; m < g->s->rank; m++) {
-    char name[16];
-    snprintf(name, sizeof name, "extent%d", m);
-    g->extent[m] = hg_b_param(b, HG_T_I64, name);
-  }
-  for (int m = 0; m < g->s->rank; m++) {
-    char name[16];
-    snprintf(name, sizeof name, "stride%d", m);
-    g->stride_bytes[m] = hg_b_param(b, HG_T_I64, name);
-  }
+  param_per_mode(g, HG_T_I64, "extent", g->extent);
+  param_per_mode(g, HG_T_I64, "stride", g->stride_bytes);
 }
 
 /* The tile this CTA moves: index t (mode 0 fastest over the grid's tile counts), origin

@@ -154,6 +154,23 @@ static hg_val_t elem_addr(hg_builder_t *b, hg_val_t base, hg_val_t batch_off, hg
 
 #define REF_T 16 /* the reference kernel's square thread tile */
 
+/* One operand element (mn, k) as f32 into the thread's shared-memory slot: 0 where `in` is
+ * false (outside the matrix). */
+static void stage_element(hg_builder_t *b, hg_dtype_t t, bool k_major, hg_val_t base,
+                          hg_val_t batch_off, hg_val_t ld, hg_val_t mn, hg_val_t k, hg_val_t in,
+                          hg_val_t slot) {
+  const int e = hg_dtype_bytes(t);
+  hg_val_t v = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
+  hg_b_if(b, in);
+  {
+    hg_val_t addr = k_major ? elem_addr(b, base, batch_off, mn, ld, k, e)
+                            : elem_addr(b, base, batch_off, k, ld, mn, e);
+    hg_b_assign(b, v, load_as_f32(b, t, addr));
+  }
+  hg_b_endif(b);
+  hg_b_store(b, HG_SHARED, 0, 1, slot, &v);
+}
+
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k) {
   char name[64];
   snprintf(name, sizeof name, "hg_gemm_ref_%s_%s_%s_%c%c", hg_dtype_name(p->a_type),
@@ -161,7 +178,6 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
            p->b_k_major ? 'k' : 'n');
   hg_builder_t *b;
   HG_TRY(begin(name, REF_T * REF_T, k, &b));
-  const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ec = hg_dtype_bytes(p->d_type);
   hg_val_t A = hg_b_param(b, HG_T_I64, "a"), B = hg_b_param(b, HG_T_I64, "b");
   hg_val_t C = hg_b_param(b, HG_T_I64, "c"), D = hg_b_param(b, HG_T_I64, "dref");
@@ -195,24 +211,10 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
   {
     /* A(m, k0+tx) -> sA[ty][tx]; B(k0+ty, n) -> sB[ty][tx]; zero outside the matrix. */
     hg_val_t ka = hg_b_bin(b, HG_ADD, k0, tx), kb = hg_b_bin(b, HG_ADD, k0, ty);
-    hg_val_t va = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
-    hg_b_if(b, hg_b_bin(b, HG_AND, m_in, hg_b_cmp(b, HG_LT_S, ka, K)));
-    {
-      hg_val_t addr = p->a_k_major ? elem_addr(b, A, boff_a, m, lda, ka, ea)
-                                   : elem_addr(b, A, boff_a, ka, lda, m, ea);
-      hg_b_assign(b, va, load_as_f32(b, p->a_type, addr));
-    }
-    hg_b_endif(b);
-    hg_b_store(b, HG_SHARED, 0, 1, slot_a, &va);
-    hg_val_t vb = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
-    hg_b_if(b, hg_b_bin(b, HG_AND, n_in, hg_b_cmp(b, HG_LT_S, kb, K)));
-    {
-      hg_val_t addr = p->b_k_major ? elem_addr(b, B, boff_b, n, ldb, kb, eb)
-                                   : elem_addr(b, B, boff_b, kb, ldb, n, eb);
-      hg_b_assign(b, vb, load_as_f32(b, p->b_type, addr));
-    }
-    hg_b_endif(b);
-    hg_b_store(b, HG_SHARED, 0, 1, slot_b, &vb);
+    stage_element(b, p->a_type, p->a_k_major, A, boff_a, lda, m, ka,
+                  hg_b_bin(b, HG_AND, m_in, hg_b_cmp(b, HG_LT_S, ka, K)), slot_a);
+    stage_element(b, p->b_type, p->b_k_major, B, boff_b, ldb, n, kb,
+                  hg_b_bin(b, HG_AND, n_in, hg_b_cmp(b, HG_LT_S, kb, K)), slot_b);
     hg_b_bar_sync(b, 0, 0);
     hg_val_t row_a = hg_b_bin(b, HG_ADD, hg_b_smem_addr(b, off_a),
                               hg_b_bin(b, HG_SHL, ty, hg_b_i32(b, 6))); /* ty*16*4 */

@@ -407,6 +407,16 @@ static hg_status_t wgmma_check(uint64_t desc, hg_dtype_t t, hg_major_t major,
   return hg_ok();
 }
 
+/* wgmma_check for a read of `rows` rows (1..256: M of the A operand, N of the B). */
+static hg_status_t wgmma_check_rows(uint64_t desc, hg_dtype_t t, hg_major_t major, int rows,
+                                    hg_gmma_desc_fields_t *f, uint32_t *e, int *kdim,
+                                    uint32_t *span) {
+  HG_TRY(wgmma_check(desc, t, major, f, e, kdim, span));
+  if (rows < 1 || rows > 256)
+    return hg_error(HG_ERR_INVALID, "wgmma model: %d rows is outside 1..256", rows);
+  return hg_ok();
+}
+
 static uint32_t wgmma_addr(const hg_gmma_desc_fields_t *f, uint32_t e, uint32_t span,
                            hg_major_t major, int mn, int k) {
   uint32_t lin;
@@ -458,9 +468,7 @@ hg_status_t hg_sm90_wgmma_addrs(uint64_t desc, hg_dtype_t t, hg_major_t major, i
   hg_gmma_desc_fields_t f;
   uint32_t e = 0, span = 0;
   int kdim;
-  HG_TRY(wgmma_check(desc, t, major, &f, &e, &kdim, &span));
-  if (rows < 1 || rows > 256)
-    return hg_error(HG_ERR_INVALID, "wgmma model: %d rows is outside 1..256", rows);
+  HG_TRY(wgmma_check_rows(desc, t, major, rows, &f, &e, &kdim, &span));
   for (int mn = 0; mn < rows; mn++)
     for (int k = 0; k < kdim; k++) addrs[mn * kdim + k] = wgmma_addr(&f, e, span, major, mn, k);
   return hg_ok();
@@ -471,9 +479,7 @@ hg_status_t hg_model_wgmma_read(uint64_t desc, hg_dtype_t t, hg_major_t major, i
   hg_gmma_desc_fields_t f;
   uint32_t e = 0, span = 0;
   int kdim;
-  HG_TRY(wgmma_check(desc, t, major, &f, &e, &kdim, &span));
-  if (rows < 1 || rows > 256)
-    return hg_error(HG_ERR_INVALID, "wgmma model: %d rows is outside 1..256", rows);
+  HG_TRY(wgmma_check_rows(desc, t, major, rows, &f, &e, &kdim, &span));
   uint8_t *o = out;
   for (int mn = 0; mn < rows; mn++)
     for (int k = 0; k < kdim; k++) {
