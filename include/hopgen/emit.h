@@ -261,6 +261,10 @@ void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t add
                 const hg_val_t *vals);
 /* Global atomic add of an F32 (used by reference checks, not by hot loops). */
 void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v);
+/* Global atomic add of a u32 (relaxed, .gpu scope) -> the old value (I32). With
+ * hg_b_fence_gpu before and after, the arrival counter of a split-K tile: the writer's
+ * partial sums are released before its arrival, the last arrival acquires them all. */
+hg_val_t hg_b_atomic_add_u32(hg_builder_t *b, hg_val_t addr, hg_val_t v);
 /* The shared::cluster address of a shared::cta address in CTA cta_rank of the cluster. */
 hg_val_t hg_b_mapa(hg_builder_t *b, hg_val_t smem_addr, hg_val_t cta_rank);
 
@@ -270,6 +274,7 @@ void hg_b_bar_sync(hg_builder_t *b, int id, int threads);   /* threads 0 = whole
 void hg_b_bar_arrive(hg_builder_t *b, int id, int threads); /* named barrier, no wait */
 void hg_b_fence_proxy_async(hg_builder_t *b);               /* fence.proxy.async.shared::cta */
 void hg_b_fence_mbarrier_init(hg_builder_t *b); /* fence.mbarrier_init.release.cluster */
+void hg_b_fence_gpu(hg_builder_t *b);           /* fence.acq_rel.gpu */
 void hg_b_cluster_arrive(hg_builder_t *b, bool relaxed);
 void hg_b_cluster_wait(hg_builder_t *b);
 /* -> PRED, true in one lane of the warp; all 32 lanes must execute it together. */

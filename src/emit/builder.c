@@ -261,12 +261,14 @@ static const char *const opcode_names[HG_OP_COUNT] = {
     [HG_OP_LOAD] = "load",
     [HG_OP_STORE] = "store",
     [HG_OP_ATOMIC_ADD_F32] = "atomic_add_f32",
+    [HG_OP_ATOMIC_ADD_U32] = "atomic_add_u32",
     [HG_OP_RED] = "red",
     [HG_OP_MAPA] = "mapa",
     [HG_OP_BAR_SYNC] = "bar_sync",
     [HG_OP_BAR_ARRIVE] = "bar_arrive",
     [HG_OP_FENCE_PROXY_ASYNC] = "fence_proxy_async",
     [HG_OP_FENCE_MBAR_INIT] = "fence_mbarrier_init",
+    [HG_OP_FENCE_GPU] = "fence_gpu",
     [HG_OP_CLUSTER_ARRIVE] = "cluster_arrive",
     [HG_OP_CLUSTER_WAIT] = "cluster_wait",
     [HG_OP_ELECT_SYNC] = "elect_sync",
@@ -1085,6 +1087,14 @@ void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v) {
   emit0(b, HG_OP_ATOMIC_ADD_F32, opd, 2, NULL);
 }
 
+hg_val_t hg_b_atomic_add_u32(hg_builder_t *b, hg_val_t addr, hg_val_t v) {
+  if (!use(b, "hg_b_atomic_add_u32", "the global address", addr, HG_T_I64) ||
+      !use(b, "hg_b_atomic_add_u32", "the addend", v, HG_T_I32))
+    return HG_NONE;
+  int32_t opd[2] = {addr.id, v.id};
+  return emit1(b, HG_OP_ATOMIC_ADD_U32, opd, 2, HG_T_I32, "old", NULL);
+}
+
 /* The element types hg_b_red takes for op: those of cp.reduce.async.bulk.tensor (PTX ISA;
  * the sm90 layer's hg_tma_reduce_check), each of which the PTX ISA's red (or, for 16-bit
  * float min/max, atom.cas) can reduce one element of. */
@@ -1205,6 +1215,10 @@ void hg_b_bar_arrive(hg_builder_t *b, int id, int threads) {
 
 void hg_b_fence_proxy_async(hg_builder_t *b) {
   if (live(b)) emit0(b, HG_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL);
+}
+
+void hg_b_fence_gpu(hg_builder_t *b) {
+  if (live(b)) emit0(b, HG_OP_FENCE_GPU, NULL, 0, NULL);
 }
 void hg_b_fence_mbarrier_init(hg_builder_t *b) {
   if (live(b)) emit0(b, HG_OP_FENCE_MBAR_INIT, NULL, 0, NULL);

@@ -128,6 +128,7 @@ typedef enum hg_ir_opcode {
                 * bits 8/16: one narrow unsigned integer zero-extended into an I32 */
   HG_OP_STORE, /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n}; type = the values' type */
   HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v F32] */
+  HG_OP_ATOMIC_ADD_U32, /* -> [I32 old value]; [addr I64 global, v I32]; relaxed, .gpu */
   HG_OP_RED,            /* [addr I64 global, v]; u.red.{op, dtype}: one element's global
                          * reduction (hg_b_red); v is I32 (u32, s32; f16/bf16 in the low 16
                          * bits), F32 (f32) or I64 (u64) */
@@ -139,6 +140,7 @@ typedef enum hg_ir_opcode {
   HG_OP_FENCE_PROXY_ASYNC, /* generic-proxy writes to shared::cta become visible to the
                             * async proxy (TMA, wgmma) */
   HG_OP_FENCE_MBAR_INIT,   /* release mbarrier.init to the cluster */
+  HG_OP_FENCE_GPU,         /* fence.acq_rel.gpu */
   HG_OP_CLUSTER_ARRIVE,    /* u.relaxed */
   HG_OP_CLUSTER_WAIT,
   HG_OP_ELECT_SYNC,            /* -> [PRED]; true in exactly one lane of the (full) warp */

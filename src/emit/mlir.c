@@ -1094,6 +1094,13 @@ static void print_op(mprinter_t *p, int32_t i) {
       t, ptr, V(p, o[1], n1));
     break;
   }
+  case HG_OP_ATOMIC_ADD_U32: {
+    /* relaxed, device scope, as atom.global.add.u32 without qualifiers */
+    int ptr = ptr_global(p, V(p, o[0], n0));
+    L(p, "%s = llvm.atomicrmw add %%t%d, %s syncscope(\"device\") monotonic : !llvm.ptr<1>, i32",
+      p->names[r[0]], ptr, V(p, o[1], n1));
+    break;
+  }
   case HG_OP_RED:
     print_red(p, op, o);
     break;
@@ -1134,6 +1141,9 @@ static void print_op(mprinter_t *p, int32_t i) {
   case HG_OP_FENCE_PROXY_ASYNC:
     L(p, "nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = "
          "#nvvm.shared_space<cta>}");
+    break;
+  case HG_OP_FENCE_GPU:
+    L(p, "llvm.fence syncscope(\"device\") acq_rel");
     break;
   case HG_OP_FENCE_MBAR_INIT:
     L(p, "nvvm.fence.mbarrier.init");

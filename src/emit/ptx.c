@@ -591,6 +591,12 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "red.global.add.f32 [%%trd%d], %s;", t, R(p, o[1]));
     break;
   }
+  case HG_OP_ATOMIC_ADD_U32: {
+    int t = tmp_b64(p);
+    ins(p, "cvta.to.global.u64 %%trd%d, %s;", t, R(p, o[0]));
+    ins(p, "atom.global.add.u32 %s, [%%trd%d], %s;", R(p, r[0]), t, R(p, o[1]));
+    break;
+  }
   case HG_OP_RED:
     print_red(p, op, o);
     break;
@@ -609,6 +615,9 @@ static void print_op(printer_t *p, int32_t i) {
     break;
   case HG_OP_FENCE_PROXY_ASYNC:
     ins(p, "fence.proxy.async.shared::cta;");
+    break;
+  case HG_OP_FENCE_GPU:
+    ins(p, "fence.acq_rel.gpu;");
     break;
   case HG_OP_FENCE_MBAR_INIT:
     ins(p, "fence.mbarrier_init.release.cluster;");

@@ -170,7 +170,8 @@ static void test_loads_stores_atomics(void) {
         "ld.global.v4.b32",      "ld.global.v2.b64",     "st.global.v4.b32",
         "ld.shared.v2.b32",      "st.shared.b64",        "ld.shared::cluster.v4.b32",
         "st.shared::cluster.b8", "ld.global.b16",        "st.shared.b16",
-        "cvta.to.global.u64",    "mapa.shared::cluster", "add.f32"};
+        "cvta.to.global.u64",    "mapa.shared::cluster", "add.f32",
+        "fence.acq_rel.gpu",     "global.add.u32"};
     for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++)
       CHECK(mlir_has(ptx.data, expect[k]));
   }

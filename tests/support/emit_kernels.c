@@ -153,6 +153,11 @@ hg_status_t emit_kernel_memory(bool store_elsewhere, hg_builder_t **out) {
     }
   }
   hg_b_atomic_add_f32(b, g, hg_b_f32(b, 1.0f));
+  /* a split-K arrival: release, count, acquire; the old count is kept (stored) */
+  hg_b_fence_gpu(b);
+  hg_val_t old = hg_b_atomic_add_u32(b, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 192)), hg_b_i32(b, 1));
+  hg_b_fence_gpu(b);
+  hg_b_store(b, HG_GLOBAL, 0, 1, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 196)), &old);
   return st;
 }
 
