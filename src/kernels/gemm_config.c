@@ -158,7 +158,7 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     hg_gemm_mainloop_name(ml), hg_dtype_name(p->a_type));
   const bool cp = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(p, 0) != 16 ||
                   hg_gemm_operand_align(p, 1) != 16;
-  if (cp && c->cluster_m * c->cluster_n > 1)
+  if (cp && (int64_t)c->cluster_m * c->cluster_n > 1)
     return hg_error(HG_ERR_INVALID,
                     "cluster %dx%d with operands read by cp.async (%s): cp.async cannot "
                     "multicast, so every CTA would load the shared operand itself; use c1x1",
