@@ -337,12 +337,18 @@ typedef enum hg_sched_kind {
   HG_SCHED_PERSISTENT, /* each cluster walks tiles id, id + clusters, ...: rasterized */
 } hg_sched_kind_t;
 
+#define HG_SCHED_MAX_SPLITS 64
+
 typedef struct hg_sched_spec {
   hg_sched_kind_t kind;
   int tile_m, tile_n;       /* CTA tile */
   int cluster_m, cluster_n; /* a cluster tile is cluster_m x cluster_n CTA tiles */
   hg_raster_t raster;
   int raster_group; /* cluster tiles per rasterization band, >= 1 */
+  /* Split-K: each cluster tile's k-blocks in up to `splits` ranges, one unit each (0 or 1:
+   * none). At run time min(splits, k-blocks) ranges, every one non-empty; the splits of a
+   * tile are consecutive units, so they run at the same time on neighbouring clusters. */
+  int splits;
 } hg_sched_spec_t;
 
 /* The run-time counts (I32, each >= 1) the unit order is laid out over: cluster tiles along M
@@ -352,6 +358,8 @@ typedef struct hg_sched {
   hg_sched_spec_t spec;
   const hg_cluster2d_t *cluster;
   hg_val_t tiles_m, tiles_n, per_batch, total, batch, band_tiles, bands, kblocks;
+  hg_val_t tiles;  /* cluster tiles of all batches (total = tiles x splits) */
+  hg_val_t splits; /* k ranges per tile at run time: min(spec.splits, kblocks); 1 unsplit */
 } hg_sched_t;
 
 /* One unit of work: this CTA's tile origin (m0, n0), its batch, and its k-blocks
@@ -359,6 +367,8 @@ typedef struct hg_sched {
  * stream-K schedulers hand out ranges). */
 typedef struct hg_sched_work {
   hg_val_t index, batch, m0, n0, k_first, k_count;
+  hg_val_t tile;  /* the cluster tile's index (over all batches): index / splits */
+  hg_val_t split; /* which of the tile's k ranges: index % splits (0 unsplit) */
 } hg_sched_work_t;
 
 /* Run-time extents M, N, batch (I32, each >= 1) and the k-blocks of one tile. */
@@ -373,7 +383,8 @@ void hg_sched_end(hg_builder_t *b, const hg_sched_t *s);
 void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *out);
 /* Whether the loop has a unit after t (ping-pong consumers hand over only when it does). */
 hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
-/* Host side: the cluster tiles of a problem (the persistent grid needs no more clusters). */
+/* Host side: the units of a problem, cluster tiles x splits (at most: fewer splits when K
+ * has fewer k-blocks); the persistent grid needs no more clusters. */
 int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch);
 
 /* ---------------------------------------------------------------- accumulators -> tile */

@@ -9,8 +9,11 @@
  * columns in L2. The unit's coordinates come from layouts over the run-time extents
  * (dlayout.h: idx2crd and crd2idx with the counts as dynamic leaves), not from restated
  * div/mod formulas; tests/builders/test_sched.c checks them against a walk of the order.
- * Split-K, stream-K and grouped schedulers are further kinds of the same interface: they
- * hand out k-block ranges and per-group extents through hg_sched_work_t. */
+ * Split-K (spec.splits > 1) makes each cluster tile min(splits, k-blocks) units, the splits
+ * of a tile consecutive (unit = tile x splits + split), each with a contiguous range of
+ * k-blocks: split s takes [s kb / S, (s + 1) kb / S), never empty since S <= kb. Stream-K
+ * and grouped schedulers are further kinds of the same interface: they hand out k-block
+ * ranges and per-group extents through hg_sched_work_t. */
 #include <string.h>
 
 #include "hopgen/builders.h"
@@ -28,6 +31,9 @@ static hg_status_t check_spec(const hg_sched_spec_t *s) {
                     s->tile_m, s->tile_n, s->cluster_m, s->cluster_n);
   if (s->raster_group < 1)
     return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", s->raster_group);
+  if (s->splits < 0 || s->splits > HG_SCHED_MAX_SPLITS)
+    return hg_error(HG_ERR_INVALID, "split-K into %d ranges: the scheduler takes 0..%d", s->splits,
+                    HG_SCHED_MAX_SPLITS);
   return hg_ok();
 }
 
@@ -65,7 +71,14 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
   HG_TRY(hg_dint_mul(b, extent(out->tiles_m), extent(out->tiles_n), &per_batch));
   HG_TRY(count_val(b, per_batch, &out->per_batch));
   HG_TRY(hg_dint_mul(b, extent(out->per_batch), extent(batch), &total));
-  HG_TRY(count_val(b, total, &out->total));
+  HG_TRY(count_val(b, total, &out->tiles));
+  out->total = out->tiles;
+  out->splits = i32(b, 1);
+  if (spec->splits > 1) {
+    /* K of fewer k-blocks than splits: fewer ranges, none empty (kblocks >= 1) */
+    out->splits = hg_b_bin(b, HG_MIN_S, i32(b, spec->splits), kblocks);
+    out->total = hg_b_bin(b, HG_MUL, out->tiles, out->splits);
+  }
   const bool along_m = spec->raster == HG_RASTER_M;
   hg_val_t inner = along_m ? out->tiles_m : out->tiles_n,
            outer = along_m ? out->tiles_n : out->tiles_m;
@@ -129,7 +142,13 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   hg_val_t inner = along_m ? s->tiles_m : s->tiles_n, outer = along_m ? s->tiles_n : s->tiles_m;
   const hg_dint_t grp = hg_dint(c->raster_group);
   hg_dint_t tile, batch, in_band, band, band_start, left, band_w, across, along, banded;
-  HG_TRY(split(b, hg_dint_val_nonneg(t), extent(s->per_batch), extent(s->batch), &tile, &batch));
+  /* unit -> (split, cluster tile): the splits of a tile are consecutive units */
+  hg_val_t ct = t, sp = i32(b, 0);
+  if (c->splits > 1) {
+    ct = hg_b_bin(b, HG_DIV_U, t, s->splits);
+    sp = hg_b_bin(b, HG_REM_U, t, s->splits);
+  }
+  HG_TRY(split(b, hg_dint_val_nonneg(ct), extent(s->per_batch), extent(s->batch), &tile, &batch));
   HG_TRY(split(b, tile, extent(s->band_tiles), extent(s->bands), &in_band, &band));
   HG_TRY(hg_dint_mul(b, band, grp, &band_start));
   HG_TRY(hg_dint_sub(b, extent(outer), band_start, &left));
@@ -147,8 +166,19 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   HG_TRY(hg_dint_emit(b, batch, HG_T_I32, &w->batch));
   HG_TRY(origin(b, c->tile_m, c->cluster_m, s->cluster->rm, s->tiles_m, ctm, &w->m0));
   HG_TRY(origin(b, c->tile_n, c->cluster_n, s->cluster->rn, s->tiles_n, ctn, &w->n0));
+  w->tile = ct;
+  w->split = sp;
   w->k_first = i32(b, 0);
   w->k_count = s->kblocks;
+  if (c->splits > 1) {
+    /* [sp kb / S, (sp + 1) kb / S), in 64 bits: (sp + 1) kb may pass 2^31 */
+    hg_val_t kb = hg_b_sext(b, s->kblocks), n = hg_b_sext(b, s->splits);
+    hg_val_t sp64 = hg_b_sext(b, sp);
+    hg_val_t first = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, sp64, kb), n);
+    hg_val_t end = hg_b_bin(b, HG_DIV_U, hg_b_mad(b, sp64, kb, kb), n);
+    w->k_first = hg_b_trunc(b, first);
+    w->k_count = hg_b_trunc(b, hg_b_bin(b, HG_SUB, end, first));
+  }
   return hg_ok();
 }
 
@@ -165,5 +195,5 @@ int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_
   const int64_t cm = (int64_t)spec->tile_m * spec->cluster_m;
   const int64_t cn = (int64_t)spec->tile_n * spec->cluster_n;
   if (cm < 1 || cn < 1) return 0;
-  return ((m + cm - 1) / cm) * ((n + cn - 1) / cn) * batch;
+  return ((m + cm - 1) / cm) * ((n + cn - 1) / cn) * batch * (spec->splits > 1 ? spec->splits : 1);
 }

@@ -3,7 +3,7 @@
  * every unit and every CTA of the cluster, equal the rasterized order built on the host by
  * walking it - batches, then bands of raster_group cluster tiles across, the last band
  * narrower, each band walked along the other dimension - for random extents, tiles, clusters,
- * raster orders and groups. */
+ * raster orders and groups; with split-K, each tile's units and their k-block ranges. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,8 +61,11 @@ static void one_sched(int trial) {
                        .cluster_m = 1 << rnd(3),
                        .cluster_n = 1 << rnd(2),
                        .raster = rnd(2) ? HG_RASTER_M : HG_RASTER_N,
-                       .raster_group = 1 + (int)rnd(rnd(2) ? 3 : 16)};
+                       .raster_group = 1 + (int)rnd(rnd(2) ? 3 : 16),
+                       .splits = rnd(3) == 0 ? 2 + (int)rnd(rnd(4) ? 7 : HG_SCHED_MAX_SPLITS - 1)
+                                             : (int)rnd(2)};
   if (s.cluster_m * s.cluster_n > 16) s.cluster_n = 1;
+  const int64_t kb = 1 + rnd(rnd(2) ? 40 : 3000000);
   const bool big = rnd(8) == 0;
   const int64_t m = 1 + rnd(big ? 30000 : 3000), n = 1 + rnd(big ? 30000 : 3000);
   const int64_t batch = 1 + rnd(big ? 300 : 4);
@@ -72,8 +75,9 @@ static void one_sched(int trial) {
   CHECK_OK(hg_cluster2d_make(b, s.cluster_m, s.cluster_n, &cl));
   hg_val_t pm = hg_b_param(b, HG_T_I32, "m"), pn = hg_b_param(b, HG_T_I32, "n");
   hg_val_t pb = hg_b_param(b, HG_T_I32, "batch"), pt = hg_b_param(b, HG_T_I32, "t");
+  hg_val_t pk = hg_b_param(b, HG_T_I32, "kblocks");
   hg_sched_t sched;
-  CHECK_OK(hg_sched_make(b, &s, &cl, pm, pn, pb, hg_b_i32(b, 1), &sched));
+  CHECK_OK(hg_sched_make(b, &s, &cl, pm, pn, pb, pk, &sched));
   const int from = ir_eval_op_count(b);
   hg_sched_work_t w;
   hg_sched_work(b, &sched, pt, &w);
@@ -82,20 +86,24 @@ static void one_sched(int trial) {
    * hand-written index math took. */
   const int divs = ir_eval_count_bin(b, from, HG_DIV_U) + ir_eval_count_bin(b, from, HG_DIV_S) +
                    ir_eval_count_bin(b, from, HG_REM_U) + ir_eval_count_bin(b, from, HG_REM_S);
-  CHECK(divs <= 6);
-  int64_t total;
-  host_unit(&s, m, n, batch, 0, &total);
-  CHECK_EQ(hg_sched_units(&s, m, n, batch), total);
+  /* split-K: the unit's split and tile, and its k range in 64 bits */
+  CHECK(divs <= (s.splits > 1 ? 10 : 6));
+  int64_t tiles;
+  host_unit(&s, m, n, batch, 0, &tiles);
+  const int64_t splits = s.splits > 1 ? (s.splits < kb ? s.splits : kb) : 1;
+  const int64_t total = tiles * splits;
+  CHECK_EQ(hg_sched_units(&s, m, n, batch), tiles * (s.splits > 1 ? s.splits : 1));
   const int64_t step = total > 4096 ? total / 97 + 1 : 1;
   int64_t bad = 0;
   for (int64_t t = 0; t < total && bad < 3; t += step) {
-    const unit_t u = host_unit(&s, m, n, batch, t, &total);
+    const unit_t u = host_unit(&s, m, n, batch, t / splits, &tiles);
+    const int64_t sp = t % splits, kf = sp * kb / splits, kc = (sp + 1) * kb / splits - kf;
     for (int rank = 0; rank < s.cluster_m * s.cluster_n; rank++) {
       int64_t sregs[HG_SMID + 1] = {0};
       sregs[HG_CLUSTER_CTARANK] = rank;
       sregs[HG_CTAID_X] = rank;
       sregs[HG_NCTAID_X] = s.cluster_m * s.cluster_n;
-      const int64_t params[4] = {m, n, batch, t};
+      const int64_t params[5] = {m, n, batch, t, kb};
       ir_eval_t ev;
       hg_status_t st = ir_eval_run(b, params, sregs, &ev);
       if (!hg_is_ok(&st)) {
@@ -108,7 +116,17 @@ static void one_sched(int trial) {
       const int64_t n0 = (u.tn * s.cluster_n + rank / s.cluster_m) * s.tile_n;
       const int64_t gm0 = ir_eval_get(&ev, w.m0), gn0 = ir_eval_get(&ev, w.n0);
       const int64_t gl = ir_eval_get(&ev, w.batch), gt = ir_eval_get(&ev, sched.total);
+      const int64_t gkf = ir_eval_get(&ev, w.k_first), gkc = ir_eval_get(&ev, w.k_count);
+      const int64_t gsp = ir_eval_get(&ev, w.split), gtile = ir_eval_get(&ev, w.tile);
       hg_test_checks++;
+      if (gkf != kf || gkc != kc || kc < 1 || gsp != sp || gtile != t / splits) {
+        HG_FAIL("trial %d: unit %lld of %lld splits over %lld k-blocks: split %lld of tile %lld, "
+                "k-blocks [%lld, +%lld); expected split %lld of tile %lld, [%lld, +%lld)",
+                trial, (long long)t, (long long)splits, (long long)kb, (long long)gsp,
+                (long long)gtile, (long long)gkf, (long long)gkc, (long long)sp,
+                (long long)(t / splits), (long long)kf, (long long)kc);
+        bad++;
+      }
       if (gm0 != m0 || gn0 != n0 || gl != u.l || gt != total) {
         HG_FAIL("trial %d (M %lld N %lld batch %lld, tile %dx%d, cluster %dx%d, raster %c%d): "
                 "unit %lld rank %d is (m0 %lld, n0 %lld, batch %lld) of %lld units, expected "
