@@ -387,6 +387,40 @@ hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
  * has fewer k-blocks); the persistent grid needs no more clusters. */
 int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch);
 
+/* ---------------------------------------------------------------- split-K reduction */
+
+/* Named barrier of all consumer warpgroups (cooperative tiles split over them). */
+#define HG_BAR_CONSUMERS 6
+
+/* The reduction of a split-K tile behind its last CTA (splitk.c). Every split stores its
+ * partial accumulators (f32) to its own slot of the workspace and arrives on the tile's
+ * counter; the split that arrives last sums all slots in split order (0, 1, ...: the same
+ * bits run to run, whoever is last) into its accumulators and runs the epilogue; the
+ * others skip it. No CTA waits on another, so any grid and order is deadlock-free.
+ *
+ * Workspace (I64 address, 256-byte aligned): a u32 counter per CTA tile, zero before the
+ * launch (hg_splitk_counter_bytes of it; the kernel leaves them counted), then from the
+ * next 256-byte boundary the partial slots, `splits` per CTA tile, each threads x
+ * acc_count f32 in (accumulator / 4, thread, 4) order: 16-byte stores, coalesced. */
+typedef struct hg_splitk {
+  int splits;           /* the scheduler's spec.splits, >= 2: slots per CTA tile */
+  int acc_count;        /* accumulators per thread, a multiple of 4 */
+  int threads;          /* threads holding one tile: 128 (ping-pong) or 128 x consumers */
+  bool per_group;       /* ping-pong: each consumer warpgroup reduces its own tiles */
+  uint32_t flag_offset; /* shared memory: a word per consumer (hg_splitk_make reserves it) */
+  hg_val_t workspace;
+} hg_splitk_t;
+
+hg_status_t hg_splitk_make(hg_builder_t *b, int splits, int acc_count, const hg_roles_t *r,
+                           bool per_group, hg_val_t workspace, hg_splitk_t *out);
+/* -> PRED, uniform over the tile's threads: whether acc now holds the tile's whole sum (the
+ * last split to arrive, or a tile the run did not split); false: skip the epilogue. */
+hg_val_t hg_splitk_reduce(hg_builder_t *b, const hg_splitk_t *s, const hg_sched_t *sched,
+                          const hg_sched_work_t *w, const hg_val_t *acc, const hg_roles_t *r);
+/* Host side: the counters' bytes (to zero before each launch) and the whole workspace. */
+size_t hg_splitk_counter_bytes(int64_t cta_tiles);
+size_t hg_splitk_workspace_bytes(int splits, int64_t cta_tiles, int64_t tile_elems);
+
 /* ---------------------------------------------------------------- accumulators -> tile */
 
 /* Where each accumulator value of a consumer thread sits relative to the thread's first one:

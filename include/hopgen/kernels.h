@@ -312,6 +312,10 @@ typedef struct hg_gemm_config {
   int raster_group; /* tiles per rasterization group (L2 reuse), >= 1 */
   int epi_n;        /* columns per epilogue sub-tile */
   hg_gemm_mainloop_t mainloop;
+  /* Split-K: each output tile's K in up to `splits` ranges computed by different CTAs, the
+   * last to finish summing the f32 partials in a fixed order (deterministic) in the
+   * operation's workspace; 0 or 1: none, 2..64 (text ",kS"). */
+  int splits;
 } hg_gemm_config_t;
 
 /* The f32-accumulating reference: dref (packed f32, batch x M x N) = alpha * A x B + beta *
@@ -320,9 +324,10 @@ typedef struct hg_gemm_config {
  * batch_stride_a/b/c, alpha, beta. */
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
 
-/* Text form "128x256x64,c2x1,s4,coop,m8,e64,tma-wgmma": tile, cluster, stages, schedule
- * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), mainloop (printed only
- * when not auto). Fields after the tile may be omitted (defaults: c1x1,s4,coop,m8,e0,auto). */
+/* Text form "128x256x64,c2x1,s4,coop,m8,e64,k4,tma-wgmma": tile, cluster, stages, schedule
+ * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), split-K (printed only
+ * when > 1), mainloop (printed only when not auto). Fields after the tile may be omitted
+ * (defaults: c1x1,s4,coop,m8,e0,k1,auto). */
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
 /* Whether the generator can build c for p; the sentence names the rule that fails. */
@@ -404,11 +409,12 @@ hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at
  * once). Launching it never synchronises and, but for the case below, allocates nothing
- * (CUDA-graph safe). Operands it repacks (hg_gemm_build's AUTO for rows TMA cannot address)
- * go through a workspace of hg_gemm_op_workspace_bytes: hg_gemm_op_run_workspace takes the
- * caller's (allocates nothing; one workspace per stream running at once), hg_gemm_op_run
- * allocates one on its first call and keeps it (then one run at a time per operation, and
- * that first call not under stream capture). */
+ * (CUDA-graph safe). Split-K partial tiles (config.splits > 1; their counters are zeroed
+ * on the stream before each launch) and operands it repacks (hg_gemm_build's AUTO for rows
+ * TMA cannot address) go through a workspace of hg_gemm_op_workspace_bytes:
+ * hg_gemm_op_run_workspace takes the caller's (allocates nothing; one workspace per stream running
+ * at once), hg_gemm_op_run allocates one on its first call and keeps it (then one run at a time per
+ * operation, and that first call not under stream capture). */
 typedef struct hg_gemm_op hg_gemm_op_t;
 
 /* c = NULL: the configuration the tuner stored for this problem, else the heuristic's. */
@@ -423,7 +429,7 @@ void hg_gemm_op_destroy(hg_gemm_op_t *op);
 const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op);
 const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
 int hg_gemm_op_grid(const hg_gemm_op_t *op);
-/* Bytes of workspace a run needs (0: the operation repacks nothing). */
+/* Bytes of workspace a run needs (0: the operation neither splits K nor repacks). */
 size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
 /* hg_gemm_op_run with the caller's workspace (16-byte aligned, at least
  * hg_gemm_op_workspace_bytes; may be 0 when that is 0), ordered on stream like the run. */

@@ -445,6 +445,11 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
   memset(out, 0, sizeof *out);
   if (!opts->dir || !*opts->dir) return hg_error(HG_ERR_INVALID, "export: no output directory");
   HG_TRY(check_name(opts->name));
+  if (c && c->splits > 1)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "export: configuration with split-K (k%d) - the exported launcher takes no "
+                    "workspace for the partial tiles yet; export the configuration without it",
+                    c->splits);
   /* The library's one step from problem to kernel; no device: the heuristic for 132 SMs. The
    * launcher cannot repack (it allocates nothing): operands TMA cannot address are read in
    * place (tma-wgmma's cp.async path) unless the configuration names a mainloop. */

@@ -208,14 +208,21 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     hg_gemm_max_stages(p, c));
   if (c->raster_group < 1)
     return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
+  if (c->splits < 0 || c->splits > HG_SCHED_MAX_SPLITS)
+    return hg_error(HG_ERR_INVALID,
+                    "split-K into %d ranges: 0 or 1 (no split) up to %d (each tile's K in that "
+                    "many ranges, at most one per k-block)",
+                    c->splits, HG_SCHED_MAX_SPLITS);
   return hg_ok();
 }
 
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s", c->tile_m, c->tile_n, c->tile_k,
-                  c->cluster_m, c->cluster_n, c->stages,
+  char split[16] = "";
+  if (c->splits > 1) snprintf(split, sizeof split, ",k%d", c->splits);
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s", c->tile_m, c->tile_n,
+                  c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
-                  c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n,
+                  c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
@@ -247,9 +254,9 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   if (!text[0]) return hg_error(HG_ERR_PARSE, "configuration is empty");
   strcpy(buf, text);
   /* Each field once: a second one would silently win. */
-  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP };
+  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS };
   static const char *const what[] = {"tile",   "cluster",        "stage count", "schedule",
-                                     "raster", "epilogue width", "mainloop"};
+                                     "raster", "epilogue width", "mainloop",    "split-K count"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -287,10 +294,12 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       c.raster = tok[0] == 'm' ? HG_RASTER_M : HG_RASTER_N;
     } else if (tok[0] == 'e' && parse_ints(tok + 1, &c.epi_n, 1)) {
       kind = EPI;
+    } else if (tok[0] == 'k' && parse_ints(tok + 1, &c.splits, 1)) {
+      kind = SPLITS;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN or a mainloop such as tma-wgmma, separated by single commas)",
+                      "mG|nG, eN, kS or a mainloop such as tma-wgmma, separated by single commas)",
                       text, tok);
     }
     if (seen & (1u << kind))

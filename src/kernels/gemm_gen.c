@@ -40,6 +40,7 @@ typedef struct gemm_gen {
   hg_smem_ring_t ring_a, ring_b;
   hg_pipe_t pipe;
   hg_sched_t sched;
+  hg_splitk_t splitk; /* when config.splits > 1 */
   hg_epilogue_t epi;
   /* run-time values */
   hg_val_t tmap_a, tmap_b, a_ptr, b_ptr, lda, ldb, bsa, bsb, M, N, K, batch, scale;
@@ -181,20 +182,21 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
                             .fence_proxy = !x->k->a_tma || !x->k->b_tma};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
+  const bool split = x->k->config.splits > 1;
   hg_val_t t = hg_sched_begin(b, &x->sched);
   {
+    hg_sched_work_t w;
+    hg_sched_work(b, &x->sched, t, &w);
     hg_val_t mine = hg_b_pred(b, true);
     if (pp) {
-      /* Tiles alternate between the two consumers; the other's tile only moves the ring. */
+      /* Units alternate between the two consumers; the other's only moves the ring. */
       mine = hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_AND, iter, i32(x, 1)), r->consumer);
       hg_b_if(b, hg_b_not(b, mine));
-      hg_pipe_skip(b, &x->pipe, pos, x->sched.kblocks);
+      hg_pipe_skip(b, &x->pipe, pos, w.k_count);
       hg_b_endif(b);
     }
     hg_b_if(b, mine);
     {
-      hg_sched_work_t w;
-      hg_sched_work(b, &x->sched, t, &w);
       if (pp) {
         /* An mbarrier wait sees only the parity of a phase: the consumer that skipped the
          * other's tile would otherwise wait on stage phases a whole tile ahead and be
@@ -210,9 +212,12 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
         hg_roles_order_signal(b, r);
         hg_b_endif(b);
       }
+      /* split-K: only the tile's last split (holding the sum) runs the epilogue */
+      if (split) hg_b_if(b, hg_splitk_reduce(b, &x->splitk, &x->sched, &w, acc, r));
       st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
                             hg_b_bin(b, HG_ADD, w.n0, t_col), hg_b_bin(b, HG_ADD, w.m0, slot_row0),
                             w.n0, w.batch, r);
+      if (split) hg_b_endif(b);
     }
     hg_b_endif(b);
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
@@ -297,6 +302,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     for (int i = 0; i < 2; i++)
       e->steps[e->nsteps++] = (hg_epi_step_t){
           .kind = HG_EPI_SCALE_PTR, .ptr = hg_b_param(b, HG_T_I64, i ? "scale_b" : "scale_a")};
+  if (c->splits > 1)
+    HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, &x->roles, g->pingpong,
+                          hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);

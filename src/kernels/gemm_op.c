@@ -24,6 +24,9 @@ struct hg_gemm_op {
   hg_module_t *rp_mod[2];
   hg_function_t *rp_fn[2];
   size_t ws_at[2], ws_bytes;
+  /* split-K (config.splits > 1): the counters and partial tiles at the workspace's start,
+   * split_bytes in all, of which the first counter_bytes are zeroed before each launch */
+  size_t split_bytes, counter_bytes;
   hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
    * with the same pointers reuses them (encoding is most of a launch's host time). */
@@ -95,6 +98,21 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   if (hg_is_ok(&s))
     s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
+  /* Split-K: a counter per CTA tile and a partial tile per split (hg_splitk_*), first in
+   * the workspace. */
+  if (hg_is_ok(&s) && op->gk.config.splits > 1) {
+    const hg_gemm_config_t *k = &op->gk.config;
+    hg_sched_spec_t tiles = hg_gemm_sched_spec(k);
+    tiles.splits = 0;
+    const int64_t ctas =
+        hg_sched_units(&tiles, op->gk.problem.m, op->gk.problem.n, op->gk.problem.batch) *
+        k->cluster_m * k->cluster_n;
+    op->counter_bytes = hg_splitk_counter_bytes(ctas);
+    op->split_bytes =
+        (hg_splitk_workspace_bytes(k->splits, ctas, (int64_t)k->tile_m * k->tile_n) + 255) &
+        ~(size_t)255;
+    op->ws_bytes = op->split_bytes;
+  }
   /* Repacked operands: the copy kernel, loaded here, and the packed copy's place in the
    * workspace (256-byte aligned parts: TMA needs 16). */
   for (int i = 0; i < 2 && hg_is_ok(&s); i++) {
@@ -186,7 +204,8 @@ hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_de
                            hg_stream_t stream) {
   if (op->ws_bytes && !op->scratch)
     HG_TRY(hg_status_wrap(hg_rt_alloc(op->rt, op->ws_bytes, &op->scratch),
-                          "the workspace of the operands this operation repacks (%zu bytes; "
+                          "the workspace of this operation's split-K partials or repacked "
+                          "operands (%zu bytes; "
                           "hg_gemm_op_run_workspace takes the caller's): ",
                           op->ws_bytes));
   return hg_gemm_op_run_workspace(op, a, b, c, d, scale_a, scale_b, op->scratch, op->ws_bytes,
@@ -213,12 +232,19 @@ hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_
     return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,
-                    "this operation repacks %s into a workspace of %zu bytes, 16-byte aligned; "
-                    "it was given %zu bytes at 0x%" PRIx64,
-                    gk->repack_a && gk->repack_b ? "A and B"
-                    : gk->repack_a               ? "A"
-                                                 : "B",
-                    op->ws_bytes, workspace_bytes, (uint64_t)workspace);
+                    "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
+                    "was given %zu bytes at 0x%" PRIx64,
+                    op->ws_bytes, op->split_bytes ? "split-K partial tiles" : "",
+                    op->split_bytes && (gk->repack_a || gk->repack_b) ? ", " : "",
+                    gk->repack_a && gk->repack_b ? "A and B repacked"
+                    : gk->repack_a               ? "A repacked"
+                    : gk->repack_b               ? "B repacked"
+                                                 : "",
+                    workspace_bytes, (uint64_t)workspace);
+  /* split-K arrival counters start at zero on every launch (the kernel leaves them counted) */
+  if (op->split_bytes)
+    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->counter_bytes, stream),
+                          "zeroing the split-K counters: "));
   if (gk->repack_a) {
     HG_TRY(repack(op, 0, a, workspace + op->ws_at[0], stream));
     a = workspace + op->ws_at[0];
@@ -259,6 +285,7 @@ hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_
     args[n_args++] = &scale_a;
     args[n_args++] = &scale_b;
   }
+  if (op->split_bytes) args[n_args++] = &workspace;
   const uint32_t cs = gk->k.cluster[0];
   hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},
                    .block = {gk->k.threads, 1, 1},

@@ -75,11 +75,13 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
-  snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s", hg_dtype_name(p->a_type),
+  char split[16] = "";
+  if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
+  snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,
            c->cluster_m, c->cluster_n, c->stages, c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
-           mma, cp);
+           mma, cp, split);
 }
 
 hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c) {
@@ -89,7 +91,8 @@ hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c) {
                            .cluster_m = c->cluster_m,
                            .cluster_n = c->cluster_n,
                            .raster = c->raster,
-                           .raster_group = c->raster_group};
+                           .raster_group = c->raster_group,
+                           .splits = c->splits > 1 ? c->splits : 0};
 }
 
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m) {

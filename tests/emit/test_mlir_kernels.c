@@ -364,6 +364,9 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c1x1,s4", 4097);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c1x1,s4,cpasync-wgmma",
              4104);
+  /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
+  add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x256x128,c2x1,s4,k3", 16384);
 }
 
 static void report(job_kind_t kind, const char *title) {

@@ -235,6 +235,57 @@ static void test_heuristic_shapes(void) {
 
 /* The tuner's space (hg_gemm_tune): tiles x clusters x schedules at the most stages that
  * fit, for bf16 and fp8; plus every layout and output type on one configuration. */
+/* Split-K (config ",kS"): the text form, the limits' sentences, and every mainloop, schedule,
+ * cluster and type with it through ptxas (no spill); the kernel carries the arrival counter
+ * (fence, atomic add) and the partial stores, and names its split count. */
+static void test_split_k(void) {
+  hg_gemm_config_t c;
+  char buf[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k4", &c));
+  CHECK_EQ(c.splits, 4);
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK(strstr(buf, ",k4") != NULL);
+  CHECK_OK(hg_gemm_config_parse("128x128x64", &c));
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK(strstr(buf, ",k") == NULL);
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,k4,k2", &c), HG_ERR_PARSE, "split-K count twice");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,k4x", &c), HG_ERR_PARSE, "unknown field 'k4x'");
+  hg_gemm_problem_t p = problem(256, 512, 32768, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k65", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "split-K into 65 ranges");
+  static const char *const cfgs[] = {"128x128x64,k4",
+                                     "128x128x64,pp,k4",
+                                     "128x256x64,c2x1,k8",
+                                     "64x128x64,c1x2,k3",
+                                     "128x128x64,pp,k2,tma-mmasync",
+                                     "128x192x64,k5,tma-ldmatrix-wgmma-rs",
+                                     "128x128x64,k64,cpasync-wgmma"};
+  for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+    CHECK_OK(hg_gemm_config_parse(cfgs[i], &c));
+    check_generates(&p, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&st)) continue; /* check_generates said why */
+    CHECK(strstr(k.k.ptx.data, "atom.global.add.u32") != NULL);
+    CHECK(strstr(k.k.ptx.data, "fence.acq_rel.gpu;") != NULL);
+    CHECK(strstr(k.k.ptx.data, "st.global.v4.f32") != NULL);
+    snprintf(buf, sizeof buf, "_k%d", c.splits);
+    CHECK(strstr(k.k.name, buf) != NULL);
+    hg_gemm_kernel_free(&k);
+  }
+  /* operands read in place (K odd: register copies), fp8, f32 output */
+  hg_gemm_problem_t q = problem(300, 200, 40001, HG_BF16);
+  q.d_type = HG_F32;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k7,cpasync-wgmma", &c));
+  check_generates(&q, &c);
+  q = problem(128, 7168, 16384, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_config_parse("128x256x128,c2x1,k6", &c));
+  check_generates(&q, &c);
+}
+
 static void test_tuner_space(void) {
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
   int n = 0;
@@ -377,6 +428,7 @@ int main(void) {
   HG_RUN(test_config_rules);
   HG_RUN(test_heuristic_shapes);
   HG_RUN(test_tuner_space);
+  HG_RUN(test_split_k);
   HG_RUN(test_mainloops);
   return hg_test_finish();
 }
