@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +97,8 @@ case "$mode" in
     step gemm-unaligned "$H" bench gemm --set unaligned --compare-repack --json "$OUT/gemm-unaligned.json"
     step gemm-odd "$H" bench gemm --set odd --json "$OUT/gemm-odd.json" ;;
   python) python ;;
+  splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   final2) rt; step gemm-awkward gemm_awkward
     step gemm-combos-quick scripts/gemm-combos.sh "$H" quick
     step examples bash -c "bash tests/cli/examples.sh $H > $LOG/examples-out.log 2>&1; rc=\$?; grep -h 'PASS\|FAIL\|rel' build-gpu/examples.log 2>/dev/null; tail -3 $LOG/examples-out.log; exit \$rc"
