@@ -406,11 +406,12 @@ static int gemm_generate(const gemm_args_t *g) {
     hg_cli_json_str(stdout, "config", cfg, ", ");
     printf("\"backend\": \"%s\", \"gen_ms\": %.3f, \"smem_bytes\": %u, \"threads\": %u, "
            "\"tma_store\": %s, \"ptxas\": %s, \"registers\": %d, \"spill_bytes\": %d, "
-           "\"mainloop\": \"%s\", \"a_path\": \"%s\", \"b_path\": \"%s\"",
+           "\"mainloop\": \"%s\", \"a_path\": \"%s\", \"b_path\": \"%s\", \"from_cache\": %s",
            hg_backend_name(g->be), k.k.gen_ms, k.k.smem_bytes, k.k.threads,
            k.tma_store ? "true" : "false", ptxas_ok ? "true" : "false", rep.registers,
            rep.spill_store_bytes + rep.spill_load_bytes, hg_gemm_mainloop_name(c.mainloop),
-           k.a_tma ? "tma" : "cp.async", k.b_tma ? "tma" : "cp.async");
+           k.a_tma ? "tma" : "cp.async", k.b_tma ? "tma" : "cp.async",
+           k.from_cache ? "true" : "false");
     if (!hg_is_ok(&s)) {
       printf(", ");
       hg_cli_json_error(stdout, hg_code_name(s.code), s.msg);
@@ -419,10 +420,10 @@ static int gemm_generate(const gemm_args_t *g) {
     hg_cli_json_printed();
   } else {
     printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
-           "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled\n",
+           "  generated in %.2f ms (%s backend%s); ptxas: %s, %d registers, %d B spilled\n",
            k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
-           k.k.gen_ms, hg_backend_name(g->be), ptxas, rep.registers,
-           rep.spill_store_bytes + rep.spill_load_bytes);
+           k.k.gen_ms, hg_backend_name(g->be), k.from_cache ? ", from the kernel cache" : "", ptxas,
+           rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
     for (int i = 0; i < 2; i++)
       if (i ? k.repack_b : k.repack_a)
         printf("  %c is repacked into packed 16-byte rows before each run (TMA cannot address "

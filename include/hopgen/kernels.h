@@ -378,6 +378,9 @@ typedef struct hg_gemm_kernel {
    * `problem` (lda/ldb, batch strides) before each run; hg_gemm_op does it. */
   bool repack_a, repack_b;
   hg_tma_plan_t plan_a, plan_b, plan_d;
+  /* hg_gemm_build found it in the kernel cache by specification (planning and generation
+   * skipped; k.gen_ms is then the lookup's time) */
+  bool from_cache;
 } hg_gemm_kernel_t;
 
 /* Generate the kernel for p with configuration c through backend be. The code depends on

@@ -180,7 +180,7 @@ class GemmKernel(C.Structure):
                 ("tma_store", C.c_bool), ("a_tma", C.c_bool), ("b_tma", C.c_bool),
                 ("a_vec", C.c_int), ("b_vec", C.c_int), ("repack_a", C.c_bool),
                 ("repack_b", C.c_bool), ("plan_a", TmaPlan), ("plan_b", TmaPlan),
-                ("plan_d", TmaPlan)]
+                ("plan_d", TmaPlan), ("from_cache", C.c_bool)]
 
 
 class TmaSpec(C.Structure):

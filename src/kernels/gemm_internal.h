@@ -3,6 +3,7 @@
 #ifndef HOPGEN_KERNELS_GEMM_INTERNAL_H
 #define HOPGEN_KERNELS_GEMM_INTERNAL_H
 
+#include "cachefile.h"
 #include "hopgen/kernels.h"
 
 /* What the generator needs besides hg_gemm_kernel_t's public part. */
@@ -28,6 +29,22 @@ hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m);
 /* The heuristic for a given mainloop (AUTO: the one the problem resolves to). */
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m, int sm_count,
                                   hg_gemm_config_t *out);
+
+/* The kernel cache by specification (gemm_cache.c): hg_gemm_build's whole output stored under
+ * its inputs (the packed problem, the resolved configuration, the repack decision, the
+ * backend) and the library's build id. hg_gemm_build_id: the hex build id of the binary the
+ * library is linked into, NULL without one (then nothing is cached). The key is false when
+ * there is no build id; load fills out (from_cache set) on a hit only; store never fails
+ * loudly (a cache that cannot store costs the next build its time). */
+typedef struct hg_gemm_spec_key {
+  char text[640];
+  hg_cache_key_t key;
+} hg_gemm_spec_key_t;
+const char *hg_gemm_build_id(void);
+bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, bool repack_a,
+                      bool repack_b, hg_backend_t be, hg_gemm_spec_key_t *out);
+bool hg_gemm_spec_load(const hg_gemm_spec_key_t *k, hg_gemm_kernel_t *out);
+void hg_gemm_spec_store(const hg_gemm_spec_key_t *k, const hg_gemm_kernel_t *kernel);
 
 /* JIT-load a generated kernel through the cache and get its function (shared memory opted
  * in); the module is unloaded again when the function cannot be had. */

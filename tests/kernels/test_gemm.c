@@ -3,6 +3,7 @@
  * configuration the heuristic and the tuner can pick (no spills, setmaxnreg honoured). */
 #include "hg_test.h"
 #include "hopgen/kernels.h"
+#include "kernels/gemm_internal.h"
 
 static void test_config_text(void) {
   hg_gemm_config_t c;
@@ -286,6 +287,100 @@ static void test_split_k(void) {
   check_generates(&q, &c);
 }
 
+/* The kernel cache by specification (gemm_cache.c): a second hg_gemm_build of the same
+ * problem, configuration and backend is served whole from the cache (the same PTX and the
+ * same plans, field for field) without planning or generating, several times faster; any
+ * other input misses; a damaged entry is regenerated; the cache off caches nothing. */
+static void test_spec_cache(void) {
+  CHECK(hg_gemm_build_id() != NULL); /* the test binary is linked with a build id */
+  char dir[] = "/tmp/hopgen-spec-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  setenv("HOPGEN_CACHE_DIR", dir, 1);
+  hg_gemm_problem_t p = problem(1000, 3000, 776, HG_BF16);
+  p.beta = 0.5f;
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x2,s5,pp,k3", &c));
+  hg_gemm_kernel_t cold, warm, other;
+  double t0 = hg_now_ms();
+  CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &cold));
+  const double cold_ms = hg_now_ms() - t0;
+  CHECK(!cold.from_cache);
+  t0 = hg_now_ms();
+  CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &warm));
+  const double warm_ms = hg_now_ms() - t0;
+  CHECK(warm.from_cache);
+  CHECK(warm_ms * 3 < cold_ms);
+  fprintf(stderr, "  hg_gemm_build: cold %.2f ms, from the cache %.3f ms\n", cold_ms, warm_ms);
+  CHECK_EQ(warm.k.ptx.len, cold.k.ptx.len);
+  CHECK(warm.k.ptx.data && !strcmp(warm.k.ptx.data, cold.k.ptx.data));
+  CHECK(!strcmp(warm.k.name, cold.k.name));
+  CHECK_EQ(warm.k.threads, cold.k.threads);
+  CHECK_EQ(warm.k.smem_bytes, cold.k.smem_bytes);
+  CHECK_EQ(warm.k.cluster[0], cold.k.cluster[0]);
+  CHECK(!memcmp(&warm.plan_a, &cold.plan_a, sizeof cold.plan_a));
+  CHECK(!memcmp(&warm.plan_b, &cold.plan_b, sizeof cold.plan_b));
+  CHECK(!memcmp(&warm.plan_d, &cold.plan_d, sizeof cold.plan_d));
+  CHECK(!memcmp(&warm.config, &cold.config, sizeof cold.config));
+  CHECK_EQ(warm.problem.ldd, cold.problem.ldd);
+  CHECK_EQ(warm.tma_store, cold.tma_store);
+  hg_gemm_kernel_free(&warm);
+  /* another leading dimension, another configuration, another backend's key: misses */
+  hg_gemm_problem_t q = p;
+  q.ldd = 3008;
+  CHECK_OK(hg_gemm_build(&q, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &other));
+  CHECK(!other.from_cache);
+  CHECK_EQ(other.problem.ldd, 3008);
+  hg_gemm_kernel_free(&other);
+  hg_gemm_config_t c2 = c;
+  c2.splits = 4;
+  CHECK_OK(hg_gemm_build(&p, &c2, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &other));
+  CHECK(!other.from_cache);
+  hg_gemm_kernel_free(&other);
+  hg_gemm_spec_key_t k1, k2;
+  hg_gemm_problem_t n = p;
+  CHECK_OK(hg_gemm_problem_normalize(&n));
+  CHECK(hg_gemm_spec_key(&n, &c, false, false, HG_BACKEND_PTX, &k1));
+  CHECK(hg_gemm_spec_key(&n, &c, false, false, HG_BACKEND_MLIR, &k2));
+  CHECK(memcmp(&k1.key.hash, &k2.key.hash, sizeof k1.key.hash) != 0);
+  /* a damaged entry: not served, regenerated and stored again */
+  char path[600];
+  hg_cache_dir_t d;
+  hg_cache_dir_at(&d, dir);
+  hg_cache_entry_path(&d, "gemm-", &k1.key, ".kernel", path, sizeof path);
+  FILE *f = fopen(path, "r+b");
+  CHECK(f != NULL);
+  if (f) {
+    fseek(f, -16, SEEK_END);
+    fputs("garbage garbage!", f);
+    fclose(f);
+  }
+  CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &warm));
+  CHECK(!warm.from_cache);
+  hg_gemm_kernel_free(&warm);
+  CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &warm));
+  CHECK(warm.from_cache);
+  hg_gemm_kernel_free(&warm);
+  /* the repack decision travels with the kernel (K = 777: rows TMA cannot address) */
+  q = p;
+  q.k = 777;
+  CHECK_OK(hg_gemm_build(&q, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &other));
+  CHECK(!other.from_cache && other.repack_a && other.repack_b);
+  hg_gemm_kernel_free(&other);
+  CHECK_OK(hg_gemm_build(&q, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &other));
+  CHECK(other.from_cache && other.repack_a && other.repack_b && other.problem.lda == 784);
+  hg_gemm_kernel_free(&other);
+  /* the cache off: nothing found, nothing stored */
+  setenv("HOPGEN_CACHE_DIR", "off", 1);
+  CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &warm));
+  CHECK(!warm.from_cache);
+  hg_gemm_kernel_free(&warm);
+  hg_gemm_kernel_free(&cold);
+  unsetenv("HOPGEN_CACHE_DIR");
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
+
 static void test_tuner_space(void) {
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
   int n = 0;
@@ -429,6 +524,7 @@ int main(void) {
   HG_RUN(test_heuristic_shapes);
   HG_RUN(test_tuner_space);
   HG_RUN(test_split_k);
+  HG_RUN(test_spec_cache);
   HG_RUN(test_mainloops);
   return hg_test_finish();
 }
