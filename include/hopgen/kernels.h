@@ -485,6 +485,10 @@ typedef struct hg_gemm_report {
   double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
   double repack_ms;  /* compare_repack, run read in place: repack + tma-wgmma per call */
   double cpasync_ms; /* compare_repack, run repacked: reading in place with cp.async */
+  /* bench: host time of one hg_gemm_op_run with the same pointers (median of 101 calls,
+   * launches included), and of a second hg_gemm_op_create of the same problem (warm: the
+   * kernel cache by specification and the cubin cache) */
+  double run_host_us, warm_create_ms;
   char note[256];
 } hg_gemm_report_t;
 
