@@ -155,6 +155,16 @@ hg_val_t hg_b_mad(hg_builder_t *b, hg_val_t x, hg_val_t y, hg_val_t z);  /* x*y+
 hg_val_t hg_b_ffma(hg_builder_t *b, hg_val_t x, hg_val_t y, hg_val_t z); /* F32 fused */
 hg_val_t hg_b_not(hg_builder_t *b, hg_val_t x);                          /* int or PRED */
 
+/* F32 functions of one operand, as the epilogue's activations need them. */
+typedef enum hg_funary {
+  HG_FABS,  /* |x| (abs.f32) */
+  HG_FNEG,  /* -x (neg.f32) */
+  HG_FEX2,  /* 2^x, ex2.approx.ftz.f32: max error 2 ulp, subnormal results flush to 0 */
+  HG_FRCP,  /* 1/x, rcp.rn.f32: IEEE round to nearest */
+  HG_FTANH, /* tanh(x), tanh.approx.f32 (sm_75+): max relative error about 2^-11 */
+} hg_funary_t;
+hg_val_t hg_b_funary(hg_builder_t *b, hg_funary_t op, hg_val_t x);
+
 typedef enum hg_cmp {
   HG_EQ,
   HG_NE,

@@ -235,6 +235,7 @@ static const char *const opcode_names[HG_OP_COUNT] = {
     [HG_OP_BIN] = "bin",
     [HG_OP_MAD] = "mad",
     [HG_OP_FFMA] = "ffma",
+    [HG_OP_FUNARY] = "funary",
     [HG_OP_NOT] = "not",
     [HG_OP_CMP] = "cmp",
     [HG_OP_SELECT] = "select",
@@ -680,6 +681,21 @@ hg_val_t hg_b_mad(hg_builder_t *b, hg_val_t x, hg_val_t y, hg_val_t z) {
 
 hg_val_t hg_b_ffma(hg_builder_t *b, hg_val_t x, hg_val_t y, hg_val_t z) {
   return ternary(b, HG_OP_FFMA, "hg_b_ffma", x, y, z, true);
+}
+
+hg_val_t hg_b_funary(hg_builder_t *b, hg_funary_t op, hg_val_t x) {
+  static const char *const names[] = {"HG_FABS", "HG_FNEG", "HG_FEX2", "HG_FRCP", "HG_FTANH"};
+  if (!live(b)) return HG_NONE;
+  if ((int)op < 0 || op > HG_FTANH) {
+    fail(b, HG_ERR_INVALID, "hg_b_funary: %d is not an hg_funary_t", (int)op);
+    return HG_NONE;
+  }
+  char api[40];
+  snprintf(api, sizeof api, "hg_b_funary(%s)", names[op]);
+  if (!use(b, api, "x", x, HG_T_F32)) return HG_NONE;
+  hg_ir_op_t a = {0};
+  a.u.funary = op;
+  return emit1(b, HG_OP_FUNARY, &x.id, 1, HG_T_F32, NULL, &a);
 }
 
 hg_val_t hg_b_not(hg_builder_t *b, hg_val_t x) {

@@ -93,6 +93,7 @@ typedef enum hg_ir_opcode {
   HG_OP_MAD,        /* -> [d]; [x, y, z]: x*y+z, low half, I32 or I64 */
   HG_OP_FFMA,       /* -> [d]; [x, y, z]: fused x*y+z, round to nearest, F32 */
   HG_OP_NOT,        /* -> [d]; [x]: bitwise not (I32/I64) or logical not (PRED) */
+  HG_OP_FUNARY,     /* -> [d]; [x]; u.funary: F32 abs, neg, ex2, rcp, tanh */
   HG_OP_CMP,        /* -> [PRED]; [x, y]; u.cmp (integer EQ/NE/_S/_U on I32/I64, HG_F* on F32) */
   HG_OP_SELECT,     /* -> [d]; [pred, x, y]: pred ? x : y */
   HG_OP_SEXT,       /* -> [I64]; [I32] sign-extended */
@@ -231,6 +232,7 @@ typedef struct hg_ir_op {
       float f;
     } cnst;
     hg_binop_t bin;
+    hg_funary_t funary;
     hg_cmp_t cmp;
     hg_type_t to;
     hg_dtype_t dtype;

@@ -36,7 +36,7 @@
  * integer and float arithmetic (signedness from the opcode), llvm for memory, one LLVM intrinsic
  * called directly (bar.arrive), and llvm.inline_asm only where neither dialect says what ptx.c
  * prints (createpolicy; wgmma with a run-time scale-d or A in registers; an opaque copy of the
- * shared-memory base, see print_entry).
+ * shared-memory base, see print_entry; tanh.approx.f32, which has no NVVM intrinsic).
  *
  * Warp-synchronous (.aligned) instructions: the nvvm ops that become LLVM intrinsics
  * (barriers, elect.sync, wgmma fence/commit/wait, setmaxnreg, stmatrix, cluster barriers,
@@ -867,6 +867,29 @@ static void print_op(mprinter_t *p, int32_t i) {
   case HG_OP_FFMA: {
     const char *x = V(p, o[0], n0), *y = V(p, o[1], n1), *z = V(p, o[2], n2);
     L(p, "%s = llvm.intr.fma(%s, %s, %s) : (f32, f32, f32) -> f32", p->names[r[0]], x, y, z);
+    break;
+  }
+  case HG_OP_FUNARY: {
+    /* the NVVM intrinsics of ptx.c's instructions: LLVM lowers each to that instruction */
+    const char *x = V(p, o[0], n0), *d = p->names[r[0]];
+    switch (op->u.funary) {
+    case HG_FABS:
+      L(p, "%s = llvm.intr.fabs(%s) : (f32) -> f32", d, x);
+      break;
+    case HG_FNEG:
+      L(p, "%s = arith.negf %s : f32", d, x);
+      break;
+    case HG_FEX2:
+      L(p, "%s = llvm.call_intrinsic \"llvm.nvvm.ex2.approx.ftz.f\"(%s) : (f32) -> f32", d, x);
+      break;
+    case HG_FRCP:
+      L(p, "%s = llvm.call_intrinsic \"llvm.nvvm.rcp.rn.f\"(%s) : (f32) -> f32", d, x);
+      break;
+    case HG_FTANH:
+      /* LLVM 22 has no NVVM intrinsic for it: the instruction, as a pure asm statement */
+      L(p, "%s = llvm.inline_asm \"tanh.approx.f32 $0, $1;\", \"=f,f\" %s : (f32) -> f32", d, x);
+      break;
+    }
     break;
   }
   case HG_OP_NOT: {

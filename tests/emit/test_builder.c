@@ -61,6 +61,12 @@ static void test_type_mismatch_names_both_types_and_the_op(void) {
                 hg_b_mad(b, hg_b_i32(b, 1), hg_b_i32(b, 2), hg_b_i64(b, 3)));
   EXPECT_MISUSE("hg_b_ffma needs F32 operands, but they are I32",
                 hg_b_ffma(b, hg_b_i32(b, 1), hg_b_i32(b, 2), hg_b_i32(b, 3)));
+  EXPECT_MISUSE("hg_b_funary(HG_FTANH): x must be F32, but",
+                hg_b_funary(b, HG_FTANH, hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_funary: 9 is not an hg_funary_t",
+                hg_b_funary(b, (hg_funary_t)9, hg_b_f32(b, 1)));
+  EXPECT_MISUSE("hg_b_atomic_add_u32: the addend must be I32",
+                hg_b_atomic_add_u32(b, hg_b_i64(b, 0), hg_b_f32(b, 1)));
   EXPECT_MISUSE("hg_b_not needs an I32, I64 or PRED operand, but x is F32",
                 hg_b_not(b, hg_b_f32(b, 1)));
   EXPECT_MISUSE("hg_b_select: the predicate must be PRED, but the constant 1 (I32) is I32",

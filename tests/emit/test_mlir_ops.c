@@ -166,12 +166,25 @@ static void test_loads_stores_atomics(void) {
   CHECK_OK(emit_kernel_memory(true, &b));
   hg_text_t ptx;
   if (mlir_lower_and_assemble(b, NULL, &ptx, NULL)) {
-    const char *expect[] = {
-        "ld.global.v4.b32",      "ld.global.v2.b64",     "st.global.v4.b32",
-        "ld.shared.v2.b32",      "st.shared.b64",        "ld.shared::cluster.v4.b32",
-        "st.shared::cluster.b8", "ld.global.b16",        "st.shared.b16",
-        "cvta.to.global.u64",    "mapa.shared::cluster", "add.f32",
-        "fence.acq_rel.gpu",     "global.add.u32"};
+    const char *expect[] = {"ld.global.v4.b32",
+                            "ld.global.v2.b64",
+                            "st.global.v4.b32",
+                            "ld.shared.v2.b32",
+                            "st.shared.b64",
+                            "ld.shared::cluster.v4.b32",
+                            "st.shared::cluster.b8",
+                            "ld.global.b16",
+                            "st.shared.b16",
+                            "cvta.to.global.u64",
+                            "mapa.shared::cluster",
+                            "add.f32",
+                            "fence.acq_rel.gpu",
+                            "global.add.u32",
+                            "abs.f32",
+                            "neg.f32",
+                            "ex2.approx.ftz.f32",
+                            "rcp.rn.f32",
+                            "tanh.approx.f32"};
     for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++)
       CHECK(mlir_has(ptx.data, expect[k]));
   }

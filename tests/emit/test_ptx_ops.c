@@ -84,12 +84,25 @@ static void test_loads_stores_atomics(void) {
   CHECK_OK(emit_kernel_memory(false, &b));
   hg_text_t ptx;
   if (emit_and_assemble(b, &ptx, NULL)) {
-    const char *expect[] = {
-        "ld.global.v4.f32 {",      "ld.global.v2.u64 {",  "st.global.v4.u32 [",
-        "ld.shared.v2.u32 {",      "st.shared.u64 [",     "ld.shared::cluster.v4.f32",
-        "st.shared::cluster.u8 [", "ld.global.u16",       "st.shared.u16",
-        "red.global.add.f32 [",    "cvta.to.global.u64",  "mapa.shared::cluster.u32",
-        "fence.acq_rel.gpu;",      "atom.global.add.u32 "};
+    const char *expect[] = {"ld.global.v4.f32 {",
+                            "ld.global.v2.u64 {",
+                            "st.global.v4.u32 [",
+                            "ld.shared.v2.u32 {",
+                            "st.shared.u64 [",
+                            "ld.shared::cluster.v4.f32",
+                            "st.shared::cluster.u8 [",
+                            "ld.global.u16",
+                            "st.shared.u16",
+                            "red.global.add.f32 [",
+                            "cvta.to.global.u64",
+                            "mapa.shared::cluster.u32",
+                            "fence.acq_rel.gpu;",
+                            "atom.global.add.u32 ",
+                            "abs.f32 ",
+                            "neg.f32 ",
+                            "ex2.approx.ftz.f32 ",
+                            "rcp.rn.f32 ",
+                            "tanh.approx.f32 "};
     for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++) CHECK(has(ptx.data, expect[k]));
   }
   hg_text_free(&ptx);

@@ -153,6 +153,15 @@ hg_status_t emit_kernel_memory(bool store_elsewhere, hg_builder_t **out) {
     }
   }
   hg_b_atomic_add_f32(b, g, hg_b_f32(b, 1.0f));
+  /* the F32 functions of the epilogue's activations, each result stored */
+  {
+    hg_val_t x;
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 200)), &x);
+    for (int f = HG_FABS; f <= HG_FTANH; f++) {
+      hg_val_t y = hg_b_funary(b, (hg_funary_t)f, x);
+      hg_b_store(b, HG_GLOBAL, 0, 1, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 204 + 4 * f)), &y);
+    }
+  }
   /* a split-K arrival: release, count, acquire; the old count is kept (stored) */
   hg_b_fence_gpu(b);
   hg_val_t old = hg_b_atomic_add_u32(b, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 192)), hg_b_i32(b, 1));
