@@ -22,6 +22,8 @@ static const char gemm_usage[] =
     "  --batch B           batch count (strided, packed by default)\n"
     "  --lda/--ldb/--ldc/--ldd L   leading dimensions (elements; default packed)\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
+    "  --epilogue ACT      D = ACT(alpha A B + beta C): relu, gelu, gelu_tanh, silu, sigmoid or\n"
+    "                      clamp:LO:HI (--check applies it to the f32 reference)\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
     "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
     "                      (default auto: tma-wgmma; operands TMA cannot address - leading\n"
@@ -95,7 +97,8 @@ enum {
   G_OUT,
   G_NAME,
   G_PTX_ONLY,
-  G_ANY_D
+  G_ANY_D,
+  G_EPILOGUE
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -131,6 +134,7 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_NAME, "--name", NULL, HG_CLI_VALUE, 0},
     {G_PTX_ONLY, "--ptx-only", NULL, HG_CLI_FLAG, 0},
     {G_ANY_D, "--any-d", NULL, HG_CLI_FLAG, 0},
+    {G_EPILOGUE, "--epilogue", NULL, HG_CLI_VALUE, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -192,6 +196,8 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     if (!hg_cli_float(a, v, -FLT_MAX, FLT_MAX, true, &f)) return false;
     *(id == G_ALPHA ? &g->p.alpha : &g->p.beta) = (float)f;
     return true;
+  case G_EPILOGUE:
+    return hg_cli_check(a, hg_gemm_act_parse(v, &g->p.act, &g->p.act_lo, &g->p.act_hi));
   case G_CONFIG:
     g->have_cfg = true;
     return hg_cli_check(a, hg_gemm_config_parse(v, &g->cfg));

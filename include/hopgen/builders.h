@@ -441,18 +441,33 @@ void hg_acc_map_free(hg_acc_map_t *am);
 
 #define HG_EPI_MAX_STEPS 8
 
+/* Activations of the epilogue (HG_EPI_ACT), in f32. */
+typedef enum hg_act {
+  HG_ACT_NONE = 0,
+  HG_ACT_RELU,      /* max(x, 0) */
+  HG_ACT_GELU,      /* x/2 (1 + erf(x / sqrt 2)); erf to 1.5e-7 (Abramowitz-Stegun 7.1.26) */
+  HG_ACT_GELU_TANH, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanh.approx (2^-11) */
+  HG_ACT_SILU,      /* x sigmoid(x) */
+  HG_ACT_SIGMOID,   /* 1 / (1 + e^-x), e^-x as 2^(-x log2 e) (ex2.approx) */
+  HG_ACT_CLAMP,     /* min(max(x, lo), hi) */
+  HG_ACT_COUNT
+} hg_act_t;
+
 typedef enum hg_epi_kind {
   HG_EPI_SCALE,     /* acc *= value (F32, run time) */
   HG_EPI_SCALE_PTR, /* acc *= the f32 at ptr (I64 device pointer), 1 when ptr is 0 (fp8's
                      * per-tensor scales); consecutive scale steps fold into one multiply */
   HG_EPI_BETA_C,    /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C has
                      * D's type, at ptr (I64) + batch * batch_stride + row * ld + col (elements) */
+  HG_EPI_ACT,       /* acc = act(acc) (hg_act_t); clamp's bounds lo, hi are constants */
 } hg_epi_kind_t;
 
 typedef struct hg_epi_step {
   hg_epi_kind_t kind;
   hg_val_t value;                 /* SCALE: the factor; BETA_C: beta */
   hg_val_t ptr, ld, batch_stride; /* BETA_C: C */
+  hg_act_t act;                   /* ACT */
+  float lo, hi;                   /* ACT: clamp's bounds */
 } hg_epi_step_t;
 
 /* How D leaves the consumers. TMA: 64-row x epi_n sub-tiles through `buffers` swizzled

@@ -259,6 +259,16 @@ typedef enum hg_gemm_schedule {
  * per-tensor scales, applied with alpha in the epilogue. Any leading dimension and any
  * element-aligned base works: operands TMA cannot address (a leading dimension, batch
  * stride or base that is not a multiple of 16 bytes) are read with cp.async. */
+/* The activation applied to alpha * A x B + beta * C before D is stored (hg_act_t,
+ * builders.h: issue 12's first epilogue operations; bias, scale vectors and residuals are to
+ * come). */
+typedef hg_act_t hg_gemm_act_t;
+const char *hg_gemm_act_name(hg_gemm_act_t a); /* "relu", "gelu", ...; "none" */
+/* "none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", or "clamp:LO:HI". */
+hg_status_t hg_gemm_act_parse(const char *text, hg_gemm_act_t *act, float *lo, float *hi);
+/* The activation on the host, in double (the check's reference). */
+double hg_gemm_act_ref(hg_gemm_act_t a, double x, double lo, double hi);
+
 typedef struct hg_gemm_problem {
   int64_t m, n, k;
   int batch;
@@ -272,6 +282,9 @@ typedef struct hg_gemm_problem {
    * cudaMalloc and torch's allocator give). Less than 16 sends the operand through cp.async
    * with chunks that fit the alignment; hg_gemm_op_run refuses a pointer less aligned. */
   int a_align, b_align;
+  /* D = act(alpha * A x B + beta * C); clamp's bounds (lo <= hi, finite) */
+  hg_gemm_act_t act;
+  float act_lo, act_hi;
 } hg_gemm_problem_t;
 
 /* Fill 0 leading dimensions and batch strides with the packed values and check the

@@ -173,6 +173,62 @@ static hg_val_t scale_factor(hg_builder_t *b, const hg_epi_step_t *st) {
   return f;
 }
 
+static hg_val_t f32c(hg_builder_t *b, float v) {
+  return hg_b_f32(b, v);
+}
+
+/* 1 / (1 + e^-x): e^-x = 2^(-x log2 e), then an IEEE reciprocal (1 + inf -> 0 for x very
+ * negative, 1 + 0 -> 1 for x very positive: no NaN at either end). */
+static hg_val_t sigmoid(hg_builder_t *b, hg_val_t x) {
+  hg_val_t e = hg_b_funary(b, HG_FEX2, hg_b_bin(b, HG_FMUL, x, f32c(b, -1.44269504088896341f)));
+  return hg_b_funary(b, HG_FRCP, hg_b_bin(b, HG_FADD, f32c(b, 1.0f), e));
+}
+
+/* erf(x) by Abramowitz-Stegun 7.1.26 (absolute error <= 1.5e-7): for a = |x|, t = 1 / (1 +
+ * p a), erf(a) = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-a^2); odd in x. */
+static hg_val_t erf_as(hg_builder_t *b, hg_val_t x) {
+  static const float c[5] = {0.254829592f, -0.284496736f, 1.421413741f, -1.453152027f,
+                             1.061405429f};
+  hg_val_t a = hg_b_funary(b, HG_FABS, x);
+  hg_val_t t = hg_b_funary(b, HG_FRCP, hg_b_ffma(b, f32c(b, 0.3275911f), a, f32c(b, 1.0f)));
+  hg_val_t poly = f32c(b, c[4]);
+  for (int i = 3; i >= 0; i--) poly = hg_b_ffma(b, poly, t, f32c(b, c[i]));
+  poly = hg_b_bin(b, HG_FMUL, poly, t);
+  hg_val_t e = hg_b_funary(
+      b, HG_FEX2, hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, a, a), f32c(b, -1.44269504088896341f)));
+  hg_val_t y = hg_b_bin(b, HG_FSUB, f32c(b, 1.0f), hg_b_bin(b, HG_FMUL, poly, e));
+  return hg_b_select(b, hg_b_cmp(b, HG_FLT, x, f32c(b, 0.0f)), hg_b_funary(b, HG_FNEG, y), y);
+}
+
+static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x) {
+  switch (st->act) {
+  case HG_ACT_RELU:
+    return hg_b_bin(b, HG_FMAX, x, f32c(b, 0.0f));
+  case HG_ACT_GELU: {
+    hg_val_t h = hg_b_bin(b, HG_FMUL, x, f32c(b, 0.5f));
+    hg_val_t e = erf_as(b, hg_b_bin(b, HG_FMUL, x, f32c(b, 0.70710678118654752f)));
+    return hg_b_ffma(b, h, e, h);
+  }
+  case HG_ACT_GELU_TANH: {
+    hg_val_t x3 = hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, x, x), x);
+    hg_val_t in = hg_b_bin(b, HG_FMUL, hg_b_ffma(b, x3, f32c(b, 0.044715f), x),
+                           f32c(b, 0.79788456080286536f));
+    hg_val_t h = hg_b_bin(b, HG_FMUL, x, f32c(b, 0.5f));
+    return hg_b_ffma(b, h, hg_b_funary(b, HG_FTANH, in), h);
+  }
+  case HG_ACT_SILU:
+    return hg_b_bin(b, HG_FMUL, x, sigmoid(b, x));
+  case HG_ACT_SIGMOID:
+    return sigmoid(b, x);
+  case HG_ACT_CLAMP:
+    return hg_b_bin(b, HG_FMIN, hg_b_bin(b, HG_FMAX, x, f32c(b, st->lo)), f32c(b, st->hi));
+  case HG_ACT_NONE:
+  case HG_ACT_COUNT:
+    break;
+  }
+  return x;
+}
+
 static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0,
                                hg_val_t batch) {
   hg_builder_t *b = x->b;
@@ -201,6 +257,9 @@ static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t c
       hg_b_endif(b);
       break;
     }
+    case HG_EPI_ACT:
+      for (int v = 0; v < nacc; v++) hg_b_assign(b, x->acc[v], activation(b, st, x->acc[v]));
+      break;
     }
   }
   return hg_ok();
@@ -213,11 +272,18 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
   if (e->nsteps < 0 || e->nsteps > HG_EPI_MAX_STEPS)
     return hg_error(HG_ERR_INVALID, "an epilogue of %d steps (at most %d)", e->nsteps,
                     HG_EPI_MAX_STEPS);
-  for (int i = 0; i < e->nsteps; i++)
-    if (e->steps[i].kind != HG_EPI_SCALE && e->steps[i].kind != HG_EPI_SCALE_PTR &&
-        e->steps[i].kind != HG_EPI_BETA_C)
-      return hg_error(HG_ERR_INVALID, "epilogue step %d has unknown kind %d", i,
-                      (int)e->steps[i].kind);
+  for (int i = 0; i < e->nsteps; i++) {
+    const hg_epi_step_t *st = &e->steps[i];
+    if (st->kind != HG_EPI_SCALE && st->kind != HG_EPI_SCALE_PTR && st->kind != HG_EPI_BETA_C &&
+        st->kind != HG_EPI_ACT)
+      return hg_error(HG_ERR_INVALID, "epilogue step %d has unknown kind %d", i, (int)st->kind);
+    if (st->kind == HG_EPI_ACT && ((int)st->act <= HG_ACT_NONE || st->act >= HG_ACT_COUNT))
+      return hg_error(HG_ERR_INVALID, "epilogue step %d: activation %d is not known", i,
+                      (int)st->act);
+    if (st->kind == HG_EPI_ACT && st->act == HG_ACT_CLAMP && !(st->lo <= st->hi))
+      return hg_error(HG_ERR_INVALID, "epilogue step %d: clamp to [%g, %g] is empty", i,
+                      (double)st->lo, (double)st->hi);
+  }
   if (e->tma && (!e->plan_d || e->epi_n < 8 || e->buffers < 1 || e->buffers > 2))
     return hg_error(HG_ERR_INVALID,
                     "a TMA epilogue needs D's plan, a sub-tile width >= 8 and 1 or 2 buffers "

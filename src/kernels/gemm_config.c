@@ -2,6 +2,7 @@
  * heuristic that picks a configuration from the problem and the device, and the text form
  * of a configuration ("128x256x64,c2x1,s4,coop,m8,e64") used by the CLI and the tuner. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,64 @@ static bool is8(hg_dtype_t t) {
   return t == HG_E4M3 || t == HG_E5M2;
 }
 
+static const char *const act_names[HG_ACT_COUNT] = {"none", "relu",    "gelu", "gelu_tanh",
+                                                    "silu", "sigmoid", "clamp"};
+
+const char *hg_gemm_act_name(hg_gemm_act_t a) {
+  return (int)a >= 0 && a < HG_ACT_COUNT ? act_names[a] : "?";
+}
+
+hg_status_t hg_gemm_act_parse(const char *text, hg_gemm_act_t *act, float *lo, float *hi) {
+  *lo = *hi = 0;
+  for (int a = 0; a < HG_ACT_COUNT; a++)
+    if (a != HG_ACT_CLAMP && !strcmp(text, act_names[a])) {
+      *act = (hg_gemm_act_t)a;
+      return hg_ok();
+    }
+  if (!strncmp(text, "clamp:", 6)) {
+    char *end;
+    const double l = strtod(text + 6, &end);
+    if (*end == ':') {
+      const char *h = end + 1;
+      const double u = strtod(h, &end);
+      if (end != h && *end == '\0' && isfinite(l) && isfinite(u) && l <= u && fabs(l) <= 3.4e38 &&
+          fabs(u) <= 3.4e38) {
+        *act = HG_ACT_CLAMP;
+        *lo = (float)l;
+        *hi = (float)u;
+        return hg_ok();
+      }
+    }
+    return hg_error(HG_ERR_PARSE,
+                    "activation '%s': clamp takes clamp:LO:HI with finite LO <= HI (e.g. "
+                    "clamp:-1:1)",
+                    text);
+  }
+  return hg_error(HG_ERR_PARSE,
+                  "activation '%s' is not one of none, relu, gelu, gelu_tanh, silu, sigmoid, "
+                  "clamp:LO:HI",
+                  text);
+}
+
+double hg_gemm_act_ref(hg_gemm_act_t a, double x, double lo, double hi) {
+  switch (a) {
+  case HG_ACT_RELU:
+    return x > 0 ? x : 0;
+  case HG_ACT_GELU:
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case HG_ACT_GELU_TANH:
+    return 0.5 * x * (1 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x)));
+  case HG_ACT_SILU:
+    return x / (1 + exp(-x));
+  case HG_ACT_SIGMOID:
+    return 1 / (1 + exp(-x));
+  case HG_ACT_CLAMP:
+    return x < lo ? lo : x > hi ? hi : x;
+  default:
+    return x;
+  }
+}
+
 hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
   if (p->m < 1 || p->n < 1 || p->k < 1)
     return hg_error(HG_ERR_INVALID,
@@ -33,6 +92,13 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
                     p->m, p->n, p->k);
   if (p->batch == 0) p->batch = 1;
   if (p->batch < 1) return hg_error(HG_ERR_INVALID, "batch = %d is not positive", p->batch);
+  if ((int)p->act < 0 || p->act >= HG_ACT_COUNT)
+    return hg_error(HG_ERR_INVALID, "activation %d is not known (hg_gemm_act_t)", (int)p->act);
+  if (p->act == HG_ACT_CLAMP &&
+      !(isfinite(p->act_lo) && isfinite(p->act_hi) && p->act_lo <= p->act_hi))
+    return hg_error(HG_ERR_INVALID, "clamp to [%g, %g]: the bounds must be finite, lo <= hi",
+                    (double)p->act_lo, (double)p->act_hi);
+  if (p->act != HG_ACT_CLAMP) p->act_lo = p->act_hi = 0; /* one problem, one key */
   const bool ab16 = is16(p->a_type) && is16(p->b_type);
   const bool ab8 = is8(p->a_type) && is8(p->b_type);
   if (!ab16 && !ab8)

@@ -307,6 +307,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                           hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
+  if (p->act != HG_ACT_NONE)
+    e->steps[e->nsteps++] =
+        (hg_epi_step_t){.kind = HG_EPI_ACT, .act = p->act, .lo = p->act_lo, .hi = p->act_hi};
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =
       hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));

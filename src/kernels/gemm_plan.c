@@ -75,8 +75,20 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
-  char split[16] = "";
+  char split[32] = "";
   if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
+  /* the activation; a clamp's bounds are constants of the code: their bits name it */
+  if (p->act != HG_ACT_NONE) {
+    const size_t at = strlen(split);
+    if (p->act == HG_ACT_CLAMP) {
+      uint32_t lo, hi;
+      memcpy(&lo, &p->act_lo, 4);
+      memcpy(&hi, &p->act_hi, 4);
+      snprintf(split + at, sizeof split - at, "_clamp%08x%08x", lo, hi);
+    } else {
+      snprintf(split + at, sizeof split - at, "_%s", hg_gemm_act_name(p->act));
+    }
+  }
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,

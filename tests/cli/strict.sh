@@ -224,6 +224,10 @@ bad 2 "--type: unknown element type" gemm 64 64 64 --type bf17
 bad 2 "--backend" tma load --backend cuda
 bad 2 "--types" bench gemm --types bf16,,e4m3
 bad 2 "--config: configuration '128x128': '128x128' is not a tile" gemm 64 64 64 --config 128x128
+bad 2 "activation 'tanh' is not one of none, relu, gelu" gemm 64 64 64 --epilogue tanh
+bad 2 "clamp takes clamp:LO:HI with finite LO <= HI" gemm 64 64 64 --epilogue clamp:2:1
+bad 2 "clamp takes clamp:LO:HI" gemm 64 64 64 --epilogue clamp:1
+ok "_gelu_tanh" gemm 64 64 64 --epilogue gelu_tanh
 bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now
 "$cli" > /dev/null 2>&1

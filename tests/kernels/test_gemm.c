@@ -1,6 +1,8 @@
 /* GEMM generator without a GPU: configuration text, problem and configuration rules with
  * their sentences, the heuristic over the issue's shape set, and ptxas on every
  * configuration the heuristic and the tuner can pick (no spills, setmaxnreg honoured). */
+#include <math.h>
+
 #include "hg_test.h"
 #include "hopgen/kernels.h"
 #include "kernels/gemm_internal.h"
@@ -381,6 +383,59 @@ static void test_spec_cache(void) {
   CHECK_EQ(system(cmd), 0);
 }
 
+/* Activations in the epilogue (issue 12, first step): the text form and its refusals, the
+ * host reference's formulas, the problem's rules, and every activation through ptxas with
+ * the kernel named after it. */
+static void test_activations(void) {
+  hg_gemm_act_t a;
+  float lo, hi;
+  CHECK_OK(hg_gemm_act_parse("gelu_tanh", &a, &lo, &hi));
+  CHECK_EQ(a, HG_ACT_GELU_TANH);
+  CHECK_OK(hg_gemm_act_parse("clamp:-1.5:2", &a, &lo, &hi));
+  CHECK(a == HG_ACT_CLAMP && lo == -1.5f && hi == 2.0f);
+  CHECK_ERR(hg_gemm_act_parse("clamp:3:2", &a, &lo, &hi), HG_ERR_PARSE, "finite LO <= HI");
+  CHECK_ERR(hg_gemm_act_parse("clamp:nan:2", &a, &lo, &hi), HG_ERR_PARSE, "finite LO <= HI");
+  CHECK_ERR(hg_gemm_act_parse("clamp:1:2x", &a, &lo, &hi), HG_ERR_PARSE, "clamp:LO:HI");
+  CHECK_ERR(hg_gemm_act_parse("swish", &a, &lo, &hi), HG_ERR_PARSE, "is not one of none, relu");
+  CHECK(!strcmp(hg_gemm_act_name(HG_ACT_SILU), "silu"));
+  /* the reference: known values */
+  CHECK(fabs(hg_gemm_act_ref(HG_ACT_GELU, 1.0, 0, 0) - 0.8413447460685429) < 1e-12);
+  CHECK(fabs(hg_gemm_act_ref(HG_ACT_GELU_TANH, 1.0, 0, 0) - 0.8411919906082768) < 1e-12);
+  CHECK(fabs(hg_gemm_act_ref(HG_ACT_SILU, 2.0, 0, 0) - 1.7615941559557649) < 1e-12);
+  CHECK(fabs(hg_gemm_act_ref(HG_ACT_SIGMOID, 0.0, 0, 0) - 0.5) < 1e-15);
+  CHECK(hg_gemm_act_ref(HG_ACT_RELU, -3.0, 0, 0) == 0.0);
+  CHECK(hg_gemm_act_ref(HG_ACT_CLAMP, 7.0, -1, 2) == 2.0);
+  /* the problem's rules */
+  hg_gemm_problem_t p = problem(1000, 1000, 1000, HG_BF16);
+  p.act = HG_ACT_CLAMP;
+  p.act_lo = 2;
+  p.act_hi = 1;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "clamp to [2, 1]");
+  p.act = (hg_gemm_act_t)42;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "activation 42 is not known");
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4", &c));
+  for (int i = HG_ACT_RELU; i < HG_ACT_COUNT; i++) {
+    p = problem(1000, 1000, 1000, i % 2 ? HG_BF16 : HG_E4M3);
+    if (i % 2 == 0)
+      CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4", &c));
+    else
+      CHECK_OK(hg_gemm_config_parse(i == 3 ? "128x128x64,pp" : "128x128x64,c1x1,s4", &c));
+    p.act = (hg_gemm_act_t)i;
+    p.act_lo = -1;
+    p.act_hi = 1;
+    CHECK_OK(hg_gemm_problem_normalize(&p));
+    check_generates(&p, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&st)) continue;
+    CHECK(strstr(k.k.name, i == HG_ACT_CLAMP ? "_clamp" : hg_gemm_act_name(p.act)) != NULL);
+    if (i == HG_ACT_GELU) CHECK(strstr(k.k.ptx.data, "ex2.approx.ftz.f32") != NULL);
+    if (i == HG_ACT_GELU_TANH) CHECK(strstr(k.k.ptx.data, "tanh.approx.f32") != NULL);
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 static void test_tuner_space(void) {
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
   int n = 0;
@@ -525,6 +580,7 @@ int main(void) {
   HG_RUN(test_tuner_space);
   HG_RUN(test_split_k);
   HG_RUN(test_spec_cache);
+  HG_RUN(test_activations);
   HG_RUN(test_mainloops);
   return hg_test_finish();
 }
