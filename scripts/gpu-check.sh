@@ -99,6 +99,15 @@ case "$mode" in
   python) python ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
+  epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
+    step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench ;;
+  # what the sessions without device time built: split-K, activations, launch cost
+  pending) rt; step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
+    step gemm-combos-quick scripts/gemm-combos.sh "$H" quick
+    step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
+    step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench
+    step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench ;;
   final2) rt; step gemm-awkward gemm_awkward
     step gemm-combos-quick scripts/gemm-combos.sh "$H" quick
     step examples bash -c "bash tests/cli/examples.sh $H > $LOG/examples-out.log 2>&1; rc=\$?; grep -h 'PASS\|FAIL\|rel' build-gpu/examples.log 2>/dev/null; tail -3 $LOG/examples-out.log; exit \$rc"

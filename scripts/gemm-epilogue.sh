@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Epilogue activations on the GPU (issue 12): every activation against the f32 reference
+# with the activation applied on the host (--check), bf16/f16/f32 output, fp8, ping-pong,
+# beta * C before the activation, ragged edges and the direct-store epilogue; then the time
+# of each activation over the plain GEMM on one shape.
+#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all]
+set -u
+H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all]}
+what=${2:-all}
+fails=0; runs=0
+run() {
+  runs=$((runs+1))
+  if out=$("$H" gemm "$@" --check 2>&1); then
+    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)"
+  else
+    fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
+  fi
+}
+acts="relu gelu gelu_tanh silu sigmoid clamp:-0.5:0.75"
+if [ "$what" != bench ]; then
+  for act in $acts; do
+    run 1000 1000 1000 --epilogue $act
+    run 777 1001 513 --epilogue $act --d f32 --beta 0.5
+    run 513 300 4096 --epilogue $act --type e4m3
+    run 1000 1000 1000 --epilogue $act --config 128x128x64,c1x1,s4,pp --d f16
+    run 300 200 100 --epilogue $act --ldd 203 --ldc 207 --beta 1
+  done
+  echo "epilogue checks: $runs runs, $fails failed"
+fi
+if [ "$what" != check ]; then
+  for act in none $acts; do
+    echo "== 4096 4096 4096 --epilogue $act"
+    "$H" gemm 4096 4096 4096 --epilogue $act --bench --iters 30 2>&1 | grep -E 'bench|host' | head -2
+  done
+fi
+exit $((fails > 0))
