@@ -2,6 +2,7 @@
  * mkdir -p, atomic writes. Plain POSIX file calls. */
 #include "cachefile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -480,4 +481,65 @@ hg_cache_result_t hg_cache_entry_load(const hg_cache_dir_t *d, const char *path,
   *payload = file;
   *size = got - at;
   return HG_CACHE_HIT;
+}
+
+/* ---------------------------------------------------------------- pruning */
+
+typedef struct prune_entry {
+  char name[256];
+  uint64_t bytes;
+  int64_t mtime_ns;
+} prune_entry_t;
+
+static int older_first(const void *x, const void *y) {
+  const prune_entry_t *a = x, *b = y;
+  return (a->mtime_ns > b->mtime_ns) - (a->mtime_ns < b->mtime_ns);
+}
+
+int hg_cache_prune(const char *dir, const char *prefix, const char *suffix, uint64_t max_bytes,
+                   int max_files) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  const size_t lp = strlen(prefix), ls = strlen(suffix);
+  prune_entry_t *v = NULL;
+  int n = 0, cap = 0;
+  uint64_t total = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const size_t len = strlen(e->d_name);
+    if (len < lp + ls || len >= sizeof v->name || strncmp(e->d_name, prefix, lp) != 0 ||
+        strcmp(e->d_name + len - ls, suffix) != 0)
+      continue;
+    char path[HG_CACHE_DIR_BYTES + 300];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 256;
+      prune_entry_t *w = realloc(v, sizeof *v * (size_t)cap);
+      if (!w) break;
+      v = w;
+    }
+    memcpy(v[n].name, e->d_name, len + 1);
+    v[n].bytes = (uint64_t)st.st_size;
+    v[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    total += v[n].bytes;
+    n++;
+  }
+  closedir(d);
+  int deleted = 0;
+  if (v && (total > max_bytes || n > max_files)) {
+    qsort(v, (size_t)n, sizeof *v, older_first);
+    const uint64_t keep_bytes = max_bytes / 4 * 3;
+    const int keep_files = max_files / 4 * 3;
+    for (int i = 0; i < n && (total > keep_bytes || n - deleted > keep_files); i++) {
+      char path[HG_CACHE_DIR_BYTES + 300];
+      snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+      if (unlink(path) == 0) {
+        total -= v[i].bytes;
+        deleted++;
+      }
+    }
+  }
+  free(v);
+  return deleted;
 }

@@ -96,6 +96,14 @@ hg_status_t hg_cache_write_atomic(const char *dir, const char *path, const char 
                                   const void *head, size_t head_size, const void *body,
                                   size_t body_size);
 
+/* Keep the entries <dir>/<prefix>*<suffix> within max_bytes and max_files: when either is
+ * passed, the oldest (by modification time) are deleted until both are below three quarters
+ * of their bounds. For caches whose keys change with every build of the library (old builds'
+ * entries are never asked for again). Returns how many entries it deleted; failures to read
+ * the directory or delete a file only leave more behind. */
+int hg_cache_prune(const char *dir, const char *prefix, const char *suffix, uint64_t max_bytes,
+                   int max_files);
+
 /* Delete path, a damaged entry that was opened and fstat'ed as seen, unless another process
  * has meanwhile renamed a fresh entry into its place (another inode, which is left alone). */
 void hg_cache_unlink_if_same(const char *path, const struct stat *seen);

@@ -23,6 +23,9 @@
 #define SEED_SUM UINT64_C(0x67656D6D2D73756D)  /* "gemm-sum" */
 #define FORMAT 1
 #define MAX_ENTRY (64u << 20)
+/* The kernel cache's bounds (hg_cache_prune): about 2000 typical entries of 100-250 KB. */
+#define HG_GEMM_CACHE_MAX_MB 512
+#define HG_GEMM_CACHE_MAX_FILES 4096
 
 static const hg_cache_format_t format = {"hopgen-gemm-kernel", FORMAT, SEED_SUM, MAX_ENTRY};
 
@@ -186,4 +189,7 @@ void hg_gemm_spec_store(const hg_gemm_spec_key_t *k, const hg_gemm_kernel_t *ker
   /* A failed write leaves no entry behind (hg_cache_entry_store): nothing to report. */
   (void)hg_cache_entry_store(&d, path, &format, &k->key, payload, size);
   free(payload);
+  /* Every build of the library keys its own entries: bound what older builds leave. */
+  (void)hg_cache_prune(d.dir, "gemm-", ".kernel", (uint64_t)HG_GEMM_CACHE_MAX_MB << 20,
+                       HG_GEMM_CACHE_MAX_FILES);
 }

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -453,6 +455,41 @@ static void test_unwritable_directory(void) {
   rm_tree(dir);
 }
 
+/* hg_cache_prune: over either bound, the oldest matching entries go until both are under
+ * three quarters; other files in the directory are never touched. */
+static void test_prune(void) {
+  char dir[] = "/tmp/hopgen-prune-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[256];
+  for (int i = 0; i < 10; i++) {
+    snprintf(path, sizeof path, "%s/gemm-%02d.kernel", dir, i);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    for (int j = 0; j < 100; j++) fputc('x', f);
+    fclose(f);
+    /* entry i is i seconds newer than entry 0 */
+    const struct timespec t[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
+    CHECK_EQ(utimensat(AT_FDCWD, path, t, 0), 0);
+  }
+  snprintf(path, sizeof path, "%s/other.cubin", dir);
+  FILE *f = fopen(path, "wb");
+  if (f) fclose(f);
+  CHECK_EQ(hg_cache_prune(dir, "gemm-", ".kernel", 1000, 10), 0); /* at the bounds: kept */
+  CHECK_EQ(hg_cache_prune(dir, "gemm-", ".kernel", 1000, 8), 4);  /* 10 > 8: down to 6 */
+  for (int i = 0; i < 10; i++) {
+    snprintf(path, sizeof path, "%s/gemm-%02d.kernel", dir, i);
+    CHECK_EQ(access(path, F_OK) == 0, i >= 4); /* the oldest four are gone */
+  }
+  CHECK_EQ(hg_cache_prune(dir, "gemm-", ".kernel", 500, 100), 3); /* 600 B > 500: to 300 */
+  snprintf(path, sizeof path, "%s/other.cubin", dir);
+  CHECK_EQ(access(path, F_OK), 0);
+  CHECK_EQ(hg_cache_prune("/nonexistent-hopgen-dir", "gemm-", ".kernel", 1, 1), 0);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_EQ(system(cmd), 0);
+}
+
 int main(void) {
   HG_RUN(test_hash_properties);
   HG_RUN(test_key_inputs);
@@ -461,5 +498,6 @@ int main(void) {
   HG_RUN(test_concurrent_writers_and_readers);
   HG_RUN(test_locations);
   HG_RUN(test_unwritable_directory);
+  HG_RUN(test_prune);
   return hg_test_finish();
 }
