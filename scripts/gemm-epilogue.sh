@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Epilogue activations on the GPU (issue 12): every activation against the f32 reference
-# with the activation applied on the host (--check), bf16/f16/f32 output, fp8, ping-pong,
+# Epilogue activations and bias vectors on the GPU (issue 12): every activation and bias
+# against the f32 reference with the epilogue applied on the host (--check), bf16/f16/f32 output, fp8, ping-pong,
 # beta * C before the activation, ragged edges and the direct-store epilogue; then the time
 # of each activation over the plain GEMM on one shape.
 #   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all]
@@ -25,10 +25,17 @@ if [ "$what" != bench ]; then
     run 1000 1000 1000 --epilogue $act --config 128x128x64,c1x1,s4,pp --d f16
     run 300 200 100 --epilogue $act --ldd 203 --ldc 207 --beta 1
   done
+  # bias vectors along N and M in each type, alone and before an activation, with beta and batches
+  run 1000 1000 1000 --epilogue bias
+  run 777 1001 513 --epilogue bias_m --bias-type f32 --beta 0.5
+  run 513 300 4096 --epilogue bias,gelu --type e4m3 --bias-type f16
+  run 1000 1000 1000 --epilogue bias_m,silu --config 128x128x64,c1x1,s4,pp --d f16
+  run 500 300 200 --epilogue bias,relu --batch 3 --beta 0.5 --d f32
+  run 300 200 100 --epilogue bias --ldd 203 --ldc 207 --beta 1
   echo "epilogue checks: $runs runs, $fails failed"
 fi
 if [ "$what" != check ]; then
-  for act in none $acts; do
+  for act in none $acts bias bias,gelu; do
     echo "== 4096 4096 4096 --epilogue $act"
     "$H" gemm 4096 4096 4096 --epilogue $act --bench --iters 30 2>&1 | grep -E 'bench|host' | head -2
   done

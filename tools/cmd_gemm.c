@@ -22,8 +22,10 @@ static const char gemm_usage[] =
     "  --batch B           batch count (strided, packed by default)\n"
     "  --lda/--ldb/--ldc/--ldd L   leading dimensions (elements; default packed)\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
-    "  --epilogue ACT      D = ACT(alpha A B + beta C): relu, gelu, gelu_tanh, silu, sigmoid or\n"
-    "                      clamp:LO:HI (--check applies it to the f32 reference)\n"
+    "  --epilogue STEPS    D = ACT(alpha A B + beta C + bias): steps `bias` (along N) or\n"
+    "                      `bias_m` (along M), then relu, gelu, gelu_tanh, silu, sigmoid or\n"
+    "                      clamp:LO:HI, e.g. bias,gelu (--check applies them to the reference)\n"
+    "  --bias-type T       the bias vector's type: bf16, f16 or f32 (default: D's)\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
     "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
     "                      (default auto: tma-wgmma; operands TMA cannot address - leading\n"
@@ -98,7 +100,8 @@ enum {
   G_NAME,
   G_PTX_ONLY,
   G_ANY_D,
-  G_EPILOGUE
+  G_EPILOGUE,
+  G_BIAS_TYPE
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -135,6 +138,7 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_PTX_ONLY, "--ptx-only", NULL, HG_CLI_FLAG, 0},
     {G_ANY_D, "--any-d", NULL, HG_CLI_FLAG, 0},
     {G_EPILOGUE, "--epilogue", NULL, HG_CLI_VALUE, 0},
+    {G_BIAS_TYPE, "--bias-type", NULL, HG_CLI_VALUE, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -197,7 +201,9 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     *(id == G_ALPHA ? &g->p.alpha : &g->p.beta) = (float)f;
     return true;
   case G_EPILOGUE:
-    return hg_cli_check(a, hg_gemm_act_parse(v, &g->p.act, &g->p.act_lo, &g->p.act_hi));
+    return hg_cli_check(a, hg_gemm_epilogue_parse(v, &g->p));
+  case G_BIAS_TYPE:
+    return hg_cli_check(a, hg_dtype_parse(v, &g->p.bias_type));
   case G_CONFIG:
     g->have_cfg = true;
     return hg_cli_check(a, hg_gemm_config_parse(v, &g->cfg));
@@ -268,6 +274,10 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   const uint64_t sizes = HG_CLI_BIT(G_M) | HG_CLI_BIT(G_N) | HG_CLI_BIT(G_K);
   if ((a->seen & sizes) != sizes)
     return hg_cli_bad(a, "give the sizes: hopgen gemm M N K (or --m/--n/--k)");
+  if ((a->seen & HG_CLI_BIT(G_BIAS_TYPE)) && g->p.bias == HG_BIAS_NONE)
+    return hg_cli_bad(a, "--bias-type applies with a bias in --epilogue (bias or bias_m)");
+  if (g->p.bias != HG_BIAS_NONE && !(a->seen & HG_CLI_BIT(G_BIAS_TYPE)))
+    g->p.bias_type = g->p.d_type; /* the default: D's type */
   const bool gpu = g->check || g->bench || g->tune;
   const uint64_t export_opts =
       HG_CLI_BIT(G_OUT) | HG_CLI_BIT(G_NAME) | HG_CLI_BIT(G_PTX_ONLY) | HG_CLI_BIT(G_ANY_D);

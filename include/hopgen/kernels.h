@@ -263,6 +263,14 @@ typedef enum hg_gemm_schedule {
  * builders.h: issue 12's first epilogue operations; bias, scale vectors and residuals are to
  * come). */
 typedef hg_act_t hg_gemm_act_t;
+
+/* A bias vector added before the activation: one value per column of D (along N, length N)
+ * or per row (along M, length M), in bf16, f16 or f32, the same vector for every batch. */
+typedef enum hg_gemm_bias {
+  HG_BIAS_NONE = 0,
+  HG_BIAS_N, /* D(i, j) += bias[j] */
+  HG_BIAS_M, /* D(i, j) += bias[i] */
+} hg_gemm_bias_t;
 const char *hg_gemm_act_name(hg_gemm_act_t a); /* "relu", "gelu", ...; "none" */
 /* "none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", or "clamp:LO:HI". */
 hg_status_t hg_gemm_act_parse(const char *text, hg_gemm_act_t *act, float *lo, float *hi);
@@ -282,10 +290,18 @@ typedef struct hg_gemm_problem {
    * cudaMalloc and torch's allocator give). Less than 16 sends the operand through cp.async
    * with chunks that fit the alignment; hg_gemm_op_run refuses a pointer less aligned. */
   int a_align, b_align;
-  /* D = act(alpha * A x B + beta * C); clamp's bounds (lo <= hi, finite) */
+  /* D = act(alpha * A x B + beta * C + bias); clamp's bounds (lo <= hi, finite); the bias'
+   * type is bf16, f16 or f32 (its pointer is hg_gemm_args_t.bias) */
   hg_gemm_act_t act;
   float act_lo, act_hi;
+  hg_gemm_bias_t bias;
+  hg_dtype_t bias_type;
 } hg_gemm_problem_t;
+
+/* An epilogue chain "bias,gelu" into p (act, act_lo/hi, bias; the bias' type is left to the
+ * caller): comma-separated steps in the order they run, `bias` (along N) or `bias_m` (along
+ * M) first, then one activation; "none" alone is the plain GEMM. */
+hg_status_t hg_gemm_epilogue_parse(const char *text, hg_gemm_problem_t *p);
 
 /* Fill 0 leading dimensions and batch strides with the packed values and check the
  * problem (types, majorness, sizes); the sentence names what is wrong. */
@@ -447,6 +463,14 @@ const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
 int hg_gemm_op_grid(const hg_gemm_op_t *op);
 /* Bytes of workspace a run needs (0: the operation neither splits K nor repacks). */
 size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
+/* Everything one run takes: the operands, fp8 scales, the bias (problem.bias), and the
+ * workspace (0: hg_gemm_op_run's own, allocated on the first call). */
+typedef struct hg_gemm_args {
+  hg_devptr_t a, b, c, d, scale_a, scale_b, bias;
+  hg_devptr_t workspace;
+  size_t workspace_bytes;
+} hg_gemm_args_t;
+hg_status_t hg_gemm_op_run_args(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_stream_t stream);
 /* hg_gemm_op_run with the caller's workspace (16-byte aligned, at least
  * hg_gemm_op_workspace_bytes; may be 0 when that is 0), ordered on stream like the run. */
 hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,

@@ -166,7 +166,8 @@ class GemmProblem(C.Structure):
                 ("batch_stride_c", C.c_int64), ("batch_stride_d", C.c_int64),
                 ("alpha", C.c_float), ("beta", C.c_float), ("d_no_tma", C.c_bool),
                 ("a_align", C.c_int), ("b_align", C.c_int), ("act", C.c_int),
-                ("act_lo", C.c_float), ("act_hi", C.c_float)]
+                ("act_lo", C.c_float), ("act_hi", C.c_float), ("bias", C.c_int),
+                ("bias_type", C.c_int)]
 
 
 class GemmConfig(C.Structure):

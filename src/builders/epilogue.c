@@ -229,6 +229,42 @@ static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x)
   return x;
 }
 
+/* acc += vec[col] (or vec[row]): each of the thread's columns (rows) loads its value once,
+ * inside D's extent (0 outside, where nothing is stored), and adds it to every accumulator
+ * of that column (row). */
+static void add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
+  hg_builder_t *b = x->b;
+  const hg_epi_step_t *st = x->step;
+  const hg_acc_map_t *am = x->am;
+  const int e = hg_dtype_bytes(st->dtype);
+  const int lines = st->along_n ? am->cols : am->rows, across = st->along_n ? am->rows : am->cols;
+  hg_val_t first = st->along_n ? col0 : row0, extent = st->along_n ? x->e->n : x->e->m;
+  hg_val_t base = hg_b_mad(b, hg_b_sext(b, first), hg_b_i64(b, e), st->ptr);
+  for (int l = 0; l < lines; l++) {
+    bool any = false;
+    for (int a = 0; a < across && !any; a++)
+      any = (st->along_n ? hg_acc_map_at(am, a, l) : hg_acc_map_at(am, l, a)) >= 0;
+    if (!any) continue;
+    hg_val_t v = hg_b_var(b, HG_T_F32, f32c(b, 0.0f));
+    hg_b_if(b, hg_b_cmp(b, HG_LT_S, addc(b, first, l), extent));
+    {
+      hg_val_t addr = hg_b_bin(b, HG_ADD, base, hg_b_i64(b, (int64_t)l * e)), raw;
+      if (st->dtype == HG_F32) {
+        hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, addr, &raw);
+        hg_b_assign(b, v, raw);
+      } else {
+        hg_b_load(b, HG_GLOBAL, HG_T_I32, 16, 1, addr, &raw);
+        hg_b_assign(b, v, hg_b_unpack_f32(b, st->dtype, raw));
+      }
+    }
+    hg_b_endif(b);
+    for (int a = 0; a < across; a++) {
+      const int vi = st->along_n ? hg_acc_map_at(am, a, l) : hg_acc_map_at(am, l, a);
+      if (vi >= 0) hg_b_assign(b, x->acc[vi], hg_b_bin(b, HG_FADD, x->acc[vi], v));
+    }
+  }
+}
+
 static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0,
                                hg_val_t batch) {
   hg_builder_t *b = x->b;
@@ -260,6 +296,9 @@ static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t c
     case HG_EPI_ACT:
       for (int v = 0; v < nacc; v++) hg_b_assign(b, x->acc[v], activation(b, st, x->acc[v]));
       break;
+    case HG_EPI_BIAS:
+      add_bias(x, row0, col0);
+      break;
     }
   }
   return hg_ok();
@@ -275,11 +314,15 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
   for (int i = 0; i < e->nsteps; i++) {
     const hg_epi_step_t *st = &e->steps[i];
     if (st->kind != HG_EPI_SCALE && st->kind != HG_EPI_SCALE_PTR && st->kind != HG_EPI_BETA_C &&
-        st->kind != HG_EPI_ACT)
+        st->kind != HG_EPI_ACT && st->kind != HG_EPI_BIAS)
       return hg_error(HG_ERR_INVALID, "epilogue step %d has unknown kind %d", i, (int)st->kind);
     if (st->kind == HG_EPI_ACT && ((int)st->act <= HG_ACT_NONE || st->act >= HG_ACT_COUNT))
       return hg_error(HG_ERR_INVALID, "epilogue step %d: activation %d is not known", i,
                       (int)st->act);
+    if (st->kind == HG_EPI_BIAS && st->dtype != HG_BF16 && st->dtype != HG_F16 &&
+        st->dtype != HG_F32)
+      return hg_error(HG_ERR_UNSUPPORTED, "epilogue step %d: a bias of %s (bf16, f16 or f32)", i,
+                      hg_dtype_name(st->dtype));
     if (st->kind == HG_EPI_ACT && st->act == HG_ACT_CLAMP && !(st->lo <= st->hi))
       return hg_error(HG_ERR_INVALID, "epilogue step %d: clamp to [%g, %g] is empty", i,
                       (double)st->lo, (double)st->hi);

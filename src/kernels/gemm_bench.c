@@ -46,9 +46,22 @@ static double host_elem(hg_dtype_t t, const uint8_t *p) {
 
 /* Device buffers of one run: operands with fresh random data, poisoned outputs. */
 typedef struct bufs {
-  hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b;
+  hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b, bias;
   size_t a_bytes, b_bytes, c_bytes, d_bytes, ref_bytes;
+  float *bias_host; /* the bias' values (exact in every bias type), for the check */
 } bufs_t;
+
+/* One run of op on the buffers (the bias too, when the problem has one). */
+static hg_status_t op_run(hg_gemm_op_t *op, const bufs_t *b) {
+  const hg_gemm_args_t x = {.a = b->a,
+                            .b = b->b,
+                            .c = b->c,
+                            .d = b->d,
+                            .scale_a = b->scale_a,
+                            .scale_b = b->scale_b,
+                            .bias = b->bias};
+  return hg_gemm_op_run_args(op, &x, NULL);
+}
 
 typedef struct kits {
   hg_kernel_t fill[3], ref;
@@ -66,7 +79,10 @@ static void kits_free(hg_rt_t *rt, kits_t *k) {
 }
 
 static void bufs_free(hg_rt_t *rt, bufs_t *b) {
-  hg_devptr_t *all[] = {&b->a, &b->b, &b->c, &b->d, &b->dref, &b->dblas, &b->scale_a, &b->scale_b};
+  hg_devptr_t *all[] = {&b->a,     &b->b,       &b->c,       &b->d,   &b->dref,
+                        &b->dblas, &b->scale_a, &b->scale_b, &b->bias};
+  free(b->bias_host);
+  b->bias_host = NULL;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (*all[i]) hg_rt_free(rt, *all[i]);
 }
@@ -104,9 +120,9 @@ static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
 
 /* Relative Frobenius error of D against the f32 reference (double on the host); any NaN
  * or infinity in D (an unwritten, poisoned element) makes it infinite. */
-static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t d, hg_devptr_t ref,
-                           double *rel, int64_t *bad, int64_t *first_bad, char *where,
-                           size_t where_size) {
+static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const float *bias,
+                           hg_devptr_t d, hg_devptr_t ref, double *rel, int64_t *bad,
+                           int64_t *first_bad, char *where, size_t where_size) {
   const int e = hg_dtype_bytes(p->d_type);
   const size_t d_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, e);
   const size_t r_bytes = (size_t)(p->m * p->n * p->batch) * 4;
@@ -134,9 +150,11 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, hg_devptr_t 
         for (int64_t j = 0; j < p->n; j++) {
           const double x = host_elem(
               p->d_type, hd + (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e);
-          /* the reference is alpha A B + beta C in f32; the activation is applied here */
-          const double y =
-              hg_gemm_act_ref(p->act, hr[(z * p->m + i) * p->n + j], p->act_lo, p->act_hi);
+          /* the reference is alpha A B + beta C in f32; the bias and the activation are
+           * applied here */
+          const double bv = bias ? bias[p->bias == HG_BIAS_N ? j : i] : 0.0;
+          const double y = hg_gemm_act_ref(p->act, (double)hr[(z * p->m + i) * p->n + j] + bv,
+                                           p->act_lo, p->act_hi);
           if (!isfinite(x)) {
             if ((*bad)++ == 0) *first_bad = (z * p->m + i) * p->n + j;
             continue;
@@ -224,8 +242,7 @@ typedef struct run_ctx {
 
 static hg_status_t run_hopgen(void *v) {
   run_ctx_t *c = v;
-  return hg_gemm_op_run(c->op, c->b->a, c->b->b, c->b->c, c->b->d, c->b->scale_a, c->b->scale_b,
-                        NULL);
+  return op_run(c->op, c->b);
 }
 static hg_status_t run_blas(void *v) {
   run_ctx_t *c = v;
@@ -264,6 +281,41 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
     HG_TRY(hg_rt_alloc(rt, 4, &b->scale_b));
     HG_TRY(hg_rt_upload(rt, b->scale_a, &sa, 4));
     HG_TRY(hg_rt_upload(rt, b->scale_b, &sb, 4));
+  }
+  if (p->bias != HG_BIAS_NONE) {
+    /* values k/8, k in -8..8: exact in bf16, f16 and f32 */
+    const int64_t len = p->bias == HG_BIAS_N ? p->n : p->m;
+    const int eb16 = hg_dtype_bytes(p->bias_type);
+    b->bias_host = malloc(sizeof(float) * (size_t)len);
+    uint8_t *raw = malloc((size_t)(len * eb16));
+    if (!b->bias_host || !raw) {
+      free(raw);
+      return hg_error(HG_ERR_NOMEM, "out of host memory for a bias of %" PRId64, len);
+    }
+    uint64_t x = seed * 7 + 5;
+    for (int64_t i = 0; i < len; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const float v = (float)((int)((x >> 33) % 17) - 8) / 8.0f;
+      b->bias_host[i] = v;
+      uint32_t bits;
+      memcpy(&bits, &v, 4);
+      if (p->bias_type == HG_F32) {
+        memcpy(raw + 4 * i, &bits, 4);
+      } else {
+        uint16_t h = (uint16_t)(bits >> 16); /* bf16: exact for these values */
+        if (p->bias_type == HG_F16) {
+          /* f16 of k/8: sign, exponent rebiased 127 -> 15, the top 10 mantissa bits */
+          const uint32_t e = (bits >> 23) & 0xFF;
+          h = (uint16_t)(((bits >> 16) & 0x8000) |
+                         (e ? ((e - 127 + 15) << 10) | ((bits >> 13) & 0x3FF) : 0));
+        }
+        memcpy(raw + 2 * i, &h, 2);
+      }
+    }
+    hg_status_t s = hg_rt_alloc(rt, (size_t)(len * eb16), &b->bias);
+    if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->bias, raw, (size_t)(len * eb16));
+    free(raw);
+    HG_TRY(s);
   }
   return hg_rt_sync(rt, NULL);
 }
@@ -307,8 +359,7 @@ typedef struct alt_ctx {
 
 static hg_status_t run_alt(void *v) {
   alt_ctx_t *x = v;
-  return hg_gemm_op_run(x->op, x->b->a, x->b->b, x->b->c, x->b->d, x->b->scale_a, x->b->scale_b,
-                        NULL);
+  return op_run(x->op, x->b);
 }
 
 /* The run repacked such operands: time reading them in place (tma-wgmma names the mainloop,
@@ -403,7 +454,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     snprintf(r->kernel, sizeof r->kernel, "%s", gk->k.name);
     /* First launch: poisoned D (0xFF bytes are NaN in bf16, f16 and f32). */
     s = hg_rt_memset8(rt, b.d, 0xFF, b.d_bytes, NULL);
-    if (hg_is_ok(&s)) s = hg_gemm_op_run(op, b.a, b.b, b.c, b.d, b.scale_a, b.scale_b, NULL);
+    if (hg_is_ok(&s)) s = op_run(op, &b);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
     r->first_run_ms = hg_now_ms() - t0;
   }
@@ -412,15 +463,18 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     s = run_reference(rt, &kits, &p, &b, alpha_eff);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
     if (hg_is_ok(&s))
-      s = compare(rt, &p, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad, r->where,
+      s = compare(rt, &p, b.bias_host, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad, r->where,
                   sizeof r->where);
     r->tolerance = tolerance(p.a_type, p.d_type);
     r->checked = hg_is_ok(&s);
-    if (hg_is_ok(&s) && blas && p.act != HG_ACT_NONE)
+    const bool fused = p.act != HG_ACT_NONE || p.bias != HG_BIAS_NONE;
+    if (hg_is_ok(&s) && blas && fused)
       snprintf(r->note, sizeof r->note,
-               "cuBLASLt's D (no activation) not compared: the reference applies %s",
-               hg_gemm_act_name(p.act));
-    if (hg_is_ok(&s) && blas && p.act == HG_ACT_NONE) {
+               "cuBLASLt's plain D not compared: the reference applies the epilogue (%s%s%s)",
+               p.bias != HG_BIAS_NONE ? "bias" : "",
+               p.bias != HG_BIAS_NONE && p.act != HG_ACT_NONE ? ", " : "",
+               p.act != HG_ACT_NONE ? hg_gemm_act_name(p.act) : "");
+    if (hg_is_ok(&s) && blas && !fused) {
       /* cuBLASLt's own distance to the reference, for scale. It declines some problems
        * (no fp8 kernel for tiny or odd shapes, no bf16 -> f16): that is a note, not a
        * failure of hopgen's check. */
@@ -431,7 +485,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       if (hg_is_ok(&s) && hg_is_ok(&bs)) s = hg_rt_sync(rt, NULL);
       int64_t bad2, fb2;
       if (hg_is_ok(&s) && hg_is_ok(&bs))
-        s = compare(rt, &p, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2, NULL, 0);
+        s = compare(rt, &p, NULL, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2, NULL, 0);
       if (!hg_is_ok(&bs)) snprintf(r->note, sizeof r->note, "cuBLASLt declined: %.200s", bs.msg);
     }
   }

@@ -61,6 +61,43 @@ hg_status_t hg_gemm_act_parse(const char *text, hg_gemm_act_t *act, float *lo, f
                   text);
 }
 
+hg_status_t hg_gemm_epilogue_parse(const char *text, hg_gemm_problem_t *p) {
+  char buf[128];
+  if (strlen(text) >= sizeof buf)
+    return hg_error(HG_ERR_PARSE, "epilogue '%.40s...' is too long", text);
+  strcpy(buf, text);
+  hg_gemm_bias_t bias = HG_BIAS_NONE;
+  hg_gemm_act_t act = HG_ACT_NONE;
+  float lo = 0, hi = 0;
+  bool have_act = false;
+  for (char *tok = buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    if (!strcmp(tok, "bias") || !strcmp(tok, "bias_m")) {
+      if (bias != HG_BIAS_NONE || have_act)
+        return hg_error(HG_ERR_PARSE,
+                        "epilogue '%s': one bias, before the activation (the chain runs bias, "
+                        "then activation)",
+                        text);
+      bias = tok[4] ? HG_BIAS_M : HG_BIAS_N;
+      continue;
+    }
+    if (have_act)
+      return hg_error(HG_ERR_PARSE, "epilogue '%s': one activation, after the bias", text);
+    hg_status_t s = hg_gemm_act_parse(tok, &act, &lo, &hi);
+    if (!hg_is_ok(&s))
+      return hg_status_wrap(s, "epilogue '%s' (steps: bias, bias_m, then an activation): ", text);
+    if (act == HG_ACT_NONE && (bias != HG_BIAS_NONE || next))
+      return hg_error(HG_ERR_PARSE, "epilogue '%s': 'none' stands alone", text);
+    have_act = true;
+  }
+  p->bias = bias;
+  p->act = act;
+  p->act_lo = lo;
+  p->act_hi = hi;
+  return hg_ok();
+}
+
 double hg_gemm_act_ref(hg_gemm_act_t a, double x, double lo, double hi) {
   switch (a) {
   case HG_ACT_RELU:
@@ -99,6 +136,13 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
     return hg_error(HG_ERR_INVALID, "clamp to [%g, %g]: the bounds must be finite, lo <= hi",
                     (double)p->act_lo, (double)p->act_hi);
   if (p->act != HG_ACT_CLAMP) p->act_lo = p->act_hi = 0; /* one problem, one key */
+  if ((int)p->bias < HG_BIAS_NONE || p->bias > HG_BIAS_M)
+    return hg_error(HG_ERR_INVALID, "bias %d is not known (hg_gemm_bias_t)", (int)p->bias);
+  if (p->bias != HG_BIAS_NONE && p->bias_type != HG_BF16 && p->bias_type != HG_F16 &&
+      p->bias_type != HG_F32)
+    return hg_error(HG_ERR_UNSUPPORTED, "a bias vector of %s: hopgen adds bf16, f16 or f32 biases",
+                    hg_dtype_name(p->bias_type));
+  if (p->bias == HG_BIAS_NONE) p->bias_type = (hg_dtype_t)0;
   const bool ab16 = is16(p->a_type) && is16(p->b_type);
   const bool ab8 = is8(p->a_type) && is8(p->b_type);
   if (!ab16 && !ab8)

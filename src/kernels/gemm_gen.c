@@ -307,6 +307,11 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                           hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
+  if (p->bias != HG_BIAS_NONE)
+    e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BIAS,
+                                            .ptr = hg_b_param(b, HG_T_I64, "bias"),
+                                            .dtype = p->bias_type,
+                                            .along_n = p->bias == HG_BIAS_N};
   if (p->act != HG_ACT_NONE)
     e->steps[e->nsteps++] =
         (hg_epi_step_t){.kind = HG_EPI_ACT, .act = p->act, .lo = p->act_lo, .hi = p->act_hi};

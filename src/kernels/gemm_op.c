@@ -199,23 +199,52 @@ static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *
   return hg_ok();
 }
 
+static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws,
+                       hg_stream_t stream);
+
 hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
                            hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
                            hg_stream_t stream) {
-  if (op->ws_bytes && !op->scratch)
-    HG_TRY(hg_status_wrap(hg_rt_alloc(op->rt, op->ws_bytes, &op->scratch),
-                          "the workspace of this operation's split-K partials or repacked "
-                          "operands (%zu bytes; "
-                          "hg_gemm_op_run_workspace takes the caller's): ",
-                          op->ws_bytes));
-  return hg_gemm_op_run_workspace(op, a, b, c, d, scale_a, scale_b, op->scratch, op->ws_bytes,
-                                  stream);
+  const hg_gemm_args_t x = {.a = a, .b = b, .c = c, .d = d, .scale_a = scale_a, .scale_b = scale_b};
+  return hg_gemm_op_run_args(op, &x, stream);
 }
 
 hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
                                      hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
                                      hg_devptr_t workspace, size_t workspace_bytes,
                                      hg_stream_t stream) {
+  const hg_gemm_args_t x = {.a = a,
+                            .b = b,
+                            .c = c,
+                            .d = d,
+                            .scale_a = scale_a,
+                            .scale_b = scale_b,
+                            .workspace = workspace,
+                            .workspace_bytes = workspace_bytes};
+  return run(op, &x, true, stream);
+}
+
+hg_status_t hg_gemm_op_run_args(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_stream_t stream) {
+  if (!args) return hg_error(HG_ERR_INVALID, "hg_gemm_op_run_args: args is NULL");
+  return run(op, args, args->workspace != 0, stream);
+}
+
+/* One run. caller_ws: the workspace is the caller's (checked); else the operation's own,
+ * allocated on the first run that needs one. */
+static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws,
+                       hg_stream_t stream) {
+  hg_devptr_t a = x->a, b = x->b, c = x->c, d = x->d, scale_a = x->scale_a, scale_b = x->scale_b;
+  hg_devptr_t workspace = x->workspace, bias = x->bias;
+  size_t workspace_bytes = x->workspace_bytes;
+  if (!caller_ws && op->ws_bytes) {
+    if (!op->scratch)
+      HG_TRY(hg_status_wrap(hg_rt_alloc(op->rt, op->ws_bytes, &op->scratch),
+                            "the workspace of this operation's split-K partials or repacked "
+                            "operands (%zu bytes; hg_gemm_op_run_workspace takes the caller's): ",
+                            op->ws_bytes));
+    workspace = op->scratch;
+    workspace_bytes = op->ws_bytes;
+  }
   const hg_gemm_kernel_t *gk = &op->gk;
   const hg_gemm_problem_t *k = &gk->problem;
   if (gk->tma_store && d % 16 != 0)
@@ -230,6 +259,14 @@ hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_
   HG_TRY(check_base("B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));
   if (k->beta != 0 && !c)
     return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
+  if (k->bias != HG_BIAS_NONE && !bias)
+    return hg_error(HG_ERR_INVALID,
+                    "this operation adds a %s bias along %c but no bias was given: pass its "
+                    "device pointer in hg_gemm_args_t.bias (hg_gemm_op_run_args)",
+                    hg_dtype_name(k->bias_type), k->bias == HG_BIAS_N ? 'N' : 'M');
+  if (bias % (hg_devptr_t)(k->bias_type == HG_F32 ? 4 : 2) != 0)
+    return hg_error(HG_ERR_INVALID, "the bias at 0x%" PRIx64 " is not aligned to its elements",
+                    (uint64_t)bias);
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,
                     "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
@@ -285,6 +322,7 @@ hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_
     args[n_args++] = &scale_a;
     args[n_args++] = &scale_b;
   }
+  if (k->bias != HG_BIAS_NONE) args[n_args++] = &bias;
   if (op->split_bytes) args[n_args++] = &workspace;
   const uint32_t cs = gk->k.cluster[0];
   hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},

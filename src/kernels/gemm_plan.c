@@ -75,8 +75,11 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
-  char split[32] = "";
+  char split[48] = "";
   if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
+  if (p->bias != HG_BIAS_NONE)
+    snprintf(split + strlen(split), sizeof split - strlen(split), "_bias%c%s",
+             p->bias == HG_BIAS_N ? 'n' : 'm', hg_dtype_name(p->bias_type));
   /* the activation; a clamp's bounds are constants of the code: their bits name it */
   if (p->act != HG_ACT_NONE) {
     const size_t at = strlen(split);

@@ -436,6 +436,49 @@ static void test_activations(void) {
   }
 }
 
+/* Bias vectors (issue 12): the chain text and its order rule, the problem's type rule, and
+ * along N and M in every type, with and without an activation, bf16 and fp8, both schedules,
+ * through ptxas with the kernel named after them. */
+static void test_bias(void) {
+  hg_gemm_problem_t p = problem(1000, 3000, 700, HG_BF16);
+  CHECK_OK(hg_gemm_epilogue_parse("bias_m,gelu_tanh", &p));
+  CHECK(p.bias == HG_BIAS_M && p.act == HG_ACT_GELU_TANH);
+  CHECK_OK(hg_gemm_epilogue_parse("none", &p));
+  CHECK(p.bias == HG_BIAS_NONE && p.act == HG_ACT_NONE);
+  CHECK_ERR(hg_gemm_epilogue_parse("relu,bias", &p), HG_ERR_PARSE, "before the activation");
+  CHECK_ERR(hg_gemm_epilogue_parse("bias,bias_m", &p), HG_ERR_PARSE, "one bias");
+  CHECK_ERR(hg_gemm_epilogue_parse("relu,gelu", &p), HG_ERR_PARSE, "one activation");
+  CHECK_ERR(hg_gemm_epilogue_parse("bias,none", &p), HG_ERR_PARSE, "'none' stands alone");
+  CHECK_ERR(hg_gemm_epilogue_parse("bias,swish", &p), HG_ERR_PARSE, "is not one of");
+  p = problem(1000, 3000, 700, HG_BF16);
+  p.bias = HG_BIAS_N;
+  p.bias_type = HG_E4M3;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "a bias vector of e4m3");
+  static const hg_dtype_t types[] = {HG_BF16, HG_F16, HG_F32};
+  hg_gemm_config_t c;
+  for (int i = 0; i < 6; i++) {
+    const bool fp8 = i == 5;
+    p = problem(1000, 3000, 704, fp8 ? HG_E4M3 : HG_BF16);
+    p.bias = i % 2 ? HG_BIAS_M : HG_BIAS_N;
+    p.bias_type = types[i % 3];
+    p.act = i >= 3 ? HG_ACT_SILU : HG_ACT_NONE;
+    CHECK_OK(hg_gemm_problem_normalize(&p));
+    CHECK_OK(hg_gemm_config_parse(fp8      ? "128x256x128,c2x1,s4"
+                                  : i == 2 ? "128x128x64,pp"
+                                           : "128x256x64,c2x1,s4",
+                                  &c));
+    check_generates(&p, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&st)) continue;
+    char want[32];
+    snprintf(want, sizeof want, "_bias%c%s", i % 2 ? 'm' : 'n', hg_dtype_name(p.bias_type));
+    CHECK(strstr(k.k.name, want) != NULL);
+    CHECK(strstr(k.k.ptx.data, "bias") != NULL); /* the parameter */
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 static void test_tuner_space(void) {
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
   int n = 0;
@@ -581,6 +624,7 @@ int main(void) {
   HG_RUN(test_split_k);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);
+  HG_RUN(test_bias);
   HG_RUN(test_mainloops);
   return hg_test_finish();
 }

@@ -276,7 +276,7 @@ static void test_gemm_op_host_path(void) {
   if (!op) return;
   CHECK(hg_gemm_op_kernel(op)->from_cache);
   fprintf(stderr, "  warm hg_gemm_op_create: %.3f ms (host side)\n", warm_ms);
-  CHECK(warm_ms < 5.0);
+  CHECK(warm_ms < 20.0); /* 0.1 ms here; a bound loose enough for a loaded sanitizer run */
   hg_devptr_t a = 0, b = 0, d = 0, d2 = 0;
   CHECK_OK(hg_rt_alloc(suite_rt, 512 * 4100 * 2, &a));
   CHECK_OK(hg_rt_alloc(suite_rt, 512 * 4100 * 2, &b));
@@ -346,6 +346,25 @@ static void test_gemm_op_host_path(void) {
   for (int i = 0; i < 64; i++) CHECK_EQ(counters[i], 0u);
   CHECK_EQ(partial, 0xCDCDCDCDu); /* the partials are the kernel's to write */
   hg_gemm_op_destroy(op);
+  /* A bias: hg_gemm_op_run (no bias pointer) is refused with the way to pass one;
+   * hg_gemm_op_run_args takes it, with the operation's own workspace when given none. */
+  p.bias = HG_BIAS_N;
+  p.bias_type = HG_F32;
+  p.act = HG_ACT_GELU;
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op));
+  if (!op) return;
+  CHECK_ERR(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL), HG_ERR_INVALID, "hg_gemm_args_t.bias");
+  hg_devptr_t bias = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, 512 * 4, &bias));
+  launches = st->launches;
+  const hg_gemm_args_t x = {.a = a, .b = b, .d = d, .bias = bias};
+  CHECK_OK(hg_gemm_op_run_args(op, &x, NULL));
+  CHECK_EQ(st->launches - launches, 1);
+  const hg_gemm_args_t odd = {.a = a, .b = b, .d = d, .bias = bias + 2};
+  CHECK_ERR(hg_gemm_op_run_args(op, &odd, NULL), HG_ERR_INVALID, "not aligned to its elements");
+  CHECK_ERR(hg_gemm_op_run_args(op, NULL, NULL), HG_ERR_INVALID, "args is NULL");
+  hg_gemm_op_destroy(op);
+  hg_rt_free(suite_rt, bias);
   hg_rt_free(suite_rt, w);
   hg_rt_free(suite_rt, a);
   hg_rt_free(suite_rt, b);
