@@ -32,6 +32,12 @@ if [ "$what" != bench ]; then
   run 1000 1000 1000 --epilogue bias_m,silu --config 128x128x64,c1x1,s4,pp --d f16
   run 500 300 200 --epilogue bias,relu --batch 3 --beta 0.5 --d f32
   run 300 200 100 --epilogue bias --ldd 203 --ldc 207 --beta 1
+  # scale vectors and the residual (the whole chain too)
+  run 1000 1000 1000 --epilogue rowscale,colscale
+  run 777 1001 513 --epilogue residual --beta 0.5 --d f32
+  run 513 300 4096 --type e4m3 --epilogue rowscale,colscale,bias,gelu,residual
+  run 500 300 200 --batch 3 --epilogue colscale,bias_m,relu,residual --ldd 301
+  run 1000 1000 1000 --config 128x128x64,c1x1,s4,pp --epilogue rowscale,residual --d f16
   echo "epilogue checks: $runs runs, $fails failed"
 fi
 if [ "$what" != check ]; then

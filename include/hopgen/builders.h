@@ -460,8 +460,9 @@ typedef enum hg_epi_kind {
   HG_EPI_BETA_C,    /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C has
                      * D's type, at ptr (I64) + batch * batch_stride + row * ld + col (elements) */
   HG_EPI_ACT,       /* acc = act(acc) (hg_act_t); clamp's bounds lo, hi are constants */
-  HG_EPI_BIAS,      /* acc += vec[col] (along_n) or vec[row]: a vector of dtype (bf16, f16,
-                     * f32) at ptr (I64), loaded once per column (row) of the thread */
+  HG_EPI_BIAS,      /* acc += vec[col] (along_n) or vec[row] (acc *= with multiply: a scale
+                     * vector): a vector of dtype (bf16, f16, f32) at ptr (I64), loaded once
+                     * per column (row) of the thread */
 } hg_epi_kind_t;
 
 typedef struct hg_epi_step {
@@ -472,6 +473,7 @@ typedef struct hg_epi_step {
   float lo, hi;                   /* ACT: clamp's bounds */
   hg_dtype_t dtype;               /* BIAS: the vector's type */
   bool along_n;                   /* BIAS: one value per column (else per row) */
+  bool multiply;                  /* BIAS: scale (acc *= v) instead of add */
 } hg_epi_step_t;
 
 /* How D leaves the consumers. TMA: 64-row x epi_n sub-tiles through `buffers` swizzled

@@ -296,11 +296,16 @@ typedef struct hg_gemm_problem {
   float act_lo, act_hi;
   hg_gemm_bias_t bias;
   hg_dtype_t bias_type;
+  /* D(i, j) = act(rowscale[i] colscale[j] (alpha A B + beta C)(i, j) + bias) + R(i, j): f32
+   * scale vectors (length M, N; one for every batch) and a residual R of D's type, shape,
+   * leading dimension and batch stride (hg_gemm_args_t's pointers) */
+  bool rowscale, colscale, residual;
 } hg_gemm_problem_t;
 
-/* An epilogue chain "bias,gelu" into p (act, act_lo/hi, bias; the bias' type is left to the
- * caller): comma-separated steps in the order they run, `bias` (along N) or `bias_m` (along
- * M) first, then one activation; "none" alone is the plain GEMM. */
+/* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type
+ * is left to the caller): comma-separated steps in the order they run - rowscale, colscale,
+ * bias (along N) or bias_m (along M), one activation, residual - each at most once; "none"
+ * alone is the plain GEMM. */
 hg_status_t hg_gemm_epilogue_parse(const char *text, hg_gemm_problem_t *p);
 
 /* Fill 0 leading dimensions and batch strides with the packed values and check the
@@ -466,7 +471,7 @@ size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
 /* Everything one run takes: the operands, fp8 scales, the bias (problem.bias), and the
  * workspace (0: hg_gemm_op_run's own, allocated on the first call). */
 typedef struct hg_gemm_args {
-  hg_devptr_t a, b, c, d, scale_a, scale_b, bias;
+  hg_devptr_t a, b, c, d, scale_a, scale_b, bias, rowscale, colscale, residual;
   hg_devptr_t workspace;
   size_t workspace_bytes;
 } hg_gemm_args_t;

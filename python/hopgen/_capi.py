@@ -167,7 +167,8 @@ class GemmProblem(C.Structure):
                 ("alpha", C.c_float), ("beta", C.c_float), ("d_no_tma", C.c_bool),
                 ("a_align", C.c_int), ("b_align", C.c_int), ("act", C.c_int),
                 ("act_lo", C.c_float), ("act_hi", C.c_float), ("bias", C.c_int),
-                ("bias_type", C.c_int)]
+                ("bias_type", C.c_int), ("rowscale", C.c_bool), ("colscale", C.c_bool),
+                ("residual", C.c_bool)]
 
 
 class GemmConfig(C.Structure):

@@ -445,9 +445,10 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
   memset(out, 0, sizeof *out);
   if (!opts->dir || !*opts->dir) return hg_error(HG_ERR_INVALID, "export: no output directory");
   HG_TRY(check_name(opts->name));
-  if (p->bias != HG_BIAS_NONE)
+  if (p->bias != HG_BIAS_NONE || p->rowscale || p->colscale || p->residual)
     return hg_error(HG_ERR_UNSUPPORTED,
-                    "export: a bias vector - the exported launcher takes no bias pointer yet");
+                    "export: an epilogue with a bias, scale vectors or a residual - the exported "
+                    "launcher takes none of their pointers yet");
   if (c && c->splits > 1)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "export: configuration with split-K (k%d) - the exported launcher takes no "

@@ -46,9 +46,10 @@ static double host_elem(hg_dtype_t t, const uint8_t *p) {
 
 /* Device buffers of one run: operands with fresh random data, poisoned outputs. */
 typedef struct bufs {
-  hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b, bias;
+  hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b, bias, rowscale, colscale, residual;
   size_t a_bytes, b_bytes, c_bytes, d_bytes, ref_bytes;
-  float *bias_host; /* the bias' values (exact in every bias type), for the check */
+  /* the epilogue vectors' values (exact in their types), for the check */
+  float *bias_host, *rowscale_host, *colscale_host;
 } bufs_t;
 
 /* One run of op on the buffers (the bias too, when the problem has one). */
@@ -59,7 +60,10 @@ static hg_status_t op_run(hg_gemm_op_t *op, const bufs_t *b) {
                             .d = b->d,
                             .scale_a = b->scale_a,
                             .scale_b = b->scale_b,
-                            .bias = b->bias};
+                            .bias = b->bias,
+                            .rowscale = b->rowscale,
+                            .colscale = b->colscale,
+                            .residual = b->residual};
   return hg_gemm_op_run_args(op, &x, NULL);
 }
 
@@ -79,10 +83,13 @@ static void kits_free(hg_rt_t *rt, kits_t *k) {
 }
 
 static void bufs_free(hg_rt_t *rt, bufs_t *b) {
-  hg_devptr_t *all[] = {&b->a,     &b->b,       &b->c,       &b->d,   &b->dref,
-                        &b->dblas, &b->scale_a, &b->scale_b, &b->bias};
+  hg_devptr_t *all[] = {&b->a,    &b->b,        &b->c,        &b->d,
+                        &b->dref, &b->dblas,    &b->scale_a,  &b->scale_b,
+                        &b->bias, &b->rowscale, &b->colscale, &b->residual};
   free(b->bias_host);
-  b->bias_host = NULL;
+  free(b->rowscale_host);
+  free(b->colscale_host);
+  b->bias_host = b->rowscale_host = b->colscale_host = NULL;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (*all[i]) hg_rt_free(rt, *all[i]);
 }
@@ -120,7 +127,7 @@ static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
 
 /* Relative Frobenius error of D against the f32 reference (double on the host); any NaN
  * or infinity in D (an unwritten, poisoned element) makes it infinite. */
-static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const float *bias,
+static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t *epi,
                            hg_devptr_t d, hg_devptr_t ref, double *rel, int64_t *bad,
                            int64_t *first_bad, char *where, size_t where_size) {
   const int e = hg_dtype_bytes(p->d_type);
@@ -136,6 +143,13 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const float 
   }
   hg_status_t s = hg_rt_download(rt, hd, d, d_bytes);
   if (hg_is_ok(&s)) s = hg_rt_download(rt, hr, ref, r_bytes);
+  /* the residual, laid out as D */
+  uint8_t *hres = epi && epi->residual ? malloc(d_bytes) : NULL;
+  if (epi && epi->residual && !hres && hg_is_ok(&s))
+    s = hg_error(HG_ERR_NOMEM, "out of host memory for the residual (%zu B)", d_bytes);
+  if (hres && hg_is_ok(&s)) s = hg_rt_download(rt, hres, epi->residual, d_bytes);
+  const float *bias = epi ? epi->bias_host : NULL;
+  const float *rs = epi ? epi->rowscale_host : NULL, *cs = epi ? epi->colscale_host : NULL;
   double num = 0, den = 0;
   *bad = 0;
   *first_bad = -1;
@@ -150,11 +164,15 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const float 
         for (int64_t j = 0; j < p->n; j++) {
           const double x = host_elem(
               p->d_type, hd + (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e);
-          /* the reference is alpha A B + beta C in f32; the bias and the activation are
-           * applied here */
-          const double bv = bias ? bias[p->bias == HG_BIAS_N ? j : i] : 0.0;
-          const double y = hg_gemm_act_ref(p->act, (double)hr[(z * p->m + i) * p->n + j] + bv,
-                                           p->act_lo, p->act_hi);
+          /* the reference is alpha A B + beta C in f32; the epilogue chain (scales, bias,
+           * activation, residual) is applied here */
+          const size_t at = (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e;
+          double acc = hr[(z * p->m + i) * p->n + j];
+          if (rs) acc *= rs[i];
+          if (cs) acc *= cs[j];
+          if (bias) acc += bias[p->bias == HG_BIAS_N ? j : i];
+          double y = hg_gemm_act_ref(p->act, acc, p->act_lo, p->act_hi);
+          if (hres) y += host_elem(p->d_type, hres + at);
           if (!isfinite(x)) {
             if ((*bad)++ == 0) *first_bad = (z * p->m + i) * p->n + j;
             continue;
@@ -187,6 +205,7 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const float 
   free(bden);
   free(hd);
   free(hr);
+  free(hres);
   *rel = *bad ? INFINITY : (den > 0 ? sqrt(num / den) : sqrt(num));
   return s;
 }
@@ -316,6 +335,27 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
     if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->bias, raw, (size_t)(len * eb16));
     free(raw);
     HG_TRY(s);
+  }
+  /* scale vectors: f32 values 4/8 .. 12/8 */
+  for (int i = 0; i < 2; i++) {
+    if (!(i ? p->colscale : p->rowscale)) continue;
+    const int64_t len = i ? p->n : p->m;
+    float *h = malloc(sizeof(float) * (size_t)len);
+    if (!h) return hg_error(HG_ERR_NOMEM, "out of host memory for a scale vector of %" PRId64, len);
+    *(i ? &b->colscale_host : &b->rowscale_host) = h;
+    uint64_t x = seed * 11 + 3 + (uint64_t)i;
+    for (int64_t j = 0; j < len; j++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      h[j] = (float)(4 + (int)((x >> 33) % 9)) / 8.0f;
+    }
+    hg_devptr_t *dp = i ? &b->colscale : &b->rowscale;
+    HG_TRY(hg_rt_alloc(rt, sizeof(float) * (size_t)len, dp));
+    HG_TRY(hg_rt_upload(rt, *dp, h, sizeof(float) * (size_t)len));
+  }
+  /* the residual: D's layout, random like C */
+  if (p->residual) {
+    HG_TRY(hg_rt_alloc(rt, b->d_bytes, &b->residual));
+    HG_TRY(fill_random(rt, k, 2, p->d_type, b->residual, b->d_bytes, seed * 3 + 4));
   }
   return hg_rt_sync(rt, NULL);
 }
@@ -463,17 +503,15 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     s = run_reference(rt, &kits, &p, &b, alpha_eff);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
     if (hg_is_ok(&s))
-      s = compare(rt, &p, b.bias_host, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad, r->where,
+      s = compare(rt, &p, &b, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad, r->where,
                   sizeof r->where);
     r->tolerance = tolerance(p.a_type, p.d_type);
     r->checked = hg_is_ok(&s);
-    const bool fused = p.act != HG_ACT_NONE || p.bias != HG_BIAS_NONE;
+    const bool fused =
+        p.act != HG_ACT_NONE || p.bias != HG_BIAS_NONE || p.rowscale || p.colscale || p.residual;
     if (hg_is_ok(&s) && blas && fused)
       snprintf(r->note, sizeof r->note,
-               "cuBLASLt's plain D not compared: the reference applies the epilogue (%s%s%s)",
-               p.bias != HG_BIAS_NONE ? "bias" : "",
-               p.bias != HG_BIAS_NONE && p.act != HG_ACT_NONE ? ", " : "",
-               p.act != HG_ACT_NONE ? hg_gemm_act_name(p.act) : "");
+               "cuBLASLt's plain D not compared: the reference applies the epilogue chain");
     if (hg_is_ok(&s) && blas && !fused) {
       /* cuBLASLt's own distance to the reference, for scale. It declines some problems
        * (no fp8 kernel for tiny or odd shapes, no bf16 -> f16): that is a note, not a

@@ -69,28 +69,44 @@ hg_status_t hg_gemm_epilogue_parse(const char *text, hg_gemm_problem_t *p) {
   hg_gemm_bias_t bias = HG_BIAS_NONE;
   hg_gemm_act_t act = HG_ACT_NONE;
   float lo = 0, hi = 0;
-  bool have_act = false;
+  bool rows = false, cols = false, res = false;
+  /* the steps' ranks in the chain: each step must rank above the one before it */
+  int last = -1;
   for (char *tok = buf, *next; tok; tok = next) {
     next = strchr(tok, ',');
     if (next) *next++ = '\0';
-    if (!strcmp(tok, "bias") || !strcmp(tok, "bias_m")) {
-      if (bias != HG_BIAS_NONE || have_act)
-        return hg_error(HG_ERR_PARSE,
-                        "epilogue '%s': one bias, before the activation (the chain runs bias, "
-                        "then activation)",
-                        text);
+    const int rank = !strcmp(tok, "rowscale")                         ? 0
+                     : !strcmp(tok, "colscale")                       ? 1
+                     : !strcmp(tok, "bias") || !strcmp(tok, "bias_m") ? 2
+                     : !strcmp(tok, "residual")                       ? 4
+                                                                      : 3;
+    if (rank <= last)
+      return hg_error(HG_ERR_PARSE,
+                      "epilogue '%s': '%s' out of place - the chain runs rowscale, colscale, "
+                      "bias or bias_m, one activation, residual, each at most once",
+                      text, tok);
+    last = rank;
+    if (rank == 0 || rank == 1) {
+      *(rank ? &cols : &rows) = true;
+      continue;
+    }
+    if (rank == 4) {
+      res = true;
+      continue;
+    }
+    if (rank == 2) {
       bias = tok[4] ? HG_BIAS_M : HG_BIAS_N;
       continue;
     }
-    if (have_act)
-      return hg_error(HG_ERR_PARSE, "epilogue '%s': one activation, after the bias", text);
     hg_status_t s = hg_gemm_act_parse(tok, &act, &lo, &hi);
     if (!hg_is_ok(&s))
       return hg_status_wrap(s, "epilogue '%s' (steps: bias, bias_m, then an activation): ", text);
-    if (act == HG_ACT_NONE && (bias != HG_BIAS_NONE || next))
+    if (act == HG_ACT_NONE && (bias != HG_BIAS_NONE || next || rows || cols))
       return hg_error(HG_ERR_PARSE, "epilogue '%s': 'none' stands alone", text);
-    have_act = true;
   }
+  p->rowscale = rows;
+  p->colscale = cols;
+  p->residual = res;
   p->bias = bias;
   p->act = act;
   p->act_lo = lo;

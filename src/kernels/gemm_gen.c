@@ -307,6 +307,15 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                           hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
+  /* the epilogue chain (kernels.h): row and column scales, bias, activation, residual */
+  for (int i = 0; i < 2; i++)
+    if (i ? p->colscale : p->rowscale)
+      e->steps[e->nsteps++] =
+          (hg_epi_step_t){.kind = HG_EPI_BIAS,
+                          .ptr = hg_b_param(b, HG_T_I64, i ? "colscale" : "rowscale"),
+                          .dtype = HG_F32,
+                          .along_n = i == 1,
+                          .multiply = true};
   if (p->bias != HG_BIAS_NONE)
     e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BIAS,
                                             .ptr = hg_b_param(b, HG_T_I64, "bias"),
@@ -315,6 +324,13 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   if (p->act != HG_ACT_NONE)
     e->steps[e->nsteps++] =
         (hg_epi_step_t){.kind = HG_EPI_ACT, .act = p->act, .lo = p->act_lo, .hi = p->act_hi};
+  /* the residual: + 1 x R, R laid out as D */
+  if (p->residual)
+    e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BETA_C,
+                                            .value = hg_b_f32(b, 1.0f),
+                                            .ptr = hg_b_param(b, HG_T_I64, "residual"),
+                                            .ld = e->ldd,
+                                            .batch_stride = e->batch_stride_d};
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =
       hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));

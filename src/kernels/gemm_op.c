@@ -234,7 +234,8 @@ hg_status_t hg_gemm_op_run_args(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg
 static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws,
                        hg_stream_t stream) {
   hg_devptr_t a = x->a, b = x->b, c = x->c, d = x->d, scale_a = x->scale_a, scale_b = x->scale_b;
-  hg_devptr_t workspace = x->workspace, bias = x->bias;
+  hg_devptr_t workspace = x->workspace, bias = x->bias, rowscale = x->rowscale;
+  hg_devptr_t colscale = x->colscale, residual = x->residual;
   size_t workspace_bytes = x->workspace_bytes;
   if (!caller_ws && op->ws_bytes) {
     if (!op->scratch)
@@ -267,6 +268,24 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (bias % (hg_devptr_t)(k->bias_type == HG_F32 ? 4 : 2) != 0)
     return hg_error(HG_ERR_INVALID, "the bias at 0x%" PRIx64 " is not aligned to its elements",
                     (uint64_t)bias);
+  const struct {
+    bool on;
+    hg_devptr_t ptr;
+    const char *what;
+    int align;
+  } vec[3] = {{k->rowscale, rowscale, "rowscale", 4},
+              {k->colscale, colscale, "colscale", 4},
+              {k->residual, residual, "residual", hg_dtype_bytes(k->d_type)}};
+  for (int i = 0; i < 3; i++) {
+    if (vec[i].on && !vec[i].ptr)
+      return hg_error(HG_ERR_INVALID,
+                      "this operation's epilogue has a %s but none was given: pass its device "
+                      "pointer in hg_gemm_args_t.%s (hg_gemm_op_run_args)",
+                      vec[i].what, vec[i].what);
+    if (vec[i].ptr % (hg_devptr_t)vec[i].align != 0)
+      return hg_error(HG_ERR_INVALID, "the %s at 0x%" PRIx64 " is not aligned to its elements",
+                      vec[i].what, (uint64_t)vec[i].ptr);
+  }
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,
                     "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
@@ -323,6 +342,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     args[n_args++] = &scale_b;
   }
   if (k->bias != HG_BIAS_NONE) args[n_args++] = &bias;
+  if (k->rowscale) args[n_args++] = &rowscale;
+  if (k->colscale) args[n_args++] = &colscale;
+  if (k->residual) args[n_args++] = &residual;
   if (op->split_bytes) args[n_args++] = &workspace;
   const uint32_t cs = gk->k.cluster[0];
   hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},

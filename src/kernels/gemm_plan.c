@@ -75,8 +75,11 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
-  char split[48] = "";
+  char split[64] = "";
   if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
+  if (p->rowscale || p->colscale)
+    snprintf(split + strlen(split), sizeof split - strlen(split), "_%s%s", p->rowscale ? "rs" : "",
+             p->colscale ? "cs" : "");
   if (p->bias != HG_BIAS_NONE)
     snprintf(split + strlen(split), sizeof split - strlen(split), "_bias%c%s",
              p->bias == HG_BIAS_N ? 'n' : 'm', hg_dtype_name(p->bias_type));
@@ -92,6 +95,7 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
       snprintf(split + at, sizeof split - at, "_%s", hg_gemm_act_name(p->act));
     }
   }
+  if (p->residual) snprintf(split + strlen(split), sizeof split - strlen(split), "_res");
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,

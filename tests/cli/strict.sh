@@ -229,7 +229,8 @@ bad 2 "clamp takes clamp:LO:HI with finite LO <= HI" gemm 64 64 64 --epilogue cl
 bad 2 "clamp takes clamp:LO:HI" gemm 64 64 64 --epilogue clamp:1
 ok "_gelu_tanh" gemm 64 64 64 --epilogue gelu_tanh
 ok "_biasmf32_silu" gemm 64 64 64 --epilogue bias_m,silu --bias-type f32
-bad 2 "one bias, before the activation" gemm 64 64 64 --epilogue relu,bias
+bad 2 "'bias' out of place - the chain runs rowscale, colscale" gemm 64 64 64 --epilogue relu,bias
+ok "_rscs_res" gemm 64 64 64 --epilogue rowscale,colscale,residual
 bad 2 "--bias-type applies with a bias" gemm 64 64 64 --bias-type f16
 bad 1 "a bias vector of e4m3" gemm 64 64 64 --epilogue bias --bias-type e4m3
 bad 2 "hopgen demo takes no arguments" demo now

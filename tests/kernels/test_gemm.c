@@ -445,10 +445,16 @@ static void test_bias(void) {
   CHECK(p.bias == HG_BIAS_M && p.act == HG_ACT_GELU_TANH);
   CHECK_OK(hg_gemm_epilogue_parse("none", &p));
   CHECK(p.bias == HG_BIAS_NONE && p.act == HG_ACT_NONE);
-  CHECK_ERR(hg_gemm_epilogue_parse("relu,bias", &p), HG_ERR_PARSE, "before the activation");
-  CHECK_ERR(hg_gemm_epilogue_parse("bias,bias_m", &p), HG_ERR_PARSE, "one bias");
-  CHECK_ERR(hg_gemm_epilogue_parse("relu,gelu", &p), HG_ERR_PARSE, "one activation");
+  CHECK_OK(hg_gemm_epilogue_parse("rowscale,colscale,bias,silu,residual", &p));
+  CHECK(p.rowscale && p.colscale && p.bias == HG_BIAS_N && p.act == HG_ACT_SILU && p.residual);
+  CHECK_OK(hg_gemm_epilogue_parse("residual", &p));
+  CHECK(!p.rowscale && !p.colscale && p.bias == HG_BIAS_NONE && p.residual);
+  CHECK_ERR(hg_gemm_epilogue_parse("relu,bias", &p), HG_ERR_PARSE, "'bias' out of place");
+  CHECK_ERR(hg_gemm_epilogue_parse("bias,bias_m", &p), HG_ERR_PARSE, "'bias_m' out of place");
+  CHECK_ERR(hg_gemm_epilogue_parse("relu,gelu", &p), HG_ERR_PARSE, "'gelu' out of place");
+  CHECK_ERR(hg_gemm_epilogue_parse("residual,colscale", &p), HG_ERR_PARSE, "out of place");
   CHECK_ERR(hg_gemm_epilogue_parse("bias,none", &p), HG_ERR_PARSE, "'none' stands alone");
+  CHECK_ERR(hg_gemm_epilogue_parse("rowscale,none", &p), HG_ERR_PARSE, "'none' stands alone");
   CHECK_ERR(hg_gemm_epilogue_parse("bias,swish", &p), HG_ERR_PARSE, "is not one of");
   p = problem(1000, 3000, 700, HG_BF16);
   p.bias = HG_BIAS_N;
@@ -462,6 +468,9 @@ static void test_bias(void) {
     p.bias = i % 2 ? HG_BIAS_M : HG_BIAS_N;
     p.bias_type = types[i % 3];
     p.act = i >= 3 ? HG_ACT_SILU : HG_ACT_NONE;
+    p.rowscale = i == 1 || i == 4;
+    p.colscale = i == 2 || i == 4;
+    p.residual = i >= 2;
     CHECK_OK(hg_gemm_problem_normalize(&p));
     CHECK_OK(hg_gemm_config_parse(fp8      ? "128x256x128,c2x1,s4"
                                   : i == 2 ? "128x128x64,pp"
@@ -475,6 +484,8 @@ static void test_bias(void) {
     snprintf(want, sizeof want, "_bias%c%s", i % 2 ? 'm' : 'n', hg_dtype_name(p.bias_type));
     CHECK(strstr(k.k.name, want) != NULL);
     CHECK(strstr(k.k.ptx.data, "bias") != NULL); /* the parameter */
+    CHECK((strstr(k.k.ptx.data, "residual") != NULL) == p.residual);
+    CHECK((strstr(k.k.ptx.data, "rowscale") != NULL) == p.rowscale);
     hg_gemm_kernel_free(&k);
   }
 }

@@ -361,6 +361,17 @@ static void test_gemm_op_host_path(void) {
   CHECK_OK(hg_gemm_op_run_args(op, &x, NULL));
   CHECK_EQ(st->launches - launches, 1);
   const hg_gemm_args_t odd = {.a = a, .b = b, .d = d, .bias = bias + 2};
+  hg_gemm_op_t *op2 = NULL;
+  p.residual = true;
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op2));
+  if (op2) {
+    CHECK_ERR(hg_gemm_op_run_args(op2, &x, NULL), HG_ERR_INVALID,
+              "has a residual but none was given");
+    const hg_gemm_args_t xr = {.a = a, .b = b, .d = d, .bias = bias, .residual = d2};
+    CHECK_OK(hg_gemm_op_run_args(op2, &xr, NULL));
+    hg_gemm_op_destroy(op2);
+  }
+  p.residual = false;
   CHECK_ERR(hg_gemm_op_run_args(op, &odd, NULL), HG_ERR_INVALID, "not aligned to its elements");
   CHECK_ERR(hg_gemm_op_run_args(op, NULL, NULL), HG_ERR_INVALID, "args is NULL");
   hg_gemm_op_destroy(op);
