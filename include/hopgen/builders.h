@@ -439,7 +439,7 @@ void hg_acc_map_free(hg_acc_map_t *am);
 
 /* ---------------------------------------------------------------- epilogue */
 
-#define HG_EPI_MAX_STEPS 8
+#define HG_EPI_MAX_STEPS 12
 
 /* Activations of the epilogue (HG_EPI_ACT), in f32. */
 typedef enum hg_act {

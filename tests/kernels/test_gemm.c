@@ -488,6 +488,14 @@ static void test_bias(void) {
     CHECK((strstr(k.k.ptx.data, "rowscale") != NULL) == p.rowscale);
     hg_gemm_kernel_free(&k);
   }
+  /* the longest chain: fp8's two scale pointers, alpha, beta * C and every step (9) */
+  p = problem(513, 300, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_epilogue_parse("rowscale,colscale,bias_m,clamp:-2:2,residual", &p));
+  p.bias_type = HG_F16;
+  p.beta = 0.5f;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4", &c));
+  check_generates(&p, &c);
 }
 
 static void test_tuner_space(void) {
