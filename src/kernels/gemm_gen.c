@@ -302,9 +302,6 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     for (int i = 0; i < 2; i++)
       e->steps[e->nsteps++] = (hg_epi_step_t){
           .kind = HG_EPI_SCALE_PTR, .ptr = hg_b_param(b, HG_T_I64, i ? "scale_b" : "scale_a")};
-  if (c->splits > 1)
-    HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, &x->roles, g->pingpong,
-                          hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
   /* the epilogue chain (kernels.h): row and column scales, bias, activation, residual */
@@ -331,6 +328,10 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                             .ptr = hg_b_param(b, HG_T_I64, "residual"),
                                             .ld = e->ldd,
                                             .batch_stride = e->batch_stride_d};
+  /* split-K's workspace, the last parameter */
+  if (c->splits > 1)
+    HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, &x->roles, g->pingpong,
+                          hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =
       hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));

@@ -341,9 +341,10 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     args[n_args++] = &scale_a;
     args[n_args++] = &scale_b;
   }
-  if (k->bias != HG_BIAS_NONE) args[n_args++] = &bias;
+  /* the epilogue's pointers in the generator's order (gemm_gen.c), then the workspace */
   if (k->rowscale) args[n_args++] = &rowscale;
   if (k->colscale) args[n_args++] = &colscale;
+  if (k->bias != HG_BIAS_NONE) args[n_args++] = &bias;
   if (k->residual) args[n_args++] = &residual;
   if (op->split_bytes) args[n_args++] = &workspace;
   const uint32_t cs = gk->k.cluster[0];

@@ -494,8 +494,24 @@ static void test_bias(void) {
   p.bias_type = HG_F16;
   p.beta = 0.5f;
   CHECK_OK(hg_gemm_problem_normalize(&p));
-  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4", &c));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4,k3", &c));
   check_generates(&p, &c);
+  /* the parameters in the order hg_gemm_op_run passes them: ..., scale_a, scale_b, rowscale,
+   * colscale, bias, residual, workspace */
+  hg_gemm_kernel_t k;
+  hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+  CHECK_OK(st);
+  if (hg_is_ok(&st)) {
+    static const char *const order[] = {"_scale_a", "_scale_b",  "_rowscale", "_colscale",
+                                        "_bias",    "_residual", "_workspace"};
+    const char *at = strstr(k.k.ptx.data, ".entry");
+    for (size_t i = 0; at && i < sizeof order / sizeof order[0]; i++) {
+      const char *next = strstr(at, order[i]);
+      if (!next) HG_FAIL("parameter %s missing or out of order", order[i] + 1);
+      at = next;
+    }
+    hg_gemm_kernel_free(&k);
+  }
 }
 
 static void test_tuner_space(void) {
