@@ -261,8 +261,7 @@ static void add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
     for (int a = 0; a < across; a++) {
       const int vi = st->along_n ? hg_acc_map_at(am, a, l) : hg_acc_map_at(am, l, a);
       if (vi >= 0)
-        hg_b_assign(b, x->acc[vi],
-                    hg_b_bin(b, st->multiply ? HG_FMUL : HG_FADD, x->acc[vi], v));
+        hg_b_assign(b, x->acc[vi], hg_b_bin(b, st->multiply ? HG_FMUL : HG_FADD, x->acc[vi], v));
     }
   }
 }
