@@ -8,12 +8,8 @@
 set -u
 cli=${1:?usage: examples.sh PATH_TO_HOPGEN}
 bin=$(dirname "$cli")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# shellcheck source=tests/cli/cli_test.bash
+. "$(dirname "$0")/cli_test.bash"
 if ! command -v ptxas > /dev/null && [ ! -x /usr/local/cuda/bin/ptxas ]; then
   echo "SKIP: ptxas not found"
   exit 77

@@ -5,12 +5,8 @@ set -u
 cli=${1:?usage: layout_eval.sh PATH_TO_HOPGEN}
 root=${HOPGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 vectors=$root/tests/vectors/layout_algebra.tsv
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# shellcheck source=tests/cli/cli_test.bash
+. "$(dirname "$0")/cli_test.bash"
 
 # eval: the whole file back, byte for byte (comments pass through, column 4 recomputed).
 if "$cli" layout eval < "$vectors" > "$tmp/out.tsv"; then pass; else fail "eval exited non-zero"; fi
@@ -36,17 +32,6 @@ expect() {
     if [ "$got" = "$want" ]; then pass; else fail "$* printed '$got', expected '$want'"; fi
   else
     fail "$* failed: $(cat "$tmp/err")"
-  fi
-}
-# expect_fail CODE FRAGMENT ARGS...: exits CODE with "hopgen: ..." containing FRAGMENT.
-expect_fail() {
-  local code=$1 frag=$2
-  shift 2
-  "$cli" "$@" > /dev/null 2> "$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code"; return; fi
-  if grep -q "^hopgen: " "$tmp/err" && grep -qF -- "$frag" "$tmp/err"; then pass; else
-    fail "$* said '$(cat "$tmp/err")', expected 'hopgen: ...$frag...'"
   fi
 }
 
@@ -88,14 +73,14 @@ fi
 if grep -q ">T7V3<" "$tmp/tv.svg"; then pass; else fail "TV labels missing"; fi
 
 # Errors: a sentence on stderr, exit 1; usage errors exit 2.
-expect_fail 1 "at column" layout coalesce "(4,8):(1,4"
-expect_fail 1 "not congruent" layout size "(4,8):(1)"
-expect_fail 1 "CuTe's divisibility condition" layout composition "(4,3):(3,1)" 3:3
-expect_fail 1 "in-bound condition" layout complement "(8,2):(1,2)" 16
-expect_fail 2 "unknown layout operation 'frobnicate'" layout frobnicate 1:1
-expect_fail 2 "takes LAYOUT TILER" layout logical_divide "8:1"
-expect_fail 2 "missing LAYOUT" layout show
-expect_fail 2 "missing operation" layout
+bad 1 "at column" layout coalesce "(4,8):(1,4"
+bad 1 "not congruent" layout size "(4,8):(1)"
+bad 1 "CuTe's divisibility condition" layout composition "(4,3):(3,1)" 3:3
+bad 1 "in-bound condition" layout complement "(8,2):(1,2)" 16
+bad 2 "unknown layout operation 'frobnicate'" layout frobnicate 1:1
+bad 2 "takes LAYOUT TILER" layout logical_divide "8:1"
+bad 2 "missing LAYOUT" layout show
+bad 2 "missing operation" layout
 if "$cli" layout --help | grep -q "blocked_product"; then pass; else fail "layout --help"; fi
 if "$cli" layout complement --help | grep -q "LAYOUT \[BOUND\]"; then pass; else fail "op --help"; fi
 if "$cli" layout eval --help | grep -q "4th"; then pass; else fail "eval --help"; fi
