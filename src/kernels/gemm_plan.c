@@ -48,8 +48,10 @@ int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand) {
   const int e = hg_dtype_bytes(a ? p->a_type : p->b_type);
   const int64_t ld = a ? p->lda : p->ldb, bs = a ? p->batch_stride_a : p->batch_stride_b;
   const int base = a ? p->a_align : p->b_align;
-  int64_t g = gcd64(16, ld * e);
-  if (p->batch > 1) g = gcd64(g, bs * e);
+  /* Only the byte counts modulo 16 matter (g divides 16): reduce before multiplying, so that
+   * a stride near INT64_MAX elements cannot overflow in bytes. */
+  int64_t g = gcd64(16, (int64_t)((uint64_t)ld % 16) * e);
+  if (p->batch > 1) g = gcd64(g, (int64_t)((uint64_t)bs % 16) * e);
   if (base > 0) g = gcd64(g, base);
   return (int)g;
 }
