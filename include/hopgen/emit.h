@@ -160,7 +160,7 @@ typedef enum hg_funary {
   HG_FABS,  /* |x| (abs.f32) */
   HG_FNEG,  /* -x (neg.f32) */
   HG_FEX2,  /* 2^x, ex2.approx.ftz.f32: max error 2 ulp, subnormal results flush to 0 */
-  HG_FRCP,  /* 1/x, rcp.rn.f32: IEEE round to nearest */
+  HG_FRCP,  /* 1/x, rcp.approx.ftz.f32: max error 1 ulp, one MUFU op (rcp.rn is a subroutine) */
   HG_FTANH, /* tanh(x), tanh.approx.f32 (sm_75+): max relative error about 2^-11 */
 } hg_funary_t;
 hg_val_t hg_b_funary(hg_builder_t *b, hg_funary_t op, hg_val_t x);

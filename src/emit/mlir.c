@@ -883,7 +883,7 @@ static void print_op(mprinter_t *p, int32_t i) {
       L(p, "%s = llvm.call_intrinsic \"llvm.nvvm.ex2.approx.ftz.f\"(%s) : (f32) -> f32", d, x);
       break;
     case HG_FRCP:
-      L(p, "%s = llvm.call_intrinsic \"llvm.nvvm.rcp.rn.f\"(%s) : (f32) -> f32", d, x);
+      L(p, "%s = llvm.call_intrinsic \"llvm.nvvm.rcp.approx.ftz.f\"(%s) : (f32) -> f32", d, x);
       break;
     case HG_FTANH:
       /* LLVM 22 has no NVVM intrinsic for it: the instruction, as a pure asm statement */

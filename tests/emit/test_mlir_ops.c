@@ -183,7 +183,7 @@ static void test_loads_stores_atomics(void) {
                             "abs.f32",
                             "neg.f32",
                             "ex2.approx.ftz.f32",
-                            "rcp.rn.f32",
+                            "rcp.approx.ftz.f32",
                             "tanh.approx.f32"};
     for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++)
       CHECK(mlir_has(ptx.data, expect[k]));
