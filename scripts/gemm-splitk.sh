@@ -3,9 +3,9 @@
 # reference (D poisoned first by --check) across schedules, clusters, mainloops, batches
 # with beta, fewer k-blocks than splits and fp8; then the splitk shape set timed against
 # cuBLASLt at several split counts, for the heuristic to learn from.
-#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|all]
+#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|all]
 set -u
-H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|all]}
+H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|all]}
 what=${2:-all}
 fails=0; runs=0
 run() { # one --check, one line
@@ -28,7 +28,28 @@ if [ "$what" != bench ]; then
   run 500 300 6000 --batch 3 --beta 0.5 --config 128x128x64,k5
   run 128 7168 16384 --type e4m3 --config 128x256x128,c2x1,k4
   run 1 4096 32768 --config 64x128x64,k32
+  run 128 128 32768 --config 128x128x64,k64
+  run 200 136 30000 --config 64x128x64,k33 --beta 0.25
+  run 130 260 9000 --config 128x128x64,pp,k7
+  run 64 1024 65536 --config 64x256x64,c1x2,k48
   echo "split-K checks: $runs runs, $fails failed"
+fi
+if [ "$what" = sweep ]; then
+  # every tile x cluster x split count on the split-K and a few decode shapes: one line each
+  # (TFLOP/s and the ratio), for the heuristic's model
+  for mnk in "128 128 32768" "512 512 16384" "64 1024 65536" "192 320 40000" "1 7168 2048" \
+             "8 4096 28672" "48 28672 4096"; do
+    for tile in 128x128x64 128x256x64 64x128x64 64x256x64; do
+      for cl in c1x1 c1x2; do
+        for k in 1 4 8 16 32 64; do
+          cfg=$tile,$cl; [ $k -gt 1 ] && cfg=$cfg,k$k
+          r=$("$H" gemm $mnk --config $cfg --bench --iters 20 2>&1 | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
+          [ -n "$r" ] && echo "$mnk $cfg :: $r"
+        done
+      done
+    done
+  done
+  exit 0
 fi
 if [ "$what" != check ]; then
   for mnk in "128 128 32768" "512 512 16384" "64 1024 65536" "192 320 40000"; do

@@ -97,6 +97,10 @@ case "$mode" in
     step gemm-unaligned "$H" bench gemm --set unaligned --compare-repack --json "$OUT/gemm-unaligned.json"
     step gemm-odd "$H" bench gemm --set odd --json "$OUT/gemm-odd.json" ;;
   python) python ;;
+  sweep) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
+    step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench
+    step gemm-splitk-sweep scripts/gemm-splitk.sh "$H" sweep ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check

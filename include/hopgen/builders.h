@@ -392,14 +392,15 @@ int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_
 /* Named barrier of all consumer warpgroups (cooperative tiles split over them). */
 #define HG_BAR_CONSUMERS 6
 
-/* The reduction of a split-K tile behind its last CTA (splitk.c). Every split stores its
- * partial accumulators (f32) to its own slot of the workspace and arrives on the tile's
- * counter; the split that arrives last sums all slots in split order (0, 1, ...: the same
- * bits run to run, whoever is last) into its accumulators and runs the epilogue; the
- * others skip it. No CTA waits on another, so any grid and order is deadlock-free.
+/* The reduction of a split-K tile as a binary tree over its splits (splitk.c). At each level
+ * the CTA holding a half's sum stores it to the half's slot and arrives on the pair's
+ * counter; the second of the pair adds the other half's slot to its accumulators and goes on,
+ * the first leaves. The last one standing runs the epilogue. A fixed tree of commutative
+ * additions: the same bits run to run, whoever arrives first; log2(splits) dependent round
+ * trips. No CTA waits on another, so any grid and order is deadlock-free.
  *
- * Workspace (I64 address, 256-byte aligned): a u32 counter per CTA tile, zero before the
- * launch (hg_splitk_counter_bytes of it; the kernel leaves them counted), then from the
+ * Workspace (I64 address, 256-byte aligned): `splits` u32 counters per CTA tile, zero before
+ * the launch (hg_splitk_counter_bytes of it; the kernel leaves them counted), then from the
  * next 256-byte boundary the partial slots, `splits` per CTA tile, each threads x
  * acc_count f32 in (accumulator / 4, thread, 4) order: 16-byte stores, coalesced. */
 typedef struct hg_splitk {
@@ -418,7 +419,7 @@ hg_status_t hg_splitk_make(hg_builder_t *b, int splits, int acc_count, const hg_
 hg_val_t hg_splitk_reduce(hg_builder_t *b, const hg_splitk_t *s, const hg_sched_t *sched,
                           const hg_sched_work_t *w, const hg_val_t *acc, const hg_roles_t *r);
 /* Host side: the counters' bytes (to zero before each launch) and the whole workspace. */
-size_t hg_splitk_counter_bytes(int64_t cta_tiles);
+size_t hg_splitk_counter_bytes(int splits, int64_t cta_tiles);
 size_t hg_splitk_workspace_bytes(int splits, int64_t cta_tiles, int64_t tile_elems);
 
 /* ---------------------------------------------------------------- accumulators -> tile */

@@ -266,9 +266,12 @@ static void add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
   }
 }
 
-static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t col0,
-                               hg_val_t batch) {
+/* The chain on the accumulators of x->am (the whole region, or one sub-tile of it whose first
+ * element is (row0, col0)). */
+static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_val_t batch) {
   hg_builder_t *b = x->b;
+  const hg_acc_map_t *am = x->am;
+  const int cells = am->rows * am->cols;
   const int ed = hg_dtype_bytes(x->e->d_type);
   for (int i = 0; i < x->e->nsteps; i++) {
     const hg_epi_step_t *st = &x->e->steps[i];
@@ -281,7 +284,9 @@ static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t c
       while (i + 1 < x->e->nsteps && (x->e->steps[i + 1].kind == HG_EPI_SCALE ||
                                       x->e->steps[i + 1].kind == HG_EPI_SCALE_PTR))
         f = hg_b_bin(b, HG_FMUL, f, scale_factor(b, &x->e->steps[++i]));
-      for (int v = 0; v < nacc; v++) hg_b_assign(b, x->acc[v], hg_b_bin(b, HG_FMUL, x->acc[v], f));
+      for (int i = 0; i < cells; i++)
+        if (am->v[i] >= 0)
+          hg_b_assign(b, x->acc[am->v[i]], hg_b_bin(b, HG_FMUL, x->acc[am->v[i]], f));
       break;
     }
     case HG_EPI_BETA_C: {
@@ -295,7 +300,8 @@ static hg_status_t apply_steps(epi_ctx_t *x, int nacc, hg_val_t row0, hg_val_t c
       break;
     }
     case HG_EPI_ACT:
-      for (int v = 0; v < nacc; v++) hg_b_assign(b, x->acc[v], activation(b, st, x->acc[v]));
+      for (int i = 0; i < cells; i++)
+        if (am->v[i] >= 0) hg_b_assign(b, x->acc[am->v[i]], activation(b, st, x->acc[am->v[i]]));
       break;
     case HG_EPI_BIAS:
       add_bias(x, row0, col0);
@@ -338,13 +344,28 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
 
 /* ---------------------------------------------------------------- the TMA store */
 
-/* For each 64-row x epi_n-column sub-tile of the consumer's region: write it into one of the
+/* The part of am in rows [r0, r0 + rows) and columns [c0, c0 + cols), relative to the
+ * sub-tile's first element. */
+static hg_status_t sub_map(const hg_acc_map_t *am, int r0, int rows, int c0, int cols,
+                           hg_acc_map_t *out) {
+  out->rows = rows;
+  out->cols = cols;
+  out->v = malloc(sizeof(int) * (size_t)rows * (size_t)cols);
+  if (!out->v) return hg_error(HG_ERR_NOMEM, "out of memory building an epilogue sub-tile map");
+  for (int dm = 0; dm < rows; dm++)
+    for (int dn = 0; dn < cols; dn++) out->v[dm * cols + dn] = hg_acc_map_at(am, r0 + dm, c0 + dn);
+  return hg_ok();
+}
+
+/* For each 64-row x epi_n-column sub-tile of the consumer's region: with per_sub, run the
+ * chain on its accumulators (one sub-tile's temporaries live at a time: a 64x256 region's
+ * chain with SiLU spilled when applied all at once), write it into one of the
  * consumer's swizzled shared-memory buffers (stmatrix for 16-bit D, 8-byte vector stores
  * for f32), fence the async proxy, and let the consumer's first thread store it with TMA. A
  * buffer is rewritten only after the store that read it has finished reading (bulk
  * wait_group.read buffers-1 leaves just the other buffer's store in flight). */
-static void store_tma(epi_ctx_t *x, hg_val_t m_base, hg_val_t n0, hg_val_t batch,
-                      const hg_roles_t *r) {
+static hg_status_t store_tma(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t col0,
+                             hg_val_t m_base, hg_val_t n0, hg_val_t batch, const hg_roles_t *r) {
   hg_builder_t *b = x->b;
   const hg_epilogue_t *e = x->e;
   const hg_acc_map_t *am = x->am;
@@ -359,6 +380,16 @@ static void store_tma(epi_ctx_t *x, hg_val_t m_base, hg_val_t n0, hg_val_t batch
   hg_val_t lane = r->lane;
   for (int im = 0; im < am->rows / sub_rows; im++)
     for (int j = 0; j < am->cols / epi_n; j++) {
+      if (per_sub) {
+        hg_acc_map_t sub;
+        HG_TRY(sub_map(am, im * sub_rows, sub_rows, j * epi_n, epi_n, &sub));
+        epi_ctx_t xs = *x;
+        xs.am = &sub;
+        hg_status_t st =
+            apply_steps(&xs, addc(b, row0, im * sub_rows), addc(b, col0, j * epi_n), batch);
+        hg_acc_map_free(&sub);
+        HG_TRY(st);
+      }
       hg_val_t buf = hg_b_mad(b, buf_sel, i32(b, (int32_t)e->buf_bytes), my_bufs);
       hg_b_if(b, is_first);
       hg_b_bulk_wait(b, e->buffers - 1, true);
@@ -415,24 +446,28 @@ static void store_tma(epi_ctx_t *x, hg_val_t m_base, hg_val_t n0, hg_val_t batch
       hg_b_endif(b);
       hg_b_assign(b, buf_sel, hg_b_bin(b, HG_XOR, buf_sel, i32(b, e->buffers > 1 ? 1 : 0)));
     }
+  return hg_ok();
 }
 
 hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_val_t *acc,
                              const hg_acc_map_t *am, hg_val_t row0, hg_val_t col0, hg_val_t m_base,
                              hg_val_t n0, hg_val_t batch, const hg_roles_t *r) {
   HG_TRY(check_epilogue(e));
-  int nacc = 0;
-  for (int i = 0; i < am->rows * am->cols; i++)
-    if (am->v[i] + 1 > nacc) nacc = am->v[i] + 1;
   epi_ctx_t x = {.b = b, .e = e, .acc = acc, .am = am, .step = NULL};
-  HG_TRY(apply_steps(&x, nacc, row0, col0, batch));
   if (e->tma) {
     if (am->rows % 64 || am->cols % e->epi_n)
       return hg_error(HG_ERR_INVALID,
                       "the consumer's %dx%d region is not whole 64-row x %d-column sub-tiles",
                       am->rows, am->cols, e->epi_n);
-    store_tma(&x, m_base, n0, batch, r);
+    /* An activation runs per sub-tile (its temporaries for 128-256 accumulators at once do
+     * not fit); a chain without one runs on the whole region first (beta * C's row pointers
+     * then serve every sub-tile: per sub-tile they spilled on 128x192 ping-pong tiles). */
+    bool per_sub = false;
+    for (int i = 0; i < e->nsteps; i++) per_sub = per_sub || e->steps[i].kind == HG_EPI_ACT;
+    if (!per_sub) HG_TRY(apply_steps(&x, row0, col0, batch));
+    HG_TRY(store_tma(&x, per_sub, row0, col0, m_base, n0, batch, r));
   } else {
+    HG_TRY(apply_steps(&x, row0, col0, batch));
     const gmatrix_t d = {.ptr = e->d_ptr,
                          .ld = e->ldd,
                          .batch_stride = e->batch_stride_d,

@@ -98,7 +98,7 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   if (hg_is_ok(&s))
     s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
-  /* Split-K: a counter per CTA tile and a partial tile per split (hg_splitk_*), first in
+  /* Split-K: a counter per pair of the tree and a partial tile per split (hg_splitk_*), first in
    * the workspace. */
   if (hg_is_ok(&s) && op->gk.config.splits > 1) {
     const hg_gemm_config_t *k = &op->gk.config;
@@ -107,7 +107,7 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
     const int64_t ctas =
         hg_sched_units(&tiles, op->gk.problem.m, op->gk.problem.n, op->gk.problem.batch) *
         k->cluster_m * k->cluster_n;
-    op->counter_bytes = hg_splitk_counter_bytes(ctas);
+    op->counter_bytes = hg_splitk_counter_bytes(k->splits, ctas);
     op->split_bytes =
         (hg_splitk_workspace_bytes(k->splits, ctas, (int64_t)k->tile_m * k->tile_n) + 255) &
         ~(size_t)255;

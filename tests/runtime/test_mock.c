@@ -323,8 +323,8 @@ static void test_gemm_op_host_path(void) {
   hg_gemm_op_destroy(op);
   hg_rt_free(suite_rt, w);
   CHECK_EQ(st->live_allocations, live);
-  /* Split-K: 4 x 4 tiles of 128 x 128, split 5 ways: the counters (64 B, one 256-byte
-   * block) then 16 x 5 partial tiles of 128 x 128 f32; the counters are zeroed on the stream
+  /* Split-K: 4 x 4 tiles of 128 x 128, split 5 ways: the counters (5 a tile for the tree's
+   * pairs, 320 B, two 256-byte blocks) then 16 x 5 partial tiles of 128 x 128 f32; the counters are zeroed on the stream
    * before the GEMM (the mock's allocations start as 0xCD), and the kernel gets the workspace
    * as its last parameter. */
   p.k = 4096;
@@ -333,17 +333,17 @@ static void test_gemm_op_host_path(void) {
   CHECK_OK(hg_gemm_op_create(suite_rt, &p, &c, HG_BACKEND_PTX, &op));
   if (!op) return;
   const size_t ws_split = hg_gemm_op_workspace_bytes(op);
-  CHECK_EQ(ws_split, (size_t)256 + (size_t)16 * 5 * 128 * 128 * 4);
+  CHECK_EQ(ws_split, (size_t)512 + (size_t)16 * 5 * 128 * 128 * 4);
   CHECK_OK(hg_rt_alloc(suite_rt, ws_split, &w));
   CHECK_ERR(hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, 0, 0, NULL), HG_ERR_INVALID,
             "split-K partial tiles");
   launches = st->launches;
   CHECK_OK(hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w, ws_split, NULL));
   CHECK_EQ(st->launches - launches, 1);
-  uint32_t counters[64], partial;
+  uint32_t counters[80], partial;
   CHECK_OK(hg_rt_download(suite_rt, counters, w, sizeof counters));
-  CHECK_OK(hg_rt_download(suite_rt, &partial, w + 256, 4));
-  for (int i = 0; i < 64; i++) CHECK_EQ(counters[i], 0u);
+  CHECK_OK(hg_rt_download(suite_rt, &partial, w + 512, 4));
+  for (int i = 0; i < 80; i++) CHECK_EQ(counters[i], 0u);
   CHECK_EQ(partial, 0xCDCDCDCDu); /* the partials are the kernel's to write */
   hg_gemm_op_destroy(op);
   /* A bias: hg_gemm_op_run (no bias pointer) is refused with the way to pass one;
