@@ -32,6 +32,11 @@ static const char gemm_usage[] =
     "                      dimension not a multiple of 16 bytes - are repacked each run; a\n"
     "                      named mainloop reads them in place with cp.async)\n"
     "  --compare-repack    with --bench: also time the other path (in place or repacked)\n"
+    "  --deterministic     bitwise identical D run to run: what every hopgen GEMM gives (split-K\n"
+    "                      sums its partials in a fixed tree); --check verifies it over 3 runs\n"
+    "  --batch-invariant   each row of D the same bits whatever M is: the configuration is\n"
+    "                      chosen as for M = 4096, no split-K, no tuned entry; --check also\n"
+    "                      runs M = 7 on the same operands and compares those rows bit for bit\n"
     "  --backend ptx|mlir  code generation backend (default ptx)\n"
     "  --check             run on the GPU and compare with an f32 reference and cuBLASLt\n"
     "  --bench             time hopgen and cuBLASLt side by side on the same data\n"
@@ -96,6 +101,8 @@ enum {
   G_JSON,
   G_MAINLOOP,
   G_COMPARE_REPACK,
+  G_BATCH_INVARIANT,
+  G_DETERMINISTIC,
   G_OUT,
   G_NAME,
   G_PTX_ONLY,
@@ -133,6 +140,8 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_JSON, "--json", NULL, HG_CLI_JSON, 0},
     {G_MAINLOOP, "--mainloop", NULL, HG_CLI_VALUE, 0},
     {G_COMPARE_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
+    {G_BATCH_INVARIANT, "--batch-invariant", NULL, HG_CLI_FLAG, 0},
+    {G_DETERMINISTIC, "--deterministic", NULL, HG_CLI_FLAG, 0},
     {G_OUT, "--out", NULL, HG_CLI_VALUE, 0},
     {G_NAME, "--name", NULL, HG_CLI_VALUE, 0},
     {G_PTX_ONLY, "--ptx-only", NULL, HG_CLI_FLAG, 0},
@@ -239,6 +248,10 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     return hg_cli_check(a, hg_gemm_mainloop_parse(v, &g->mainloop));
   case G_COMPARE_REPACK:
     return g->compare_repack = true;
+  case G_BATCH_INVARIANT:
+    return g->p.batch_invariant = true;
+  case G_DETERMINISTIC:
+    return true; /* what every hopgen GEMM is (the usage says so; --check verifies it) */
   case G_OUT:
     g->out = v;
     return true;
@@ -340,6 +353,8 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "rel_err", r->rel_err, true);
   json_num(f, "rel_err_cublas", r->rel_err_blas, true);
   json_num(f, "tolerance", r->tolerance, true);
+  fprintf(f, "\"repeat_identical\": %s, ", r->repeat_identical ? "true" : "false");
+  if (r->batch_m) fprintf(f, "\"batch_identical\": %s, ", r->batch_identical ? "true" : "false");
   fprintf(f, "\"nonfinite\": %" PRId64 ", ", r->bad);
   fprintf(f, "\"benched\": %s, ", r->benched ? "true" : "false");
   json_num(f, "ms", r->ms, true);
@@ -382,6 +397,12 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->checked)
     printf("  check    rel. error %.3g vs f32 reference (tolerance %.3g)%s; cuBLASLt %.3g\n",
            r->rel_err, r->tolerance, r->bad ? " NON-FINITE OUTPUT" : "", r->rel_err_blas);
+  if (r->checked)
+    printf("  bits     D %s over %d more launches%s%s%s\n",
+           r->repeat_identical ? "identical" : "DIFFERENT", r->repeat_runs,
+           r->batch_m ? "; its first rows with M = " : "",
+           r->batch_m ? (r->batch_identical ? "identical" : "DIFFERENT") : "",
+           r->batch_m ? " (batch-invariant)" : "");
   if (r->benched)
     printf(
         "  bench    hopgen %.4f ms = %.1f TFLOP/s | cuBLASLt %.4f ms = %.1f TFLOP/s | ratio %.3f\n",

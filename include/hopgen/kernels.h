@@ -300,6 +300,10 @@ typedef struct hg_gemm_problem {
    * scale vectors (length M, N; one for every batch) and a residual R of D's type, shape,
    * leading dimension and batch stride (hg_gemm_args_t's pointers) */
   bool rowscale, colscale, residual;
+  /* Batch invariance: each row of D has the same bits whatever M is. The configuration is then
+   * chosen as for M = 4096, never split along K and never from the tuner's table (which are
+   * what depend on M); a configuration given explicitly is M-independent already. */
+  bool batch_invariant;
 } hg_gemm_problem_t;
 
 /* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type
@@ -531,6 +535,14 @@ typedef struct hg_gemm_report {
    * launches included), and of a second hg_gemm_op_create of the same problem (warm: the
    * kernel cache by specification and the cubin cache) */
   double run_host_us, warm_create_ms;
+  /* check: D of `repeat_runs` more launches compared bit for bit with the first (every
+   * hopgen kernel reduces in a fixed order, split-K included); for a batch-invariant problem,
+   * the rows of a second operation with M = batch_m (fewer rows, the same operands) compared
+   * bit for bit with D's */
+  int repeat_runs;
+  bool repeat_identical;
+  int64_t batch_m;
+  bool batch_identical;
   char note[256];
 } hg_gemm_report_t;
 

@@ -168,7 +168,8 @@ class GemmProblem(C.Structure):
                 ("a_align", C.c_int), ("b_align", C.c_int), ("act", C.c_int),
                 ("act_lo", C.c_float), ("act_hi", C.c_float), ("bias", C.c_int),
                 ("bias_type", C.c_int), ("rowscale", C.c_bool), ("colscale", C.c_bool),
-                ("residual", C.c_bool)]
+                ("residual", C.c_bool),
+                ("batch_invariant", C.c_bool)]
 
 
 class GemmConfig(C.Structure):

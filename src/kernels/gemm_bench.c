@@ -453,6 +453,64 @@ static hg_status_t host_times(hg_rt_t *rt, const hg_gemm_problem_t *p,
   return hg_ok();
 }
 
+/* D's bytes into a host copy. */
+static hg_status_t download_d(hg_rt_t *rt, hg_devptr_t d, size_t bytes, uint8_t **out) {
+  *out = malloc(bytes ? bytes : 1);
+  if (!*out) return hg_error(HG_ERR_NOMEM, "out of memory for a %zu-byte copy of D", bytes);
+  return hg_rt_download(rt, *out, d, bytes);
+}
+
+/* Whether rows [0, m) of every batch of two host copies of D have the same bits. */
+static bool same_rows(const hg_gemm_problem_t *p, int64_t m, const uint8_t *x, const uint8_t *y) {
+  const size_t e = (size_t)hg_dtype_bytes(p->d_type);
+  for (int bt = 0; bt < p->batch; bt++)
+    for (int64_t i = 0; i < m; i++) {
+      const size_t at = ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd) * e;
+      if (memcmp(x + at, y + at, (size_t)p->n * e) != 0) return false;
+    }
+  return true;
+}
+
+/* Determinism: more launches into poisoned D, each compared bit for bit with the first's D.
+ * Batch invariance: the same operands through an operation for fewer rows. */
+static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
+                              const hg_gemm_run_options_t *o, hg_gemm_op_t *op, const bufs_t *b,
+                              hg_gemm_report_t *r) {
+  uint8_t *first = NULL, *again = NULL;
+  hg_status_t s = download_d(rt, b->d, b->d_bytes, &first);
+  r->repeat_runs = 2;
+  r->repeat_identical = true;
+  for (int i = 0; i < r->repeat_runs && hg_is_ok(&s); i++) {
+    s = hg_rt_memset8(rt, b->d, 0xFF, b->d_bytes, NULL);
+    if (hg_is_ok(&s)) s = op_run(op, b);
+    if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    free(again);
+    again = NULL;
+    if (hg_is_ok(&s)) s = download_d(rt, b->d, b->d_bytes, &again);
+    if (hg_is_ok(&s) && !same_rows(p, p->m, first, again)) r->repeat_identical = false;
+  }
+  if (hg_is_ok(&s) && p->batch_invariant && p->m > 1) {
+    /* the first rows again, as a problem of fewer rows: M-major A keeps its leading
+     * dimension, so its first rows are the same memory either way */
+    hg_gemm_problem_t q = *p;
+    q.m = p->m > 8 ? 7 : p->m - 1;
+    r->batch_m = q.m;
+    hg_gemm_op_t *op2 = NULL;
+    s = hg_gemm_op_create(rt, &q, o->config, o->backend, &op2);
+    if (hg_is_ok(&s)) s = hg_rt_memset8(rt, b->d, 0xFF, b->d_bytes, NULL);
+    if (hg_is_ok(&s)) s = op_run(op2, b);
+    if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    free(again);
+    again = NULL;
+    if (hg_is_ok(&s)) s = download_d(rt, b->d, b->d_bytes, &again);
+    if (hg_is_ok(&s)) r->batch_identical = same_rows(p, q.m, first, again);
+    if (op2) hg_gemm_op_destroy(op2);
+  }
+  free(first);
+  free(again);
+  return s;
+}
+
 hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gemm_run_options_t *o,
                         hg_gemm_report_t *r) {
   memset(r, 0, sizeof *r);
@@ -527,6 +585,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       if (!hg_is_ok(&bs)) snprintf(r->note, sizeof r->note, "cuBLASLt declined: %.200s", bs.msg);
     }
   }
+  if (hg_is_ok(&s) && o->check) s = check_bits(rt, &p, o, op, &b, r);
   if (hg_is_ok(&s) && o->bench) {
     run_ctx_t ctx = {.op = op, .blas = blas, .b = &b};
     const double flops = 2.0 * (double)p.m * (double)p.n * (double)p.k * p.batch;
@@ -579,5 +638,16 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
                     "the f32 reference exceeds %.3g%s (seed %" PRIu64 "); %s",
                     p.m, p.n, p.k, r->kernel, r->rel_err, r->tolerance,
                     r->bad ? ", with non-finite (unwritten) elements" : "", seed, r->where);
+  if (hg_is_ok(&s) && o->check && !r->repeat_identical)
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): D differs bit for bit between "
+                    "launches on the same data (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, seed);
+  if (hg_is_ok(&s) && o->check && p.batch_invariant && p.m > 1 && !r->batch_identical)
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): batch-invariant, yet its first "
+                    "%" PRId64 " rows computed with M = %" PRId64
+                    " differ bit for bit (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, r->batch_m, r->batch_m, seed);
   return s;
 }

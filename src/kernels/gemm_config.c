@@ -457,14 +457,44 @@ static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, in
   return waves * work / eff;
 }
 
+/* Split-K when the output has too few tiles to fill a quarter of the GPU and K is long: tiles
+ * of 64 x 128 (M up to 256) or 128 x 128, no cluster, and the largest power-of-two split that
+ * keeps all units in one wave with at least 512 of K each. Measured on the H100 over tile x
+ * cluster x splits (scripts/gemm-splitk.sh sweep, bench/RESULTS.md): the best or within 5% of
+ * it on the splitk set and on decode shapes; with more splits than one wave the units queue and
+ * the reduction's steps add up (512x512x16384 at 16 splits: 1.5x the time of 8). */
+static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *c) {
+  hg_gemm_config_t s = *c;
+  s.tile_m = p->m <= 256 ? 64 : 128;
+  s.tile_n = 128;
+  s.cluster_m = s.cluster_n = 1;
+  s.epi_n = 0;
+  const int64_t tiles =
+      (p->m + s.tile_m - 1) / s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
+  if (tiles * 4 > sm_count) return;
+  int splits = 1;
+  while (splits * 2 <= HG_SCHED_MAX_SPLITS && tiles * splits * 2 <= sm_count &&
+         p->k / (splits * 2) >= 512)
+    splits *= 2;
+  if (splits < 2) return;
+  s.splits = splits;
+  s.stages = hg_gemm_max_stages(p, &s);
+  if (s.stages > 8) s.stages = 8;
+  hg_status_t ok = hg_gemm_config_check(p, &s);
+  if (hg_is_ok(&ok)) *c = s;
+}
+
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
   return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, out);
 }
 
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloop_t mainloop,
                                   int sm_count, hg_gemm_config_t *out) {
-  hg_gemm_problem_t p = *p_in;
+  hg_gemm_problem_t p = *p_in, asked = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
+  HG_TRY(hg_gemm_problem_normalize(&asked));
+  /* batch invariance: the choice for a fixed M (the checks below still see the real one) */
+  if (p.batch_invariant) p.m = 4096;
   /* cp.async cannot multicast: no clusters on that path. */
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
   const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(&p, 0) != 16 ||
@@ -514,6 +544,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       c.stages = hg_gemm_max_stages(&p, &c);
       if (c.stages > 8) c.stages = 8;
       hg_status_t ok = hg_gemm_config_check(&p, &c);
+      if (hg_is_ok(&ok)) ok = hg_gemm_config_check(&asked, &c);
       if (!hg_is_ok(&ok)) {
         if (hg_is_ok(&why)) why = ok;
         continue;
@@ -528,6 +559,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   if (best.tile_m == 0)
     return hg_is_ok(&why) ? hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem")
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
+  if (!p.batch_invariant) split_k(&p, sm_count, &best);
   *out = best;
   return hg_ok();
 }
@@ -565,6 +597,31 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         if (n < cap) out[n] = c;
         n++;
       }
+  /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
+   * quarter of 132 SMs) and each split keeps 256 of K or more. */
+  static const int split_tiles[][2] = {{64, 128}, {128, 128}};
+  for (size_t ti = 0; ti < 2; ti++) {
+    hg_gemm_config_t c = {.tile_m = split_tiles[ti][0],
+                          .tile_n = split_tiles[ti][1],
+                          .tile_k = fp8 ? 128 : 64,
+                          .cluster_m = 1,
+                          .cluster_n = 1,
+                          .schedule = HG_SCHED_COOPERATIVE,
+                          .raster = HG_RASTER_M,
+                          .raster_group = 8};
+    const int64_t tiles =
+        (p.m + c.tile_m - 1) / c.tile_m * ((p.n + c.tile_n - 1) / c.tile_n) * p.batch;
+    if (tiles > 33) continue;
+    for (int splits = 2; splits <= HG_SCHED_MAX_SPLITS && p.k / splits >= 256; splits *= 2) {
+      c.splits = splits;
+      c.stages = hg_gemm_max_stages(&p, &c);
+      if (c.stages > 8) c.stages = 8;
+      hg_status_t ok = hg_gemm_config_check(&p, &c);
+      if (!hg_is_ok(&ok)) continue;
+      if (n < cap) out[n] = c;
+      n++;
+    }
+  }
   return n < cap ? n : cap;
 }
 

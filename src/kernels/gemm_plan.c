@@ -311,8 +311,9 @@ hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t 
   if (c) {
     cfg = *c;
   } else {
-    /* A stored winner counts only when it runs the mainloop asked for. */
-    if (!(dev && hg_gemm_tuned_lookup(&p, dev->name, &cfg) &&
+    /* A stored winner counts only when it runs the mainloop asked for (and never for a
+     * batch-invariant problem: the tuner's winner depends on M). */
+    if (!(dev && !p.batch_invariant && hg_gemm_tuned_lookup(&p, dev->name, &cfg) &&
           (mainloop == HG_MAINLOOP_AUTO || cfg.mainloop == mainloop)))
       HG_TRY(hg_gemm_heuristic_for(&p, mainloop, dev && dev->sm_count > 0 ? dev->sm_count : 132,
                                    &cfg));

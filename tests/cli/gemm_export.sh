@@ -35,6 +35,11 @@ json_is 'j["ok"] and j["command"] == "export" and len(j["files"]) == 3 and j["fi
 bad 2 "only GEMMs are exported" export tma 64 64 64
 bad 2 "writes files without running anything" export gemm 64 64 64 --check
 bad 2 "options of hopgen export gemm" gemm 64 64 64 --name x
+# split-K by the heuristic on few output tiles; batch invariance: one configuration for any M
+ok "config 64x128x64,c1x1,s8,coop,m8,e0,k64," gemm 128 128 32768
+for m in 1 77 5000; do
+  ok "config 64x64x64,c1x1,s8,coop,m8,e0,tma-wgmma," gemm "$m" 128 70000 --batch-invariant --deterministic
+done
 bad 1 "not a C identifier" export gemm 64 64 64 --out "$tmp/exp" --name 9x --ptx-only
 ok "usage: hopgen export gemm" export --help
 

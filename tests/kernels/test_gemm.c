@@ -241,6 +241,45 @@ static void test_heuristic_shapes(void) {
 /* Split-K (config ",kS"): the text form, the limits' sentences, and every mainloop, schedule,
  * cluster and type with it through ptxas (no spill); the kernel carries the arrival counter
  * (fence, atomic add) and the partial stores, and names its split count. */
+/* The heuristic splits K only when the output has few tiles: one wave of units, 512 of K or
+ * more per split; batch invariance takes the same configuration for every M and never splits. */
+static void test_split_heuristic(void) {
+  static const struct {
+    int64_t m, n, k;
+    int splits, tile_m;
+  } cases[] = {{128, 128, 32768, 64, 64}, {512, 512, 16384, 8, 128}, {64, 1024, 65536, 16, 64},
+               {192, 320, 40000, 8, 64},  {8, 4096, 28672, 4, 64},   {1, 7168, 2048, 0, 0},
+               {4096, 4096, 4096, 0, 0},  {128, 128, 1024, 2, 64},   {128, 128, 512, 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hg_gemm_problem_t p = problem(cases[i].m, cases[i].n, cases[i].k, HG_BF16);
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    const int got = c.splits > 1 ? c.splits : 0;
+    if (got != cases[i].splits)
+      HG_FAIL("%" PRId64 "x%" PRId64 "x%" PRId64 ": %d splits, expected %d", cases[i].m, cases[i].n,
+              cases[i].k, got, cases[i].splits);
+    if (cases[i].tile_m) CHECK_EQ(c.tile_m, cases[i].tile_m);
+  }
+  /* more SMs, more splits of the same tile: 128x128x32768 on 66 SMs takes 32 */
+  hg_gemm_problem_t p = problem(128, 128, 32768, HG_BF16);
+  hg_gemm_config_t c, first;
+  CHECK_OK(hg_gemm_heuristic(&p, 66, &c));
+  CHECK_EQ(c.splits, 32);
+  static const int64_t ms[] = {1, 7, 64, 100, 1000, 4096, 20000};
+  for (int n = 0; n < 2; n++)
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+      p = problem(ms[i], n ? 7168 : 128, n ? 2048 : 32768, HG_BF16);
+      p.batch_invariant = true;
+      CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      CHECK(c.splits <= 1);
+      if (i == 0) first = c;
+      char x[128], y[128];
+      hg_gemm_config_print(&c, x, sizeof x);
+      hg_gemm_config_print(&first, y, sizeof y);
+      if (strcmp(x, y) != 0) HG_FAIL("batch-invariant M = %" PRId64 ": %s, M = 1: %s", ms[i], x, y);
+    }
+}
+
 static void test_split_k(void) {
   hg_gemm_config_t c;
   char buf[128];
@@ -657,6 +696,7 @@ int main(void) {
   HG_RUN(test_heuristic_shapes);
   HG_RUN(test_tuner_space);
   HG_RUN(test_split_k);
+  HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);
   HG_RUN(test_bias);
