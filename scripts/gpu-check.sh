@@ -101,6 +101,12 @@ case "$mode" in
     step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
     step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench
     step gemm-splitk-sweep scripts/gemm-splitk.sh "$H" sweep ;;
+  issue10) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    step gemm-invariant bash -c "for a in '1000 4096 4096' '300 7168 2048 --layout CR' '77 1024 65536' '513 512 16384 --beta 0.5'; do $H gemm \$a --batch-invariant --check | grep -E 'config|bits|check' || exit 1; done"
+    step gemm-splitk-set "$H" bench gemm --set splitk --json "$OUT/gemm-splitk.json"
+    step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
+    step gemm-waves-set "$H" bench gemm --set waves --types bf16 --json "$OUT/gemm-waves.json"
+    step gemm-llm "$H" bench gemm --json "$OUT/gemm.json" ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
