@@ -398,11 +398,12 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
     printf("  check    rel. error %.3g vs f32 reference (tolerance %.3g)%s; cuBLASLt %.3g\n",
            r->rel_err, r->tolerance, r->bad ? " NON-FINITE OUTPUT" : "", r->rel_err_blas);
   if (r->checked)
-    printf("  bits     D %s over %d more launches%s%s%s\n",
-           r->repeat_identical ? "identical" : "DIFFERENT", r->repeat_runs,
-           r->batch_m ? "; its first rows with M = " : "",
-           r->batch_m ? (r->batch_identical ? "identical" : "DIFFERENT") : "",
-           r->batch_m ? " (batch-invariant)" : "");
+    printf("  bits     D %s over %d more launches\n",
+           r->repeat_identical ? "identical" : "DIFFERENT", r->repeat_runs);
+  if (r->checked && r->batch_m)
+    printf("  bits     its first %" PRId64 " rows computed with M = %" PRId64
+           ": %s (batch-invariant)\n",
+           r->batch_m, r->batch_m, r->batch_identical ? "identical" : "DIFFERENT");
   if (r->benched)
     printf(
         "  bench    hopgen %.4f ms = %.1f TFLOP/s | cuBLASLt %.4f ms = %.1f TFLOP/s | ratio %.3f\n",
