@@ -492,7 +492,29 @@ typedef struct hg_epilogue {
   int buffers, epi_n;
   hg_val_t d_ptr, ldd, batch_stride_d; /* direct (I64) */
   hg_val_t m, n, batches; /* D's extents (I32, >= 1): D is (m, n, batches); batches HG_NONE: 1 */
+  /* Vector steps (HG_EPI_BIAS) through shared memory: vec_lines > 0 reserves, per consumer
+   * and vector step i, vec_lines f32 at vec_offset + ((consumer * vectors) + i) * vec_lines * 4
+   * (vec_lines >= the consumer region's rows and the tile's columns). hg_epilogue_prefetch
+   * loads a tile's values before the main loop; hg_epilogue_emit stores them there and reads
+   * them back, when `prefetch` points at what hg_epilogue_prefetch returned (NULL: the
+   * epilogue loads them from global memory itself). */
+  uint32_t vec_offset;
+  int vec_lines, vectors;
+  const struct hg_epi_prefetch *prefetch;
 } hg_epilogue_t;
+
+/* A consumer thread's share of its tile's vector values (two lines per vector step: lines t
+ * and t + 128 of the warpgroup's thread t), held in registers across the main loop. */
+typedef struct hg_epi_prefetch {
+  hg_val_t v[HG_EPI_MAX_STEPS][2];
+  hg_val_t m_base, n0; /* the consumer region's first row, the tile's first column */
+} hg_epi_prefetch_t;
+
+/* Before the consumer's main loop: load the thread's share of each vector step's values for
+ * the region starting at row m_base and the tile starting at column n0 (0 past D's extent):
+ * the loads' latency passes behind the main loop instead of stalling the epilogue. */
+hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t m_base,
+                                 hg_val_t n0, const hg_roles_t *r, hg_epi_prefetch_t *out);
 
 /* The tile's accumulators (acc: am's values of the calling consumer thread) through the
  * steps into D. row0/col0: the thread's first element in D; m_base: the first row of the

@@ -73,6 +73,7 @@ typedef struct epi_ctx {
   const hg_val_t *acc;
   const hg_acc_map_t *am;
   const hg_epi_step_t *step; /* the step being applied (element functions) */
+  hg_val_t consumer;         /* the calling thread's consumer index */
 } epi_ctx_t;
 
 typedef void (*elem_fn)(epi_ctx_t *x, int v, hg_val_t addr);
@@ -237,6 +238,79 @@ static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x)
 /* acc += vec[col] (or vec[row]): each of the thread's columns (rows) loads its value once,
  * inside D's extent (0 outside, where nothing is stored), and adds it to every accumulator
  * of that column (row). */
+/* Which vector step st is (0, 1, ... among the chain's HG_EPI_BIAS steps). */
+static int vec_index(const hg_epilogue_t *e, const hg_epi_step_t *st) {
+  int k = 0;
+  for (const hg_epi_step_t *s = e->steps; s < st; s++) k += s->kind == HG_EPI_BIAS;
+  return k;
+}
+
+/* The shared-memory address of the calling consumer's slot for vector step st (I32). */
+static hg_val_t vec_slot_at(hg_builder_t *b, const hg_epilogue_t *e, const hg_epi_step_t *st,
+                            hg_val_t consumer) {
+  const int32_t bytes = 4 * e->vec_lines;
+  return hg_b_mad(b, hg_b_mad(b, consumer, i32(b, e->vectors), i32(b, vec_index(e, st))),
+                  i32(b, bytes), hg_b_smem_addr(b, e->vec_offset));
+}
+
+static hg_val_t vec_slot(epi_ctx_t *x, const hg_epi_step_t *st) {
+  return vec_slot_at(x->b, x->e, st, x->consumer);
+}
+
+hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t m_base,
+                                 hg_val_t n0, const hg_roles_t *r, hg_epi_prefetch_t *out) {
+  memset(out, 0, sizeof *out);
+  out->m_base = m_base;
+  out->n0 = n0;
+  if (e->vec_lines < 1 || e->vec_lines > HG_EPI_MAX_LINES)
+    return hg_error(HG_ERR_INVALID, "vector prefetch over %d lines: 1..%d", e->vec_lines,
+                    HG_EPI_MAX_LINES);
+  for (int i = 0; i < e->nsteps; i++) {
+    const hg_epi_step_t *st = &e->steps[i];
+    if (st->kind != HG_EPI_BIAS) continue;
+    const int es = hg_dtype_bytes(st->dtype);
+    hg_val_t origin = st->along_n ? n0 : m_base, extent = st->along_n ? e->n : e->m;
+    for (int j = 0; j < 2 && j * 128 < e->vec_lines; j++) {
+      hg_val_t line = addc(b, r->wg_tid, 128 * j), at = hg_b_bin(b, HG_ADD, origin, line);
+      hg_val_t v = hg_b_var(b, HG_T_F32, f32c(b, 0.0f));
+      hg_b_if(b, hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, line, i32(b, e->vec_lines)),
+                          hg_b_cmp(b, HG_LT_S, at, extent)));
+      {
+        hg_val_t addr = hg_b_mad(b, hg_b_sext(b, at), hg_b_i64(b, es), st->ptr), raw;
+        if (st->dtype == HG_F32) {
+          hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, addr, &raw);
+        } else {
+          hg_b_load(b, HG_GLOBAL, HG_T_I32, 16, 1, addr, &raw);
+          raw = hg_b_unpack_f32(b, st->dtype, raw);
+        }
+        hg_b_assign(b, v, raw);
+      }
+      hg_b_endif(b);
+      out->v[i][j] = v;
+    }
+  }
+  return hg_builder_status(b);
+}
+
+/* The prefetched values into the consumer's shared-memory slots, between two barriers of the
+ * consumer: the first keeps them from overwriting what a slower thread still reads of the
+ * previous tile, the second makes them visible to every thread of the consumer. */
+static void store_prefetched(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r) {
+  hg_roles_consumer_sync(b, r);
+  for (int i = 0; i < e->nsteps; i++) {
+    const hg_epi_step_t *st = &e->steps[i];
+    if (st->kind != HG_EPI_BIAS) continue;
+    hg_val_t slot = vec_slot_at(b, e, st, r->consumer);
+    for (int j = 0; j < 2 && j * 128 < e->vec_lines; j++) {
+      hg_val_t line = addc(b, r->wg_tid, 128 * j);
+      hg_b_if(b, hg_b_cmp(b, HG_LT_S, line, i32(b, e->vec_lines)));
+      hg_b_store(b, HG_SHARED, 0, 1, hg_b_mad(b, line, i32(b, 4), slot), &e->prefetch->v[i][j]);
+      hg_b_endif(b);
+    }
+  }
+  hg_roles_consumer_sync(b, r);
+}
+
 static hg_status_t add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
   hg_builder_t *b = x->b;
   const hg_epi_step_t *st = x->step;
@@ -247,7 +321,15 @@ static hg_status_t add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
   if (lines > HG_EPI_MAX_LINES)
     return hg_error(HG_ERR_INVALID, "a vector step over %d lines of one consumer; at most %d",
                     lines, HG_EPI_MAX_LINES);
-  hg_val_t base = hg_b_mad(b, hg_b_sext(b, first), hg_b_i64(b, e), st->ptr);
+  const hg_epi_prefetch_t *pf = x->e->prefetch;
+  hg_val_t base = HG_NONE, sbase = HG_NONE;
+  if (pf) {
+    /* prefetched into shared memory: the thread's lines relative to the region or tile */
+    hg_val_t origin = st->along_n ? pf->n0 : pf->m_base;
+    sbase = hg_b_mad(b, hg_b_bin(b, HG_SUB, first, origin), i32(b, 4), vec_slot(x, st));
+  } else {
+    base = hg_b_mad(b, hg_b_sext(b, first), hg_b_i64(b, e), st->ptr);
+  }
   /* The loads of a batch of lines first (each behind its bounds branch; 0 past the extent),
    * then their arithmetic: the batch's loads are in flight together (loading and adding line
    * by line exposed each load's latency: a bias cost 5% of a 4096^3 GEMM). A batch, not every
@@ -262,6 +344,10 @@ static hg_status_t add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
       for (int a = 0; a < across && !any; a++)
         any = (st->along_n ? hg_acc_map_at(am, a, l) : hg_acc_map_at(am, l, a)) >= 0;
       if (!any) continue;
+      if (pf) {
+        hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, addc(b, sbase, 4 * l), &v[l]);
+        continue;
+      }
       v[l] = hg_b_var(b, HG_T_F32, f32c(b, 0.0f));
       hg_b_if(b, hg_b_cmp(b, HG_LT_S, addc(b, first, l), extent));
       {
@@ -476,7 +562,8 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
                              const hg_acc_map_t *am, hg_val_t row0, hg_val_t col0, hg_val_t m_base,
                              hg_val_t n0, hg_val_t batch, const hg_roles_t *r) {
   HG_TRY(check_epilogue(e));
-  epi_ctx_t x = {.b = b, .e = e, .acc = acc, .am = am, .step = NULL};
+  epi_ctx_t x = {.b = b, .e = e, .acc = acc, .am = am, .step = NULL, .consumer = r->consumer};
+  if (e->prefetch) store_prefetched(b, e, r);
   if (e->tma) {
     if (am->rows % 64 || am->cols % e->epi_n)
       return hg_error(HG_ERR_INVALID,

@@ -251,8 +251,9 @@ int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   return w > 0 && !hg_gemm_epi_swizzled(p, w) ? 1 : 2;
 }
 
-/* Shared memory a configuration needs, in bytes, as the generator lays it out. */
-static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
+/* Shared memory of the stage ring and the epilogue's buffers, in bytes, as the generator lays
+ * them out. */
+static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type);
   const uint32_t a = (uint32_t)((c->tile_m * c->tile_k * ea + 1023) / 1024 * 1024);
@@ -261,12 +262,40 @@ static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const int epi_n = hg_gemm_epi_n(p, c);
   const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
-  return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* 64 bits: any stage count */
+  return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* any stage count */
 }
 
+/* The epilogue's vector steps staged per consumer (gemm_gen.c): f32 per row or column, as many
+ * lines per vector as the longest of them. */
+static uint32_t vec_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const int consumers = c->schedule == HG_SCHED_PINGPONG ? 2 : (c->tile_m >= 128 ? 2 : 1);
+  const int vectors = p->rowscale + p->colscale + (p->bias != HG_BIAS_NONE);
+  const int rows = c->schedule == HG_SCHED_PINGPONG ? c->tile_m : c->tile_m / consumers;
+  const int lines_n = p->colscale || p->bias == HG_BIAS_N ? c->tile_n : 0;
+  const int lines_m = p->rowscale || p->bias == HG_BIAS_M ? rows : 0;
+  return (uint32_t)(consumers * vectors * 4 * (lines_n > lines_m ? lines_n : lines_m));
+}
+
+bool hg_gemm_vectors_staged(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const uint32_t v = vec_bytes(p, c);
+  return v > 0 && smem_base(p, c, c->stages) + v <= SMEM_LIMIT;
+}
+
+/* What a configuration needs: the vectors' staging only where it fits (else the epilogue
+ * reads them from global memory). */
+static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
+  const uint64_t base = smem_base(p, c, stages), v = vec_bytes(p, c);
+  return base + v <= SMEM_LIMIT ? base + v : base;
+}
+
+/* The most stages with the vectors staged (they hide the epilogue's vector loads), or without
+ * when that leaves fewer than two. */
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const uint32_t v = vec_bytes(p, c);
   int s = 1;
-  while (s < 16 && smem_need(p, c, s + 1) <= SMEM_LIMIT) s++;
+  while (s < 16 && smem_base(p, c, s + 1) + v <= SMEM_LIMIT) s++;
+  if (s < 2)
+    while (s < 16 && smem_base(p, c, s + 1) <= SMEM_LIMIT) s++;
   return s;
 }
 

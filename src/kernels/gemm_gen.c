@@ -206,6 +206,11 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
         hg_roles_order_wait(b, r);
         hg_b_endif(b);
       }
+      hg_epi_prefetch_t pf;
+      if (x->epi.vectors) {
+        st = hg_epilogue_prefetch(b, &x->epi, hg_b_bin(b, HG_ADD, w.m0, slot_row0), w.n0, r, &pf);
+        x->epi.prefetch = &pf;
+      }
       hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
       if (pp) {
         hg_b_if(b, hg_sched_has_next(b, &x->sched, t));
@@ -217,6 +222,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
       st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
                             hg_b_bin(b, HG_ADD, w.n0, t_col), hg_b_bin(b, HG_ADD, w.m0, slot_row0),
                             w.n0, w.batch, r);
+      x->epi.prefetch = NULL;
       if (split) hg_b_endif(b);
     }
     hg_b_endif(b);
@@ -328,6 +334,19 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                             .ptr = hg_b_param(b, HG_T_I64, "residual"),
                                             .ld = e->ldd,
                                             .batch_stride = e->batch_stride_d};
+  /* vector steps' values staged in shared memory, loaded before the main loop */
+  const int rows = g->pingpong ? c->tile_m : c->tile_m / g->consumers;
+  for (int i = 0; i < e->nsteps; i++) {
+    const int lines = e->steps[i].along_n ? c->tile_n : rows;
+    if (e->steps[i].kind != HG_EPI_BIAS) continue;
+    e->vectors++;
+    if (lines > e->vec_lines) e->vec_lines = lines;
+  }
+  if (!hg_gemm_vectors_staged(p, c)) e->vectors = e->vec_lines = 0;
+  if (e->vectors) {
+    e->vec_offset =
+        hg_b_smem_reserve(b, (uint32_t)(4 * e->vec_lines * e->vectors * g->consumers), 16);
+  }
   /* split-K's workspace, the last parameter */
   if (c->splits > 1)
     HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, &x->roles, g->pingpong,

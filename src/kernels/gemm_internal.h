@@ -26,6 +26,9 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size);
 hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c);
 /* The MMA kind of a (resolved) mainloop. */
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m);
+/* Whether the epilogue's vector steps (bias, row and column scales) are staged in shared
+ * memory before the main loop: they are when the configuration has room for them. */
+bool hg_gemm_vectors_staged(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The heuristic for a given mainloop (AUTO: the one the problem resolves to). */
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m, int sm_count,
                                   hg_gemm_config_t *out);
