@@ -492,29 +492,32 @@ typedef struct hg_epilogue {
   int buffers, epi_n;
   hg_val_t d_ptr, ldd, batch_stride_d; /* direct (I64) */
   hg_val_t m, n, batches; /* D's extents (I32, >= 1): D is (m, n, batches); batches HG_NONE: 1 */
-  /* Vector steps (HG_EPI_BIAS) through shared memory: vec_lines > 0 reserves, per consumer
-   * and vector step i, vec_lines f32 at vec_offset + ((consumer * vectors) + i) * vec_lines * 4
-   * (vec_lines >= the consumer region's rows and the tile's columns). hg_epilogue_prefetch
-   * loads a tile's values before the main loop; hg_epilogue_emit stores them there and reads
-   * them back, when `prefetch` points at what hg_epilogue_prefetch returned (NULL: the
-   * epilogue loads them from global memory itself). */
+  /* Vector steps (HG_EPI_BIAS) through shared memory: vec_lines > 0 reserves, per tile in
+   * flight (one in cooperative kernels, whose consumers share the tile; one per consumer in
+   * ping-pong: vec_per_consumer) and vector step i, vec_lines f32 (the tile's rows or columns,
+   * vec_lines >= both) at vec_offset + (copy * vectors + i) * vec_lines * 4.
+   * hg_epilogue_prefetch loads a tile's values before the main loop; hg_epilogue_emit stores
+   * them there and reads them back, when `prefetch` points at what hg_epilogue_prefetch
+   * returned (NULL: the epilogue loads them from global memory itself). vec_threads: the
+   * threads holding one tile (128 x consumers, or 128 in ping-pong). */
   uint32_t vec_offset;
-  int vec_lines, vectors;
+  int vec_lines, vectors, vec_threads;
+  bool vec_per_consumer;
   const struct hg_epi_prefetch *prefetch;
 } hg_epilogue_t;
 
-/* A consumer thread's share of its tile's vector values (two lines per vector step: lines t
- * and t + 128 of the warpgroup's thread t), held in registers across the main loop. */
+/* A consumer thread's share of its tile's vector values (lines t, t + vec_threads, ... for the
+ * t-th thread of the tile), held in registers across the main loop. */
 typedef struct hg_epi_prefetch {
   hg_val_t v[HG_EPI_MAX_STEPS][2];
-  hg_val_t m_base, n0; /* the consumer region's first row, the tile's first column */
+  hg_val_t m0, n0; /* the tile's first row and column */
 } hg_epi_prefetch_t;
 
 /* Before the consumer's main loop: load the thread's share of each vector step's values for
- * the region starting at row m_base and the tile starting at column n0 (0 past D's extent):
- * the loads' latency passes behind the main loop instead of stalling the epilogue. */
-hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t m_base,
-                                 hg_val_t n0, const hg_roles_t *r, hg_epi_prefetch_t *out);
+ * the tile starting at (m0, n0) (0 past D's extent): the loads' latency passes behind the
+ * main loop instead of stalling the epilogue. */
+hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t m0, hg_val_t n0,
+                                 const hg_roles_t *r, hg_epi_prefetch_t *out);
 
 /* The tile's accumulators (acc: am's values of the calling consumer thread) through the
  * steps into D. row0/col0: the thread's first element in D; m_base: the first row of the

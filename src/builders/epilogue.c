@@ -245,33 +245,53 @@ static int vec_index(const hg_epilogue_t *e, const hg_epi_step_t *st) {
   return k;
 }
 
-/* The shared-memory address of the calling consumer's slot for vector step st (I32). */
+/* The shared-memory address of the slot for vector step st of the calling thread's tile. */
 static hg_val_t vec_slot_at(hg_builder_t *b, const hg_epilogue_t *e, const hg_epi_step_t *st,
                             hg_val_t consumer) {
   const int32_t bytes = 4 * e->vec_lines;
-  return hg_b_mad(b, hg_b_mad(b, consumer, i32(b, e->vectors), i32(b, vec_index(e, st))),
-                  i32(b, bytes), hg_b_smem_addr(b, e->vec_offset));
+  hg_val_t index = i32(b, vec_index(e, st));
+  if (e->vec_per_consumer) index = hg_b_mad(b, consumer, i32(b, e->vectors), index);
+  return hg_b_mad(b, index, i32(b, bytes), hg_b_smem_addr(b, e->vec_offset));
 }
 
 static hg_val_t vec_slot(epi_ctx_t *x, const hg_epi_step_t *st) {
   return vec_slot_at(x->b, x->e, st, x->consumer);
 }
 
-hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t m_base,
-                                 hg_val_t n0, const hg_roles_t *r, hg_epi_prefetch_t *out) {
+/* The thread's index among those holding its tile. */
+static hg_val_t tile_thread(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r) {
+  return e->vec_per_consumer || e->vec_threads == 128
+             ? r->wg_tid
+             : hg_b_mad(b, r->consumer, i32(b, 128), r->wg_tid);
+}
+
+/* The barrier of the threads holding one tile. */
+static void tile_sync(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r) {
+  if (e->vec_per_consumer)
+    hg_roles_consumer_sync(b, r);
+  else
+    hg_b_bar_sync(b, HG_BAR_CONSUMERS, e->vec_threads);
+}
+
+hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t m0, hg_val_t n0,
+                                 const hg_roles_t *r, hg_epi_prefetch_t *out) {
   memset(out, 0, sizeof *out);
-  out->m_base = m_base;
+  out->m0 = m0;
   out->n0 = n0;
-  if (e->vec_lines < 1 || e->vec_lines > HG_EPI_MAX_LINES)
-    return hg_error(HG_ERR_INVALID, "vector prefetch over %d lines: 1..%d", e->vec_lines,
-                    HG_EPI_MAX_LINES);
+  if (e->vec_lines < 1 || e->vec_lines > HG_EPI_MAX_LINES || e->vec_threads < 128 ||
+      e->vec_lines > 2 * e->vec_threads)
+    return hg_error(HG_ERR_INVALID,
+                    "vector prefetch over %d lines by %d threads: 1..%d lines, at most two a "
+                    "thread",
+                    e->vec_lines, e->vec_threads, HG_EPI_MAX_LINES);
+  hg_val_t t = tile_thread(b, e, r);
   for (int i = 0; i < e->nsteps; i++) {
     const hg_epi_step_t *st = &e->steps[i];
     if (st->kind != HG_EPI_BIAS) continue;
     const int es = hg_dtype_bytes(st->dtype);
-    hg_val_t origin = st->along_n ? n0 : m_base, extent = st->along_n ? e->n : e->m;
-    for (int j = 0; j < 2 && j * 128 < e->vec_lines; j++) {
-      hg_val_t line = addc(b, r->wg_tid, 128 * j), at = hg_b_bin(b, HG_ADD, origin, line);
+    hg_val_t origin = st->along_n ? n0 : m0, extent = st->along_n ? e->n : e->m;
+    for (int j = 0; j < 2 && j * e->vec_threads < e->vec_lines; j++) {
+      hg_val_t line = addc(b, t, e->vec_threads * j), at = hg_b_bin(b, HG_ADD, origin, line);
       hg_val_t v = hg_b_var(b, HG_T_F32, f32c(b, 0.0f));
       hg_b_if(b, hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, line, i32(b, e->vec_lines)),
                           hg_b_cmp(b, HG_LT_S, at, extent)));
@@ -292,23 +312,24 @@ hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val
   return hg_builder_status(b);
 }
 
-/* The prefetched values into the consumer's shared-memory slots, between two barriers of the
- * consumer: the first keeps them from overwriting what a slower thread still reads of the
- * previous tile, the second makes them visible to every thread of the consumer. */
+/* The prefetched values into the tile's shared-memory slots, between two barriers of the
+ * tile's threads: the first keeps them from overwriting what a slower thread still reads of
+ * the previous tile, the second makes them visible to every thread of the tile. */
 static void store_prefetched(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r) {
-  hg_roles_consumer_sync(b, r);
+  tile_sync(b, e, r);
+  hg_val_t t = tile_thread(b, e, r);
   for (int i = 0; i < e->nsteps; i++) {
     const hg_epi_step_t *st = &e->steps[i];
     if (st->kind != HG_EPI_BIAS) continue;
     hg_val_t slot = vec_slot_at(b, e, st, r->consumer);
-    for (int j = 0; j < 2 && j * 128 < e->vec_lines; j++) {
-      hg_val_t line = addc(b, r->wg_tid, 128 * j);
+    for (int j = 0; j < 2 && j * e->vec_threads < e->vec_lines; j++) {
+      hg_val_t line = addc(b, t, e->vec_threads * j);
       hg_b_if(b, hg_b_cmp(b, HG_LT_S, line, i32(b, e->vec_lines)));
       hg_b_store(b, HG_SHARED, 0, 1, hg_b_mad(b, line, i32(b, 4), slot), &e->prefetch->v[i][j]);
       hg_b_endif(b);
     }
   }
-  hg_roles_consumer_sync(b, r);
+  tile_sync(b, e, r);
 }
 
 static hg_status_t add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
@@ -325,7 +346,7 @@ static hg_status_t add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
   hg_val_t base = HG_NONE, sbase = HG_NONE;
   if (pf) {
     /* prefetched into shared memory: the thread's lines relative to the region or tile */
-    hg_val_t origin = st->along_n ? pf->n0 : pf->m_base;
+    hg_val_t origin = st->along_n ? pf->n0 : pf->m0;
     sbase = hg_b_mad(b, hg_b_bin(b, HG_SUB, first, origin), i32(b, 4), vec_slot(x, st));
   } else {
     base = hg_b_mad(b, hg_b_sext(b, first), hg_b_i64(b, e), st->ptr);

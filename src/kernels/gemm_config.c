@@ -265,15 +265,15 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* any stage count */
 }
 
-/* The epilogue's vector steps staged per consumer (gemm_gen.c): f32 per row or column, as many
- * lines per vector as the longest of them. */
+/* The epilogue's vector steps staged in shared memory (gemm_gen.c): f32 per row or column of
+ * the tile, as many lines per vector as the longest of them; a copy per tile in flight (per
+ * consumer in ping-pong). */
 static uint32_t vec_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
-  const int consumers = c->schedule == HG_SCHED_PINGPONG ? 2 : (c->tile_m >= 128 ? 2 : 1);
+  const int copies = c->schedule == HG_SCHED_PINGPONG ? 2 : 1;
   const int vectors = p->rowscale + p->colscale + (p->bias != HG_BIAS_NONE);
-  const int rows = c->schedule == HG_SCHED_PINGPONG ? c->tile_m : c->tile_m / consumers;
   const int lines_n = p->colscale || p->bias == HG_BIAS_N ? c->tile_n : 0;
-  const int lines_m = p->rowscale || p->bias == HG_BIAS_M ? rows : 0;
-  return (uint32_t)(consumers * vectors * 4 * (lines_n > lines_m ? lines_n : lines_m));
+  const int lines_m = p->rowscale || p->bias == HG_BIAS_M ? c->tile_m : 0;
+  return (uint32_t)(copies * vectors * 4 * (lines_n > lines_m ? lines_n : lines_m));
 }
 
 bool hg_gemm_vectors_staged(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {

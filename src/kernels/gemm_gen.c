@@ -208,7 +208,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
       }
       hg_epi_prefetch_t pf;
       if (x->epi.vectors) {
-        st = hg_epilogue_prefetch(b, &x->epi, hg_b_bin(b, HG_ADD, w.m0, slot_row0), w.n0, r, &pf);
+        st = hg_epilogue_prefetch(b, &x->epi, w.m0, w.n0, r, &pf);
         x->epi.prefetch = &pf;
       }
       hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
@@ -335,17 +335,19 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                             .ld = e->ldd,
                                             .batch_stride = e->batch_stride_d};
   /* vector steps' values staged in shared memory, loaded before the main loop */
-  const int rows = g->pingpong ? c->tile_m : c->tile_m / g->consumers;
   for (int i = 0; i < e->nsteps; i++) {
-    const int lines = e->steps[i].along_n ? c->tile_n : rows;
+    const int lines = e->steps[i].along_n ? c->tile_n : c->tile_m;
     if (e->steps[i].kind != HG_EPI_BIAS) continue;
     e->vectors++;
     if (lines > e->vec_lines) e->vec_lines = lines;
   }
   if (!hg_gemm_vectors_staged(p, c)) e->vectors = e->vec_lines = 0;
   if (e->vectors) {
-    e->vec_offset =
-        hg_b_smem_reserve(b, (uint32_t)(4 * e->vec_lines * e->vectors * g->consumers), 16);
+    /* ping-pong: a tile per consumer in flight, each with its own slots */
+    e->vec_per_consumer = g->pingpong;
+    e->vec_threads = g->pingpong ? 128 : 128 * g->consumers;
+    e->vec_offset = hg_b_smem_reserve(
+        b, (uint32_t)(4 * e->vec_lines * e->vectors * (g->pingpong ? g->consumers : 1)), 16);
   }
   /* split-K's workspace, the last parameter */
   if (c->splits > 1)
