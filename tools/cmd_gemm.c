@@ -353,6 +353,7 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "rel_err", r->rel_err, true);
   json_num(f, "rel_err_cublas", r->rel_err_blas, true);
   json_num(f, "tolerance", r->tolerance, true);
+  fprintf(f, "\"cublaslt_epilogue\": \"%s\", ", r->blas_epilogue);
   fprintf(f, "\"repeat_identical\": %s, ", r->repeat_identical ? "true" : "false");
   if (r->batch_m) fprintf(f, "\"batch_identical\": %s, ", r->batch_identical ? "true" : "false");
   fprintf(f, "\"nonfinite\": %" PRId64 ", ", r->bad);
@@ -405,9 +406,10 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
            ": %s (batch-invariant)\n",
            r->batch_m, r->batch_m, r->batch_identical ? "identical" : "DIFFERENT");
   if (r->benched)
-    printf(
-        "  bench    hopgen %.4f ms = %.1f TFLOP/s | cuBLASLt %.4f ms = %.1f TFLOP/s | ratio %.3f\n",
-        r->ms, r->tflops, r->blas_ms, r->blas_tflops, r->ratio);
+    printf("  bench    hopgen %.4f ms = %.1f TFLOP/s | cuBLASLt%s%s %.4f ms = %.1f TFLOP/s | ratio "
+           "%.3f\n",
+           r->ms, r->tflops, r->blas_epilogue[0] ? " fused " : "", r->blas_epilogue, r->blas_ms,
+           r->blas_tflops, r->ratio);
   if (r->benched)
     printf("  host     hg_gemm_op_run %.2f us a call (median), a warm hg_gemm_op_create %.3f ms\n",
            r->run_host_us, r->warm_create_ms);

@@ -541,6 +541,9 @@ typedef struct hg_gemm_report {
    * bit for bit with D's */
   int repeat_runs;
   bool repeat_identical;
+  /* bench: the cuBLASLt fused epilogue timed (and the ratio taken) against, "" for its plain
+   * GEMM: "BIAS", "RELU_BIAS", "GELU_BIAS" (" (tanh form)" when the chain's GELU is erf's) */
+  char blas_epilogue[32];
   int64_t batch_m;
   bool batch_identical;
   char note[256];

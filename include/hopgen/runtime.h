@@ -168,6 +168,15 @@ typedef struct hg_blas hg_blas_t;
  * stand in for C (read only when beta != 0).
  * Types (f32 accumulation): f16 x f16 and bf16 x bf16 -> the same type or f32; f32 or tf32
  * -> f32; e4m3/e5m2 x e4m3/e5m2 (not e5m2 x e5m2) -> bf16, f16 or f32. */
+/* cuBLASLt's fused epilogues hopgen compares with (cublasLtEpilogue_t). */
+typedef enum hg_blas_epilogue {
+  HG_BLAS_EPI_NONE = 0,
+  HG_BLAS_EPI_BIAS,
+  HG_BLAS_EPI_RELU_BIAS,
+  HG_BLAS_EPI_GELU_BIAS,     /* tanh-form GELU */
+  HG_BLAS_EPI_GELU_AUX_BIAS, /* and the pre-activation into aux */
+} hg_blas_epilogue_t;
+
 typedef struct hg_blas_gemm_args {
   int64_t m, n, k;
   int batch;
@@ -179,6 +188,13 @@ typedef struct hg_blas_gemm_args {
   hg_devptr_t a, b, c, d;
   hg_devptr_t scale_a, scale_b;
   hg_stream_t stream;
+  /* cuBLASLt's fused epilogue (its GELU is the tanh form): bias is a vector along N of
+   * bias_type (0: D's type); aux, for GELU_AUX_BIAS, the pre-activation in D's type, row-major
+   * M x N at leading dimension ld_aux. */
+  hg_blas_epilogue_t epilogue;
+  hg_devptr_t bias, aux;
+  hg_dtype_t bias_type;
+  int64_t ld_aux;
 } hg_blas_gemm_args_t;
 
 hg_status_t hg_blas_open(hg_rt_t *rt, hg_blas_t **out);

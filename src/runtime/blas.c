@@ -75,7 +75,15 @@ enum {
   CUBLASLT_MATMUL_DESC_TRANSB = 4,           /* int32_t */
   CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17, /* const void *, device, f32 */
   CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18,
+  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,                /* uint32_t, cublasLtEpilogue_t */
+  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,            /* const void *, device */
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 11,   /* void *, device */
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,        /* int64_t, elements */
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE = 22, /* int32_t, cudaDataType_t */
+  CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26,         /* int32_t, cudaDataType_t */
 };
+/* cublasLtEpilogue_t, by hg_blas_epilogue_t */
+static const uint32_t lt_epilogue[] = {1, 4, 6, 36, 164};
 /* cublasLtMatrixLayoutAttribute_t */
 enum {
   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,          /* int32_t */
@@ -154,6 +162,8 @@ typedef struct plan_key {
   int32_t batch, a_type, b_type, cd_type;
   int32_t a_k_major, b_k_major, scaled;
   uint32_t align[4];
+  int32_t epilogue, bias_type;
+  int64_t ld_aux;
 } plan_key_t;
 
 typedef struct plan {
@@ -410,6 +420,26 @@ static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, plan_t *p) {
   LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb,
                                            sizeof transb),
          "setting CUBLASLT_MATMUL_DESC_TRANSB");
+  if (k->epilogue != HG_BLAS_EPI_NONE) {
+    /* cuBLASLt computes D^T (N x M, column-major): its bias runs along its rows, hopgen's N */
+    const uint32_t epi = lt_epilogue[k->epilogue];
+    LT_TRY(
+        b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
+        "setting CUBLASLT_MATMUL_DESC_EPILOGUE");
+    const int32_t bt = lt_type((hg_dtype_t)k->bias_type);
+    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
+                                             sizeof bt),
+           "setting CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE");
+    if (k->epilogue == HG_BLAS_EPI_GELU_AUX_BIAS) {
+      const int32_t at = lt_type((hg_dtype_t)k->cd_type);
+      LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+                                               &at, sizeof at),
+             "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE");
+      LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                               &k->ld_aux, sizeof k->ld_aux),
+             "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD");
+    }
+  }
   const uint64_t a_rows = k->b_k_major ? (uint64_t)k->k : (uint64_t)k->n;
   const uint64_t a_cols = k->b_k_major ? (uint64_t)k->n : (uint64_t)k->k;
   const uint64_t b_rows = k->a_k_major ? (uint64_t)k->k : (uint64_t)k->m;
@@ -550,6 +580,22 @@ fail:
   return s;
 }
 
+/* Per-call epilogue pointers (the bias, the aux output). */
+static hg_status_t set_epilogue_pointers(hg_blas_t *b, plan_t *p, const hg_blas_gemm_args_t *g) {
+  hg_status_t s = hg_ok();
+  const void *bias = (const void *)(uintptr_t)g->bias;
+  void *aux = (void *)(uintptr_t)g->aux;
+  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                           sizeof bias),
+         "setting CUBLASLT_MATMUL_DESC_BIAS_POINTER");
+  if (g->epilogue == HG_BLAS_EPI_GELU_AUX_BIAS)
+    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                             &aux, sizeof aux),
+           "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER");
+fail:
+  return s;
+}
+
 hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
   if (!b || !args) return hg_error(HG_ERR_INVALID, "hg_blas_gemm needs a handle and arguments");
   hg_blas_gemm_args_t g;
@@ -583,6 +629,19 @@ hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
   key.align[1] = alignment(g.b);
   key.align[2] = alignment(g.c);
   key.align[3] = alignment(g.d);
+  if ((int)g.epilogue < 0 || g.epilogue > HG_BLAS_EPI_GELU_AUX_BIAS)
+    return hg_error(HG_ERR_INVALID, "cuBLASLt epilogue %d is not one hopgen knows",
+                    (int)g.epilogue);
+  if (g.epilogue != HG_BLAS_EPI_NONE && !g.bias)
+    return hg_error(HG_ERR_INVALID, "cuBLASLt's fused bias epilogue needs the bias pointer");
+  if (g.epilogue == HG_BLAS_EPI_GELU_AUX_BIAS && (!g.aux || g.ld_aux < g.n))
+    return hg_error(HG_ERR_INVALID,
+                    "GELU_AUX_BIAS needs the aux pointer and a leading dimension >= N (%" PRId64
+                    "), not %" PRId64,
+                    g.n, g.ld_aux);
+  key.epilogue = (int32_t)g.epilogue;
+  key.bias_type = (int32_t)(g.bias_type ? g.bias_type : g.cd_type);
+  key.ld_aux = g.epilogue == HG_BLAS_EPI_GELU_AUX_BIAS ? g.ld_aux : 0;
 
   plan_t *p = NULL;
   for (int i = 0; i < HG_BLAS_PLANS; i++)
@@ -595,6 +654,7 @@ hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
     HG_TRY(build_plan(b, &key, p));
   }
   if (key.scaled) HG_TRY(set_scales(b, p, &g));
+  if (key.epilogue != HG_BLAS_EPI_NONE) HG_TRY(set_epilogue_pointers(b, p, &g));
   const float alpha = g.alpha, beta = g.beta;
   cublasStatus_t st = b->cublasLtMatmul(
       b->handle, p->desc, &alpha, (const void *)(uintptr_t)g.b, p->layout[0],

@@ -10,6 +10,7 @@
  * without a GPU. Memory is the mock driver's (host memory), range-checked through it. */
 #include <cublasLt.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,11 @@ struct desc {
   cudaDataType_t scale;
   int32_t transa, transb;
   const void *scale_a, *scale_b;
+  uint32_t epilogue; /* cublasLtEpilogue_t; 0 = unset (DEFAULT) */
+  const void *bias;
+  void *aux;
+  int64_t aux_ld;
+  int32_t bias_type, aux_type;
 };
 
 struct layout {
@@ -124,6 +130,35 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t 
   case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER:
     if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&x->scale_b, buf, sizeof(void *));
+    return CUBLAS_STATUS_SUCCESS;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE: {
+    uint32_t e;
+    if (size != sizeof e) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&e, buf, sizeof e);
+    /* the ones hopgen uses: DEFAULT, BIAS, RELU_BIAS, GELU_BIAS, GELU_AUX_BIAS */
+    if (e != CUBLASLT_EPILOGUE_DEFAULT && e != CUBLASLT_EPILOGUE_BIAS &&
+        e != CUBLASLT_EPILOGUE_RELU_BIAS && e != CUBLASLT_EPILOGUE_GELU_BIAS &&
+        e != CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    x->epilogue = e;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+    if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&x->bias, buf, sizeof(void *));
+    return CUBLAS_STATUS_SUCCESS;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
+    if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&x->aux, buf, sizeof(void *));
+    return CUBLAS_STATUS_SUCCESS;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
+    if (size != sizeof(int64_t)) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&x->aux_ld, buf, sizeof(int64_t));
+    return CUBLAS_STATUS_SUCCESS;
+  case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE:
+    if (size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(attr == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE ? &x->bias_type : &x->aux_type, buf, 4);
     return CUBLAS_STATUS_SUCCESS;
   default:
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -391,6 +426,17 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
         }
         double v = fa * acc;
         if (fbeta != 0.0f) v += fbeta * load(cb, c->type, (int64_t)(i + j * c->ld));
+        /* the fused epilogue: bias along the rows, the pre-activation to aux, then ReLU or
+         * the tanh-form GELU */
+        if (d->epilogue > CUBLASLT_EPILOGUE_DEFAULT) {
+          v += load(d->bias, (cudaDataType)d->bias_type, (int64_t)i);
+          if (d->epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
+            store(d->aux, (cudaDataType)d->aux_type, (int64_t)(i + j * d->aux_ld), v);
+          if (d->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) v = v > 0 ? v : 0;
+          if (d->epilogue == CUBLASLT_EPILOGUE_GELU_BIAS ||
+              d->epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
+            v = 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+        }
         store(db, o->type, (int64_t)(i + j * o->ld), v);
       }
     }

@@ -761,6 +761,99 @@ static double suite_gemm_check(hg_blas_t *blas, const suite_gemm_t *c, const cha
   return rel;
 }
 
+/* cuBLASLt's fused epilogues hopgen compares with: bias along N, then ReLU or the tanh-form
+ * GELU, and GELU_AUX_BIAS's pre-activation output, against a CPU reference. */
+static void suite_blas_epilogue(hg_blas_t *blas) {
+  const int64_t M = 40, N = 72, K = 64;
+  float *ha = malloc(sizeof(float) * M * K), *hb = malloc(sizeof(float) * N * K);
+  float *bias = malloc(sizeof(float) * N), *hd = malloc(sizeof(float) * M * N);
+  float *haux = malloc(sizeof(float) * M * N);
+  uint16_t *a16 = malloc(2 * M * K), *b16 = malloc(2 * N * K);
+  uint64_t rng = 12345;
+  for (int64_t i = 0; i < M * K; i++) suite_put((uint8_t *)a16, HG_BF16, i, hgt_rand_quarter(&rng));
+  for (int64_t i = 0; i < N * K; i++) suite_put((uint8_t *)b16, HG_BF16, i, hgt_rand_quarter(&rng));
+  for (int64_t j = 0; j < N; j++) bias[j] = (float)(j % 7) * 0.25f - 0.75f;
+  for (int64_t i = 0; i < M * K; i++) ha[i] = (float)suite_get((uint8_t *)a16, HG_BF16, i);
+  for (int64_t i = 0; i < N * K; i++) hb[i] = (float)suite_get((uint8_t *)b16, HG_BF16, i);
+  hg_devptr_t da = 0, db = 0, dd = 0, dbias = 0, daux = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, 2 * M * K, &da));
+  CHECK_OK(hg_rt_alloc(suite_rt, 2 * N * K, &db));
+  CHECK_OK(hg_rt_alloc(suite_rt, 4 * M * N, &dd));
+  CHECK_OK(hg_rt_alloc(suite_rt, 4 * M * N, &daux));
+  CHECK_OK(hg_rt_alloc(suite_rt, 4 * N, &dbias));
+  CHECK_OK(hg_rt_upload(suite_rt, da, a16, 2 * M * K));
+  CHECK_OK(hg_rt_upload(suite_rt, db, b16, 2 * N * K));
+  CHECK_OK(hg_rt_upload(suite_rt, dbias, bias, 4 * N));
+  static const hg_blas_epilogue_t epis[] = {HG_BLAS_EPI_BIAS, HG_BLAS_EPI_RELU_BIAS,
+                                            HG_BLAS_EPI_GELU_BIAS, HG_BLAS_EPI_GELU_AUX_BIAS};
+  for (size_t e = 0; e < sizeof epis / sizeof epis[0]; e++) {
+    hg_blas_gemm_args_t g;
+    memset(&g, 0, sizeof g);
+    g.m = M;
+    g.n = N;
+    g.k = K;
+    g.a_type = g.b_type = HG_BF16;
+    g.cd_type = HG_F32;
+    g.a_k_major = g.b_k_major = true;
+    g.alpha = 1.0f;
+    g.a = da;
+    g.b = db;
+    g.d = dd;
+    g.epilogue = epis[e];
+    g.bias = dbias;
+    g.bias_type = HG_F32;
+    g.aux = daux;
+    g.ld_aux = N;
+    CHECK_OK(hg_rt_memset8(suite_rt, dd, 0xFF, 4 * M * N, NULL));
+    CHECK_OK(hg_rt_memset8(suite_rt, daux, 0xFF, 4 * M * N, NULL));
+    CHECK_OK(hg_blas_gemm(blas, &g));
+    CHECK_OK(hg_rt_sync(suite_rt, NULL));
+    CHECK_OK(hg_rt_download(suite_rt, hd, dd, 4 * M * N));
+    CHECK_OK(hg_rt_download(suite_rt, haux, daux, 4 * M * N));
+    double err = 0;
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double pre = bias[j];
+        for (int64_t p = 0; p < K; p++) pre += (double)ha[i * K + p] * hb[j * K + p];
+        double want = pre;
+        if (epis[e] == HG_BLAS_EPI_RELU_BIAS) want = pre > 0 ? pre : 0;
+        if (epis[e] >= HG_BLAS_EPI_GELU_BIAS)
+          want = 0.5 * pre * (1 + tanh(0.7978845608028654 * (pre + 0.044715 * pre * pre * pre)));
+        const double d = fabs(hd[i * N + j] - want);
+        if (!(d <= err)) err = d;
+        if (epis[e] == HG_BLAS_EPI_GELU_AUX_BIAS) {
+          const double da2 = fabs(haux[i * N + j] - pre);
+          if (!(da2 <= err)) err = da2;
+        }
+      }
+    if (!(err < 2e-3)) HG_FAIL("cuBLASLt epilogue %d: max error %.3g", (int)epis[e], err);
+  }
+  hg_blas_gemm_args_t g;
+  memset(&g, 0, sizeof g);
+  g.m = g.n = g.k = 64;
+  g.a_type = g.b_type = HG_BF16;
+  g.cd_type = HG_BF16;
+  g.a_k_major = g.b_k_major = true;
+  g.a = g.b = g.d = da;
+  g.epilogue = HG_BLAS_EPI_BIAS;
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_INVALID, "needs the bias pointer");
+  g.bias = dbias;
+  g.epilogue = HG_BLAS_EPI_GELU_AUX_BIAS;
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_INVALID, "GELU_AUX_BIAS needs the aux pointer");
+  hg_rt_free(suite_rt, da);
+  hg_rt_free(suite_rt, db);
+  hg_rt_free(suite_rt, dd);
+  hg_rt_free(suite_rt, daux);
+  hg_rt_free(suite_rt, dbias);
+  free(ha);
+  free(hb);
+  free(bias);
+  free(hd);
+  free(haux);
+  free(a16);
+  free(b16);
+}
+
 static void suite_gemm(void) {
   hg_blas_t *blas = NULL;
   hg_status_t s = hg_blas_open(suite_rt, &blas);
@@ -803,6 +896,7 @@ static void suite_gemm(void) {
   suite_gemm_check(blas, &fp8c, "e5m2 x e4m3 TN, scale A 2 -> f16");
   /* The same shape again uses the cached algorithm. */
   suite_gemm_check(blas, &fp8, "e4m3 TN again (cached algorithm)");
+  suite_blas_epilogue(blas);
 
   /* Refusals, with sentences. */
   hg_blas_gemm_args_t g;
