@@ -41,13 +41,13 @@ if [ "$what" != bench ]; then
   echo "epilogue checks: $runs runs, $fails failed"
 fi
 if [ "$what" != check ]; then
-  for act in none $acts bias bias,gelu bias,gelu_tanh bias,silu; do
+  for act in none $acts bias bias,relu bias,gelu bias,gelu_tanh bias,silu; do
     echo "== 4096 4096 4096 --epilogue $act"
-    "$H" gemm 4096 4096 4096 --epilogue $act --bench --iters 30 2>&1 | grep -E 'bench|host' | head -2
+    "$H" gemm 4096 4096 4096 --epilogue $act --bench --iters 30 2>&1 | grep -E 'bench|host|unfused|check' | head -4
   done
-  for act in none bias,gelu bias,gelu_tanh; do
+  for act in none bias bias,gelu bias,gelu_tanh; do
     echo "== 8192 8192 8192 --epilogue $act"
-    "$H" gemm 8192 8192 8192 --epilogue $act --bench --iters 20 2>&1 | grep -E 'bench' | head -1
+    "$H" gemm 8192 8192 8192 --epilogue $act --bench --iters 20 2>&1 | grep -E 'bench|unfused' | head -2
   done
 fi
 exit $((fails > 0))

@@ -354,6 +354,7 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "rel_err_cublas", r->rel_err_blas, true);
   json_num(f, "tolerance", r->tolerance, true);
   fprintf(f, "\"cublaslt_epilogue\": \"%s\", ", r->blas_epilogue);
+  json_num(f, "unfused_ms", r->unfused_ms, true);
   fprintf(f, "\"repeat_identical\": %s, ", r->repeat_identical ? "true" : "false");
   if (r->batch_m) fprintf(f, "\"batch_identical\": %s, ", r->batch_identical ? "true" : "false");
   fprintf(f, "\"nonfinite\": %" PRId64 ", ", r->bad);
@@ -413,6 +414,9 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->benched)
     printf("  host     hg_gemm_op_run %.2f us a call (median), a warm hg_gemm_op_create %.3f ms\n",
            r->run_host_us, r->warm_create_ms);
+  if (r->benched && r->unfused_ms > 0)
+    printf("  unfused  plain GEMM + a bias/activation kernel %.4f ms: fused is %.3fx faster\n",
+           r->unfused_ms, r->unfused_ms / r->ms);
   if (r->benched && r->repack_ms > 0)
     printf("  other    repack + tma-wgmma %.4f ms: this run (in place) took %.3fx its time\n",
            r->repack_ms, r->ms / r->repack_ms);

@@ -453,6 +453,9 @@ typedef enum hg_act {
   HG_ACT_CLAMP,     /* min(max(x, lo), hi) */
   HG_ACT_COUNT
 } hg_act_t;
+/* act(x) for one F32 value (clamp's bounds lo, hi): the epilogue's activations, for any
+ * kernel that applies them. */
+hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, float lo, float hi, hg_val_t x);
 
 typedef enum hg_epi_kind {
   HG_EPI_SCALE,     /* acc *= value (F32, run time) */

@@ -361,6 +361,11 @@ typedef struct hg_gemm_config {
  * ceil(M/16), batch), 256 threads. Parameters: a, b, c, dref, m, n, k, lda, ldb, ldc,
  * batch_stride_a/b/c, alpha, beta. */
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
+/* The elementwise tail of p's epilogue as its own kernel, for timing the unfused sequence:
+ * D(i, j) = act(D(i, j) + bias) in place (p's bias and activation; scales and residual are
+ * not part of it), 16 bytes a thread where D's rows allow. Grid-stride, 256 threads;
+ * parameters d, bias, m, n, batch, ldd, batch_stride_d (I64). */
+hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
 
 /* Text form "128x256x64,c2x1,s4,coop,m8,e64,k4,tma-wgmma": tile, cluster, stages, schedule
  * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), split-K (printed only
@@ -530,6 +535,7 @@ typedef struct hg_gemm_report {
   bool benched;
   double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
   double repack_ms;  /* compare_repack, run read in place: repack + tma-wgmma per call */
+  double unfused_ms; /* a bias/activation chain: the plain GEMM, then a kernel applying it */
   double cpasync_ms; /* compare_repack, run repacked: reading in place with cp.async */
   /* bench: host time of one hg_gemm_op_run with the same pointers (median of 101 calls,
    * launches included), and of a second hg_gemm_op_create of the same problem (warm: the

@@ -207,7 +207,11 @@ static hg_val_t erf_as(hg_builder_t *b, hg_val_t x) {
 }
 
 static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x) {
-  switch (st->act) {
+  return hg_act_emit(b, st->act, st->lo, st->hi, x);
+}
+
+hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, float lo, float hi, hg_val_t x) {
+  switch (act) {
   case HG_ACT_RELU:
     return hg_b_bin(b, HG_FMAX, x, f32c(b, 0.0f));
   case HG_ACT_GELU: {
@@ -227,7 +231,7 @@ static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x)
   case HG_ACT_SIGMOID:
     return sigmoid(b, x);
   case HG_ACT_CLAMP:
-    return hg_b_bin(b, HG_FMIN, hg_b_bin(b, HG_FMAX, x, f32c(b, st->lo)), f32c(b, st->hi));
+    return hg_b_bin(b, HG_FMIN, hg_b_bin(b, HG_FMAX, x, f32c(b, lo)), f32c(b, hi));
   case HG_ACT_NONE:
   case HG_ACT_COUNT:
     break;

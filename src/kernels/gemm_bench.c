@@ -448,6 +448,59 @@ static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
   return s;
 }
 
+/* The unfused sequence: the plain GEMM (the heuristic's kernel for the problem without its
+ * chain), then the chain's bias and activation as a separate elementwise kernel over D. */
+typedef struct unfused_ctx {
+  hg_rt_t *rt;
+  hg_gemm_op_t *op;
+  hg_function_t *fn;
+  bufs_t *b;
+  const hg_gemm_problem_t *p;
+  int grid;
+} unfused_ctx_t;
+
+static hg_status_t run_unfused(void *v) {
+  unfused_ctx_t *u = v;
+  const hg_gemm_args_t x = {.a = u->b->a,
+                            .b = u->b->b,
+                            .c = u->b->c,
+                            .d = u->b->d,
+                            .scale_a = u->b->scale_a,
+                            .scale_b = u->b->scale_b};
+  HG_TRY(hg_gemm_op_run_args(u->op, &x, NULL));
+  hg_devptr_t d = u->b->d, bias = u->b->bias;
+  int64_t m = u->p->m, n = u->p->n, batch = u->p->batch, ldd = u->p->ldd,
+          bsd = u->p->batch_stride_d;
+  void *args[] = {&d, &bias, &m, &n, &batch, &ldd, &bsd};
+  hg_launch_t l = {.grid = {(uint32_t)u->grid, 1, 1}, .block = {256, 1, 1}};
+  return hg_rt_launch(u->rt, u->fn, &l, args);
+}
+
+/* Only chains of a bias and/or an activation have an unfused form here; *ms 0 otherwise. */
+static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
+                                const hg_gemm_run_options_t *o, bufs_t *b, float *ms) {
+  *ms = 0;
+  if ((p->bias == HG_BIAS_NONE && p->act == HG_ACT_NONE) || p->rowscale || p->colscale ||
+      p->residual)
+    return hg_ok();
+  hg_gemm_problem_t plain = *p;
+  plain.bias = HG_BIAS_NONE;
+  plain.act = HG_ACT_NONE;
+  hg_kernel_t k;
+  HG_TRY(hg_gen_bias_act(p, HG_BACKEND_PTX, &k));
+  unfused_ctx_t u = {.rt = rt, .b = b, .p = p};
+  hg_module_t *mod = NULL;
+  hg_status_t s = hg_kernels_load(rt, &k, &mod, &u.fn, NULL);
+  const hg_device_info_t *dev = hg_rt_device(rt);
+  u.grid = 8 * (dev && dev->sm_count > 0 ? dev->sm_count : 132);
+  if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &plain, NULL, o->backend, &u.op);
+  if (hg_is_ok(&s)) s = time_median(rt, run_unfused, &u, o->warmup, o->iters, ms);
+  if (u.op) hg_gemm_op_destroy(u.op);
+  if (mod) hg_rt_module_unload(rt, mod);
+  hg_kernel_free(&k);
+  return s;
+}
+
 static int cmp_double(const void *x, const void *y) {
   const double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);
@@ -656,6 +709,11 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       }
     }
     if (hg_is_ok(&s)) s = host_times(rt, &p, o, &ctx, r);
+    if (hg_is_ok(&s)) {
+      float ums = 0;
+      s = time_unfused(rt, &p, o, &b, &ums);
+      r->unfused_ms = ums;
+    }
     if (hg_is_ok(&s) && o->compare_repack) {
       float ms = 0;
       bool repacked = false;

@@ -287,3 +287,82 @@ hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k) {
   hg_b_endloop(b);
   return end(b, be, k);
 }
+
+hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k) {
+  const hg_dtype_t t = p->d_type;
+  const int e = hg_dtype_bytes(t);
+  if (t != HG_BF16 && t != HG_F16 && t != HG_F32)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "the bias + activation kernel takes bf16, f16 or f32 D, not %s",
+                    hg_dtype_name(t));
+  if (p->bias != HG_BIAS_NONE && p->bias_type != HG_BF16 && p->bias_type != HG_F16 &&
+      p->bias_type != HG_F32)
+    return hg_error(HG_ERR_UNSUPPORTED, "a bias of %s", hg_dtype_name(p->bias_type));
+  /* 16 bytes a thread when every row holds whole 16-byte chunks, else one element */
+  const int vec =
+      p->n % (16 / e) == 0 && p->ldd % (16 / e) == 0 && p->batch_stride_d % (16 / e) == 0 ? 16 / e
+                                                                                          : 1;
+  char name[64];
+  snprintf(name, sizeof name, "hg_bias_act_%s_%s%s_v%d", hg_dtype_name(t),
+           p->bias == HG_BIAS_N   ? "n"
+           : p->bias == HG_BIAS_M ? "m"
+                                  : "",
+           hg_gemm_act_name(p->act), vec);
+  hg_builder_t *b;
+  HG_TRY(begin(name, 256, k, &b));
+  /* D(i, j, z) = act(D(i, j, z) + bias[j or i]) in place; rows of n elements at ldd */
+  hg_val_t d = hg_b_param(b, HG_T_I64, "d"), bias = hg_b_param(b, HG_T_I64, "bias");
+  hg_val_t m = hg_b_param(b, HG_T_I64, "m"), n = hg_b_param(b, HG_T_I64, "n");
+  hg_val_t batch = hg_b_param(b, HG_T_I64, "batch"), ldd = hg_b_param(b, HG_T_I64, "ldd");
+  hg_val_t bsd = hg_b_param(b, HG_T_I64, "batch_stride_d");
+  hg_val_t first, step;
+  grid_stride(b, &first, &step);
+  hg_val_t chunks = hg_b_bin(b, HG_DIV_U, n, hg_b_i64(b, vec));
+  hg_val_t per_batch = hg_b_bin(b, HG_MUL, m, chunks);
+  hg_val_t total = hg_b_bin(b, HG_MUL, per_batch, batch);
+  hg_val_t i = hg_b_var(b, HG_T_I64, first);
+  hg_b_loop(b);
+  hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, i, total));
+  hg_val_t z = hg_b_bin(b, HG_DIV_U, i, per_batch), rc = hg_b_bin(b, HG_REM_U, i, per_batch);
+  hg_val_t r = hg_b_bin(b, HG_DIV_U, rc, chunks);
+  hg_val_t c = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, rc, chunks), hg_b_i64(b, vec));
+  hg_val_t addr =
+      hg_b_bin(b, HG_ADD, d,
+               hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bsd, hg_b_mad(b, r, ldd, c)), hg_b_i64(b, e)));
+  const int words = vec * e / 4 > 0 ? vec * e / 4 : 1;
+  hg_val_t raw[4], x[8];
+  if (vec == 1)
+    x[0] = load_as_f32(b, t, addr);
+  else
+    hg_b_load(b, HG_GLOBAL, t == HG_F32 ? HG_T_F32 : HG_T_I32, 0, words, addr, raw);
+  for (int j = 0; j < vec && vec > 1; j++)
+    x[j] = t == HG_F32
+               ? raw[j]
+               : hg_b_unpack_f32(
+                     b, t, j % 2 ? hg_b_bin(b, HG_SHR_U, raw[j / 2], hg_b_i32(b, 16)) : raw[j / 2]);
+  for (int j = 0; j < vec; j++) {
+    if (p->bias != HG_BIAS_NONE) {
+      hg_val_t at = p->bias == HG_BIAS_N ? hg_b_bin(b, HG_ADD, c, hg_b_i64(b, j)) : r;
+      x[j] =
+          hg_b_bin(b, HG_FADD, x[j],
+                   load_as_f32(b, p->bias_type,
+                               hg_b_mad(b, at, hg_b_i64(b, hg_dtype_bytes(p->bias_type)), bias)));
+    }
+    if (p->act != HG_ACT_NONE) x[j] = hg_act_emit(b, p->act, p->act_lo, p->act_hi, x[j]);
+  }
+  if (vec == 1) {
+    if (t == HG_F32) {
+      hg_b_store(b, HG_GLOBAL, 0, 1, addr, &x[0]);
+    } else {
+      hg_val_t pk = hg_b_pack_f32x2(b, t, x[0], x[0]);
+      hg_b_store(b, HG_GLOBAL, 16, 1, addr, &pk);
+    }
+  } else {
+    for (int w = 0; w < words; w++)
+      raw[w] = t == HG_F32 ? x[w] : hg_b_pack_f32x2(b, t, x[2 * w], x[2 * w + 1]);
+    hg_b_store(b, HG_GLOBAL, 0, words, addr, raw);
+  }
+  hg_b_assign(b, i, hg_b_bin(b, HG_ADD, i, step));
+  hg_b_endloop(b);
+  return end(b, be, k);
+}
