@@ -43,11 +43,11 @@ fi
 if [ "$what" != check ]; then
   for act in none $acts bias bias,relu bias,gelu bias,gelu_tanh bias,silu; do
     echo "== 4096 4096 4096 --epilogue $act"
-    "$H" gemm 4096 4096 4096 --epilogue $act --bench --iters 30 2>&1 | grep -E 'bench|host|unfused|check' | head -4
+    "$H" gemm 4096 4096 4096 --epilogue $act --check --bench --iters 30 2>&1 | grep -E 'bench|host|unfused|check|GEMM' | head -5
   done
   for act in none bias bias,gelu bias,gelu_tanh; do
     echo "== 8192 8192 8192 --epilogue $act"
-    "$H" gemm 8192 8192 8192 --epilogue $act --bench --iters 20 2>&1 | grep -E 'bench|unfused' | head -2
+    "$H" gemm 8192 8192 8192 --epilogue $act --check --bench --iters 20 2>&1 | grep -E 'bench|unfused|check|GEMM' | head -4
   done
 fi
 exit $((fails > 0))
