@@ -3,9 +3,9 @@
 # reference (D poisoned first by --check) across schedules, clusters, mainloops, batches
 # with beta, fewer k-blocks than splits and fp8; then the splitk shape set timed against
 # cuBLASLt at several split counts, for the heuristic to learn from.
-#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|all]
+#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|decode-sweep|all]
 set -u
-H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|all]}
+H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|decode-sweep|all]}
 what=${2:-all}
 fails=0; runs=0
 run() { # one --check, one line
@@ -33,6 +33,19 @@ if [ "$what" != bench ]; then
   run 130 260 9000 --config 128x128x64,pp,k7
   run 64 1024 65536 --config 64x256x64,c1x2,k48
   echo "split-K checks: $runs runs, $fails failed"
+fi
+if [ "$what" = decode-sweep ]; then
+  # decode shapes: weight tile widths x split counts, one line each
+  for mnk in "1 7168 2048" "1 2048 7168" "1 28672 4096" "1 4096 28672" "8 7168 2048" "8 2048 7168"; do
+    for tile in 64x64x64 64x128x64 64x256x64; do
+      for k in 1 2 4 8 16; do
+        cfg=$tile; [ $k -gt 1 ] && cfg=$cfg,k$k
+        r=$("$H" gemm $mnk --config $cfg --bench --iters 20 2>&1 | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
+        [ -n "$r" ] && echo "$mnk $cfg :: $r"
+      done
+    done
+  done
+  exit 0
 fi
 if [ "$what" = sweep ]; then
   # every tile x cluster x split count on the split-K and a few decode shapes: one line each
