@@ -557,10 +557,6 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                             .mainloop = mainloop};
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each. */
       if (c.tile_m * c.tile_n / (c.tile_m >= 128 ? 256 : 128) > max_acc) continue;
-      /* Decode (M <= 64): the weights stream through B, and a 64-wide B tile moves as many
-       * bytes of A's mostly empty 64-row tile as of B (H100, 1x7168x2048: 64x128 16.9 us,
-       * 64x64 21.5 us; 8x7168x2048 17.4 and 20.7 us; gemm-splitk.sh decode-sweep) */
-      if (p.m <= 64 && p.n >= 128 && c.tile_n < 128) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
        * A across N when M fits one tile. */
       const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
