@@ -486,6 +486,18 @@ static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, in
   return waves * work / eff;
 }
 
+/* c with the most stages that fit (at most 8), appended to out[n] when the generator can
+ * build it; the new count (it keeps counting past cap). */
+static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_config_t *out,
+                       int cap, int n) {
+  c.stages = hg_gemm_max_stages(p, &c);
+  if (c.stages > 8) c.stages = 8;
+  hg_status_t ok = hg_gemm_config_check(p, &c);
+  if (!hg_is_ok(&ok)) return n;
+  if (n < cap) out[n] = c;
+  return n + 1;
+}
+
 /* Split-K when the output has too few tiles to fill a quarter of the GPU and K is long: tiles
  * of 64 x 128 (M up to 256) or 128 x 128, no cluster, and the largest power-of-two split that
  * keeps all units in one wave with at least 512 of K each. Measured on the H100 over tile x
@@ -507,10 +519,7 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
     splits *= 2;
   if (splits < 2) return;
   s.splits = splits;
-  s.stages = hg_gemm_max_stages(p, &s);
-  if (s.stages > 8) s.stages = 8;
-  hg_status_t ok = hg_gemm_config_check(p, &s);
-  if (hg_is_ok(&ok)) *c = s;
+  add_fitting(p, s, c, 1, 0);
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
@@ -619,12 +628,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
         const int consumers = sched ? 1 : (c.tile_m >= 128 ? 2 : 1);
         if (c.tile_m * c.tile_n / (128 * consumers) > 240) continue;
-        c.stages = hg_gemm_max_stages(&p, &c);
-        if (c.stages > 8) c.stages = 8;
-        hg_status_t ok = hg_gemm_config_check(&p, &c);
-        if (!hg_is_ok(&ok)) continue;
-        if (n < cap) out[n] = c;
-        n++;
+        n = add_fitting(&p, c, out, cap, n);
       }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
    * quarter of 132 SMs) and each split keeps 256 of K or more. */
@@ -643,12 +647,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
     if (tiles > 33) continue;
     for (int splits = 2; splits <= HG_SCHED_MAX_SPLITS && p.k / splits >= 256; splits *= 2) {
       c.splits = splits;
-      c.stages = hg_gemm_max_stages(&p, &c);
-      if (c.stages > 8) c.stages = 8;
-      hg_status_t ok = hg_gemm_config_check(&p, &c);
-      if (!hg_is_ok(&ok)) continue;
-      if (n < cap) out[n] = c;
-      n++;
+      n = add_fitting(&p, c, out, cap, n);
     }
   }
   return n < cap ? n : cap;

@@ -346,9 +346,16 @@ static void test_spec_cache(void) {
   CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &cold));
   const double cold_ms = hg_now_ms() - t0;
   CHECK(!cold.from_cache);
-  t0 = hg_now_ms();
-  CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &warm));
-  const double warm_ms = hg_now_ms() - t0;
+  /* the fastest of three lookups: one slow lookup on a loaded machine is not the cache's
+   * cost (a single one failed the 3x bound once under a parallel build) */
+  double warm_ms = 0;
+  for (int i = 0; i < 3; i++) {
+    if (i) hg_gemm_kernel_free(&warm);
+    t0 = hg_now_ms();
+    CHECK_OK(hg_gemm_build(&p, &c, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &warm));
+    const double ms = hg_now_ms() - t0;
+    if (i == 0 || ms < warm_ms) warm_ms = ms;
+  }
   CHECK(warm.from_cache);
   CHECK(warm_ms * 3 < cold_ms);
   fprintf(stderr, "  hg_gemm_build: cold %.2f ms, from the cache %.3f ms\n", cold_ms, warm_ms);
