@@ -190,20 +190,26 @@ static hg_val_t sigmoid(hg_builder_t *b, hg_val_t x) {
   return hg_b_funary(b, HG_FRCP, hg_b_bin(b, HG_FADD, f32c(b, 1.0f), e));
 }
 
-/* erf(x) by Abramowitz-Stegun 7.1.26 (absolute error <= 1.5e-7): for a = |x|, t = 1 / (1 +
- * p a), erf(a) = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-a^2); odd in x. */
-static hg_val_t erf_as(hg_builder_t *b, hg_val_t x) {
+/* GELU(x) = x Phi(x), Phi the normal CDF, through erfc by Abramowitz-Stegun 7.1.26
+ * (absolute error <= 1.5e-7): for a = |x| / sqrt(2), t = 1 / (1 + p a), q = erfc(a) / 2 =
+ * t (a1 + t (a2 + ... + t a5)) / 2 e^(-a^2), and Phi(x) = q for x < 0, 1 - q otherwise. The
+ * halves and 1/sqrt(2) are folded into the constants: 15 instructions a value (2 of them MUFU),
+ * against 18 through erf (1 + erf(x / sqrt(2))) / 2. */
+static hg_val_t gelu_erf(hg_builder_t *b, hg_val_t x) {
   static const float c[5] = {0.254829592f, -0.284496736f, 1.421413741f, -1.453152027f,
                              1.061405429f};
-  hg_val_t a = hg_b_funary(b, HG_FABS, x);
-  hg_val_t t = hg_b_funary(b, HG_FRCP, hg_b_ffma(b, f32c(b, 0.3275911f), a, f32c(b, 1.0f)));
-  hg_val_t poly = f32c(b, c[4]);
-  for (int i = 3; i >= 0; i--) poly = hg_b_ffma(b, poly, t, f32c(b, c[i]));
-  poly = hg_b_bin(b, HG_FMUL, poly, t);
+  hg_val_t t = hg_b_funary(b, HG_FRCP,
+                           hg_b_ffma(b, hg_b_funary(b, HG_FABS, x),
+                                     f32c(b, 0.3275911f * 0.70710678118654752f), f32c(b, 1.0f)));
+  hg_val_t poly = f32c(b, 0.5f * c[4]);
+  for (int i = 3; i >= 0; i--) poly = hg_b_ffma(b, poly, t, f32c(b, 0.5f * c[i]));
   hg_val_t e = hg_b_funary(
-      b, HG_FEX2, hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, a, a), f32c(b, -1.44269504088896341f)));
-  hg_val_t y = hg_b_bin(b, HG_FSUB, f32c(b, 1.0f), hg_b_bin(b, HG_FMUL, poly, e));
-  return hg_b_select(b, hg_b_cmp(b, HG_FLT, x, f32c(b, 0.0f)), hg_b_funary(b, HG_FNEG, y), y);
+      b, HG_FEX2,
+      hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, x, x), f32c(b, -0.5f * 1.44269504088896341f)));
+  hg_val_t q = hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, poly, t), e);
+  hg_val_t phi = hg_b_select(b, hg_b_cmp(b, HG_FLT, x, f32c(b, 0.0f)), q,
+                             hg_b_bin(b, HG_FSUB, f32c(b, 1.0f), q));
+  return hg_b_bin(b, HG_FMUL, x, phi);
 }
 
 static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x) {
@@ -214,11 +220,8 @@ hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, float lo, float hi, hg_val_t
   switch (act) {
   case HG_ACT_RELU:
     return hg_b_bin(b, HG_FMAX, x, f32c(b, 0.0f));
-  case HG_ACT_GELU: {
-    hg_val_t h = hg_b_bin(b, HG_FMUL, x, f32c(b, 0.5f));
-    hg_val_t e = erf_as(b, hg_b_bin(b, HG_FMUL, x, f32c(b, 0.70710678118654752f)));
-    return hg_b_ffma(b, h, e, h);
-  }
+  case HG_ACT_GELU:
+    return gelu_erf(b, x);
   case HG_ACT_GELU_TANH: {
     hg_val_t x3 = hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, x, x), x);
     hg_val_t in = hg_b_bin(b, HG_FMUL, hg_b_ffma(b, x3, f32c(b, 0.044715f), x),
