@@ -427,8 +427,8 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "fma.rn.f32 %s, %s, %s, %s;", R(p, r[0]), R(p, o[0]), R(p, o[1]), R(p, o[2]));
     break;
   case HG_OP_FUNARY: {
-    static const char *const ins_name[] = {"abs.f32", "neg.f32", "ex2.approx.ftz.f32", "rcp.approx.ftz.f32",
-                                           "tanh.approx.f32"};
+    static const char *const ins_name[] = {"abs.f32", "neg.f32", "ex2.approx.ftz.f32",
+                                           "rcp.approx.ftz.f32", "tanh.approx.f32"};
     ins(p, "%s %s, %s;", ins_name[op->u.funary], R(p, r[0]), R(p, o[0]));
     break;
   }

@@ -324,9 +324,9 @@ static void test_gemm_op_host_path(void) {
   hg_rt_free(suite_rt, w);
   CHECK_EQ(st->live_allocations, live);
   /* Split-K: 4 x 4 tiles of 128 x 128, split 5 ways: the counters (5 a tile for the tree's
-   * pairs, 320 B, two 256-byte blocks) then 16 x 5 partial tiles of 128 x 128 f32; the counters are zeroed on the stream
-   * before the GEMM (the mock's allocations start as 0xCD), and the kernel gets the workspace
-   * as its last parameter. */
+   * pairs, 320 B, two 256-byte blocks) then 16 x 5 partial tiles of 128 x 128 f32; the counters are
+   * zeroed on the stream before the GEMM (the mock's allocations start as 0xCD), and the kernel
+   * gets the workspace as its last parameter. */
   p.k = 4096;
   hg_gemm_config_t c;
   CHECK_OK(hg_gemm_config_parse("128x128x64,k5", &c));
