@@ -157,6 +157,13 @@ class Kernel(C.Structure):
                 ("smem_bytes", C.c_uint32), ("cluster", C.c_uint32 * 3), ("gen_ms", C.c_double)]
 
 
+class GemmArgs(C.Structure):
+    """hg_gemm_args_t: a run's device pointers (the epilogue's vectors among them)."""
+    _fields_ = [(n, C.c_uint64) for n in ("a", "b", "c", "d", "scale_a", "scale_b", "bias",
+                                          "rowscale", "colscale", "residual", "workspace")] + \
+               [("workspace_bytes", C.c_size_t)]
+
+
 class GemmProblem(C.Structure):
     _fields_ = [("m", C.c_int64), ("n", C.c_int64), ("k", C.c_int64), ("batch", C.c_int),
                 ("a_type", C.c_int), ("b_type", C.c_int), ("d_type", C.c_int),
@@ -245,6 +252,7 @@ MIRRORED = {
     "hg_wgmma_atom_t": WgmmaAtom, "hg_gmma_desc_fields_t": GmmaDescFields,
     "hg_gmma_operand_t": GmmaOperand, "hg_tiled_mma_spec_t": TiledMmaSpec,
     "hg_tiled_mma_t": TiledMma, "hg_kernel_t": Kernel, "hg_gemm_problem_t": GemmProblem,
+    "hg_gemm_args_t": GemmArgs,
     "hg_gemm_config_t": GemmConfig, "hg_gemm_kernel_t": GemmKernel, "hg_tma_spec_t": TmaSpec,
     "hg_copy_config_t": CopyConfig, "hg_device_info_t": DeviceInfo, "hg_jit_info_t": JitInfo,
     "hg_launch_t": Launch, "hg_ptxas_report_t": PtxasReport,
@@ -342,6 +350,8 @@ _PROTOS = {
     "hg_gemm_op_run_workspace": (Status, [_vp, _u64, _u64, _u64, _u64, _u64, _u64, _u64,
                                           C.c_size_t, _vp]),
     "hg_gemm_op_workspace_bytes": (C.c_size_t, [_vp]),
+    "hg_gemm_op_run_args": (Status, [_vp, P(GemmArgs), _vp]),
+    "hg_gemm_act_parse": (Status, [_s, P(_i), P(C.c_float), P(C.c_float)]),
     "hg_gemm_op_destroy": (None, [_vp]),
     "hg_gemm_op_kernel": (P(GemmKernel), [_vp]),
     "hg_gemm_op_jit": (P(JitInfo), [_vp]),

@@ -177,8 +177,37 @@ def _scale_ptr(s, what: str, dev: torch.device) -> Tuple[int, float]:
     return s.data_ptr(), 1.0
 
 
+def _activation(activation):
+    """(hg_act_t, lo, hi) of an activation name ("relu", "gelu", "gelu_tanh", "silu",
+    "sigmoid", "clamp:LO:HI"), through the library's parser and its sentences."""
+    if activation is None:
+        return (0, 0.0, 0.0)
+    if not isinstance(activation, str):
+        raise InvalidError(f"activation must be a name such as 'gelu', not {activation!r}")
+    act, lo, hi = C.c_int(), C.c_float(), C.c_float()
+    check(fn("hg_gemm_act_parse")(activation.encode(), C.byref(act), C.byref(lo), C.byref(hi)),
+          "hopgen.gemm activation: ")
+    return (act.value, lo.value, hi.value)
+
+
+def _bias(bias, n, dev):
+    """The bias vector's (pointer, hg_dtype_t) after checking it: 1-D, N elements, contiguous,
+    bfloat16 / float16 / float32, on the operands' device; (0, 0) for None."""
+    if bias is None:
+        return 0, 0
+    if not isinstance(bias, torch.Tensor):
+        raise InvalidError(f"bias must be a torch tensor, not {type(bias).__name__}")
+    if bias.dim() != 1 or bias.shape[0] != n or (n > 1 and bias.stride(0) != 1):
+        raise InvalidError(f"bias {tuple(bias.shape)} strides {tuple(bias.stride())}: expected "
+                           f"a contiguous vector of N = {n} elements (one per column of D)")
+    if bias.dtype not in _DT or bias.device != dev:
+        raise InvalidError(f"bias has dtype {bias.dtype} on {bias.device}; it must be "
+                           f"bfloat16, float16 or float32 on {dev}")
+    return bias.data_ptr(), _DT[bias.dtype]
+
+
 def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
-                 backend) -> None:
+                 backend, bias=None, activation=None) -> None:
     """Validate, find (or create) the operation for this signature and launch it into out."""
     if a.device.type != "cuda" or b.device != a.device or out.device != a.device:
         raise InvalidError(f"hopgen.gemm: a ({a.device}), b ({b.device}) and out "
@@ -228,6 +257,8 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
         pc = c.data_ptr()
     elif beta != 0:
         raise InvalidError(f"beta = {beta} but no c was given")
+    pbias, tbias = _bias(bias, n, dev)
+    act = _activation(activation)
     pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     # The base alignments are part of the signature: an operand less than 16-byte aligned
@@ -235,35 +266,41 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     # aligned than its op was made for), and D's alignment decides its TMA store.
     key = (index, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc,
            bsd, alpha, beta, _ALIGN[pa & 15], _ALIGN[pb & 15], pd % 16 == 0, config, mainloop,
-           backend)
+           backend, tbias, act)
     op = _ops.get(key)
     if op is None:
         op = _create(key, index)
     _last_op[0] = op
-    _run_op(op, pa, pb, pc, pd, psa, psb, index)
+    _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias)
 
 
-def _run_op(op, pa, pb, pc, pd, psa, psb, index) -> None:
+def _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias=0) -> None:
     """Launch op on the current stream, with a workspace from torch's allocator when it
     repacks (freed to the stream's pool when this returns: stream-ordered, as torch's own
     kernels use theirs)."""
     ws = torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}") \
         if op.workspace else None
-    st = _run(op.handle, pa, pb, pc, pd, psa, psb, ws.data_ptr() if ws is not None else 0,
-              op.workspace, _get_stream(index))
+    pws = ws.data_ptr() if ws is not None else 0
+    if pbias:
+        args = _capi.GemmArgs(a=pa, b=pb, c=pc, d=pd, scale_a=psa, scale_b=psb, bias=pbias,
+                              workspace=pws, workspace_bytes=op.workspace)
+        st = fn("hg_gemm_op_run_args")(op.handle, C.byref(args), _get_stream(index))
+    else:
+        st = _run(op.handle, pa, pb, pc, pd, psa, psb, pws, op.workspace, _get_stream(index))
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
 
 
 def _create(key, index) -> GemmOp:
     (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
-     alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend) = key
+     alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend, tbias, act) = key
     mainloop_code(mainloop, "hopgen.gemm mainloop")  # a bad name: the C sentence, at once
     p = _capi.GemmProblem(m=m, n=n, k=k, batch=batch, a_type=ta, b_type=tb, d_type=td,
                           a_k_major=a_row, b_k_major=not b_row, lda=lda, ldb=ldb, ldc=ldc,
                           ldd=ldd, batch_stride_a=bsa, batch_stride_b=bsb, batch_stride_c=bsc,
                           batch_stride_d=bsd, alpha=alpha, beta=beta, d_no_tma=not d_aligned,
-                          a_align=a_align, b_align=b_align)
+                          a_align=a_align, b_align=b_align, act=act[0], act_lo=act[1],
+                          act_hi=act[2], bias=1 if tbias else 0, bias_type=tbias)
     check(fn("hg_gemm_problem_normalize")(C.byref(p)), "hopgen.gemm: ")
     if _capturing():
         raise InvalidError(
@@ -295,8 +332,10 @@ def _out_shape(a: torch.Tensor, b: torch.Tensor):
 
 def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
          out_dtype: Optional[torch.dtype] = None, scale_a=None, scale_b=None,
-         config=None, mainloop: str = "auto", backend: str = "ptx"):
-    """D = alpha * scale_a * scale_b * (a @ b) + beta * c with hopgen's Hopper GEMM.
+         config=None, mainloop: str = "auto", backend: str = "ptx", bias=None,
+         activation: Optional[str] = None):
+    """D = act(alpha * scale_a * scale_b * (a @ b) + beta * c + bias) with hopgen's Hopper
+    GEMM, the bias and the activation fused into its epilogue.
 
     a: [M, K] (or [B, M, K]) bfloat16 / float16 / float8; row-major or a transposed view.
     b: [K, N] (or [B, K, N]); either majorness for 16-bit types, K-major (b = w.t() of a
@@ -312,9 +351,19 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     mainloop: how operands reach which MMA: "auto" (tma-wgmma, repacking operands TMA
        cannot address), "tma-wgmma", "cpasync-wgmma", "tma-mmasync" or
        "tma-ldmatrix-wgmma-rs" (the last two 16-bit types only); replaces config's own.
+    bias: optional contiguous [N] vector (bfloat16, float16 or float32) added to every row.
+    activation: optional "relu", "gelu" (erf form), "gelu_tanh", "silu", "sigmoid" or
+       "clamp:LO:HI", applied after the bias (eager mode: under torch.compile or autograd the
+       two are refused for now).
     Inputs may also be DLPack / __cuda_array_interface__ objects (CuPy, JAX). Runs on
     torch.cuda.current_stream(); returns out (a new tensor when out is None).
     """
+    if (bias is not None or activation is not None) and (
+            torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(
+                isinstance(x, torch.Tensor) and x.requires_grad for x in (a, b, c, bias)))):
+        raise UnsupportedError("hopgen.gemm: bias and activation are fused in eager mode only "
+                               "so far; under torch.compile or with tensors that require grad, "
+                               "apply them after the GEMM")
     if torch.compiler.is_compiling():
         alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
         if out is not None:
@@ -347,19 +396,20 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     key = (a.dtype, b.dtype, out.dtype, a.shape, a.stride(), b.shape, b.stride(), out.shape,
            out.stride(), a.device, b.device, out.device, _ALIGN[pa & 15], _ALIGN[pb & 15],
            pd & 15 == 0, alpha, beta, _sig(c), _sig(scale_a), _sig(scale_b), config, mainloop,
-           backend)
+           backend, _sig(bias), activation)
     hit = _fast.get(key)
     if hit is None:
         _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), mainloop,
-                     backend)
+                     backend, bias, activation)
         if not _capturing():
-            _fast[key] = _fast_entry(a, c, scale_a, scale_b)
+            _fast[key] = _fast_entry(a, c, scale_a, scale_b, bias)
         return out_obj
-    op, index, use_c, use_sa, use_sb = hit
+    op, index, use_c, use_sa, use_sb, use_bias = hit
     _last_op[0] = op
-    if op.workspace:
+    if op.workspace or use_bias:
         _run_op(op, pa, pb, c.data_ptr() if use_c else 0, pd,
-                scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0, index)
+                scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0, index,
+                bias.data_ptr() if use_bias else 0)
         return out_obj
     st = _run(op.handle, pa, pb, c.data_ptr() if use_c else 0, pd,
               scale_a.data_ptr() if use_sa else 0, scale_b.data_ptr() if use_sb else 0, 0, 0,
@@ -379,7 +429,7 @@ def _sig(x):
     return id(type(x))  # DLPack / CAI objects: never on the fast path (see _fast_entry)
 
 
-def _fast_entry(a, c, scale_a, scale_b):
+def _fast_entry(a, c, scale_a, scale_b, bias=None):
     """The fast path's record of a validated call: the op (the one _gemm_launch just used)
     and which optional pointers the call passes; None (always the slow path) when c or a
     scale is not a torch tensor or number."""
@@ -387,7 +437,8 @@ def _fast_entry(a, c, scale_a, scale_b):
                for x in (c, scale_a, scale_b)):
         return None
     return (_last_op[0], a.device.index, c is not None,
-            isinstance(scale_a, torch.Tensor), isinstance(scale_b, torch.Tensor))
+            isinstance(scale_a, torch.Tensor), isinstance(scale_b, torch.Tensor),
+            bias is not None)
 
 
 _last_op = [None]  # the GemmOp the latest hopgen.gemm call ran (bench and tests read it)

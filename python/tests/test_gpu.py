@@ -322,6 +322,30 @@ def test_gemm_batched_alpha_beta_c():
     _check(hopgen.gemm(v, b[0]), v.float() @ b[0].float(), 1e-2, "view with lda > K")
 
 
+def test_gemm_bias_activation_fused():
+    m, n, k = 300, 264, 520
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    w = torch.randn(n, k, device="cuda").bfloat16()
+    for bt in (torch.bfloat16, torch.float32):
+        bias = torch.randn(n, device="cuda").to(bt)
+        pre = a.float() @ w.float().t() + bias.float()
+        for act, ref in (("relu", torch.relu(pre)),
+                         ("gelu", torch.nn.functional.gelu(pre)),
+                         ("gelu_tanh", torch.nn.functional.gelu(pre, approximate="tanh")),
+                         ("silu", torch.nn.functional.silu(pre)),
+                         ("clamp:-0.5:0.75", pre.clamp(-0.5, 0.75)), (None, pre)):
+            for _ in range(2):  # the second call takes the fast path
+                d = hopgen.gemm(a, w.t(), bias=bias, activation=act)
+                torch.cuda.synchronize()
+                _check(d, ref, 1e-2, f"bias {bt} activation {act}")
+    d = hopgen.gemm(a, w.t(), activation="sigmoid")
+    _check(d, torch.sigmoid(a.float() @ w.float().t()), 1e-2, "sigmoid, no bias")
+    with _raises(hopgen.InvalidError, "vector of N = 264"):
+        hopgen.gemm(a, w.t(), bias=torch.zeros(263, device="cuda"))
+    with _raises(hopgen.ParseError, "swish"):
+        hopgen.gemm(a, w.t(), activation="swish")
+
+
 def test_refusals_name_the_argument():
     a = _mat(64, 64, torch.bfloat16)
     with _raises(hopgen.InvalidError, "a: strides"):
