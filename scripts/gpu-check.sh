@@ -109,6 +109,8 @@ case "$mode" in
     step gemm-llm "$H" bench gemm --json "$OUT/gemm.json" ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
+  grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check
+    step gemm-grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
   epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
     step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench ;;
   # what the sessions without device time built: split-K, activations, launch cost

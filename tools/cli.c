@@ -40,6 +40,8 @@ static const struct {
     {"plan", hg_cmd_plan, "Hopper plans: TMA tensor maps and boxes, wgmma atoms and descriptors"},
     {"tma", hg_cmd_tma, "generate, run and check TMA load/prefetch/multicast/store/reduce"},
     {"gemm", hg_cmd_gemm, "generate, run, check and time a GEMM (four mainloops)"},
+    {"grouped-gemm", hg_cmd_grouped_gemm,
+     "a grouped GEMM for mixture-of-experts layers (contiguous or masked)"},
     {"export", hg_cmd_export, "write a GEMM and a launcher that needs only libcuda"},
     {"bench", hg_cmd_bench, "benchmarks against the driver's copy and cuBLAS"},
     {"demo", hg_cmd_demo, "the main job: algebra, kernel generation, ptxas, GPU run"},

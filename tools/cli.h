@@ -56,6 +56,8 @@ int hg_cmd_export(int argc, char **argv);     /* hopgen export gemm ... (tools/c
 int hg_cmd_bench(int argc, char **argv);      /* hopgen bench copy|gemm */
 int hg_cmd_demo(int argc, char **argv);       /* hopgen demo: the README's main job */
 int hg_cli_bench_gemm(int argc, char **argv); /* hopgen bench gemm (tools/cmd_gemm.c) */
+int hg_cmd_grouped_gemm(int argc, char **argv);  /* hopgen grouped-gemm (tools/cmd_grouped.c) */
+int hg_cli_bench_grouped(int argc, char **argv); /* hopgen bench grouped-gemm (cmd_grouped.c) */
 /* The tma --batch reader on an open stream (tools/cmd_tma.c): one case per line, of any
  * length, with extra[] appended to each; the batch's exit status. name labels messages. */
 int hg_cli_tma_batch(FILE *f, const char *name, int nextra, char **extra);

@@ -12,7 +12,8 @@
 
 static void usage(FILE *f) {
   fprintf(f, "usage: hopgen bench copy [options]   (hopgen bench copy --help)\n"
-             "       hopgen bench gemm [options]   (hopgen bench gemm --help)\n");
+             "       hopgen bench gemm [options]   (hopgen bench gemm --help)\n"
+             "       hopgen bench grouped-gemm [options]   (hopgen bench grouped-gemm --help)\n");
 }
 
 static void usage_copy(FILE *f) {
@@ -239,7 +240,10 @@ int hg_cmd_bench(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "copy")) return bench_copy(argc - 1, argv + 1);
   if (!strcmp(argv[1], "gemm")) return hg_cli_bench_gemm(argc - 1, argv + 1);
-  fprintf(stderr, "hopgen: unknown benchmark '%s' (expected copy or gemm; hopgen bench --help)\n",
+  if (!strcmp(argv[1], "grouped-gemm")) return hg_cli_bench_grouped(argc - 1, argv + 1);
+  fprintf(stderr,
+          "hopgen: unknown benchmark '%s' (expected copy, gemm or grouped-gemm; hopgen bench "
+          "--help)\n",
           argv[1]);
   return 2;
 }

@@ -335,6 +335,8 @@ typedef enum hg_raster {
 
 typedef enum hg_sched_kind {
   HG_SCHED_PERSISTENT, /* each cluster walks tiles id, id + clusters, ...: rasterized */
+  HG_SCHED_GROUPED,    /* the same walk over the tiles of G groups (experts) of run-time rows
+                          read on the device: hg_sched_make_grouped */
 } hg_sched_kind_t;
 
 #define HG_SCHED_MAX_SPLITS 64
@@ -349,6 +351,10 @@ typedef struct hg_sched_spec {
    * none). At run time min(splits, k-blocks) ranges, every one non-empty; the splits of a
    * tile are consecutive units, so they run at the same time on neighbouring clusters. */
   int splits;
+  /* HG_SCHED_GROUPED: the groups' rows are contiguous in one (rows, K) A and (rows, N) D, the
+   * device array holding each group's cumulative end row (torch's `offs`); else (masked) each
+   * group has its own batch of A and D and the array holds its row count. */
+  bool contiguous;
 } hg_sched_spec_t;
 
 /* The run-time counts (I32, each >= 1) the unit order is laid out over: cluster tiles along M
@@ -360,6 +366,11 @@ typedef struct hg_sched {
   hg_val_t tiles_m, tiles_n, per_batch, total, batch, band_tiles, bands, kblocks;
   hg_val_t tiles;  /* cluster tiles of all batches (total = tiles x splits) */
   hg_val_t splits; /* k ranges per tile at run time: min(spec.splits, kblocks); 1 unsplit */
+  /* HG_SCHED_GROUPED: the groups (I32), the rows of A and D (I32), and the shared-memory
+   * tables hg_sched_make_grouped fills: each group's end and (contiguous) start row (I32
+   * shared::cta addresses of ends[0], starts[0]) and the inclusive prefix sums of units per
+   * group (address of pre[0]). */
+  hg_val_t groups, rows, ends, starts, pre;
 } hg_sched_t;
 
 /* One unit of work: this CTA's tile origin (m0, n0), its batch, and its k-blocks
@@ -367,6 +378,10 @@ typedef struct hg_sched {
  * stream-K schedulers hand out ranges). */
 typedef struct hg_sched_work {
   hg_val_t index, batch, m0, n0, k_first, k_count;
+  /* Grouped: batch is the group; m0 a row of A and D (contiguous: counted from row 0 of the
+   * whole matrix); m_end the group's end row, which D's rows must stay below. HG_NONE for the
+   * persistent scheduler (D's extent M bounds the rows). */
+  hg_val_t m_end;
   hg_val_t tile;  /* the cluster tile's index (over all batches): index / splits */
   hg_val_t split; /* which of the tile's k ranges: index % splits (0 unsplit) */
 } hg_sched_work_t;
@@ -375,6 +390,20 @@ typedef struct hg_sched_work {
 hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
                           const hg_cluster2d_t *cluster, hg_val_t m, hg_val_t n, hg_val_t batch,
                           hg_val_t kblocks, hg_sched_t *out);
+/* Shared memory hg_sched_make_grouped reserves for up to max_groups groups. */
+uint32_t hg_sched_grouped_smem_bytes(int max_groups);
+/* The grouped scheduler: units are (group, m tile, n tile) over groups g = 0..groups-1 (I32,
+ * 1..max_groups) in one linear space, group by group, each group's tiles rasterized like the
+ * persistent scheduler's (bands of raster_group tiles). Each group's rows come from the device
+ * (I64 pointer to `groups` int32: cumulative end rows for spec.contiguous, else row counts),
+ * clamped to [0, rows]: no host synchronisation. Emits, at the top of the kernel, code that
+ * every one of the CTA's nthreads threads (tid: I32 0..nthreads-1) must run: the groups'
+ * units and their prefix sums (log2 steps) into shared memory, with whole-CTA barriers
+ * (bar.sync 0). Splits are not taken (spec.splits must be 0 or 1). */
+hg_status_t hg_sched_make_grouped(hg_builder_t *b, const hg_sched_spec_t *spec,
+                                  const hg_cluster2d_t *cluster, hg_val_t rows, hg_val_t n,
+                                  hg_val_t groups, int max_groups, hg_val_t groups_ptr,
+                                  hg_val_t kblocks, hg_val_t tid, int nthreads, hg_sched_t *out);
 /* for (each unit of this cluster) { ... } : returns the loop's index (I32); close with
  * hg_sched_end. */
 hg_val_t hg_sched_begin(hg_builder_t *b, const hg_sched_t *s);

@@ -277,6 +277,24 @@ hg_status_t hg_gemm_act_parse(const char *text, hg_gemm_act_t *act, float *lo, f
 /* The activation on the host, in double (the check's reference). */
 double hg_gemm_act_ref(hg_gemm_act_t a, double x, double lo, double hi);
 
+/* Grouped GEMM (mixture of experts): `batch` groups (experts) g, each D_g = A_g x B_g with
+ * B_g one matrix of the batch (B is G x N x K, or G x K x N), and each group's rows given on
+ * the device at run time (hg_grouped_gemm_* below; no host synchronisation):
+ *   CONTIGUOUS  A is (m, K) and D (m, N), unbatched, m the rows of both; group g's rows are
+ *               [offs[g-1], offs[g]) (offs[-1] = 0), offs an int32 device array of the groups'
+ *               cumulative end rows (torch._grouped_mm's `offs`);
+ *   MASKED      A is G x m x K and D G x m x N (m the capacity per group); group g's rows are
+ *               [0, counts[g]), counts an int32 device array.
+ * Values are clamped to [0, m] (a decreasing offset gives an empty group); D's rows outside
+ * every group are never written. */
+typedef enum hg_gemm_group {
+  HG_GROUP_NONE = 0,
+  HG_GROUP_CONTIGUOUS,
+  HG_GROUP_MASKED,
+} hg_gemm_group_t;
+/* The most groups one grouped GEMM takes (its tables live in shared memory: 16 B a group). */
+#define HG_GROUPED_MAX_GROUPS 1024
+
 typedef struct hg_gemm_problem {
   int64_t m, n, k;
   int batch;
@@ -304,6 +322,9 @@ typedef struct hg_gemm_problem {
    * chosen as for M = 4096, never split along K and never from the tuner's table (which are
    * what depend on M); a configuration given explicitly is M-independent already. */
   bool batch_invariant;
+  /* A grouped GEMM (batch = the groups); see hg_gemm_group_t. fp8's scale_b is then a device
+   * array of one f32 per group (0: all 1). */
+  hg_gemm_group_t group;
 } hg_gemm_problem_t;
 
 /* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type
@@ -570,6 +591,74 @@ hg_status_t hg_gemm_tuned_record(const hg_gemm_problem_t *p, const char *device,
                                  const hg_gemm_config_t *c);
 /* The stored winner for this problem on this device, if any. */
 bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out);
+
+/* ---------------------------------------------------------------- grouped GEMM (MoE) */
+
+/* A grouped GEMM for mixture-of-experts layers (hg_gemm_group_t has the layouts): D_g = alpha
+ * (* scale_a * scale_b[g] for fp8) * A_g x B_g for every group g in one persistent launch, the
+ * groups' rows read on the device (CUDA-graph safe, no host synchronisation; empty groups
+ * allowed). B is groups x N x K (b_k_major, torch's b.transpose(-2, -1) of an (E, K, N) b) or
+ * groups x K x N; A is K-major, D row-major with packed rows. */
+typedef struct hg_grouped_gemm_problem {
+  hg_gemm_group_t layout; /* HG_GROUP_CONTIGUOUS or HG_GROUP_MASKED */
+  int groups;             /* experts, 1..HG_GROUPED_MAX_GROUPS */
+  /* contiguous: the rows of A and D (every group's); masked: the rows per group (capacity) */
+  int64_t rows;
+  int64_t n, k;
+  hg_dtype_t a_type, b_type, d_type; /* bf16/f16, or fp8 (e4m3/e5m2) with bf16/f16/f32 D */
+  bool b_k_major;
+  float alpha; /* 0 means 1 */
+  /* rows per group the configuration is chosen for (0: rows / groups for contiguous, rows
+   * for masked) */
+  int64_t expected_rows;
+} hg_grouped_gemm_problem_t;
+
+/* The GEMM problem a grouped one is (hg_gemm_problem_t.group set), normalised. */
+hg_status_t hg_grouped_gemm_problem(const hg_grouped_gemm_problem_t *g, hg_gemm_problem_t *out);
+
+typedef struct hg_grouped_gemm_op hg_grouped_gemm_op_t;
+/* c = NULL: the heuristic's configuration for expected_rows per group on this device. */
+hg_status_t hg_grouped_gemm_op_create(hg_rt_t *rt, const hg_grouped_gemm_problem_t *p,
+                                      const hg_gemm_config_t *c, hg_backend_t be,
+                                      hg_grouped_gemm_op_t **out);
+/* Launch on stream (asynchronous). groups: the device int32 array (offs or counts, as the
+ * layout says); scale_a: one f32, scale_b: one f32 per group (fp8; 0 = 1.0). */
+hg_status_t hg_grouped_gemm_op_run(hg_grouped_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b,
+                                   hg_devptr_t d, hg_devptr_t groups, hg_devptr_t scale_a,
+                                   hg_devptr_t scale_b, hg_stream_t stream);
+void hg_grouped_gemm_op_destroy(hg_grouped_gemm_op_t *op);
+const hg_gemm_kernel_t *hg_grouped_gemm_op_kernel(const hg_grouped_gemm_op_t *op);
+int hg_grouped_gemm_op_grid(const hg_grouped_gemm_op_t *op);
+
+/* Row counts of `groups` groups for a check or bench: `tokens` each when seed is 0, else
+ * uneven - drawn from seed around `tokens`, some groups empty, one far above the rest - with
+ * the same total (groups x tokens). */
+void hg_grouped_gemm_counts(int groups, int64_t tokens, uint64_t seed, int64_t *counts);
+
+/* Run, check and time a grouped GEMM (`hopgen grouped-gemm`): counts[g] rows per group (host
+ * values, uploaded; masked: each <= p->rows). check: D poisoned (NaN) first, an
+ * f32-accumulating reference per group, and every row outside the groups still poisoned.
+ * bench: hopgen against cuBLASLt on the same data, one cuBLASLt GEMM per non-empty group on
+ * one stream (the loaded cuBLASLt's grouped matmul is not used; the report says so). */
+typedef struct hg_grouped_gemm_report {
+  hg_gemm_config_t config;
+  char kernel[64];
+  int grid;
+  uint64_t seed;
+  int64_t total_rows; /* rows computed: the sum of the counts */
+  bool checked;
+  double rel_err, rel_err_blas, tolerance;
+  int64_t bad;     /* non-finite elements inside the groups (unwritten) */
+  int64_t touched; /* elements outside every group that were written */
+  char where[160];
+  bool benched;
+  double ms, tflops, blas_ms, blas_tflops, ratio; /* ratio = cuBLASLt time / hopgen time */
+  char note[160];
+} hg_grouped_gemm_report_t;
+
+hg_status_t hg_grouped_gemm_run(hg_rt_t *rt, const hg_grouped_gemm_problem_t *p,
+                                const int64_t *counts, const hg_gemm_config_t *c,
+                                const hg_gemm_run_options_t *o, hg_grouped_gemm_report_t *r);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

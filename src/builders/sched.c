@@ -24,7 +24,7 @@ static hg_val_t i32(hg_builder_t *b, int32_t v) {
 }
 
 static hg_status_t check_spec(const hg_sched_spec_t *s) {
-  if (s->kind != HG_SCHED_PERSISTENT)
+  if (s->kind != HG_SCHED_PERSISTENT && s->kind != HG_SCHED_GROUPED)
     return hg_error(HG_ERR_UNSUPPORTED, "tile scheduler kind %d is not known", (int)s->kind);
   if (s->tile_m < 1 || s->tile_n < 1 || s->cluster_m < 1 || s->cluster_n < 1)
     return hg_error(HG_ERR_INVALID, "scheduler tile %dx%d, cluster %dx%d: all must be >= 1",
@@ -51,6 +51,9 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
                           const hg_cluster2d_t *cluster, hg_val_t m, hg_val_t n, hg_val_t batch,
                           hg_val_t kblocks, hg_sched_t *out) {
   HG_TRY(check_spec(spec));
+  if (spec->kind != HG_SCHED_PERSISTENT)
+    return hg_error(HG_ERR_INVALID, "hg_sched_make builds the persistent scheduler; a grouped "
+                                    "one comes from hg_sched_make_grouped");
   if (cluster->m != spec->cluster_m || cluster->n != spec->cluster_n)
     return hg_error(HG_ERR_INVALID, "the scheduler's cluster %dx%d is not the kernel's %dx%d",
                     spec->cluster_m, spec->cluster_n, cluster->m, cluster->n);
@@ -163,6 +166,7 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   HG_TRY(hg_dl_crd2idx(b, &bl, &crd, HG_DL_IN_DOMAIN, &banded));
   const hg_dint_t ctm = along_m ? along : banded, ctn = along_m ? banded : along;
   w->index = t;
+  w->m_end = HG_NONE;
   HG_TRY(hg_dint_emit(b, batch, HG_T_I32, &w->batch));
   HG_TRY(origin(b, c->tile_m, c->cluster_m, s->cluster->rm, s->tiles_m, ctm, &w->m0));
   HG_TRY(origin(b, c->tile_n, c->cluster_n, s->cluster->rn, s->tiles_n, ctn, &w->n0));
@@ -182,8 +186,11 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   return hg_ok();
 }
 
+static hg_status_t work_grouped(hg_builder_t *b, const hg_sched_t *s, hg_val_t t,
+                                hg_sched_work_t *w);
+
 void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *w) {
-  hg_status_t st = work(b, s, t, w);
+  hg_status_t st = s->spec.kind == HG_SCHED_GROUPED ? work_grouped(b, s, t, w) : work(b, s, t, w);
   if (!hg_is_ok(&st)) hg_builder_fail(b, hg_status_wrap(st, "hg_sched_work: "));
 }
 
@@ -196,4 +203,187 @@ int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_
   const int64_t cn = (int64_t)spec->tile_n * spec->cluster_n;
   if (cm < 1 || cn < 1) return 0;
   return ((m + cm - 1) / cm) * ((n + cn - 1) / cn) * batch * (spec->splits > 1 ? spec->splits : 1);
+}
+
+/* ---------------------------------------------------------------- the grouped scheduler
+ *
+ * Units of all groups in one linear space, group after group: group g has
+ * ceil(rows_g / (tile_m cluster_m)) x tiles_n cluster tiles, and unit t belongs to the group
+ * whose inclusive prefix sum of units first exceeds t. The counts live on the device (a
+ * CUDA graph replays them as they are at launch): every CTA reads them once at its start,
+ * its threads each taking groups tid, tid + nthreads, ..., and builds in shared memory each
+ * group's end row and the prefix sums of units (a Hillis-Steele scan between two buffers,
+ * one barrier per doubling: log2(groups) steps for any group count). A unit then finds its
+ * group by a binary search of the prefix sums (log2(groups) shared-memory loads, no global
+ * memory on the way), and within the group walks bands of raster_group cluster tiles like
+ * the persistent scheduler, so the CTAs in flight share the group's B (the expert's weights)
+ * in L2. Plain index arithmetic here: the group's extents change per unit. */
+
+uint32_t hg_sched_grouped_smem_bytes(int max_groups) {
+  /* ends[G], starts[G] (contiguous), then the scan's two buffers pre[2][G] */
+  return (uint32_t)(4 * 4 * (max_groups > 0 ? max_groups : 1));
+}
+
+static hg_val_t ld_smem(hg_builder_t *b, hg_val_t base, hg_val_t idx) {
+  hg_val_t v;
+  hg_b_load(b, HG_SHARED, HG_T_I32, 32, 1, hg_b_mad(b, idx, i32(b, 4), base), &v);
+  return v;
+}
+
+static void st_smem(hg_builder_t *b, hg_val_t base, hg_val_t idx, hg_val_t v) {
+  hg_b_store(b, HG_SHARED, 32, 1, hg_b_mad(b, idx, i32(b, 4), base), &v);
+}
+
+/* int32 element i of the device array at ptr (I64). */
+static hg_val_t ld_group(hg_builder_t *b, hg_val_t ptr, hg_val_t i) {
+  hg_val_t v;
+  hg_b_load(b, HG_GLOBAL, HG_T_I32, 32, 1,
+            hg_b_bin(b, HG_ADD, ptr, hg_b_bin(b, HG_MUL, hg_b_sext(b, i), hg_b_i64(b, 4))), &v);
+  return v;
+}
+
+static hg_val_t clamp_rows(hg_builder_t *b, hg_val_t v, hg_val_t rows) {
+  return hg_b_bin(b, HG_MIN_S, hg_b_bin(b, HG_MAX_S, v, i32(b, 0)), rows);
+}
+
+/* ceil(x / d) for x >= 0, d > 0 a constant. */
+static hg_val_t ceil_div_c(hg_builder_t *b, hg_val_t x, int d) {
+  return hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x, i32(b, d - 1)), i32(b, d));
+}
+
+hg_status_t hg_sched_make_grouped(hg_builder_t *b, const hg_sched_spec_t *spec,
+                                  const hg_cluster2d_t *cluster, hg_val_t rows, hg_val_t n,
+                                  hg_val_t groups, int max_groups, hg_val_t groups_ptr,
+                                  hg_val_t kblocks, hg_val_t tid, int nthreads, hg_sched_t *out) {
+  HG_TRY(check_spec(spec));
+  if (spec->kind != HG_SCHED_GROUPED)
+    return hg_error(HG_ERR_INVALID, "hg_sched_make_grouped builds only HG_SCHED_GROUPED");
+  if (spec->splits > 1)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "the grouped scheduler does not split K (splits = %d): a group's tiles are "
+                    "few only when its rows are, and then every group's are",
+                    spec->splits);
+  if (max_groups < 1 || nthreads < 1)
+    return hg_error(HG_ERR_INVALID, "grouped scheduler: %d groups at most, %d threads: both >= 1",
+                    max_groups, nthreads);
+  if (cluster->m != spec->cluster_m || cluster->n != spec->cluster_n)
+    return hg_error(HG_ERR_INVALID, "the scheduler's cluster %dx%d is not the kernel's %dx%d",
+                    spec->cluster_m, spec->cluster_n, cluster->m, cluster->n);
+  memset(out, 0, sizeof *out);
+  out->spec = *spec;
+  out->cluster = cluster;
+  out->batch = out->groups = groups;
+  out->rows = rows;
+  out->kblocks = kblocks;
+  out->splits = i32(b, 1);
+  const uint32_t off = hg_b_smem_reserve(b, hg_sched_grouped_smem_bytes(max_groups), 16);
+  out->ends = hg_b_smem_addr(b, off);
+  out->starts = hg_b_smem_addr(b, off + 4u * (uint32_t)max_groups);
+  hg_val_t buf0 = hg_b_smem_addr(b, off + 8u * (uint32_t)max_groups);
+  hg_val_t buf1 = hg_b_smem_addr(b, off + 12u * (uint32_t)max_groups);
+  const int cm = spec->tile_m * spec->cluster_m;
+  out->tiles_n = ceil_div_c(b, n, spec->tile_n * spec->cluster_n);
+  hg_b_comment(b, "grouped scheduler: each group's end row and units, then their prefix sums");
+  hg_val_t g = hg_b_for(b, tid, groups, i32(b, nthreads));
+  {
+    hg_val_t end = clamp_rows(b, ld_group(b, groups_ptr, g), rows), start = i32(b, 0);
+    if (spec->contiguous) {
+      /* the previous group's end (0 before the first); a decreasing offset makes the group
+       * empty rather than negative */
+      hg_val_t prev = hg_b_var(b, HG_T_I32, i32(b, 0));
+      hg_b_if(b, hg_b_cmp(b, HG_GT_S, g, i32(b, 0)));
+      hg_b_assign(b, prev,
+                  clamp_rows(b, ld_group(b, groups_ptr, hg_b_bin(b, HG_SUB, g, i32(b, 1))), rows));
+      hg_b_endif(b);
+      start = prev;
+      end = hg_b_bin(b, HG_MAX_S, end, start);
+      st_smem(b, out->starts, g, start);
+    }
+    st_smem(b, out->ends, g, end);
+    hg_val_t units =
+        hg_b_bin(b, HG_MUL, ceil_div_c(b, hg_b_bin(b, HG_SUB, end, start), cm), out->tiles_n);
+    st_smem(b, buf0, g, units);
+  }
+  hg_b_endfor(b);
+  hg_b_bar_sync(b, 0, 0);
+  /* Hillis-Steele: after the step of distance d, src[i] sums groups i - 2d + 1 .. i. */
+  hg_val_t src = hg_b_var(b, HG_T_I32, buf0), dst = hg_b_var(b, HG_T_I32, buf1);
+  hg_val_t d = hg_b_var(b, HG_T_I32, i32(b, 1));
+  hg_b_loop(b);
+  {
+    hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, d, groups));
+    hg_val_t i = hg_b_for(b, tid, groups, i32(b, nthreads));
+    {
+      hg_val_t v = hg_b_var(b, HG_T_I32, ld_smem(b, src, i));
+      hg_b_if(b, hg_b_cmp(b, HG_GE_S, i, d));
+      hg_b_assign(b, v, hg_b_bin(b, HG_ADD, v, ld_smem(b, src, hg_b_bin(b, HG_SUB, i, d))));
+      hg_b_endif(b);
+      st_smem(b, dst, i, v);
+    }
+    hg_b_endfor(b);
+    hg_b_bar_sync(b, 0, 0);
+    hg_val_t tmp = hg_b_bin(b, HG_ADD, src, i32(b, 0));
+    hg_b_assign(b, src, dst);
+    hg_b_assign(b, dst, tmp);
+    hg_b_assign(b, d, hg_b_bin(b, HG_SHL, d, i32(b, 1)));
+  }
+  hg_b_endloop(b);
+  out->pre = hg_b_bin(b, HG_ADD, src, i32(b, 0));
+  out->tiles = out->total = ld_smem(b, out->pre, hg_b_bin(b, HG_SUB, groups, i32(b, 1)));
+  return hg_builder_status(b);
+}
+
+/* The unit for loop index t: its group by binary search of the prefix sums, then its cluster
+ * tile in the group's bands, then the CTA's origin. */
+static hg_status_t work_grouped(hg_builder_t *b, const hg_sched_t *s, hg_val_t t,
+                                hg_sched_work_t *w) {
+  const hg_sched_spec_t *c = &s->spec;
+  /* the first group g with pre[g] > t: lo = 0, hi = groups - 1 (t < total = pre[groups-1]) */
+  hg_val_t lo = hg_b_var(b, HG_T_I32, i32(b, 0));
+  hg_val_t hi = hg_b_var(b, HG_T_I32, hg_b_bin(b, HG_SUB, s->groups, i32(b, 1)));
+  hg_b_loop(b);
+  {
+    hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, lo, hi));
+    hg_val_t mid = hg_b_bin(b, HG_SHR_U, hg_b_bin(b, HG_ADD, lo, hi), i32(b, 1));
+    hg_val_t above = hg_b_cmp(b, HG_GT_S, ld_smem(b, s->pre, mid), t);
+    hg_val_t nlo = hg_b_select(b, above, lo, hg_b_bin(b, HG_ADD, mid, i32(b, 1)));
+    hg_b_assign(b, hi, hg_b_select(b, above, mid, hi));
+    hg_b_assign(b, lo, nlo);
+  }
+  hg_b_endloop(b);
+  hg_val_t g = hg_b_bin(b, HG_ADD, lo, i32(b, 0));
+  hg_val_t first = hg_b_cmp(b, HG_EQ, g, i32(b, 0));
+  hg_val_t gm1 = hg_b_bin(b, HG_MAX_S, hg_b_bin(b, HG_SUB, g, i32(b, 1)), i32(b, 0));
+  hg_val_t before = hg_b_select(b, first, i32(b, 0), ld_smem(b, s->pre, gm1));
+  hg_val_t end = ld_smem(b, s->ends, g);
+  hg_val_t start = c->contiguous ? ld_smem(b, s->starts, g) : i32(b, 0);
+  const int cm = c->tile_m * c->cluster_m;
+  hg_val_t tiles_m = ceil_div_c(b, hg_b_bin(b, HG_SUB, end, start), cm);
+  hg_val_t local = hg_b_bin(b, HG_SUB, t, before);
+  /* bands of raster_group cluster tiles across the banded dimension, walked along the other */
+  const bool along_m = c->raster == HG_RASTER_M;
+  hg_val_t inner = along_m ? tiles_m : s->tiles_n, outer = along_m ? s->tiles_n : tiles_m;
+  hg_val_t grp = i32(b, c->raster_group);
+  hg_val_t band_tiles = hg_b_bin(b, HG_MUL, grp, inner);
+  hg_val_t band = hg_b_bin(b, HG_DIV_U, local, band_tiles);
+  hg_val_t in_band = hg_b_bin(b, HG_REM_U, local, band_tiles);
+  hg_val_t band_start = hg_b_bin(b, HG_MUL, band, grp);
+  hg_val_t band_w = hg_b_bin(b, HG_MIN_S, grp, hg_b_bin(b, HG_SUB, outer, band_start));
+  hg_val_t across = hg_b_bin(b, HG_REM_U, in_band, band_w);
+  hg_val_t along = hg_b_bin(b, HG_DIV_U, in_band, band_w);
+  hg_val_t banded = hg_b_bin(b, HG_ADD, band_start, across);
+  hg_val_t ctm = along_m ? along : banded, ctn = along_m ? banded : along;
+  /* the CTA's origin: (cluster tile x cluster + rank) x tile, rows from the group's start */
+  hg_val_t rm = c->cluster_m == 1 ? i32(b, 0) : s->cluster->rm;
+  hg_val_t rn = c->cluster_n == 1 ? i32(b, 0) : s->cluster->rn;
+  w->index = t;
+  w->batch = g;
+  w->m0 = hg_b_mad(b, hg_b_mad(b, ctm, i32(b, c->cluster_m), rm), i32(b, c->tile_m), start);
+  w->n0 = hg_b_bin(b, HG_MUL, hg_b_mad(b, ctn, i32(b, c->cluster_n), rn), i32(b, c->tile_n));
+  w->m_end = end;
+  w->tile = t;
+  w->split = i32(b, 0);
+  w->k_first = i32(b, 0);
+  w->k_count = s->kblocks;
+  return hg_builder_status(b);
 }

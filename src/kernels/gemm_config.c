@@ -133,6 +133,41 @@ double hg_gemm_act_ref(hg_gemm_act_t a, double x, double lo, double hi) {
   }
 }
 
+/* What a grouped problem takes (kernels.h, hg_gemm_group_t): the plain GEMM with TMA-addressable
+ * K-major A, no C and no epilogue vectors; the rest is refused with a sentence. */
+static hg_status_t group_check(const hg_gemm_problem_t *p) {
+  if ((int)p->group < HG_GROUP_NONE || p->group > HG_GROUP_MASKED)
+    return hg_error(HG_ERR_INVALID, "group layout %d is not known (hg_gemm_group_t)",
+                    (int)p->group);
+  if (p->group == HG_GROUP_NONE) return hg_ok();
+  const char *what = p->group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked";
+  if (p->batch > HG_GROUPED_MAX_GROUPS)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "%d groups: a grouped GEMM takes at most %d (its per-group tables live in "
+                    "shared memory)",
+                    p->batch, HG_GROUPED_MAX_GROUPS);
+  if (!p->a_k_major)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a %s grouped GEMM takes A K-major (each token's row contiguous)", what);
+  if (p->beta != 0 || p->bias != HG_BIAS_NONE || p->rowscale || p->colscale || p->residual ||
+      p->act != HG_ACT_NONE)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a grouped GEMM computes D = alpha * A x B (with fp8 scales): beta * C, bias, "
+                    "row/column scales, activations and residuals are not supported yet");
+  if (p->batch_invariant)
+    return hg_error(HG_ERR_UNSUPPORTED, "a grouped GEMM is not offered batch-invariant");
+  const int e = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
+  if ((p->lda * e) % 16 || (p->ldb * eb) % 16 || (p->batch_stride_b * eb) % 16 ||
+      (p->group == HG_GROUP_MASKED && (p->batch_stride_a * e) % 16) ||
+      (p->a_align && p->a_align < 16) || (p->b_align && p->b_align < 16))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a grouped GEMM reads A and B with TMA: their leading dimensions, batch "
+                    "strides and bases must be multiples of 16 bytes (lda = %" PRId64
+                    ", ldb = %" PRId64 " elements of %d and %d bytes)",
+                    p->lda, p->ldb, e, eb);
+  return hg_ok();
+}
+
 hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
   if (p->m < 1 || p->n < 1 || p->k < 1)
     return hg_error(HG_ERR_INVALID,
@@ -218,7 +253,7 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
                       "%s: batch stride %" PRId64 " x %d batches overflows 64 bits", mats[i].name,
                       *mats[i].stride, p->batch);
   }
-  return hg_ok();
+  return group_check(p);
 }
 
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
@@ -262,6 +297,9 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const int epi_n = hg_gemm_epi_n(p, c);
   const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
+  /* a grouped GEMM stores D directly (no epilogue buffers) and keeps its groups' tables */
+  if (p->group != HG_GROUP_NONE)
+    return (uint64_t)stages * (a + b + 16u) + hg_sched_grouped_smem_bytes(p->batch) + SMEM_SLACK;
   return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* any stage count */
 }
 
@@ -363,6 +401,12 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     hg_gemm_max_stages(p, c));
   if (c->raster_group < 1)
     return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
+  if (p->group != HG_GROUP_NONE && c->splits > 1)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "split-K (%d) in a grouped GEMM: its scheduler does not split K", c->splits);
+  if (p->group != HG_GROUP_NONE && ml != HG_MAINLOOP_TMA_WGMMA)
+    return hg_error(HG_ERR_UNSUPPORTED, "mainloop %s in a grouped GEMM: it runs tma-wgmma",
+                    hg_gemm_mainloop_name(ml));
   if (c->splits < 0 || c->splits > HG_SCHED_MAX_SPLITS)
     return hg_error(HG_ERR_INVALID,
                     "split-K into %d ranges: 0 or 1 (no split) up to %d (each tile's K in that "
@@ -533,6 +577,9 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   HG_TRY(hg_gemm_problem_normalize(&asked));
   /* batch invariance: the choice for a fixed M (the checks below still see the real one) */
   if (p.batch_invariant) p.m = 4096;
+  /* grouped: plan for the mean group (contiguous rows are every group's; masked ones each
+   * group's capacity) */
+  if (p.group == HG_GROUP_CONTIGUOUS) p.m = p.m / p.batch > 0 ? p.m / p.batch : 1;
   /* cp.async cannot multicast: no clusters on that path. */
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
   const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(&p, 0) != 16 ||
@@ -597,7 +644,8 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   if (best.tile_m == 0)
     return hg_is_ok(&why) ? hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem")
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
-  if (!p.batch_invariant) split_k(&p, sm_count, &best);
+  /* a grouped GEMM's scheduler does not split K */
+  if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, &best);
   *out = best;
   return hg_ok();
 }

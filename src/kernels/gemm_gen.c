@@ -44,7 +44,20 @@ typedef struct gemm_gen {
   hg_epilogue_t epi;
   /* run-time values */
   hg_val_t tmap_a, tmap_b, a_ptr, b_ptr, lda, ldb, bsa, bsb, M, N, K, batch, scale;
+  /* grouped: the groups' device array, fp8's per-group B scales (I64, 0: all 1) and the
+   * epilogue's scale step pointing at the unit's group's (a variable set per unit) */
+  hg_val_t groups, scale_b, scale_b_at;
 } gemm_gen_t;
+
+static bool grouped(const gemm_gen_t *x) {
+  return x->k->problem.group != HG_GROUP_NONE;
+}
+
+/* The batch coordinate of A and D for a unit: a contiguous grouped GEMM's A and D are one
+ * matrix (its rows are the groups'); everywhere else the unit's batch (a masked group's). */
+static hg_val_t ad_batch(gemm_gen_t *x, const hg_sched_work_t *w) {
+  return x->k->problem.group == HG_GROUP_CONTIGUOUS ? hg_b_i32(x->b, 0) : w->batch;
+}
 
 static hg_val_t i32(gemm_gen_t *x, int32_t v) {
   return hg_b_i32(x->b, v);
@@ -67,7 +80,7 @@ static void fill_operand(gemm_gen_t *x, bool a, const hg_sched_work_t *w, hg_val
   hg_val_t mn0 = a ? w->m0 : w->n0;
   if (a ? x->k->a_tma : x->k->b_tma) {
     /* A is shared by the CTAs of a cluster row (member rn), B by those of a column (rm). */
-    hg_val_t origin[3] = {mn0, k0, w->batch};
+    hg_val_t origin[3] = {mn0, k0, a ? ad_batch(x, w) : w->batch};
     hg_tma_copy_load(b, a ? &x->k->plan_a : &x->k->plan_b, a ? x->tmap_a : x->tmap_b, dst,
                      hg_pipe_full_bar(b, &x->pipe, pos.stage), origin, a ? x->cl.rn : x->cl.rm,
                      a ? hg_cluster2d_row_mask(b, &x->cl) : hg_cluster2d_col_mask(b, &x->cl),
@@ -206,6 +219,14 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
         hg_roles_order_wait(b, r);
         hg_b_endif(b);
       }
+      if (grouped(x)) {
+        /* D's rows end with the unit's group; fp8 B's scale is the group's */
+        hg_b_assign(b, x->epi.m, w.m_end);
+        if (!hg_val_is_none(x->scale_b_at))
+          hg_b_assign(b, x->scale_b_at,
+                      hg_b_select(b, hg_b_cmp(b, HG_EQ, x->scale_b, hg_b_i64(b, 0)), x->scale_b,
+                                  hg_b_mad(b, hg_b_sext(b, w.batch), hg_b_i64(b, 4), x->scale_b)));
+      }
       hg_epi_prefetch_t pf;
       if (x->epi.vectors) {
         st = hg_epilogue_prefetch(b, &x->epi, w.m0, w.n0, r, &pf);
@@ -221,7 +242,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
       if (split) hg_b_if(b, hg_splitk_reduce(b, &x->splitk, &x->sched, &w, acc, r));
       st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
                             hg_b_bin(b, HG_ADD, w.n0, t_col), hg_b_bin(b, HG_ADD, w.m0, slot_row0),
-                            w.n0, w.batch, r);
+                            w.n0, ad_batch(x, &w), r);
       x->epi.prefetch = NULL;
       if (split) hg_b_endif(b);
     }
@@ -305,9 +326,15 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   /* D = alpha (* scale_a * scale_b for fp8: device pointers, null meaning 1) * A x B + beta C */
   e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_SCALE, .value = alpha};
   if (hg_dtype_bits(p->a_type) == 8)
-    for (int i = 0; i < 2; i++)
-      e->steps[e->nsteps++] = (hg_epi_step_t){
-          .kind = HG_EPI_SCALE_PTR, .ptr = hg_b_param(b, HG_T_I64, i ? "scale_b" : "scale_a")};
+    for (int i = 0; i < 2; i++) {
+      hg_val_t ptr = hg_b_param(b, HG_T_I64, i ? "scale_b" : "scale_a");
+      if (i && grouped(x)) {
+        /* one scale per group: the step reads the unit's group's, set per unit */
+        x->scale_b = ptr;
+        ptr = x->scale_b_at = hg_b_var(b, HG_T_I64, ptr);
+      }
+      e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = ptr};
+    }
   e->steps[e->nsteps++] = (hg_epi_step_t){
       .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
   /* the epilogue chain (kernels.h): row and column scales, bias, activation, residual */
@@ -350,13 +377,27 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
         b, (uint32_t)(4 * e->vec_lines * e->vectors * (g->pingpong ? g->consumers : 1)), 16);
   }
   /* split-K's workspace, the last parameter */
+  if (grouped(x)) {
+    /* the groups' rows on the device (gemm_op.c passes it after the epilogue's pointers); D's
+     * row bound becomes the unit's group's end */
+    x->groups = hg_b_param(b, HG_T_I64, "groups");
+    e->m = hg_b_var(b, HG_T_I32, x->M);
+  }
   if (c->splits > 1)
     HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, &x->roles, g->pingpong,
                           hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =
       hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));
-  HG_TRY(hg_sched_make(b, &ss, &x->cl, x->M, x->N, batch, kblocks, &x->sched));
+  if (grouped(x)) {
+    hg_sched_spec_t gs = ss;
+    gs.kind = HG_SCHED_GROUPED;
+    gs.contiguous = p->group == HG_GROUP_CONTIGUOUS;
+    HG_TRY(hg_sched_make_grouped(b, &gs, &x->cl, x->M, x->N, batch, p->batch, x->groups, kblocks,
+                                 x->roles.tid, x->roles.threads, &x->sched));
+  } else {
+    HG_TRY(hg_sched_make(b, &ss, &x->cl, x->M, x->N, batch, kblocks, &x->sched));
+  }
 
   /* Barriers initialised, visible to the cluster, before any peer multicasts into them. */
   hg_b_if(b, hg_b_cmp(b, HG_EQ, x->roles.tid, i32(x, 0)));

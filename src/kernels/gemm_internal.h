@@ -49,6 +49,11 @@ bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, boo
 bool hg_gemm_spec_load(const hg_gemm_spec_key_t *k, hg_gemm_kernel_t *out);
 void hg_gemm_spec_store(const hg_gemm_spec_key_t *k, const hg_gemm_kernel_t *kernel);
 
+/* One run of a grouped GEMM's operation: args as hg_gemm_op_run_args, groups the device array
+ * of the groups' rows (hg_gemm_group_t). The grouped operation (grouped.c) runs through it. */
+hg_status_t hg_gemm_op_run_grouped(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_devptr_t groups,
+                                   hg_stream_t stream);
+
 /* JIT-load a generated kernel through the cache and get its function (shared memory opted
  * in); the module is unloaded again when the function cannot be had. */
 hg_status_t hg_kernels_load(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,

@@ -81,7 +81,10 @@ static hg_status_t size_grid(hg_gemm_op_t *op) {
                     "threads per CTA)",
                     cs, op->gk.k.name, op->gk.k.smem_bytes, op->gk.k.threads);
   const hg_sched_spec_t ss = hg_gemm_sched_spec(k);
-  const int64_t units = hg_sched_units(&ss, p->m, p->n, p->batch);
+  /* a grouped GEMM's units depend on the groups' rows, known only on the device: every
+   * cluster that fits (those without a unit leave at once) */
+  const int64_t units =
+      p->group != HG_GROUP_NONE ? active : hg_sched_units(&ss, p->m, p->n, p->batch);
   op->grid = (int)(units < active ? units : active) * cs;
   return hg_ok();
 }
@@ -200,7 +203,7 @@ static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *
 }
 
 static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws,
-                       hg_stream_t stream);
+                       hg_devptr_t groups, hg_stream_t stream);
 
 hg_status_t hg_gemm_op_run(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t c,
                            hg_devptr_t d, hg_devptr_t scale_a, hg_devptr_t scale_b,
@@ -221,18 +224,24 @@ hg_status_t hg_gemm_op_run_workspace(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_
                             .scale_b = scale_b,
                             .workspace = workspace,
                             .workspace_bytes = workspace_bytes};
-  return run(op, &x, true, stream);
+  return run(op, &x, true, 0, stream);
 }
 
 hg_status_t hg_gemm_op_run_args(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_stream_t stream) {
   if (!args) return hg_error(HG_ERR_INVALID, "hg_gemm_op_run_args: args is NULL");
-  return run(op, args, args->workspace != 0, stream);
+  return run(op, args, args->workspace != 0, 0, stream);
+}
+
+hg_status_t hg_gemm_op_run_grouped(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_devptr_t groups,
+                                   hg_stream_t stream) {
+  if (!args) return hg_error(HG_ERR_INVALID, "hg_gemm_op_run_grouped: args is NULL");
+  return run(op, args, args->workspace != 0, groups, stream);
 }
 
 /* One run. caller_ws: the workspace is the caller's (checked); else the operation's own,
  * allocated on the first run that needs one. */
 static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws,
-                       hg_stream_t stream) {
+                       hg_devptr_t groups, hg_stream_t stream) {
   hg_devptr_t a = x->a, b = x->b, c = x->c, d = x->d, scale_a = x->scale_a, scale_b = x->scale_b;
   hg_devptr_t workspace = x->workspace, bias = x->bias, rowscale = x->rowscale;
   hg_devptr_t colscale = x->colscale, residual = x->residual;
@@ -258,6 +267,14 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   const int ea = hg_dtype_bytes(k->a_type), eb = hg_dtype_bytes(k->b_type);
   HG_TRY(check_base("A", a, gk->a_tma && !gk->repack_a, gk->repack_a ? ea : gk->a_vec));
   HG_TRY(check_base("B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));
+  if (k->group != HG_GROUP_NONE && (!groups || groups % 4 != 0))
+    return hg_error(HG_ERR_INVALID,
+                    "this grouped GEMM needs its groups' %s: a 4-byte aligned device array of %d "
+                    "int32, given at 0x%" PRIx64,
+                    k->group == HG_GROUP_CONTIGUOUS ? "cumulative end rows (offs)" : "row counts",
+                    k->batch, (uint64_t)groups);
+  if (k->group == HG_GROUP_NONE && groups)
+    return hg_error(HG_ERR_INVALID, "groups given to a GEMM that is not grouped");
   if (k->beta != 0 && !c)
     return hg_error(HG_ERR_INVALID, "beta = %g but C is a null pointer", (double)k->beta);
   if (k->bias != HG_BIAS_NONE && !bias)
@@ -346,6 +363,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (k->colscale) args[n_args++] = &colscale;
   if (k->bias != HG_BIAS_NONE) args[n_args++] = &bias;
   if (k->residual) args[n_args++] = &residual;
+  if (k->group != HG_GROUP_NONE) args[n_args++] = &groups;
   if (op->split_bytes) args[n_args++] = &workspace;
   const uint32_t cs = gk->k.cluster[0];
   hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},

@@ -98,6 +98,10 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     }
   }
   if (p->residual) snprintf(split + strlen(split), sizeof split - strlen(split), "_res");
+  /* grouped: the layout and the group count (the size of its shared-memory tables) */
+  if (p->group != HG_GROUP_NONE)
+    snprintf(split + strlen(split), sizeof split - strlen(split), "_g%c%d",
+             p->group == HG_GROUP_CONTIGUOUS ? 'c' : 'm', p->batch);
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,
@@ -176,7 +180,9 @@ static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kerne
   const char *what = a ? "A" : "B";
   if (a ? k->a_tma : k->b_tma) {
     hg_tma_tensor_t ten;
-    operand_tensor(t, kmaj, a ? p->m : p->n, p->k, a ? p->lda : p->ldb, p->batch,
+    /* a contiguous grouped A is one matrix of every group's rows */
+    const int batch = a && p->group == HG_GROUP_CONTIGUOUS ? 1 : p->batch;
+    operand_tensor(t, kmaj, a ? p->m : p->n, p->k, a ? p->lda : p->ldb, batch,
                    a ? p->batch_stride_a : p->batch_stride_b, &ten);
     hg_composed_t s;
     HG_TRY(with_batch_mode(&op->layout, &s));
@@ -243,8 +249,10 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
    * on an H200; docs/hardware-notes.md). */
   const int ed = hg_dtype_bytes(p.d_type);
   g->epi_n = hg_gemm_epi_n(&p, c);
-  const bool d_ok = !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.n * ed) % 16 == 0 &&
-                    (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
+  /* A grouped D is stored element by element: a TMA box would write past its group's rows
+   * (into the next group's, or past a masked group's count). */
+  const bool d_ok = !p.d_no_tma && p.group == HG_GROUP_NONE && (p.ldd * ed) % 16 == 0 &&
+                    (p.n * ed) % 16 == 0 && (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
   k->tma_store = d_ok && g->epi_n > 0;
   if (k->tma_store) {
     hg_tma_tensor_t td;

@@ -188,7 +188,168 @@ static void test_loop_bounds(void) {
   hg_builder_destroy(b);
 }
 
+/* ---- the grouped scheduler: its shared-memory tables, binary search and per-group bands,
+ * interpreted with one thread (its barriers pass), against a host walk of the same order:
+ * group after group, each group's cluster tiles banded as in host_unit. */
+
+typedef struct gmem {
+  const int32_t *groups;
+  int64_t base; /* the groups array's device address */
+  int32_t smem[4096];
+} gmem_t;
+
+static int64_t gload(void *ctx, hg_space_t space, int bits, int64_t addr) {
+  gmem_t *m = ctx;
+  (void)bits;
+  if (space == HG_GLOBAL) return m->groups[(addr - m->base) / 4];
+  return m->smem[addr / 4];
+}
+static void gstore(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t v) {
+  gmem_t *m = ctx;
+  (void)bits;
+  if (space == HG_SHARED) m->smem[addr / 4] = (int32_t)v;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void one_grouped(int trial) {
+  const bool contiguous = rnd(2);
+  hg_sched_spec_t s = {.kind = HG_SCHED_GROUPED,
+                       .tile_m = 64 << rnd(3),
+                       .tile_n = 16 * (1 + (int)rnd(16)),
+                       .cluster_m = 1 << rnd(2),
+                       .cluster_n = 1 << rnd(2),
+                       .raster = rnd(2) ? HG_RASTER_M : HG_RASTER_N,
+                       .raster_group = 1 + (int)rnd(rnd(2) ? 3 : 12),
+                       .contiguous = contiguous};
+  const int groups = 1 + (int)rnd(rnd(4) ? 40 : 300);
+  const int max_groups = groups + (int)rnd(5);
+  const int64_t n = 1 + rnd(rnd(2) ? 600 : 9000);
+  /* row counts: many empty groups, some far above the rest; contiguous ends may step back
+   * (clamped: that group is empty) or pass the rows (clamped to them) */
+  int32_t *arr = calloc((size_t)groups, 4);
+  int64_t starts[300], ends[300], sum = 0;
+  for (int g = 0; g < groups; g++) {
+    const int64_t cnt = rnd(3) == 0 ? 0 : rnd(8) == 0 ? rnd(3000) : rnd(300);
+    sum += cnt;
+    arr[g] = (int32_t)(contiguous ? (rnd(20) == 0 ? sum - rnd(500) : sum) : cnt);
+  }
+  const int64_t rows = contiguous ? (rnd(4) ? sum : 1 + rnd(sum + 1)) : 1 + rnd(2000);
+  for (int g = 0; g < groups; g++) {
+    if (contiguous) {
+      /* a group starts at the previous one's clamped end, and ends no earlier */
+      starts[g] = g ? clamp64(arr[g - 1], 0, rows) : 0;
+      const int64_t e = clamp64(arr[g], 0, rows);
+      ends[g] = e > starts[g] ? e : starts[g];
+    } else {
+      starts[g] = 0;
+      ends[g] = clamp64(arr[g], 0, rows);
+    }
+  }
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("grouped", &b));
+  hg_cluster2d_t cl;
+  CHECK_OK(hg_cluster2d_make(b, s.cluster_m, s.cluster_n, &cl));
+  hg_val_t prows = hg_b_param(b, HG_T_I32, "rows"), pn = hg_b_param(b, HG_T_I32, "n");
+  hg_val_t pg = hg_b_param(b, HG_T_I32, "groups"), pp = hg_b_param(b, HG_T_I64, "ptr");
+  hg_val_t pk = hg_b_param(b, HG_T_I32, "kblocks"), pt = hg_b_param(b, HG_T_I32, "t");
+  hg_sched_t sched;
+  CHECK_OK(hg_sched_make_grouped(b, &s, &cl, prows, pn, pg, max_groups, pp, pk, hg_b_i32(b, 0), 1,
+                                 &sched));
+  hg_sched_work_t w;
+  hg_sched_work(b, &sched, pt, &w);
+  CHECK_OK(hg_builder_status(b));
+  /* the host walk */
+  const int64_t cm = (int64_t)s.tile_m * s.cluster_m, cn = (int64_t)s.tile_n * s.cluster_n;
+  const int64_t tn = (n + cn - 1) / cn;
+  int64_t total = 0;
+  for (int g = 0; g < groups; g++) total += (ends[g] - starts[g] + cm - 1) / cm * tn;
+  const int64_t step = total > 600 ? total / 211 + 1 : 1;
+  int64_t bad = 0, t = 0;
+  for (int g = 0; g < groups && bad < 3; g++) {
+    const int64_t tm = (ends[g] - starts[g] + cm - 1) / cm;
+    const bool along_m = s.raster == HG_RASTER_M;
+    const int64_t inner = along_m ? tm : tn, outer = along_m ? tn : tm;
+    for (int64_t bs = 0; bs < outer; bs += s.raster_group) {
+      const int64_t width = outer - bs < s.raster_group ? outer - bs : s.raster_group;
+      for (int64_t i = 0; i < inner; i++)
+        for (int64_t o = bs; o < bs + width; o++, t++) {
+          if (t % step != 0 && t != total - 1) continue;
+          const int64_t utm = along_m ? i : o, utn = along_m ? o : i;
+          const int rank = (int)rnd(s.cluster_m * s.cluster_n);
+          int64_t sregs[HG_SMID + 1] = {0};
+          sregs[HG_CLUSTER_CTARANK] = rank;
+          sregs[HG_CTAID_X] = rank;
+          sregs[HG_NCTAID_X] = s.cluster_m * s.cluster_n;
+          gmem_t mem = {.groups = arr, .base = 1 << 20};
+          const ir_eval_hooks_t hooks = {.ctx = &mem, .load = gload, .store = gstore};
+          const int64_t params[6] = {rows, n, groups, mem.base, 7, t};
+          ir_eval_t ev;
+          hg_status_t st = ir_eval_run_hooks(b, params, sregs, &hooks, &ev);
+          if (!hg_is_ok(&st)) {
+            HG_FAIL("grouped trial %d: %s", trial, st.msg);
+            bad++;
+            continue;
+          }
+          const int64_t m0 = starts[g] + (utm * s.cluster_m + rank % s.cluster_m) * s.tile_m;
+          const int64_t n0 = (utn * s.cluster_n + rank / s.cluster_m) * s.tile_n;
+          const int64_t gm0 = ir_eval_get(&ev, w.m0), gn0 = ir_eval_get(&ev, w.n0);
+          const int64_t gg = ir_eval_get(&ev, w.batch), gend = ir_eval_get(&ev, w.m_end);
+          const int64_t gt = ir_eval_get(&ev, sched.total), gkc = ir_eval_get(&ev, w.k_count);
+          hg_test_checks++;
+          if (gm0 != m0 || gn0 != n0 || gg != g || gend != ends[g] || gt != total || gkc != 7) {
+            HG_FAIL("grouped trial %d (%s, %d groups, rows %lld, N %lld, tile %dx%d, cluster "
+                    "%dx%d, raster %c%d): unit %lld rank %d is (m0 %lld, n0 %lld, group %lld, "
+                    "end %lld) of %lld, expected (%lld, %lld, %d, %lld) of %lld",
+                    trial, contiguous ? "contiguous" : "masked", groups, (long long)rows,
+                    (long long)n, s.tile_m, s.tile_n, s.cluster_m, s.cluster_n,
+                    s.raster == HG_RASTER_M ? 'm' : 'n', s.raster_group, (long long)t, rank,
+                    (long long)gm0, (long long)gn0, (long long)gg, (long long)gend, (long long)gt,
+                    (long long)m0, (long long)n0, g, (long long)ends[g], (long long)total);
+            bad++;
+          }
+          ir_eval_free(&ev);
+        }
+    }
+  }
+  CHECK_EQ(t, total);
+  free(arr);
+  hg_builder_destroy(b);
+}
+
+static void test_grouped(void) {
+  for (int i = 0; i < 200; i++) one_grouped(i);
+}
+
+/* What the grouped scheduler refuses, with a sentence. */
+static void test_grouped_refusals(void) {
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("grouped_bad", &b));
+  hg_cluster2d_t cl;
+  CHECK_OK(hg_cluster2d_make(b, 1, 1, &cl));
+  hg_sched_spec_t s = {.kind = HG_SCHED_GROUPED,
+                       .tile_m = 128,
+                       .tile_n = 128,
+                       .cluster_m = 1,
+                       .cluster_n = 1,
+                       .raster_group = 4,
+                       .splits = 4};
+  hg_val_t one = hg_b_i32(b, 1);
+  hg_sched_t sched;
+  CHECK_ERR(
+      hg_sched_make_grouped(b, &s, &cl, one, one, one, 8, hg_b_i64(b, 0), one, one, 1, &sched),
+      HG_ERR_UNSUPPORTED, "does not split K");
+  s.splits = 0;
+  CHECK_ERR(hg_sched_make(b, &s, &cl, one, one, one, one, &sched), HG_ERR_INVALID,
+            "hg_sched_make_grouped");
+  hg_builder_destroy(b);
+}
+
 int main(void) {
+  HG_RUN(test_grouped);
+  HG_RUN(test_grouped_refusals);
   HG_RUN(test_raster_order);
   HG_RUN(test_loop_bounds);
   return hg_test_finish();

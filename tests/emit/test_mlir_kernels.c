@@ -327,6 +327,39 @@ static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk,
   add_gemm_k(a, b, d, ak, bk, d_no_tma, config, 4096);
 }
 
+/* A grouped GEMM (mixture of experts): the scheduler's shared-memory tables and search, the
+ * group's row bound on D, per-group fp8 B scales. */
+static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int groups,
+                        const char *config) {
+  hg_gemm_problem_t p = {.m = 4096,
+                         .n = 4096,
+                         .k = 7168,
+                         .batch = groups,
+                         .a_type = ab,
+                         .b_type = ab,
+                         .d_type = d,
+                         .a_k_major = true,
+                         .b_k_major = true,
+                         .alpha = 1.0f,
+                         .group = group};
+  hg_gemm_config_t c;
+  hg_test_checks++;
+  hg_status_t s = hg_gemm_config_parse(config, &c);
+  if (hg_is_ok(&s)) s = hg_gemm_problem_normalize(&p);
+  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("grouped %s: %s", config, s.msg);
+    return;
+  }
+  job_t *j = add_job();
+  j->kind = JOB_GEMM;
+  j->problem = p;
+  j->config = c;
+  snprintf(j->what, sizeof j->what, "grouped %s %s->%s %d groups %s",
+           group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked", hg_dtype_name(ab),
+           hg_dtype_name(d), groups, config);
+}
+
 /* Configurations as text: tile, cluster, stages, schedule (the default is cooperative),
  * raster, epilogue width. */
 static void add_gemm_matrix(void) {
@@ -367,6 +400,10 @@ static void add_gemm_matrix(void) {
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x256x128,c2x1,s4,k3", 16384);
+  add_grouped(HG_BF16, HG_BF16, HG_GROUP_CONTIGUOUS, 8, "128x256x64,c2x1,s4,m8");
+  add_grouped(HG_BF16, HG_BF16, HG_GROUP_MASKED, 256, "128x128x64,c1x1,s5,pp,n4");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 128, "128x128x128,c1x2,s5,pp,m4");
+  add_grouped(HG_E4M3, HG_F32, HG_GROUP_MASKED, 32, "64x256x128,c1x1,s4,m8");
 }
 
 static void report(job_kind_t kind, const char *title) {

@@ -695,7 +695,62 @@ static void test_mainloops(void) {
   hg_gemm_kernel_free(&k);
 }
 
+/* Grouped GEMMs (kernels.h, hg_gemm_group_t): both layouts, bf16 and fp8, the configurations
+ * the heuristic and the tuner use, generated and assembled without spills; the name says the
+ * layout and the group count; what a grouped GEMM does not take is refused with a sentence. */
+static void test_grouped(void) {
+  static const char *const cfg16[] = {"128x256x64,c2x1,s4,m8", "128x128x64,c1x1,s5,pp,n4",
+                                      "64x128x64,c1x1,s6", "128x128x64,c2x1,s5"};
+  static const char *const cfg8[] = {"128x256x128,c2x1,s4,m8", "128x128x128,c1x2,s5,pp",
+                                     "64x128x128,c1x1,s6"};
+  for (int t = 0; t < 2; t++)
+    for (int g = 0; g < 2; g++) {
+      hg_gemm_problem_t p = problem(4096, 2048, 7168, t ? HG_E4M3 : HG_BF16);
+      p.batch = g ? 256 : 8;
+      p.group = g ? HG_GROUP_MASKED : HG_GROUP_CONTIGUOUS;
+      const char *const *cfgs = t ? cfg8 : cfg16;
+      const int n = t ? 3 : 4;
+      for (int i = 0; i < n; i++) {
+        hg_gemm_config_t c;
+        CHECK_OK(hg_gemm_config_parse(cfgs[i], &c));
+        check_generates(&p, &c);
+        hg_gemm_kernel_t k;
+        CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+        CHECK(strstr(k.k.name, g ? "_gm256" : "_gc8") != NULL);
+        CHECK(!k.tma_store); /* rows clipped to the group: direct stores */
+        CHECK(strstr(k.k.ptx.data, "bar.sync") != NULL); /* the tables' barriers */
+        hg_gemm_kernel_free(&k);
+      }
+      hg_gemm_config_t c;
+      CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      CHECK_OK(hg_gemm_config_check(&p, &c));
+      check_generates(&p, &c);
+    }
+  hg_gemm_problem_t p = problem(4096, 2048, 7168, HG_BF16);
+  p.batch = 8;
+  p.group = HG_GROUP_CONTIGUOUS;
+  hg_gemm_problem_t q = p;
+  q.beta = 1;
+  CHECK_ERR(hg_gemm_problem_normalize(&q), HG_ERR_UNSUPPORTED, "beta * C");
+  q = p;
+  q.batch = HG_GROUPED_MAX_GROUPS + 1;
+  CHECK_ERR(hg_gemm_problem_normalize(&q), HG_ERR_UNSUPPORTED, "at most 1024");
+  q = p;
+  q.lda = 7169;
+  CHECK_ERR(hg_gemm_problem_normalize(&q), HG_ERR_UNSUPPORTED, "multiples of 16 bytes");
+  q = p;
+  q.group = (hg_gemm_group_t)7;
+  CHECK_ERR(hg_gemm_problem_normalize(&q), HG_ERR_INVALID, "group layout 7");
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4,k4", &c));
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "split-K (4) in a grouped GEMM");
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4,tma-mmasync", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "it runs tma-wgmma");
+}
+
 int main(void) {
+  HG_RUN(test_grouped);
   HG_RUN(test_tuned_record);
   HG_RUN(test_config_text);
   HG_RUN(test_problem_rules);

@@ -185,6 +185,7 @@ hg_status_t ir_eval_run_hooks(const hg_builder_t *b, const int64_t *params, cons
     case HG_OP_COMMENT:
     case HG_OP_ENDIF:
     case HG_OP_LOOP:
+    case HG_OP_BAR_SYNC: /* one thread: a barrier waits for no one */
       break;
     case HG_OP_CONST:
       if (t == HG_T_F32)

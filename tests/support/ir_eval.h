@@ -3,7 +3,8 @@
  * width saturate), comparisons, selects, width changes, variables, and structured control
  * flow, with the kernel's parameters (and optionally its special registers) given as
  * numbers. Tests build the arithmetic a layer emits and check it against host arithmetic
- * without a GPU; anything outside the subset (memory, barriers, floats, TMA) is an error. */
+ * without a GPU; anything outside the subset (memory, barriers but bar.sync, which one
+ * thread passes, floats, TMA) is an error. */
 #ifndef HG_TEST_IR_EVAL_H
 #define HG_TEST_IR_EVAL_H
 
