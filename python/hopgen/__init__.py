@@ -29,8 +29,8 @@ from .aot import export  # noqa: F401
 __version__ = "0.1.0"
 
 
-_TORCH_NAMES = ("gemm", "scaled_gemm", "tma_copy", "tma_load_tiles", "clear_cache", "GemmOp",
-                "as_tensor")
+_TORCH_NAMES = ("gemm", "scaled_gemm", "grouped_gemm", "tma_copy", "tma_load_tiles",
+                "clear_cache", "GemmOp", "as_tensor")
 
 
 def __getattr__(name):

@@ -176,7 +176,15 @@ class GemmProblem(C.Structure):
                 ("act_lo", C.c_float), ("act_hi", C.c_float), ("bias", C.c_int),
                 ("bias_type", C.c_int), ("rowscale", C.c_bool), ("colscale", C.c_bool),
                 ("residual", C.c_bool),
-                ("batch_invariant", C.c_bool)]
+                ("batch_invariant", C.c_bool), ("group", C.c_int)]
+
+
+class GroupedGemmProblem(C.Structure):
+    """hg_grouped_gemm_problem_t."""
+    _fields_ = [("layout", C.c_int), ("groups", C.c_int), ("rows", C.c_int64),
+                ("n", C.c_int64), ("k", C.c_int64), ("a_type", C.c_int), ("b_type", C.c_int),
+                ("d_type", C.c_int), ("b_k_major", C.c_bool), ("alpha", C.c_float),
+                ("expected_rows", C.c_int64)]
 
 
 class GemmConfig(C.Structure):
@@ -252,7 +260,7 @@ MIRRORED = {
     "hg_wgmma_atom_t": WgmmaAtom, "hg_gmma_desc_fields_t": GmmaDescFields,
     "hg_gmma_operand_t": GmmaOperand, "hg_tiled_mma_spec_t": TiledMmaSpec,
     "hg_tiled_mma_t": TiledMma, "hg_kernel_t": Kernel, "hg_gemm_problem_t": GemmProblem,
-    "hg_gemm_args_t": GemmArgs,
+    "hg_gemm_args_t": GemmArgs, "hg_grouped_gemm_problem_t": GroupedGemmProblem,
     "hg_gemm_config_t": GemmConfig, "hg_gemm_kernel_t": GemmKernel, "hg_tma_spec_t": TmaSpec,
     "hg_copy_config_t": CopyConfig, "hg_device_info_t": DeviceInfo, "hg_jit_info_t": JitInfo,
     "hg_launch_t": Launch, "hg_ptxas_report_t": PtxasReport,
@@ -356,6 +364,12 @@ _PROTOS = {
     "hg_gemm_op_kernel": (P(GemmKernel), [_vp]),
     "hg_gemm_op_jit": (P(JitInfo), [_vp]),
     "hg_gemm_op_grid": (_i, [_vp]),
+    "hg_grouped_gemm_op_create": (Status, [_vp, P(GroupedGemmProblem), P(GemmConfig), _i,
+                                           P(_vp)]),
+    "hg_grouped_gemm_op_run": (Status, [_vp, _u64, _u64, _u64, _u64, _u64, _u64, _vp]),
+    "hg_grouped_gemm_op_destroy": (None, [_vp]),
+    "hg_grouped_gemm_op_kernel": (P(GemmKernel), [_vp]),
+    "hg_grouped_gemm_op_grid": (_i, [_vp]),
     "hg_tma_spec_default": (TmaSpec, [_i]),
     "hg_tma_spec_normalize": (Status, [P(TmaSpec)]),
     "hg_tma_spec_tiles": (_i64, [P(TmaSpec)]),

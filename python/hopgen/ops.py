@@ -28,8 +28,8 @@ from ._capi import fn
 from .errors import InvalidError, UnsupportedError, check, error_from_status
 from .generate import GemmConfig, _backend, _config, mainloop_code
 
-__all__ = ["gemm", "scaled_gemm", "tma_copy", "tma_load_tiles", "clear_cache", "GemmOp",
-           "as_tensor"]
+__all__ = ["gemm", "scaled_gemm", "grouped_gemm", "tma_copy", "tma_load_tiles", "clear_cache",
+           "GemmOp", "as_tensor"]
 
 _DT = {torch.bfloat16: 6, torch.float16: 5, torch.float32: 9}
 if hasattr(torch, "float8_e4m3fn"):
@@ -128,6 +128,9 @@ def clear_cache() -> None:
         for op in _ops.values():
             fn("hg_gemm_op_destroy")(op.handle)
         _ops.clear()
+        for h in _grouped_ops.values():
+            fn("hg_grouped_gemm_op_destroy")(h)
+        _grouped_ops.clear()
         _fast.clear()
         _kernels.clear()
         for mod, rt in _modules.values():
@@ -318,6 +321,103 @@ def _create(key, index) -> GemmOp:
     with _lock:
         _ops[key] = op
     return op
+
+
+# ----------------------------------------------------------------------------- grouped GEMM
+
+_grouped_ops: dict = {}
+
+
+def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scale_a=None,
+                 scale_b=None, config=None, expected_rows: Optional[int] = None,
+                 backend: str = "ptx"):
+    """The grouped GEMM of mixture-of-experts layers (hopgen's hg_grouped_gemm_*), one
+    persistent launch for every expert, the experts' rows read on the GPU (graph-safe).
+
+    Contiguous (torch._grouped_mm's signature): a [total, K] with the rows of expert e at
+       [offs[e-1], offs[e]), offs an int32 GPU tensor of E cumulative ends; out [total, N]
+       (rows past offs[-1] are left as they are).
+    Masked: a [E, M, K] and counts an int32 GPU tensor of E row counts (each <= M); out
+       [E, M, N], rows past an expert's count left as they are.
+    b: [E, K, N], contiguous ([E, K, N] storage) or the transpose of a contiguous [E, N, K]
+       (the K-major weights fp8 needs). a contiguous. Empty experts are allowed.
+    scale_a: fp8, a one-element float32 GPU tensor; scale_b: fp8, E float32 (one per expert).
+    expected_rows: rows per expert the configuration is chosen for (default: the mean).
+    """
+    a, b = as_tensor(a, "a"), as_tensor(b, "b")
+    masked = offs is None
+    if masked == (counts is None):
+        raise InvalidError("hopgen.grouped_gemm: give offs (contiguous a [total, K]) or counts "
+                           "(masked a [E, M, K]), one of them")
+    groups_t = as_tensor(counts if masked else offs, "counts" if masked else "offs")
+    if b.dim() != 3:
+        raise InvalidError(f"hopgen.grouped_gemm: b has shape {tuple(b.shape)}; expected "
+                           f"[E, K, N]")
+    e, k, n = b.shape
+    if a.dim() != (3 if masked else 2) or a.shape[-1] != k or (masked and a.shape[0] != e):
+        raise InvalidError(f"hopgen.grouped_gemm: a has shape {tuple(a.shape)}; expected "
+                           f"{'[E, M, K]' if masked else '[total, K]'} with E = {e}, K = {k}")
+    if not a.is_contiguous():
+        raise InvalidError("hopgen.grouped_gemm: a must be contiguous (each token's row of K "
+                           "elements, rows packed)")
+    if b.stride() == (k * n, n, 1):
+        b_k_major = False
+    elif b.stride() == (k * n, 1, k):
+        b_k_major = True
+    else:
+        raise InvalidError(f"hopgen.grouped_gemm: b strides {tuple(b.stride())}: give a "
+                           f"contiguous [E, K, N] or the transpose of a contiguous [E, N, K]")
+    if groups_t.dtype != torch.int32 or groups_t.numel() != e or groups_t.device != a.device:
+        raise InvalidError(f"hopgen.grouped_gemm: {'counts' if masked else 'offs'} must be an "
+                           f"int32 tensor of {e} elements on {a.device}")
+    ta, tb = _DT.get(a.dtype), _DT.get(b.dtype)
+    if ta is None or tb is None:
+        raise UnsupportedError(f"hopgen.grouped_gemm: a {a.dtype} x b {b.dtype}")
+    rows = a.shape[1] if masked else a.shape[0]
+    if out is None:
+        td_dtype = out_dtype or (torch.bfloat16 if ta in _FP8 else a.dtype)
+        out = torch.empty((*a.shape[:-1], n), device=a.device, dtype=td_dtype)
+    else:
+        out = as_tensor(out, "out")
+        if tuple(out.shape) != (*a.shape[:-1], n) or not out.is_contiguous():
+            raise InvalidError(f"hopgen.grouped_gemm: out {tuple(out.shape)}: expected a "
+                               f"contiguous {(*a.shape[:-1], n)}")
+    td = _DT.get(out.dtype)
+    psa = scale_a.data_ptr() if scale_a is not None else 0
+    psb = scale_b.data_ptr() if scale_b is not None else 0
+    if (psa or psb) and ta not in _FP8:
+        raise InvalidError("hopgen.grouped_gemm: scale_a / scale_b are for fp8 operands")
+    if scale_b is not None and (scale_b.numel() != e or scale_b.dtype != torch.float32):
+        raise InvalidError(f"hopgen.grouped_gemm: scale_b must hold {e} float32 (one per "
+                           f"expert)")
+    index = a.device.index if a.device.index is not None else torch.cuda.current_device()
+    exp = expected_rows or max(1, rows // e if not masked else rows)
+    key = (index, masked, e, rows, n, k, ta, tb, td, b_k_major, exp, _cfg_text(config), backend)
+    h = _grouped_ops.get(key)
+    if h is None:
+        if _capturing():
+            raise InvalidError("hopgen.grouped_gemm: the first call for this problem happened "
+                               "during CUDA-graph capture: call it once before capturing")
+        p = _capi.GroupedGemmProblem(layout=2 if masked else 1, groups=e, rows=rows, n=n, k=k,
+                                     a_type=ta, b_type=tb, d_type=td, b_k_major=b_k_major,
+                                     alpha=1.0, expected_rows=exp)
+        cfg = None
+        if config is not None:
+            cfg = _capi.GemmConfig()
+            check(fn("hg_gemm_config_parse")(_cfg_text(config).encode(), C.byref(cfg)),
+                  "hopgen.grouped_gemm config: ")
+        rt = _runtime(index)
+        hh = C.c_void_p()
+        with torch.cuda.device(index):
+            check(fn("hg_grouped_gemm_op_create")(rt, C.byref(p), C.byref(cfg) if cfg else None,
+                                                  _backend(backend), C.byref(hh)),
+                  "hopgen.grouped_gemm: ")
+        h = _grouped_ops[key] = hh
+    st = fn("hg_grouped_gemm_op_run")(h, a.data_ptr(), b.data_ptr(), out.data_ptr(),
+                                       groups_t.data_ptr(), psa, psb, _get_stream(index))
+    if st.code:
+        raise error_from_status(st, "hopgen.grouped_gemm: ")
+    return out
 
 
 def _out_dtype(a: torch.Tensor, out_dtype) -> torch.dtype:

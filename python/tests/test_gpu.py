@@ -304,6 +304,71 @@ def test_gemm_fp8_with_scales():
             assert abs(_rel(d, ref) - _rel(t, ref)) < 5e-3
 
 
+def test_grouped_gemm_contiguous_and_masked():
+    """hopgen.grouped_gemm against a per-expert torch reference (and torch._grouped_mm where
+    torch has it): empty and very unequal experts, out poisoned first, rows outside every
+    expert untouched, both B layouts, fp8 with a scale per expert, CUDA-graph replay with new
+    counts."""
+    e, n, k = 6, 256, 512
+    counts = [0, 37, 300, 0, 1, 150]
+    total = sum(counts)
+    offs = torch.tensor(counts, device="cuda", dtype=torch.int32).cumsum(0).int()
+    a = _mat(total + 5, k, torch.bfloat16)  # 5 rows past the last expert
+    w = torch.randn(e, n, k, device="cuda").bfloat16()  # [E, N, K] weights
+    for b in (w.transpose(1, 2), w.transpose(1, 2).contiguous()):
+        out = torch.full((total + 5, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        hopgen.grouped_gemm(a, b, offs, out=out)
+        torch.cuda.synchronize()
+        start = 0
+        for g, c in enumerate(counts):
+            if c:
+                ref = a[start:start + c].float() @ b[g].float()
+                _check(out[start:start + c], ref, 1e-2, f"expert {g} ({c} rows)")
+            start += c
+        assert torch.isnan(out[total:].float()).all(), "rows past the experts were written"
+        if hasattr(torch, "_grouped_mm"):
+            t = torch._grouped_mm(a[:total], b, offs=offs, out_dtype=torch.bfloat16)
+            _check(out[:total], t.float(), 1e-2, "against torch._grouped_mm")
+    # masked
+    cap = 320
+    am = _mat(e * cap, k, torch.bfloat16).view(e, cap, k)
+    cnt = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    out = torch.full((e, cap, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    hopgen.grouped_gemm(am, w.transpose(1, 2), counts=cnt, out=out)
+    torch.cuda.synchronize()
+    for g, c in enumerate(counts):
+        if c:
+            _check(out[g, :c], am[g, :c].float() @ w[g].float().t(), 1e-2, f"masked expert {g}")
+        assert torch.isnan(out[g, c:].float()).all(), f"masked expert {g}: rows past its count"
+    # fp8 with a scale per expert
+    if hasattr(torch, "float8_e4m3fn"):
+        a8 = a.to(torch.float8_e4m3fn)
+        w8 = w.to(torch.float8_e4m3fn)
+        sa = torch.tensor([1.25], device="cuda")
+        sb = torch.linspace(0.5, 1.0, e, device="cuda")
+        d = hopgen.grouped_gemm(a8, w8.transpose(1, 2), offs, scale_a=sa, scale_b=sb)
+        torch.cuda.synchronize()
+        start = 0
+        for g, c in enumerate(counts):
+            if c:
+                ref = (a8[start:start + c].float() @ w8[g].float().t()) * 1.25 * float(sb[g])
+                _check(d[start:start + c], ref, 1e-2, f"fp8 expert {g}")
+            start += c
+    # CUDA graph: the counts are read on the device, so a replay with new offsets follows them
+    out = torch.zeros((total + 5, n), device="cuda", dtype=torch.bfloat16)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        hopgen.grouped_gemm(a, w.transpose(1, 2), offs, out=out)  # warm-up
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=s):
+            hopgen.grouped_gemm(a, w.transpose(1, 2), offs, out=out)
+    offs.copy_(torch.tensor([total, total, total, total, total, total], dtype=torch.int32))
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    _check(out[:total], a[:total].float() @ w[0].float().t(), 1e-2, "graph replay, new offsets")
+
+
 def test_gemm_batched_alpha_beta_c():
     bsz, m, n, k = 3, 256, 128, 192
     a = torch.randn(bsz, m, k, device="cuda").bfloat16()
