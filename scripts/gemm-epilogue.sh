@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Epilogue activations and bias vectors on the GPU (issue 12): every activation and bias
-# against the f32 reference with the epilogue applied on the host (--check), bf16/f16/f32 output, fp8, ping-pong,
+# against the f32 reference with the epilogue applied on the host (--check), bf16/f16/f32/fp8 output
+# (fp8 D saturating, amax bitwise, the aux output, C of its own type), fp8 inputs, ping-pong,
 # beta * C before the activation, ragged edges and the direct-store epilogue; then the time
 # of each activation over the plain GEMM on one shape.
 #   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all]
@@ -11,7 +12,7 @@ fails=0; runs=0
 run() {
   runs=$((runs+1))
   if out=$("$H" gemm "$@" --check 2>&1); then
-    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)"
+    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)$(echo "$out" | grep -o 'amax .*: bitwise equal\|[0-9]* reference values saturated' | tr '\n' ' ' | sed 's/^/ | /')"
   else
     fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
   fi
@@ -38,6 +39,21 @@ if [ "$what" != bench ]; then
   run 513 300 4096 --type e4m3 --epilogue rowscale,colscale,bias,gelu,residual
   run 500 300 200 --batch 3 --epilogue colscale,bias_m,relu,residual --ldd 301
   run 1000 1000 1000 --config 128x128x64,c1x1,s4,pp --epilogue rowscale,residual --d f16
+  # output conversions (issue 12): fp8 D (with saturating scales), C in its own type, the aux
+  # output, the amax (bitwise against the host's reduction over the stored D)
+  for d in e4m3 e5m2 bf16 f16 f32; do
+    run 1000 1000 1000 --d-type $d --amax
+    run 777 1001 513 --d-type $d --epilogue bias,gelu --aux --amax --beta 0.5 --c-type f32
+    run 513 300 4096 --type e4m3 --d-type $d --epilogue rowscale,colscale,bias,gelu_tanh,residual --amax --aux --aux-type f32
+    run 500 300 200 --batch 3 --d-type $d --epilogue colscale,bias_m,relu,residual --ldd 301 --amax --c-type f16 --beta 0.5
+    run 1000 1000 1000 --config 128x128x64,c1x1,s4,pp --d-type $d --epilogue silu --aux --aux-type bf16 --amax
+  done
+  # saturation: a large output scale sends many values past 448 (e4m3) / 57344 (e5m2)
+  run 1000 1000 1000 --d-type e4m3 --scale-d 300 --amax
+  run 777 1001 513 --d-type e4m3 --scale-d 1000 --epilogue bias,relu --amax --aux
+  run 513 300 4096 --type e4m3 --d-type e5m2 --scale-d 30000 --amax
+  run 500 300 200 --batch 3 --d-type e5m2 --scale-d 0.001 --epilogue clamp:-0.5:0.75 --amax
+  run 1000 1000 1000 --d-type e4m3 --scale-d 4 --config 128x128x64,c1x1,s4,k3 --amax
   echo "epilogue checks: $runs runs, $fails failed"
 fi
 if [ "$what" != check ]; then
@@ -48,6 +64,13 @@ if [ "$what" != check ]; then
   for act in none bias bias,gelu bias,gelu_tanh; do
     echo "== 8192 8192 8192 --epilogue $act"
     "$H" gemm 8192 8192 8192 --epilogue $act --check --bench --iters 20 2>&1 | grep -E 'bench|unfused|check|GEMM' | head -4
+  done
+  # fp8 D with amax, and the aux output, over the plain GEMM with bf16 D ("plain" line)
+  for sz in 4096 8192; do
+    for x in "--d-type e4m3 --amax" "--d-type e4m3 --amax --epilogue bias,gelu" "--d-type e5m2 --scale-d 2 --amax --epilogue bias,gelu" "--amax" "--epilogue bias,gelu --aux" "--epilogue bias,gelu_tanh --aux --d-type e4m3 --amax"; do
+      echo "== $sz $sz $sz $x"
+      "$H" gemm $sz $sz $sz $x --check --bench --iters 20 2>&1 | grep -E 'bench|plain|amax|check|GEMM' | head -5
+    done
   done
 fi
 exit $((fails > 0))

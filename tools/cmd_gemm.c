@@ -16,7 +16,16 @@ static const char gemm_usage[] =
     "  D = alpha * A x B + beta * C; D and C row-major MxN.\n"
     "  --type T            A and B type: bf16 (default), f16, e4m3, e5m2\n"
     "  --a T / --b T       A and B types separately (fp8 may mix e4m3 and e5m2)\n"
-    "  --d T               D and C type: bf16 (default), f16, f32\n"
+    "  --d T, --d-type T   D's type: bf16 (default), f16, f32, or e4m3/e5m2 (fp8 D: stored\n"
+    "                      as saturate(x * scale_d), the largest finite value past it, NaN kept)\n"
+    "  --c-type T          C's (and the residual's) type: bf16, f16, f32 (default: D's; bf16\n"
+    "                      for fp8 D)\n"
+    "  --scale-d X         fp8 D's output scale, uploaded as args.scale_d (default 1)\n"
+    "  --amax              also reduce max |D| (as stored) into a device f32 in the same kernel;\n"
+    "                      --check compares it bit for bit with a host reduction over D\n"
+    "  --aux               also store the values before the activation (cuBLASLt's GELU_AUX);\n"
+    "                      needs an activation in --epilogue\n"
+    "  --aux-type T        the aux output's type: bf16, f16, f32 (default: D's; bf16 for fp8 D)\n"
     "  --layout XY         storage of A and B: R(ow) or C(olumn)-major each; RC (default) is\n"
     "                      K-major A and B (the 'TN' GEMM); fp8 needs RC\n"
     "  --batch B           batch count (strided, packed by default)\n"
@@ -70,6 +79,7 @@ typedef struct gemm_args {
   int iters, warmup;
   uint64_t seed;
   const char *emit, *emit_mlir;
+  float scale_d;
 } gemm_args_t;
 
 enum {
@@ -108,7 +118,13 @@ enum {
   G_PTX_ONLY,
   G_ANY_D,
   G_EPILOGUE,
-  G_BIAS_TYPE
+  G_BIAS_TYPE,
+  G_D_TYPE,
+  G_C_TYPE,
+  G_SCALE_D,
+  G_AMAX,
+  G_AUX,
+  G_AUX_TYPE
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -119,6 +135,12 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_A, "--a", NULL, HG_CLI_VALUE, 0},
     {G_B, "--b", NULL, HG_CLI_VALUE, 0},
     {G_D, "--d", NULL, HG_CLI_VALUE, 0},
+    {G_D_TYPE, "--d-type", NULL, HG_CLI_VALUE, HG_CLI_BIT(G_D)}, /* --d's other name */
+    {G_C_TYPE, "--c-type", NULL, HG_CLI_VALUE, 0},
+    {G_SCALE_D, "--scale-d", NULL, HG_CLI_VALUE, 0},
+    {G_AMAX, "--amax", NULL, HG_CLI_FLAG, 0},
+    {G_AUX, "--aux", NULL, HG_CLI_FLAG, 0},
+    {G_AUX_TYPE, "--aux-type", NULL, HG_CLI_VALUE, 0},
     {G_LAYOUT, "--layout", NULL, HG_CLI_VALUE, 0},
     {G_BATCH, "--batch", NULL, HG_CLI_VALUE, 0},
     {G_LDA, "--lda", NULL, HG_CLI_VALUE, 0},
@@ -185,14 +207,31 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
   case G_TYPE:
   case G_A:
   case G_B:
-  case G_D: {
+  case G_D:
+  case G_D_TYPE:
+  case G_C_TYPE:
+  case G_AUX_TYPE: {
     hg_dtype_t t;
     if (!hg_cli_check(a, hg_dtype_parse(v, &t))) return false;
     if (id == G_TYPE || id == G_A) g->p.a_type = t;
     if (id == G_TYPE || id == G_B) g->p.b_type = t;
-    if (id == G_D) g->p.d_type = t;
+    if (id == G_D || id == G_D_TYPE) g->p.d_type = t;
+    if (id == G_C_TYPE) g->p.c_type = t;
+    if (id == G_AUX_TYPE) g->p.aux_type = t;
+    /* u8 is 0, which the problem reads as "the default type": refuse it here */
+    if ((id == G_C_TYPE || id == G_AUX_TYPE) && t == HG_U8)
+      return hg_cli_bad(a, "%s u8: C and aux may be bf16, f16 or f32",
+                        id == G_C_TYPE ? "--c-type" : "--aux-type");
     return true;
   }
+  case G_SCALE_D:
+    if (!hg_cli_float(a, v, -FLT_MAX, FLT_MAX, true, &f)) return false;
+    g->scale_d = (float)f;
+    return true;
+  case G_AMAX:
+    return g->p.amax = true;
+  case G_AUX:
+    return g->p.aux = true;
   case G_LAYOUT:
     return parse_layout(a, v, &g->p);
   case G_BATCH:
@@ -289,8 +328,17 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
     return hg_cli_bad(a, "give the sizes: hopgen gemm M N K (or --m/--n/--k)");
   if ((a->seen & HG_CLI_BIT(G_BIAS_TYPE)) && g->p.bias == HG_BIAS_NONE)
     return hg_cli_bad(a, "--bias-type applies with a bias in --epilogue (bias or bias_m)");
+  const bool d8 = hg_dtype_bits(g->p.d_type) == 8;
   if (g->p.bias != HG_BIAS_NONE && !(a->seen & HG_CLI_BIT(G_BIAS_TYPE)))
-    g->p.bias_type = g->p.d_type; /* the default: D's type */
+    g->p.bias_type = d8 ? HG_BF16 : g->p.d_type; /* the default: D's type (bf16 for fp8 D) */
+  if ((a->seen & HG_CLI_BIT(G_AUX_TYPE)) && !g->p.aux)
+    return hg_cli_bad(a, "--aux-type applies with --aux");
+  if (g->p.aux && g->p.act == HG_ACT_NONE)
+    return hg_cli_bad(a, "--aux stores the values before the activation, and --epilogue has none: "
+                         "add one (relu, gelu, gelu_tanh, silu, sigmoid, clamp:LO:HI)");
+  if ((a->seen & HG_CLI_BIT(G_SCALE_D)) && !d8)
+    return hg_cli_bad(a, "--scale-d scales an fp8 D (--d-type e4m3 or e5m2); D is %s",
+                      hg_dtype_name(g->p.d_type));
   const bool gpu = g->check || g->bench || g->tune;
   const uint64_t export_opts =
       HG_CLI_BIT(G_OUT) | HG_CLI_BIT(G_NAME) | HG_CLI_BIT(G_PTX_ONLY) | HG_CLI_BIT(G_ANY_D);
@@ -313,6 +361,9 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   if (g->compare_repack && !g->bench)
     return hg_cli_bad(a, "--compare-repack times the repack path beside the run: it applies with "
                          "--bench");
+  if (!gpu && (a->seen & HG_CLI_BIT(G_SCALE_D)))
+    return hg_cli_bad(a, "--scale-d is data the driver uploads for a GPU run: it applies with "
+                         "--check, --bench or --tune");
   if (!gpu && (a->seen & HG_CLI_BIT(G_SEED)))
     return hg_cli_bad(a, "--seed picks the data of a GPU run: it applies with --check, --bench "
                          "or --tune");
@@ -355,6 +406,17 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "tolerance", r->tolerance, true);
   fprintf(f, "\"cublaslt_epilogue\": \"%s\", ", r->blas_epilogue);
   json_num(f, "unfused_ms", r->unfused_ms, true);
+  hg_cli_json_str(f, "c", hg_dtype_name(p->c_type), ", ");
+  if (p->aux) {
+    hg_cli_json_str(f, "aux_type", hg_dtype_name(p->aux_type), ", ");
+    json_num(f, "rel_err_aux", r->rel_err_aux, true);
+  }
+  if (p->amax)
+    fprintf(f, "\"amax\": %.9g, \"amax_ref\": %.9g, \"amax_equal\": %s, ", (double)r->amax,
+            (double)r->amax_ref, r->amax_equal ? "true" : "false");
+  if (hg_dtype_bits(p->d_type) == 8) fprintf(f, "\"saturated\": %" PRId64 ", ", r->d_saturated);
+  json_num(f, "plain_ms", r->plain_ms, true);
+  json_num(f, "over_plain", r->over_plain, true);
   fprintf(f, "\"repeat_identical\": %s, ", r->repeat_identical ? "true" : "false");
   if (r->batch_m) fprintf(f, "\"batch_identical\": %s, ", r->batch_identical ? "true" : "false");
   fprintf(f, "\"nonfinite\": %" PRId64 ", ", r->bad);
@@ -399,6 +461,15 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->checked)
     printf("  check    rel. error %.3g vs f32 reference (tolerance %.3g)%s; cuBLASLt %.3g\n",
            r->rel_err, r->tolerance, r->bad ? " NON-FINITE OUTPUT" : "", r->rel_err_blas);
+  if (r->checked && p->aux)
+    printf("  aux      %s, rel. error %.3g vs the reference's pre-activation values\n",
+           hg_dtype_name(p->aux_type), r->rel_err_aux);
+  if (r->checked && p->amax)
+    printf("  amax     %.9g, host max |D| over the stored D %.9g: %s\n", (double)r->amax,
+           (double)r->amax_ref, r->amax_equal ? "bitwise equal" : "DIFFERENT");
+  if (r->checked && hg_dtype_bits(p->d_type) == 8)
+    printf("  fp8 D    %" PRId64 " reference values saturated (to +-%g)\n", r->d_saturated,
+           p->d_type == HG_E4M3 ? 448.0 : 57344.0);
   if (r->checked)
     printf("  bits     D %s over %d more launches\n",
            r->repeat_identical ? "identical" : "DIFFERENT", r->repeat_runs);
@@ -417,6 +488,9 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->benched && r->unfused_ms > 0)
     printf("  unfused  plain GEMM + a bias/activation kernel %.4f ms: fused is %.3fx faster\n",
            r->unfused_ms, r->unfused_ms / r->ms);
+  if (r->benched && r->plain_ms > 0)
+    printf("  plain    the plain GEMM with bf16 D %.4f ms: this run adds %+.1f%%\n", r->plain_ms,
+           100 * r->over_plain);
   if (r->benched && r->repack_ms > 0)
     printf("  other    repack + tma-wgmma %.4f ms: this run (in place) took %.3fx its time\n",
            r->repack_ms, r->ms / r->repack_ms);
@@ -574,6 +648,7 @@ int hg_cmd_gemm(int argc, char **argv) {
   o.warmup = g.warmup;
   o.seed = g.seed;
   o.compare_repack = g.compare_repack;
+  o.scale_d = g.scale_d;
   if (g.mainloop != HG_MAINLOOP_AUTO && !g.have_cfg) {
     /* A mainloop without a configuration: the heuristic's for that mainloop. */
     hg_gemm_kernel_t k;

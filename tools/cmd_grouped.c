@@ -82,9 +82,9 @@ static const hg_cli_opt_t grouped_opts[] = {
 
 typedef struct gargs {
   hg_grouped_gemm_problem_t p;
-  int64_t tokens;       /* --tokens */
-  int64_t *counts;      /* per expert (malloc'd) */
-  int ncounts;          /* --tokens-per-expert items */
+  int64_t tokens;  /* --tokens */
+  int64_t *counts; /* per expert (malloc'd) */
+  int ncounts;     /* --tokens-per-expert items */
   int64_t list[HG_GROUPED_MAX_GROUPS];
   uint64_t uneven, seed;
   bool have_cfg, check, bench, json;
@@ -231,10 +231,14 @@ static void print_json(const gargs_t *g, const hg_grouped_gemm_report_t *r, hg_s
     const char *key;
     double v;
     bool on;
-  } nums[] = {{"rel_err", r->rel_err, r->checked},     {"rel_err_cublaslt", r->rel_err_blas, r->checked},
-              {"tolerance", r->tolerance, r->checked}, {"ms", r->ms, r->benched},
-              {"tflops", r->tflops, r->benched},       {"cublaslt_ms", r->blas_ms, r->benched},
-              {"cublaslt_tflops", r->blas_tflops, r->benched}, {"ratio", r->ratio, r->benched}};
+  } nums[] = {{"rel_err", r->rel_err, r->checked},
+              {"rel_err_cublaslt", r->rel_err_blas, r->checked},
+              {"tolerance", r->tolerance, r->checked},
+              {"ms", r->ms, r->benched},
+              {"tflops", r->tflops, r->benched},
+              {"cublaslt_ms", r->blas_ms, r->benched},
+              {"cublaslt_tflops", r->blas_tflops, r->benched},
+              {"ratio", r->ratio, r->benched}};
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
     if (nums[i].on) {
       if (isfinite(nums[i].v))
@@ -378,9 +382,9 @@ static const char bench_usage[] =
 
 enum { B_SET, B_TYPE, B_MASKED, B_UNEVEN, B_ITERS, B_WARMUP, B_JSON };
 static const hg_cli_opt_t bench_opts[] = {
-    {B_SET, "--set", NULL, HG_CLI_VALUE, 0},       {B_TYPE, "--type", NULL, HG_CLI_VALUE, 0},
-    {B_MASKED, "--masked", NULL, HG_CLI_FLAG, 0},  {B_UNEVEN, "--uneven", NULL, HG_CLI_VALUE, 0},
-    {B_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},   {B_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
+    {B_SET, "--set", NULL, HG_CLI_VALUE, 0},      {B_TYPE, "--type", NULL, HG_CLI_VALUE, 0},
+    {B_MASKED, "--masked", NULL, HG_CLI_FLAG, 0}, {B_UNEVEN, "--uneven", NULL, HG_CLI_VALUE, 0},
+    {B_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},  {B_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
     {B_JSON, "--json", NULL, HG_CLI_JSON, 0},
 };
 
@@ -489,10 +493,9 @@ int hg_cli_bench_grouped(int argc, char **argv) {
         char shape[40];
         snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64 ", %" PRId64 ", %" PRId64, set[i][0],
                  set[i][1], set[i][2], set[i][3]);
-        printf("%-6s %-22s %-10s %9.4fms %9.4fms %10.1f %8.3f %9.3g%s%s\n",
-               hg_dtype_name(types[t]), shape, masked ? "masked" : "contiguous", r.ms, r.blas_ms,
-               r.tflops, r.ratio, r.rel_err, hg_is_ok(&s) ? "" : "  FAILED: ",
-               hg_is_ok(&s) ? "" : s.msg);
+        printf("%-6s %-22s %-10s %9.4fms %9.4fms %10.1f %8.3f %9.3g%s%s\n", hg_dtype_name(types[t]),
+               shape, masked ? "masked" : "contiguous", r.ms, r.blas_ms, r.tflops, r.ratio,
+               r.rel_err, hg_is_ok(&s) ? "" : "  FAILED: ", hg_is_ok(&s) ? "" : s.msg);
       }
       free(counts);
       free(g);

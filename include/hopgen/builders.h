@@ -490,21 +490,25 @@ typedef enum hg_epi_kind {
   HG_EPI_SCALE,     /* acc *= value (F32, run time) */
   HG_EPI_SCALE_PTR, /* acc *= the f32 at ptr (I64 device pointer), 1 when ptr is 0 (fp8's
                      * per-tensor scales); consecutive scale steps fold into one multiply */
-  HG_EPI_BETA_C,    /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C has
-                     * D's type, at ptr (I64) + batch * batch_stride + row * ld + col (elements) */
+  HG_EPI_BETA_C,    /* acc += beta * C(row, col) when beta (F32) != 0 (a uniform branch); C of
+                     * dtype (bf16, f16 or f32; 0 = HG_U8: D's type) at ptr (I64) + batch *
+                     * batch_stride + row * ld + col (elements) */
   HG_EPI_ACT,       /* acc = act(acc) (hg_act_t); clamp's bounds lo, hi are constants */
   HG_EPI_BIAS,      /* acc += vec[col] (along_n) or vec[row] (acc *= with multiply: a scale
                      * vector): a vector of dtype (bf16, f16, f32) at ptr (I64), loaded once
                      * per column (row) of the thread */
+  HG_EPI_AUX,       /* store acc, as it is at this point of the chain, into a matrix of dtype
+                     * (bf16, f16, f32) laid out like C (ptr, ld, batch_stride): the
+                     * pre-activation output a backward pass needs (cuBLASLt's GELU_AUX) */
 } hg_epi_kind_t;
 
 typedef struct hg_epi_step {
   hg_epi_kind_t kind;
   hg_val_t value;                 /* SCALE: the factor; BETA_C: beta */
-  hg_val_t ptr, ld, batch_stride; /* BETA_C: C */
+  hg_val_t ptr, ld, batch_stride; /* BETA_C: C; AUX: the aux matrix */
   hg_act_t act;                   /* ACT */
   float lo, hi;                   /* ACT: clamp's bounds */
-  hg_dtype_t dtype;               /* BIAS: the vector's type */
+  hg_dtype_t dtype;               /* BIAS: the vector's type; BETA_C, AUX: the matrix's */
   bool along_n;                   /* BIAS: one value per column (else per row) */
   bool multiply;                  /* BIAS: scale (acc *= v) instead of add */
 } hg_epi_step_t;
@@ -513,6 +517,8 @@ typedef struct hg_epi_step {
  * shared-memory buffers per consumer (stmatrix for 16-bit D), each stored with the plan's
  * boxes by the consumer's first thread. Direct: every element with a bounds predicate. */
 typedef struct hg_epilogue {
+  /* bf16, f16, f32, or fp8 e4m3/e5m2 (converted with saturation to the largest finite
+   * value, NaN kept: hg_b_pack_f32x2; fp8 D is stored directly, never through TMA) */
   hg_dtype_t d_type;
   int nsteps;
   hg_epi_step_t steps[HG_EPI_MAX_STEPS];
@@ -536,6 +542,12 @@ typedef struct hg_epilogue {
   int vec_lines, vectors, vec_threads;
   bool vec_per_consumer;
   const struct hg_epi_prefetch *prefetch;
+  /* amax_ptr (I64, HG_NONE: none): the kernel reduces max |D| over the values it stores, as
+   * stored (rounded to d_type), into the f32 there: a running max per thread (the bits of |x|
+   * as u32: non-negative floats order like unsigned integers, and a NaN above them all), over
+   * the warp with redux.sync at hg_epilogue_drain, then one red.global.max.u32 per warp. The
+   * caller zeroes the f32 first. amax_var: the thread's running max (hg_epilogue_begin). */
+  hg_val_t amax_ptr, amax_var;
 } hg_epilogue_t;
 
 /* A consumer thread's share of its tile's vector values (lines t, t + vec_threads, ... for the
@@ -557,7 +569,10 @@ hg_status_t hg_epilogue_prefetch(hg_builder_t *b, const hg_epilogue_t *e, hg_val
 hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_val_t *acc,
                              const hg_acc_map_t *am, hg_val_t row0, hg_val_t col0, hg_val_t m_base,
                              hg_val_t n0, hg_val_t batch, const hg_roles_t *r);
-/* After the consumer's last tile: its TMA stores have finished reading shared memory. */
+/* Before the consumer's first tile (outside the tile loop): the running amax, when e has one. */
+void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e);
+/* After the consumer's last tile: its TMA stores have finished reading shared memory, and the
+ * amax (when e has one) is reduced into the device scalar; every consumer thread calls it. */
 void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r);
 
 #pragma GCC visibility pop

@@ -196,7 +196,10 @@ hg_val_t hg_b_f2i(hg_builder_t *b, hg_val_t f32);   /* F32 -> signed I32, round 
 hg_val_t hg_b_bitcast(hg_builder_t *b, hg_type_t to, hg_val_t x); /* I32 <-> F32 */
 
 /* Two F32 -> one I32 holding two 16-bit floats (dtype HG_BF16 or HG_F16), lo in bits
- * 0..15; round to nearest even. Used by epilogues before stmatrix / stores. */
+ * 0..15; round to nearest even. Used by epilogues before stmatrix / stores. With HG_E4M3 or
+ * HG_E5M2: two fp8 bytes in bits 0..15 (lo in 0..7), cvt.rn.satfinite (PTX ISA "cvt"):
+ * values past the largest finite one, infinities included, become it (with their sign);
+ * NaN stays NaN. */
 hg_val_t hg_b_pack_f32x2(hg_builder_t *b, hg_dtype_t dtype, hg_val_t lo, hg_val_t hi);
 /* One 16-bit float (dtype HG_BF16/HG_F16) or 8-bit float (HG_E4M3/HG_E5M2) held in the
  * low bits of an I32 -> F32. */
@@ -346,6 +349,10 @@ void hg_b_tma_reduce(hg_builder_t *b, hg_reduce_op_t op, hg_val_t tmap, hg_val_t
  * are a 16-bit atom.cas loop around min/max.f16/bf16; the rest are one red.global. Kernels
  * use it where TMA cannot reduce a box (a negative coordinate). */
 void hg_b_red(hg_builder_t *b, hg_reduce_op_t op, hg_dtype_t t, hg_val_t addr, hg_val_t v);
+/* The reduction of an I32 over the 32 lanes of the warp (redux.sync with a full mask; PTX ISA
+ * "redux.sync", sm_80+): add, min or max as u32, or and/or/xor; every lane gets the result,
+ * and all 32 must execute it together. */
+hg_val_t hg_b_redux_sync(hg_builder_t *b, hg_reduce_op_t op, hg_val_t v);
 void hg_b_bulk_commit(hg_builder_t *b);                  /* cp.async.bulk.commit_group */
 void hg_b_bulk_wait(hg_builder_t *b, int n, bool read);  /* wait_group[.read] n */
 void hg_b_tmap_prefetch(hg_builder_t *b, hg_val_t tmap); /* prefetch.tensormap */

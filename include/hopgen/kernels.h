@@ -28,7 +28,7 @@ extern "C" {
 typedef struct hg_kernel {
   hg_text_t ptx;       /* PTX for the driver (from either backend) */
   hg_text_t mlir;      /* the MLIR module when the MLIR backend made it, else empty */
-  char name[64];       /* entry point */
+  char name[128];      /* entry point */
   uint32_t threads;    /* per CTA, 1-D */
   uint32_t smem_bytes; /* dynamic shared memory */
   uint32_t cluster[3]; /* required cluster shape ({1,1,1}: none) */
@@ -298,7 +298,7 @@ typedef enum hg_gemm_group {
 typedef struct hg_gemm_problem {
   int64_t m, n, k;
   int batch;
-  hg_dtype_t a_type, b_type, d_type; /* C has d_type */
+  hg_dtype_t a_type, b_type, d_type; /* D: bf16, f16, f32, or e4m3/e5m2 (c_type below) */
   bool a_k_major, b_k_major;
   int64_t lda, ldb, ldc, ldd;
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
@@ -325,6 +325,25 @@ typedef struct hg_gemm_problem {
   /* A grouped GEMM (batch = the groups); see hg_gemm_group_t. fp8's scale_b is then a device
    * array of one f32 per group (0: all 1). */
   hg_gemm_group_t group;
+  /* C's type, and the residual's: bf16, f16 or f32. 0 (HG_U8, never a C type) means D's type,
+   * or bf16 when D is fp8; hg_gemm_problem_normalize fills it in. */
+  hg_dtype_t c_type;
+  /* fp8 D (d_type e4m3 or e5m2): D = saturate(x * scale_d), x the chain's result and scale_d
+   * the f32 at hg_gemm_args_t.scale_d (0: 1.0); cvt.rn.satfinite: values beyond the largest
+   * finite fp8 (448 for e4m3, 57344 for e5m2), infinities included, become it with their sign;
+   * a NaN stays NaN. fp8 D is stored directly (no TMA store). */
+  /* amax: the kernel also reduces max |D(i, j)| over D as stored (decoded from d_type) into
+   * the f32 at hg_gemm_args_t.amax, which hg_gemm_op_run_args zeroes on the stream first
+   * (cuMemsetD32Async: CUDA-graph safe). A NaN in D makes it a NaN. Any D type. */
+  bool amax;
+  /* aux: the chain's values just before the activation (after the scales, beta * C and the
+   * bias; what cuBLASLt's GELU_AUX stores for the backward pass) also stored into an aux
+   * matrix of aux_type (bf16, f16, f32; 0: D's type, or bf16 when D is fp8), MxN with leading
+   * dimension ldaux and batch stride batch_stride_aux (0: packed), at hg_gemm_args_t.aux.
+   * Needs an activation. */
+  bool aux;
+  hg_dtype_t aux_type;
+  int64_t ldaux, batch_stride_aux;
 } hg_gemm_problem_t;
 
 /* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type
@@ -431,8 +450,10 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_
  * bytes read straight from the pointer). Parameters in order: A (tmap_a, or a, lda,
  * batch_stride_a as I64), B likewise, [tmap_d if tma_store], d, c, m, n, k, batch (I32), ldc,
  * ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b (I64
- * device pointers to one f32 each, 0 = 1.0) for fp8]. Grid: 1-D, a multiple of the cluster
- * size; any size (the kernel is persistent). */
+ * device pointers to one f32 each, 0 = 1.0) for fp8], then the epilogue's I64s: [rowscale],
+ * [colscale], [bias], [residual], [scale_d for fp8 D], [aux, ldaux, batch_stride_aux],
+ * [amax], [groups for a grouped GEMM], [workspace for split-K]. Grid: 1-D, a multiple of the
+ * cluster size; any size (the kernel is persistent). */
 typedef struct hg_gemm_kernel {
   hg_kernel_t k;
   hg_gemm_problem_t problem; /* normalised */
@@ -500,10 +521,16 @@ const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
 int hg_gemm_op_grid(const hg_gemm_op_t *op);
 /* Bytes of workspace a run needs (0: the operation neither splits K nor repacks). */
 size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
-/* Everything one run takes: the operands, fp8 scales, the bias (problem.bias), and the
- * workspace (0: hg_gemm_op_run's own, allocated on the first call). */
+/* Everything one run takes: the operands, fp8 scales, the epilogue's vectors and matrices
+ * (problem.bias, ...), fp8 D's scale, the amax and aux outputs, and the workspace (0:
+ * hg_gemm_op_run's own, allocated on the first call). With problem.amax the run first zeroes
+ * *amax on the stream (a memset node under graph capture), then the kernel max-reduces into
+ * it. */
 typedef struct hg_gemm_args {
   hg_devptr_t a, b, c, d, scale_a, scale_b, bias, rowscale, colscale, residual;
+  /* fp8 D's output scale (one f32; 0 = 1.0), the amax's f32 (problem.amax; zeroed by the
+   * run), the aux matrix (problem.aux) */
+  hg_devptr_t scale_d, amax, aux;
   hg_devptr_t workspace;
   size_t workspace_bytes;
 } hg_gemm_args_t;
@@ -533,13 +560,16 @@ typedef struct hg_gemm_run_options {
   bool compare_repack;
   int warmup, iters;
   uint64_t seed; /* 0: a fresh seed from the clock */
+  /* fp8 D: the output scale the driver uploads to args.scale_d (0: 1.0); a large one makes
+   * values saturate */
+  float scale_d;
 } hg_gemm_run_options_t;
 
 hg_gemm_run_options_t hg_gemm_run_options_default(void);
 
 typedef struct hg_gemm_report {
   hg_gemm_config_t config;
-  char kernel[64];
+  char kernel[128];
   bool tma_store;
   bool cp_async_a, cp_async_b; /* operand read with cp.async (not TMA) */
   bool repacked_a, repacked_b; /* operand repacked before each run (AUTO's path) */
@@ -576,6 +606,18 @@ typedef struct hg_gemm_report {
   int64_t batch_m;
   bool batch_identical;
   char note[256];
+  /* check, fp8 D: D is compared with the reference converted on the host (x scale_d,
+   * saturated to the largest finite value, round to nearest even); d_saturated: elements of
+   * the reference that saturated. aux: its relative error against the reference's
+   * pre-activation values. amax: the kernel's against the host's max |D| over D as
+   * downloaded, bit for bit (both NaN also counts as equal) */
+  int64_t d_saturated;
+  double rel_err_aux;
+  bool amax_checked, amax_equal;
+  float amax, amax_ref;
+  /* bench with fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain,
+   * timed alongside (plain_ms); over_plain = ms / plain_ms - 1 */
+  double plain_ms, over_plain;
 } hg_gemm_report_t;
 
 hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,

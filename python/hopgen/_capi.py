@@ -153,14 +153,15 @@ class TiledMma(C.Structure):
 
 
 class Kernel(C.Structure):
-    _fields_ = [("ptx", Text), ("mlir", Text), ("name", C.c_char * 64), ("threads", C.c_uint32),
+    _fields_ = [("ptx", Text), ("mlir", Text), ("name", C.c_char * 128), ("threads", C.c_uint32),
                 ("smem_bytes", C.c_uint32), ("cluster", C.c_uint32 * 3), ("gen_ms", C.c_double)]
 
 
 class GemmArgs(C.Structure):
     """hg_gemm_args_t: a run's device pointers (the epilogue's vectors among them)."""
     _fields_ = [(n, C.c_uint64) for n in ("a", "b", "c", "d", "scale_a", "scale_b", "bias",
-                                          "rowscale", "colscale", "residual", "workspace")] + \
+                                          "rowscale", "colscale", "residual", "scale_d", "amax",
+                                          "aux", "workspace")] + \
                [("workspace_bytes", C.c_size_t)]
 
 
@@ -176,7 +177,9 @@ class GemmProblem(C.Structure):
                 ("act_lo", C.c_float), ("act_hi", C.c_float), ("bias", C.c_int),
                 ("bias_type", C.c_int), ("rowscale", C.c_bool), ("colscale", C.c_bool),
                 ("residual", C.c_bool),
-                ("batch_invariant", C.c_bool), ("group", C.c_int)]
+                ("batch_invariant", C.c_bool), ("group", C.c_int), ("c_type", C.c_int),
+                ("amax", C.c_bool), ("aux", C.c_bool), ("aux_type", C.c_int),
+                ("ldaux", C.c_int64), ("batch_stride_aux", C.c_int64)]
 
 
 class GroupedGemmProblem(C.Structure):

@@ -67,23 +67,30 @@ void hg_acc_map_free(hg_acc_map_t *am) {
 
 /* ---------------------------------------------------------------- element visits */
 
+/* A row-major matrix of the epilogue (C, D, the residual, aux): (m, n, batches):(ld, 1,
+ * batch_stride) in elements of dtype (esize bytes) at ptr (I64). */
+typedef struct gmatrix {
+  hg_val_t ptr, ld, batch_stride;
+  int esize;
+  hg_dtype_t dtype;
+} gmatrix_t;
+
 typedef struct epi_ctx {
   hg_builder_t *b;
   const hg_epilogue_t *e;
   const hg_val_t *acc;
   const hg_acc_map_t *am;
   const hg_epi_step_t *step; /* the step being applied (element functions) */
+  const gmatrix_t *g;        /* the matrix being visited (element functions) */
   hg_val_t consumer;         /* the calling thread's consumer index */
 } epi_ctx_t;
 
 typedef void (*elem_fn)(epi_ctx_t *x, int v, hg_val_t addr);
 
-/* A row-major matrix of the epilogue (C or D): (m, n, batches):(ld, 1, batch_stride) in
- * elements of esize bytes at ptr (I64). */
-typedef struct gmatrix {
-  hg_val_t ptr, ld, batch_stride;
-  int esize;
-} gmatrix_t;
+static gmatrix_t gmatrix(hg_val_t ptr, hg_val_t ld, hg_val_t batch_stride, hg_dtype_t t) {
+  return (gmatrix_t){
+      .ptr = ptr, .ld = ld, .batch_stride = batch_stride, .esize = hg_dtype_bytes(t), .dtype = t};
+}
 
 /* The matrix's batch `batch`: the slice (_, _, batch), (m, n):(ld, 1). */
 static hg_status_t batch_slice(hg_builder_t *b, const hg_epilogue_t *e, const gmatrix_t *g,
@@ -120,6 +127,7 @@ static hg_status_t for_each_elem(epi_ctx_t *x, const gmatrix_t *g, hg_val_t row0
   const hg_acc_map_t *am = x->am;
   hg_dtensor_t mat, thr, row;
   hg_val_t v;
+  x->g = g;
   HG_TRY(batch_slice(b, x->e, g, batch, &mat));
   HG_TRY(elem_addr(b, &mat, hg_dint_val(row0), hg_dint_val(col0), &v, &thr));
   for (int dm = 0; dm < am->rows; dm++) {
@@ -143,26 +151,41 @@ static hg_status_t for_each_elem(epi_ctx_t *x, const gmatrix_t *g, hg_val_t row0
 
 static hg_val_t load_elem(epi_ctx_t *x, hg_val_t addr) {
   hg_val_t v;
-  if (x->e->d_type == HG_F32) {
+  if (x->g->dtype == HG_F32) {
     hg_b_load(x->b, HG_GLOBAL, HG_T_F32, 0, 1, addr, &v);
     return v;
   }
-  hg_b_load(x->b, HG_GLOBAL, HG_T_I32, 16, 1, addr, &v);
-  return hg_b_unpack_f32(x->b, x->e->d_type, v);
+  hg_b_load(x->b, HG_GLOBAL, HG_T_I32, 8 * x->g->esize, 1, addr, &v);
+  return hg_b_unpack_f32(x->b, x->g->dtype, v);
 }
 
 static void add_beta_c(epi_ctx_t *x, int v, hg_val_t addr) {
   hg_b_assign(x->b, x->acc[v], hg_b_ffma(x->b, x->step->value, load_elem(x, addr), x->acc[v]));
 }
 
+/* The running amax of the thread: max(amax, |v| as u32 bits). Rounding to D's type (round to
+ * nearest, saturating or not) is monotonic and symmetric, so the largest |value| rounded at
+ * the end (hg_epilogue_drain) is the largest |stored value|: one AND and one MAX a value. */
+static void amax_track(hg_builder_t *b, const hg_epilogue_t *e, hg_val_t v) {
+  hg_val_t bits = hg_b_bin(b, HG_AND, hg_b_bitcast(b, HG_T_I32, v), i32(b, 0x7FFFFFFF));
+  hg_b_assign(b, e->amax_var, hg_b_bin(b, HG_MAX_U, e->amax_var, bits));
+}
+
+/* One element into the visited matrix, converted to its type (fp8: saturating). */
 static void store_elem(epi_ctx_t *x, int v, hg_val_t addr) {
   hg_builder_t *b = x->b;
-  if (x->e->d_type == HG_F32) {
+  if (x->g->dtype == HG_F32) {
     hg_b_store(b, HG_GLOBAL, 0, 1, addr, &x->acc[v]);
   } else {
-    hg_val_t pk = hg_b_pack_f32x2(b, x->e->d_type, x->acc[v], x->acc[v]);
-    hg_b_store(b, HG_GLOBAL, 16, 1, addr, &pk);
+    hg_val_t pk = hg_b_pack_f32x2(b, x->g->dtype, x->acc[v], x->acc[v]);
+    hg_b_store(b, HG_GLOBAL, 8 * x->g->esize, 1, addr, &pk);
   }
+}
+
+/* An element of D: stored, and counted in the amax. */
+static void store_d_elem(epi_ctx_t *x, int v, hg_val_t addr) {
+  store_elem(x, v, addr);
+  if (!hg_val_is_none(x->e->amax_ptr)) amax_track(x->b, x->e, x->acc[v]);
 }
 
 /* ---------------------------------------------------------------- the steps */
@@ -409,7 +432,6 @@ static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_va
   hg_builder_t *b = x->b;
   const hg_acc_map_t *am = x->am;
   const int cells = am->rows * am->cols;
-  const int ed = hg_dtype_bytes(x->e->d_type);
   for (int i = 0; i < x->e->nsteps; i++) {
     const hg_epi_step_t *st = &x->e->steps[i];
     x->step = st;
@@ -428,8 +450,8 @@ static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_va
     }
     case HG_EPI_BETA_C: {
       /* C is read only when beta != 0: a uniform run-time branch. */
-      const gmatrix_t c = {
-          .ptr = st->ptr, .ld = st->ld, .batch_stride = st->batch_stride, .esize = ed};
+      const gmatrix_t c =
+          gmatrix(st->ptr, st->ld, st->batch_stride, st->dtype == HG_U8 ? x->e->d_type : st->dtype);
       hg_b_if(b, hg_b_cmp(b, HG_FEQ, st->value, hg_b_f32(b, 0.0f)));
       hg_b_else(b);
       HG_TRY(for_each_elem(x, &c, row0, col0, batch, add_beta_c));
@@ -443,22 +465,40 @@ static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_va
     case HG_EPI_BIAS:
       HG_TRY(add_bias(x, row0, col0));
       break;
+    case HG_EPI_AUX: {
+      const gmatrix_t a = gmatrix(st->ptr, st->ld, st->batch_stride, st->dtype);
+      HG_TRY(for_each_elem(x, &a, row0, col0, batch, store_elem));
+      break;
+    }
     }
   }
   return hg_ok();
 }
 
+static bool is_cd_type(hg_dtype_t t) {
+  return t == HG_F32 || t == HG_BF16 || t == HG_F16;
+}
+
 static hg_status_t check_epilogue(const hg_epilogue_t *e) {
-  if (e->d_type != HG_F32 && e->d_type != HG_BF16 && e->d_type != HG_F16)
-    return hg_error(HG_ERR_UNSUPPORTED, "the epilogue stores bf16, f16 or f32, not %s",
+  const bool fp8 = e->d_type == HG_E4M3 || e->d_type == HG_E5M2;
+  if (!is_cd_type(e->d_type) && !fp8)
+    return hg_error(HG_ERR_UNSUPPORTED, "the epilogue stores bf16, f16, f32, e4m3 or e5m2, not %s",
                     hg_dtype_name(e->d_type));
+  if (fp8 && e->tma)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "an fp8 D (%s) is stored directly, not through TMA (stmatrix moves 16-bit "
+                    "elements)",
+                    hg_dtype_name(e->d_type));
+  if (!hg_val_is_none(e->amax_ptr) && hg_val_is_none(e->amax_var))
+    return hg_error(HG_ERR_INVALID,
+                    "an epilogue with an amax needs hg_epilogue_begin before its first tile");
   if (e->nsteps < 0 || e->nsteps > HG_EPI_MAX_STEPS)
     return hg_error(HG_ERR_INVALID, "an epilogue of %d steps (at most %d)", e->nsteps,
                     HG_EPI_MAX_STEPS);
   for (int i = 0; i < e->nsteps; i++) {
     const hg_epi_step_t *st = &e->steps[i];
     if (st->kind != HG_EPI_SCALE && st->kind != HG_EPI_SCALE_PTR && st->kind != HG_EPI_BETA_C &&
-        st->kind != HG_EPI_ACT && st->kind != HG_EPI_BIAS)
+        st->kind != HG_EPI_ACT && st->kind != HG_EPI_BIAS && st->kind != HG_EPI_AUX)
       return hg_error(HG_ERR_INVALID, "epilogue step %d has unknown kind %d", i, (int)st->kind);
     if (st->kind == HG_EPI_ACT && ((int)st->act <= HG_ACT_NONE || st->act >= HG_ACT_COUNT))
       return hg_error(HG_ERR_INVALID, "epilogue step %d: activation %d is not known", i,
@@ -467,6 +507,10 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
         st->dtype != HG_F32)
       return hg_error(HG_ERR_UNSUPPORTED, "epilogue step %d: a bias of %s (bf16, f16 or f32)", i,
                       hg_dtype_name(st->dtype));
+    if ((st->kind == HG_EPI_AUX || (st->kind == HG_EPI_BETA_C && st->dtype != HG_U8)) &&
+        !is_cd_type(st->dtype))
+      return hg_error(HG_ERR_UNSUPPORTED, "epilogue step %d: %s matrix of %s (bf16, f16 or f32)", i,
+                      st->kind == HG_EPI_AUX ? "an aux" : "a C", hg_dtype_name(st->dtype));
     if (st->kind == HG_EPI_ACT && st->act == HG_ACT_CLAMP && !(st->lo <= st->hi))
       return hg_error(HG_ERR_INVALID, "epilogue step %d: clamp to [%g, %g] is empty", i,
                       (double)st->lo, (double)st->hi);
@@ -492,6 +536,37 @@ static hg_status_t sub_map(const hg_acc_map_t *am, int r0, int rows, int c0, int
   for (int dm = 0; dm < rows; dm++)
     for (int dn = 0; dn < cols; dn++) out->v[dm * cols + dn] = hg_acc_map_at(am, r0 + dm, c0 + dn);
   return hg_ok();
+}
+
+/* The amax over the thread's values in rows [r0, r0 + rows) x columns [c0, c0 + cols) of am
+ * (offsets from the thread's first element row0, col0): those outside D's extent are computed
+ * (from TMA's zero fill, through the chain) but never stored, so they count as 0. */
+static void amax_track_sub(epi_ctx_t *x, int r0, int rows, int c0, int cols, hg_val_t row0,
+                           hg_val_t col0) {
+  hg_builder_t *b = x->b;
+  const hg_acc_map_t *am = x->am;
+  hg_val_t zero = hg_b_f32(b, 0.0f);
+  hg_val_t *row_ok = calloc((size_t)rows, sizeof *row_ok),
+           *col_ok = calloc((size_t)cols, sizeof *col_ok);
+  if (!row_ok || !col_ok) {
+    hg_builder_fail(b, hg_error(HG_ERR_NOMEM, "out of memory tracking an epilogue's amax"));
+    free(row_ok);
+    free(col_ok);
+    return;
+  }
+  for (int dm = 0; dm < rows; dm++)
+    for (int dn = 0; dn < cols; dn++) {
+      const int v = hg_acc_map_at(am, r0 + dm, c0 + dn);
+      if (v < 0) continue;
+      if (hg_val_is_none(row_ok[dm]))
+        row_ok[dm] = hg_b_cmp(b, HG_LT_S, addc(b, row0, r0 + dm), x->e->m);
+      if (hg_val_is_none(col_ok[dn]))
+        col_ok[dn] = hg_b_cmp(b, HG_LT_S, addc(b, col0, c0 + dn), x->e->n);
+      amax_track(b, x->e,
+                 hg_b_select(b, hg_b_bin(b, HG_AND, row_ok[dm], col_ok[dn]), x->acc[v], zero));
+    }
+  free(row_ok);
+  free(col_ok);
 }
 
 /* For each 64-row x epi_n-column sub-tile of the consumer's region: with per_sub, run the
@@ -527,6 +602,8 @@ static hg_status_t store_tma(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t
         hg_acc_map_free(&sub);
         HG_TRY(st);
       }
+      if (!hg_val_is_none(e->amax_ptr))
+        amax_track_sub(x, im * sub_rows, sub_rows, j * epi_n, epi_n, row0, col0);
       hg_val_t buf = hg_b_mad(b, buf_sel, i32(b, (int32_t)e->buf_bytes), my_bufs);
       hg_b_if(b, is_first);
       hg_b_bulk_wait(b, e->buffers - 1, true);
@@ -606,16 +683,32 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
     HG_TRY(store_tma(&x, per_sub, row0, col0, m_base, n0, batch, r));
   } else {
     HG_TRY(apply_steps(&x, row0, col0, batch));
-    const gmatrix_t d = {.ptr = e->d_ptr,
-                         .ld = e->ldd,
-                         .batch_stride = e->batch_stride_d,
-                         .esize = hg_dtype_bytes(e->d_type)};
-    HG_TRY(for_each_elem(&x, &d, row0, col0, batch, store_elem));
+    const gmatrix_t d = gmatrix(e->d_ptr, e->ldd, e->batch_stride_d, e->d_type);
+    HG_TRY(for_each_elem(&x, &d, row0, col0, batch, store_d_elem));
   }
   return hg_builder_status(b);
 }
 
+void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e) {
+  if (!hg_val_is_none(e->amax_ptr)) e->amax_var = hg_b_var(b, HG_T_I32, i32(b, 0));
+}
+
 void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r) {
+  if (!hg_val_is_none(e->amax_ptr) && !hg_val_is_none(e->amax_var)) {
+    /* The thread's largest |value| rounded to D's type and read back (the largest stored
+     * |value|; a NaN stays a NaN), over the warp, then one reduction per warp: the f32's
+     * bits order like u32 (non-negative), so red.max.u32 is a float max. */
+    hg_val_t m = e->amax_var;
+    if (e->d_type != HG_F32) {
+      hg_val_t f = hg_b_bitcast(b, HG_T_F32, m);
+      hg_val_t back = hg_b_unpack_f32(b, e->d_type, hg_b_pack_f32x2(b, e->d_type, f, f));
+      m = hg_b_bin(b, HG_AND, hg_b_bitcast(b, HG_T_I32, back), i32(b, 0x7FFFFFFF));
+    }
+    m = hg_b_redux_sync(b, HG_RED_MAX, m);
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, r->lane, i32(b, 0)));
+    hg_b_red(b, HG_RED_MAX, HG_U32, e->amax_ptr, m);
+    hg_b_endif(b);
+  }
   if (!e->tma) return;
   /* Shared memory must outlive the stores that read it. */
   hg_b_if(b, hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0)));

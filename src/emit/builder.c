@@ -264,6 +264,7 @@ static const char *const opcode_names[HG_OP_COUNT] = {
     [HG_OP_ATOMIC_ADD_F32] = "atomic_add_f32",
     [HG_OP_ATOMIC_ADD_U32] = "atomic_add_u32",
     [HG_OP_RED] = "red",
+    [HG_OP_REDUX] = "redux",
     [HG_OP_MAPA] = "mapa",
     [HG_OP_BAR_SYNC] = "bar_sync",
     [HG_OP_BAR_ARRIVE] = "bar_arrive",
@@ -783,8 +784,9 @@ hg_val_t hg_b_bitcast(hg_builder_t *b, hg_type_t to, hg_val_t x) {
 
 hg_val_t hg_b_pack_f32x2(hg_builder_t *b, hg_dtype_t dtype, hg_val_t lo, hg_val_t hi) {
   if (!live(b)) return HG_NONE;
-  if (dtype != HG_BF16 && dtype != HG_F16) {
-    fail(b, HG_ERR_INVALID, "hg_b_pack_f32x2: packs to bf16 or f16, not %s", hg_dtype_name(dtype));
+  if (dtype != HG_BF16 && dtype != HG_F16 && dtype != HG_E4M3 && dtype != HG_E5M2) {
+    fail(b, HG_ERR_INVALID, "hg_b_pack_f32x2: packs to bf16, f16, e4m3 or e5m2, not %s",
+         hg_dtype_name(dtype));
     return HG_NONE;
   }
   if (!use(b, "hg_b_pack_f32x2", "lo", lo, HG_T_F32) ||
@@ -1186,6 +1188,22 @@ void hg_b_red(hg_builder_t *b, hg_reduce_op_t op, hg_dtype_t t, hg_val_t addr, h
   a.u.red.op = op;
   a.u.red.dtype = t;
   emit0(b, HG_OP_RED, opd, 2, &a);
+}
+
+hg_val_t hg_b_redux_sync(hg_builder_t *b, hg_reduce_op_t op, hg_val_t v) {
+  if (!live(b)) return HG_NONE;
+  if (op != HG_RED_ADD && op != HG_RED_MIN && op != HG_RED_MAX && op != HG_RED_AND &&
+      op != HG_RED_OR && op != HG_RED_XOR) {
+    fail(b, HG_ERR_INVALID,
+         "hg_b_redux_sync: redux.sync reduces with add, min, max, and, or or xor, not op %d",
+         (int)op);
+    return HG_NONE;
+  }
+  if (!use(b, "hg_b_redux_sync", "the lane's value", v, HG_T_I32)) return HG_NONE;
+  hg_ir_op_t a = {0};
+  a.u.red.op = op;
+  a.u.red.dtype = HG_U32;
+  return emit1(b, HG_OP_REDUX, &v.id, 1, HG_T_I32, "redux", &a);
 }
 
 hg_val_t hg_b_mapa(hg_builder_t *b, hg_val_t smem_addr, hg_val_t cta_rank) {

@@ -102,7 +102,8 @@ typedef enum hg_ir_opcode {
   HG_OP_I2F,        /* -> [F32]; [I32] signed, round to nearest */
   HG_OP_F2I,        /* -> [I32]; [F32] signed, round toward zero */
   HG_OP_BITCAST,    /* -> [d]; [x]; I32 <-> F32, same bits; u.to = d's type */
-  HG_OP_PACK_F32X2, /* -> [I32]; [lo, hi] F32; u.dtype = HG_BF16 or HG_F16; lo in bits 0..15 */
+  HG_OP_PACK_F32X2, /* -> [I32]; [lo, hi] F32; u.dtype = HG_BF16 or HG_F16 (lo in bits 0..15),
+                     * or HG_E4M3/HG_E5M2 (satfinite; lo in bits 0..7, hi in 8..15) */
   HG_OP_UNPACK_F32, /* -> [F32]; [bits] I32; u.dtype = HG_BF16/HG_F16 (low 16 bits) or
                      * HG_E4M3/HG_E5M2 (low 8 bits) */
 
@@ -130,6 +131,8 @@ typedef enum hg_ir_opcode {
   HG_OP_STORE, /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n}; type = the values' type */
   HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v F32] */
   HG_OP_ATOMIC_ADD_U32, /* -> [I32 old value]; [addr I64 global, v I32]; relaxed, .gpu */
+  HG_OP_REDUX,          /* -> [I32]; [v I32]; u.red.op (add, min, max, and, or, xor) over the
+                         * warp's 32 lanes as u32 (redux.sync, full mask) */
   HG_OP_RED,            /* [addr I64 global, v]; u.red.{op, dtype}: one element's global
                          * reduction (hg_b_red); v is I32 (u32, s32; f16/bf16 in the low 16
                          * bits), F32 (f32) or I64 (u64) */

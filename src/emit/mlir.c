@@ -934,6 +934,16 @@ static void print_op(mprinter_t *p, int32_t i) {
       mty(vtype(p, r[0])));
     break;
   case HG_OP_PACK_F32X2: {
+    if (op->u.dtype == HG_E4M3 || op->u.dtype == HG_E5M2) {
+      /* cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32: the first operand in the upper byte */
+      int t = tmp(p);
+      L(p,
+        "%%t%d = nvvm.convert.f32x2.to.f8x2 %s, %s {rnd = #nvvm.fp_rnd_mode<rn>, sat = "
+        "#nvvm.sat_mode<satfinite>} : i16 (%s)",
+        t, V(p, o[1], n1), V(p, o[0], n0), op->u.dtype == HG_E4M3 ? "f8E4M3FN" : "f8E5M2");
+      L(p, "%s = arith.extui %%t%d : i16 to i32", p->names[r[0]], t);
+      break;
+    }
     /* nvvm.convert.f32x2.to.{bf16x2,f16x2} a, b is cvt.rn.*x2.f32 d, a, b, which puts a in
      * the upper half: hi goes first, as in ptx.c */
     const char *lo = V(p, o[0], n0), *hi = V(p, o[1], n1);
@@ -1127,6 +1137,13 @@ static void print_op(mprinter_t *p, int32_t i) {
   case HG_OP_RED:
     print_red(p, op, o);
     break;
+  case HG_OP_REDUX: {
+    static const char *const kinds[] = {"add", "umin", "umax", "", "", "and", "or", "xor"};
+    int m = cst(p, -1, "i32");
+    L(p, "%s = nvvm.redux.sync %s %s, %%t%d : i32 -> i32", p->names[r[0]], kinds[op->u.red.op],
+      V(p, o[0], n0), m);
+    break;
+  }
   case HG_OP_MAPA: {
     int ptr = ptr_shared(p, V(p, o[0], n0), 3);
     int m = tmp(p);

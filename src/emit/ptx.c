@@ -475,6 +475,14 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "mov.b32 %s, %s;", R(p, r[0]), R(p, o[0]));
     break;
   case HG_OP_PACK_F32X2:
+    if (op->u.dtype == HG_E4M3 || op->u.dtype == HG_E5M2) {
+      /* cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b: a in the upper byte, like f16x2 */
+      int h = tmp_b16(p);
+      ins(p, "cvt.rn.satfinite.%s.f32 %%th%d, %s, %s; // lo = %s in bits 0..7",
+          op->u.dtype == HG_E4M3 ? "e4m3x2" : "e5m2x2", h, R(p, o[1]), R(p, o[0]), R(p, o[0]));
+      ins(p, "cvt.u32.u16 %s, %%th%d;", R(p, r[0]), h);
+      break;
+    }
     /* cvt.rn.{bf16x2,f16x2}.f32 d, a, b puts a in the UPPER half: hi goes first */
     ins(p, "cvt.rn.%s.f32 %s, %s, %s; // lo = %s in bits 0..15",
         op->u.dtype == HG_BF16 ? "bf16x2" : "f16x2", R(p, r[0]), R(p, o[1]), R(p, o[0]),
@@ -606,6 +614,12 @@ static void print_op(printer_t *p, int32_t i) {
   case HG_OP_RED:
     print_red(p, op, o);
     break;
+  case HG_OP_REDUX: {
+    static const char *const kinds[] = {"add.u32", "min.u32", "max.u32", "",
+                                        "",        "and.b32", "or.b32",  "xor.b32"};
+    ins(p, "redux.sync.%s %s, %s, 0xffffffff;", kinds[op->u.red.op], R(p, r[0]), R(p, o[0]));
+    break;
+  }
   case HG_OP_MAPA:
     ins(p, "mapa.shared::cluster.u32 %s, %s, %s;", R(p, r[0]), R(p, o[0]), R(p, o[1]));
     break;

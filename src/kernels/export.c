@@ -449,6 +449,12 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
     return hg_error(HG_ERR_UNSUPPORTED,
                     "export: an epilogue with a bias, scale vectors or a residual - the exported "
                     "launcher takes none of their pointers yet");
+  if (p->amax || p->aux || hg_dtype_bits(p->d_type) == 8 ||
+      (p->c_type != (hg_dtype_t)0 && p->c_type != p->d_type))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "export: an fp8 D, an amax, an aux output or C of another type than D - the "
+                    "exported launcher takes no scale_d, amax or aux pointer and reads C as D's "
+                    "type; export the plain GEMM");
   if (c && c->splits > 1)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "export: configuration with split-K (k%d) - the exported launcher takes no "

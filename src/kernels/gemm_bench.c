@@ -17,8 +17,53 @@ static size_t span_bytes(int64_t rows, int64_t ld, int batch, int64_t bs, int e)
   return (size_t)(((int64_t)(batch - 1) * bs + (rows - 1) * ld) + ld) * (size_t)e;
 }
 
-/* Host view of one element of D (bf16, f16 or f32) as a double. */
+/* An fp8 byte's value: e4m3 (bias 7, no infinities, S.1111.111 NaN) or e5m2 (bias 15,
+ * IEEE-like). */
+static double fp8_value(hg_dtype_t t, uint8_t u) {
+  const int sign = u >> 7;
+  double v;
+  if (t == HG_E4M3) {
+    const int ex = (u >> 3) & 15, fr = u & 7;
+    if (ex == 15 && fr == 7) return NAN;
+    v = ex == 0 ? ldexp(fr, -9) : ldexp(8 + fr, ex - 10);
+  } else {
+    const int ex = (u >> 2) & 31, fr = u & 3;
+    if (ex == 31) return fr ? NAN : sign ? -INFINITY : INFINITY;
+    v = ex == 0 ? ldexp(fr, -16) : ldexp(4 + fr, ex - 17);
+  }
+  return sign ? -v : v;
+}
+
+/* x converted to fp8 as cvt.rn.satfinite does it: the nearest value (ties to the even
+ * code), anything beyond the largest finite value (infinities too) that value with x's
+ * sign, NaN kept. Non-negative codes 0..max order like their values, so a binary search over
+ * the codes finds the neighbours. */
+static double fp8_round(hg_dtype_t t, double x, bool *saturated) {
+  if (isnan(x)) return x;
+  const int max_code = t == HG_E4M3 ? 0x7E : 0x7B; /* 448, 57344 */
+  const double ax = fabs(x), top = fp8_value(t, (uint8_t)max_code);
+  double r;
+  if (ax >= top) {
+    r = top;
+    if (saturated && ax > top) *saturated = true;
+  } else {
+    int lo = 0, hi = max_code; /* value(lo) <= ax < value(hi) */
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (fp8_value(t, (uint8_t)mid) <= ax)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    const double a = fp8_value(t, (uint8_t)lo), b = fp8_value(t, (uint8_t)hi);
+    r = ax - a < b - ax ? a : ax - a > b - ax ? b : (lo % 2 == 0 ? a : b);
+  }
+  return x < 0 ? -r : r;
+}
+
+/* Host view of one element of D (bf16, f16, f32, e4m3, e5m2) as a double. */
 static double host_elem(hg_dtype_t t, const uint8_t *p) {
+  if (t == HG_E4M3 || t == HG_E5M2) return fp8_value(t, p[0]);
   if (t == HG_F32) {
     float f;
     memcpy(&f, p, 4);
@@ -47,7 +92,9 @@ static double host_elem(hg_dtype_t t, const uint8_t *p) {
 /* Device buffers of one run: operands with fresh random data, poisoned outputs. */
 typedef struct bufs {
   hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b, bias, rowscale, colscale, residual;
-  size_t a_bytes, b_bytes, c_bytes, d_bytes, ref_bytes;
+  hg_devptr_t scale_d, amax, aux;
+  size_t a_bytes, b_bytes, c_bytes, d_bytes, ref_bytes, res_bytes, aux_bytes;
+  float scale_d_host; /* fp8 D's output scale */
   /* the epilogue vectors' values (exact in their types), for the check */
   float *bias_host, *rowscale_host, *colscale_host;
 } bufs_t;
@@ -63,7 +110,10 @@ static hg_status_t op_run(hg_gemm_op_t *op, const bufs_t *b) {
                             .bias = b->bias,
                             .rowscale = b->rowscale,
                             .colscale = b->colscale,
-                            .residual = b->residual};
+                            .residual = b->residual,
+                            .scale_d = b->scale_d,
+                            .amax = b->amax,
+                            .aux = b->aux};
   return hg_gemm_op_run_args(op, &x, NULL);
 }
 
@@ -83,9 +133,9 @@ static void kits_free(hg_rt_t *rt, kits_t *k) {
 }
 
 static void bufs_free(hg_rt_t *rt, bufs_t *b) {
-  hg_devptr_t *all[] = {&b->a,    &b->b,        &b->c,        &b->d,
-                        &b->dref, &b->dblas,    &b->scale_a,  &b->scale_b,
-                        &b->bias, &b->rowscale, &b->colscale, &b->residual};
+  hg_devptr_t *all[] = {&b->a,        &b->b,        &b->c,       &b->d,    &b->dref,
+                        &b->dblas,    &b->scale_a,  &b->scale_b, &b->bias, &b->rowscale,
+                        &b->colscale, &b->residual, &b->scale_d, &b->amax, &b->aux};
   free(b->bias_host);
   free(b->rowscale_host);
   free(b->colscale_host);
@@ -125,14 +175,32 @@ static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
   return hg_rt_launch(rt, k->ref_fn, &l, args);
 }
 
+/* What the main check compares besides D: the aux output, the amax, fp8 saturation. */
+typedef struct extra_check {
+  double rel_aux;
+  int64_t saturated;
+  bool amax_checked, amax_equal;
+  float amax, amax_ref;
+} extra_check_t;
+
+static bool is_fp8(hg_dtype_t t) {
+  return t == HG_E4M3 || t == HG_E5M2;
+}
+
 /* Relative Frobenius error of D against the f32 reference (double on the host); any NaN
- * or infinity in D (an unwritten, poisoned element) makes it infinite. */
+ * or infinity in D (an unwritten, poisoned element) makes it infinite. fp8 D: against the
+ * reference times scale_d converted to fp8 on the host. With x (the main check): the aux
+ * output against the chain's pre-activation values, and the amax against the host's
+ * reduction over D as downloaded. */
 static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t *epi,
                            hg_devptr_t d, hg_devptr_t ref, double *rel, int64_t *bad,
-                           int64_t *first_bad, char *where, size_t where_size) {
-  const int e = hg_dtype_bytes(p->d_type);
+                           int64_t *first_bad, char *where, size_t where_size, extra_check_t *x) {
+  const int e = hg_dtype_bytes(p->d_type), ec = hg_dtype_bytes(p->c_type);
   const size_t d_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, e);
+  const size_t res_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, ec);
   const size_t r_bytes = (size_t)(p->m * p->n * p->batch) * 4;
+  const bool fp8 = is_fp8(p->d_type);
+  const double scale_d = epi && fp8 ? (double)epi->scale_d_host : 1.0;
   uint8_t *hd = malloc(d_bytes);
   float *hr = malloc(r_bytes);
   if (!hd || !hr) {
@@ -143,11 +211,28 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
   }
   hg_status_t s = hg_rt_download(rt, hd, d, d_bytes);
   if (hg_is_ok(&s)) s = hg_rt_download(rt, hr, ref, r_bytes);
-  /* the residual, laid out as D */
-  uint8_t *hres = epi && epi->residual ? malloc(d_bytes) : NULL;
+  /* the residual, laid out as D in C's type */
+  uint8_t *hres = epi && epi->residual ? malloc(res_bytes) : NULL;
   if (epi && epi->residual && !hres && hg_is_ok(&s))
-    s = hg_error(HG_ERR_NOMEM, "out of host memory for the residual (%zu B)", d_bytes);
-  if (hres && hg_is_ok(&s)) s = hg_rt_download(rt, hres, epi->residual, d_bytes);
+    s = hg_error(HG_ERR_NOMEM, "out of host memory for the residual (%zu B)", res_bytes);
+  if (hres && hg_is_ok(&s)) s = hg_rt_download(rt, hres, epi->residual, res_bytes);
+  /* the aux output and the amax */
+  const bool want_aux = x && epi && epi->aux && p->aux;
+  uint8_t *haux = want_aux ? malloc(epi->aux_bytes) : NULL;
+  if (want_aux && !haux && hg_is_ok(&s))
+    s = hg_error(HG_ERR_NOMEM, "out of host memory for the aux output (%zu B)", epi->aux_bytes);
+  if (haux && hg_is_ok(&s)) s = hg_rt_download(rt, haux, epi->aux, epi->aux_bytes);
+  const int eaux = p->aux ? hg_dtype_bytes(p->aux_type) : 0;
+  double anum = 0, aden = 0, dmax = 0;
+  bool dnan = false;
+  if (x) {
+    memset(x, 0, sizeof *x);
+    x->rel_aux = NAN;
+  }
+  if (x && epi && p->amax && epi->amax && hg_is_ok(&s)) {
+    s = hg_rt_download(rt, &x->amax, epi->amax, 4);
+    x->amax_checked = hg_is_ok(&s);
+  }
   const float *bias = epi ? epi->bias_host : NULL;
   const float *rs = epi ? epi->rowscale_host : NULL, *cs = epi ? epi->colscale_host : NULL;
   double num = 0, den = 0;
@@ -162,25 +247,41 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
     for (int64_t z = 0; z < p->batch; z++)
       for (int64_t i = 0; i < p->m; i++)
         for (int64_t j = 0; j < p->n; j++) {
-          const double x = host_elem(
+          const double x_d = host_elem(
               p->d_type, hd + (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e);
           /* the reference is alpha A B + beta C in f32; the epilogue chain (scales, bias,
            * activation, residual) is applied here */
-          const size_t at = (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e;
+          const size_t at = (size_t)(z * p->batch_stride_d + i * p->ldd + j);
           double acc = hr[(z * p->m + i) * p->n + j];
           if (rs) acc *= rs[i];
           if (cs) acc *= cs[j];
           if (bias) acc += bias[p->bias == HG_BIAS_N ? j : i];
+          if (haux) {
+            const double ax =
+                host_elem(p->aux_type, haux + (size_t)(z * p->batch_stride_aux + i * p->ldaux + j) *
+                                                  (size_t)eaux);
+            anum += isfinite(ax) ? (ax - acc) * (ax - acc) : INFINITY;
+            aden += acc * acc;
+          }
           double y = hg_gemm_act_ref(p->act, acc, p->act_lo, p->act_hi);
-          if (hres) y += host_elem(p->d_type, hres + at);
-          if (!isfinite(x)) {
+          if (hres) y += host_elem(p->c_type, hres + at * (size_t)ec);
+          if (fp8) {
+            bool sat = false;
+            y = fp8_round(p->d_type, y * scale_d, &sat);
+            if (sat && x) x->saturated++;
+          }
+          if (isnan(x_d))
+            dnan = true;
+          else if (fabs(x_d) > dmax)
+            dmax = fabs(x_d);
+          if (!isfinite(x_d)) {
             if ((*bad)++ == 0) *first_bad = (z * p->m + i) * p->n + j;
             continue;
           }
-          num += (x - y) * (x - y);
+          num += (x_d - y) * (x_d - y);
           den += y * y;
           if (bnum && bden) {
-            bnum[(i / 64) * bn + j / 64] += (x - y) * (x - y);
+            bnum[(i / 64) * bn + j / 64] += (x_d - y) * (x_d - y);
             bden[(i / 64) * bn + j / 64] += y * y;
           }
         }
@@ -206,6 +307,19 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
   free(hd);
   free(hr);
   free(hres);
+  free(haux);
+  if (x && hg_is_ok(&s)) {
+    if (want_aux) x->rel_aux = aden > 0 ? sqrt(anum / aden) : sqrt(anum);
+    /* max |D| as stored: every stored value is exact in f32, so the f32 of the double is the
+     * value itself, and its bits are what the kernel's reduction must have produced */
+    x->amax_ref = dnan ? NAN : (float)dmax;
+    if (x->amax_checked) {
+      uint32_t g, r;
+      memcpy(&g, &x->amax, 4);
+      memcpy(&r, &x->amax_ref, 4);
+      x->amax_equal = dnan ? isnan(x->amax) : g == r;
+    }
+  }
   *rel = *bad ? INFINITY : (den > 0 ? sqrt(num / den) : sqrt(num));
   return s;
 }
@@ -216,8 +330,18 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
  * 2.2e-4 relative at K = 127 with f32 output, growing with K), so f16/f32 outputs get
  * 5e-3, fp8's own tolerance; bf16 output stays at its rounding's 1e-2. */
 static double tolerance(hg_dtype_t ab, hg_dtype_t d) {
+  /* fp8 D against the reference converted the same way: only values within the kernel's
+   * rounding of a conversion boundary may land one fp8 step away (1/8 relative for e4m3, 1/4
+   * for e5m2), a small share of them */
+  if (d == HG_E4M3 || d == HG_E5M2) return d == HG_E4M3 ? 3e-2 : 6e-2;
   if (hg_dtype_bits(ab) == 8) return d == HG_BF16 ? 1e-2 : 5e-3;
   return d == HG_BF16 ? 1e-2 : d == HG_F16 ? 2e-3 : 1e-4;
+}
+
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -276,14 +400,15 @@ hg_gemm_run_options_t hg_gemm_run_options_default(void) {
 /* Allocate and fill the buffers of p with fresh random data (seed), scales 1.25 and 0.75
  * for fp8 so that they are really applied. */
 static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t *p, bool need_ref,
-                                 bool need_blas, uint64_t seed, bufs_t *b) {
+                                 bool need_blas, uint64_t seed, float scale_d, bufs_t *b) {
   memset(b, 0, sizeof *b);
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
-  const int ed = hg_dtype_bytes(p->d_type);
+  const int ed = hg_dtype_bytes(p->d_type), ec = hg_dtype_bytes(p->c_type);
   b->a_bytes = span_bytes(p->a_k_major ? p->m : p->k, p->lda, p->batch, p->batch_stride_a, ea);
   b->b_bytes = span_bytes(p->b_k_major ? p->n : p->k, p->ldb, p->batch, p->batch_stride_b, eb);
   b->d_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, ed);
-  b->c_bytes = span_bytes(p->m, p->ldc, p->batch, p->batch_stride_c, ed);
+  b->c_bytes = span_bytes(p->m, p->ldc, p->batch, p->batch_stride_c, ec);
+  b->res_bytes = span_bytes(p->m, p->ldd, p->batch, p->batch_stride_d, ec);
   b->ref_bytes = (size_t)(p->m * p->n * p->batch) * 4;
   HG_TRY(hg_rt_alloc(rt, b->a_bytes, &b->a));
   HG_TRY(hg_rt_alloc(rt, b->b_bytes, &b->b));
@@ -293,7 +418,23 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
   if (need_blas) HG_TRY(hg_rt_alloc(rt, b->d_bytes, &b->dblas));
   HG_TRY(fill_random(rt, k, 0, p->a_type, b->a, b->a_bytes, seed * 3 + 1));
   HG_TRY(fill_random(rt, k, 1, p->b_type, b->b, b->b_bytes, seed * 3 + 2));
-  if (b->c) HG_TRY(fill_random(rt, k, 2, p->d_type, b->c, b->c_bytes, seed * 3 + 3));
+  if (b->c) HG_TRY(fill_random(rt, k, 2, p->c_type, b->c, b->c_bytes, seed * 3 + 3));
+  /* fp8 D: its output scale; the amax (poisoned: the run must zero it); the aux (poisoned) */
+  if (is_fp8(p->d_type)) {
+    b->scale_d_host = scale_d != 0 ? scale_d : 1.0f;
+    HG_TRY(hg_rt_alloc(rt, 4, &b->scale_d));
+    HG_TRY(hg_rt_upload(rt, b->scale_d, &b->scale_d_host, 4));
+  }
+  if (p->amax) {
+    HG_TRY(hg_rt_alloc(rt, 4, &b->amax));
+    HG_TRY(hg_rt_memset8(rt, b->amax, 0x7F, 4, NULL));
+  }
+  if (p->aux) {
+    b->aux_bytes =
+        span_bytes(p->m, p->ldaux, p->batch, p->batch_stride_aux, hg_dtype_bytes(p->aux_type));
+    HG_TRY(hg_rt_alloc(rt, b->aux_bytes, &b->aux));
+    HG_TRY(hg_rt_memset8(rt, b->aux, 0xFF, b->aux_bytes, NULL));
+  }
   if (hg_dtype_bits(p->a_type) == 8) {
     const float sa = 1.25f, sb = 0.75f;
     HG_TRY(hg_rt_alloc(rt, 4, &b->scale_a));
@@ -352,10 +493,10 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
     HG_TRY(hg_rt_alloc(rt, sizeof(float) * (size_t)len, dp));
     HG_TRY(hg_rt_upload(rt, *dp, h, sizeof(float) * (size_t)len));
   }
-  /* the residual: D's layout, random like C */
+  /* the residual: D's layout in C's type, random like C */
   if (p->residual) {
-    HG_TRY(hg_rt_alloc(rt, b->d_bytes, &b->residual));
-    HG_TRY(fill_random(rt, k, 2, p->d_type, b->residual, b->d_bytes, seed * 3 + 4));
+    HG_TRY(hg_rt_alloc(rt, b->res_bytes, &b->residual));
+    HG_TRY(fill_random(rt, k, 2, p->c_type, b->residual, b->res_bytes, seed * 3 + 4));
   }
   return hg_rt_sync(rt, NULL);
 }
@@ -482,7 +623,7 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
                                 const hg_gemm_run_options_t *o, bufs_t *b, float *ms) {
   *ms = 0;
   if ((p->bias == HG_BIAS_NONE && p->act == HG_ACT_NONE) || p->rowscale || p->colscale ||
-      p->residual)
+      p->residual || is_fp8(p->d_type) || p->amax || p->aux)
     return hg_ok();
   hg_gemm_problem_t plain = *p;
   plain.bias = HG_BIAS_NONE;
@@ -499,7 +640,7 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
     double rel = 0;
     int64_t bad = 0, first_bad = 0;
     s = hg_rt_sync(rt, NULL);
-    if (hg_is_ok(&s)) s = compare(rt, p, b, b->d, b->dref, &rel, &bad, &first_bad, NULL, 0);
+    if (hg_is_ok(&s)) s = compare(rt, p, b, b->d, b->dref, &rel, &bad, &first_bad, NULL, 0, NULL);
     if (hg_is_ok(&s) && !(rel <= tolerance(p->a_type, p->d_type)))
       s = hg_error(HG_ERR_MISMATCH,
                    "the unfused sequence (plain GEMM + bias/activation kernel) is off the "
@@ -509,6 +650,47 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
   if (u.op) hg_gemm_op_destroy(u.op);
   if (mod) hg_rt_module_unload(rt, mod);
   hg_kernel_free(&k);
+  return s;
+}
+
+/* The plain GEMM of the same shape with bf16 D and no chain (the heuristic's kernel), the
+ * baseline an fp8 D with amax, or an aux output, is measured over. */
+typedef struct plain_ctx {
+  hg_gemm_op_t *op;
+  bufs_t *b;
+  hg_devptr_t d;
+} plain_ctx_t;
+
+static hg_status_t run_plain(void *v) {
+  plain_ctx_t *x = v;
+  const hg_gemm_args_t a = {.a = x->b->a,
+                            .b = x->b->b,
+                            .c = x->b->c,
+                            .d = x->d,
+                            .scale_a = x->b->scale_a,
+                            .scale_b = x->b->scale_b};
+  return hg_gemm_op_run_args(x->op, &a, NULL);
+}
+
+static hg_status_t time_plain(hg_rt_t *rt, const hg_gemm_problem_t *p,
+                              const hg_gemm_run_options_t *o, bufs_t *b, float *ms) {
+  *ms = 0;
+  if (!is_fp8(p->d_type) && !p->amax && !p->aux) return hg_ok();
+  hg_gemm_problem_t q = *p;
+  q.d_type = HG_BF16;
+  q.c_type = (hg_dtype_t)0;
+  q.beta = 0;
+  q.ldc = q.batch_stride_c = 0;
+  q.act = HG_ACT_NONE;
+  q.bias = HG_BIAS_NONE;
+  q.rowscale = q.colscale = q.residual = q.amax = q.aux = false;
+  HG_TRY(hg_gemm_problem_normalize(&q));
+  plain_ctx_t x = {.op = NULL, .b = b, .d = 0};
+  hg_status_t s = hg_rt_alloc(rt, span_bytes(q.m, q.ldd, q.batch, q.batch_stride_d, 2), &x.d);
+  if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &q, NULL, o->backend, &x.op);
+  if (hg_is_ok(&s)) s = time_median(rt, run_plain, &x, o->warmup, o->iters, ms);
+  if (x.op) hg_gemm_op_destroy(x.op);
+  if (x.d) hg_rt_free(rt, x.d);
   return s;
 }
 
@@ -620,7 +802,18 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       snprintf(r->note, sizeof r->note, "cuBLASLt unavailable: %.200s", bs.msg);
     }
   }
-  s = setup_buffers(rt, &kits, &p, o->check, blas != NULL, seed, &b);
+  /* cuBLASLt computes D and C of one type, bf16/f16/f32, and none of aux (but its GELU_AUX),
+   * amax or fp8 D here: such problems are checked against the reference alone */
+  const bool blas_like = !is_fp8(p.d_type) && p.c_type == p.d_type && !p.amax && !p.aux;
+  if (blas && !blas_like) {
+    hg_blas_close(blas);
+    blas = NULL;
+    snprintf(r->note, sizeof r->note, "cuBLASLt not run: it has no %s here",
+             is_fp8(p.d_type)       ? "fp8 D"
+             : p.c_type != p.d_type ? "C of another type than D"
+                                    : "amax or aux output");
+  }
+  s = setup_buffers(rt, &kits, &p, o->check, blas != NULL, seed, o->scale_d, &b);
 
   const double t0 = hg_now_ms();
   if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &p, o->config, o->backend, &op);
@@ -648,11 +841,20 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   if (hg_is_ok(&s) && o->check) {
     s = run_reference(rt, &kits, &p, &b, alpha_eff);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    extra_check_t ex;
     if (hg_is_ok(&s))
       s = compare(rt, &p, &b, b.d, b.dref, &r->rel_err, &r->bad, &r->first_bad, r->where,
-                  sizeof r->where);
+                  sizeof r->where, &ex);
     r->tolerance = tolerance(p.a_type, p.d_type);
     r->checked = hg_is_ok(&s);
+    if (hg_is_ok(&s)) {
+      r->d_saturated = ex.saturated;
+      r->rel_err_aux = ex.rel_aux;
+      r->amax_checked = ex.amax_checked;
+      r->amax_equal = ex.amax_equal;
+      r->amax = ex.amax;
+      r->amax_ref = ex.amax_ref;
+    }
     const bool fused =
         p.act != HG_ACT_NONE || p.bias != HG_BIAS_NONE || p.rowscale || p.colscale || p.residual;
     /* cuBLASLt's fused epilogue computes the same chain for a bias with no activation, ReLU
@@ -679,7 +881,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       int64_t bad2, fb2;
       if (hg_is_ok(&s) && hg_is_ok(&bs))
         s = compare(rt, &p, fused ? &b : NULL, b.dblas, b.dref, &r->rel_err_blas, &bad2, &fb2, NULL,
-                    0);
+                    0, NULL);
       if (!hg_is_ok(&bs)) snprintf(r->note, sizeof r->note, "cuBLASLt declined: %.200s", bs.msg);
     }
   }
@@ -725,6 +927,12 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       s = time_unfused(rt, &p, o, &b, &ums);
       r->unfused_ms = ums;
     }
+    if (hg_is_ok(&s)) {
+      float pms = 0;
+      s = time_plain(rt, &p, o, &b, &pms);
+      r->plain_ms = pms;
+      if (pms > 0) r->over_plain = r->ms / pms - 1;
+    }
     if (hg_is_ok(&s) && o->compare_repack) {
       float ms = 0;
       bool repacked = false;
@@ -750,6 +958,21 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
                     "the f32 reference exceeds %.3g%s (seed %" PRIu64 "); %s",
                     p.m, p.n, p.k, r->kernel, r->rel_err, r->tolerance,
                     r->bad ? ", with non-finite (unwritten) elements" : "", seed, r->where);
+  if (hg_is_ok(&s) && o->check && p.aux && !(r->rel_err_aux <= tolerance(p.a_type, p.aux_type)))
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): the aux output's relative "
+                    "error %.3g against the reference's pre-activation values exceeds %.3g (seed "
+                    "%" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, r->rel_err_aux, tolerance(p.a_type, p.aux_type),
+                    seed);
+  if (hg_is_ok(&s) && o->check && p.amax && !r->amax_equal)
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): amax %.9g (0x%08" PRIx32
+                    ") differs from the host's max |D| over the stored D, %.9g (0x%08" PRIx32
+                    ")%s (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, (double)r->amax, f32_bits(r->amax),
+                    (double)r->amax_ref, f32_bits(r->amax_ref),
+                    r->amax_checked ? "" : "; it was not read back", seed);
   if (hg_is_ok(&s) && o->check && !r->repeat_identical)
     return hg_error(HG_ERR_MISMATCH,
                     "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): D differs bit for bit between "

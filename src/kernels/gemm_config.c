@@ -205,9 +205,32 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
     return hg_error(HG_ERR_UNSUPPORTED,
                     "A %s x B %s: wgmma takes two 16-bit operands of the same type",
                     hg_dtype_name(p->a_type), hg_dtype_name(p->b_type));
-  if (p->d_type != HG_BF16 && p->d_type != HG_F16 && p->d_type != HG_F32)
-    return hg_error(HG_ERR_UNSUPPORTED, "output type %s: D and C may be bf16, f16 or f32",
+  const bool d8 = is8(p->d_type);
+  if (p->d_type != HG_BF16 && p->d_type != HG_F16 && p->d_type != HG_F32 && !d8)
+    return hg_error(HG_ERR_UNSUPPORTED, "output type %s: D may be bf16, f16, f32, e4m3 or e5m2",
                     hg_dtype_name(p->d_type));
+  /* C (and the residual) default to D's type; an fp8 D's to bf16 (C is read, not written) */
+  if (p->c_type == HG_U8) p->c_type = d8 ? HG_BF16 : p->d_type;
+  if (p->c_type != HG_BF16 && p->c_type != HG_F16 && p->c_type != HG_F32)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "C of %s: C (and the residual, which has C's type) may be bf16, f16 or f32",
+                    hg_dtype_name(p->c_type));
+  if (p->aux && p->act == HG_ACT_NONE)
+    return hg_error(HG_ERR_INVALID,
+                    "an aux output stores the values before the activation, and this epilogue "
+                    "has no activation: add one (relu, gelu, ...) or drop aux");
+  if (!p->aux) {
+    p->aux_type = (hg_dtype_t)0; /* one problem, one key */
+    p->ldaux = p->batch_stride_aux = 0;
+  } else {
+    if (p->aux_type == HG_U8) p->aux_type = d8 ? HG_BF16 : p->d_type;
+    if (p->aux_type != HG_BF16 && p->aux_type != HG_F16 && p->aux_type != HG_F32)
+      return hg_error(HG_ERR_UNSUPPORTED, "an aux output of %s: aux may be bf16, f16 or f32",
+                      hg_dtype_name(p->aux_type));
+    if (p->ldaux == 0) p->ldaux = p->n;
+    if (p->ldaux < p->n)
+      return hg_error(HG_ERR_INVALID, "ldaux = %" PRId64 " is below N = %" PRId64, p->ldaux, p->n);
+  }
   if (ab8 && (!p->a_k_major || !p->b_k_major))
     return hg_error(HG_ERR_INVALID,
                     "fp8 operands must both be K-major (A row-major, B column-major): wgmma reads "
@@ -237,8 +260,10 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
   } mats[] = {{"A", p->lda, a_rows, &p->batch_stride_a},
               {"B", p->ldb, b_rows, &p->batch_stride_b},
               {"C", p->ldc, p->m, &p->batch_stride_c},
-              {"D", p->ldd, p->m, &p->batch_stride_d}};
+              {"D", p->ldd, p->m, &p->batch_stride_d},
+              {"aux", p->aux ? p->ldaux : 1, p->m, &p->batch_stride_aux}};
   for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
+    if (i == 4 && !p->aux) continue;
     const int64_t ld = mats[i].ld, rows = mats[i].rows, stride = *mats[i].stride;
     if (ld > INT64_MAX / rows)
       return hg_error(HG_ERR_OVERFLOW,
@@ -257,6 +282,7 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
 }
 
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  if (hg_dtype_bytes(p->d_type) == 1) return 0; /* fp8 D is stored directly */
   if (c->epi_n > 0) return c->epi_n;
   const int ed = hg_dtype_bytes(p->d_type), q = ed == 2 ? 16 : 8;
   /* Sub-tiles whose rows are exactly one swizzle span (TMA pads a swizzled box's rows to the
@@ -384,6 +410,11 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
   const int ed = hg_dtype_bytes(p->d_type);
+  if (ed == 1 && c->epi_n != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "epilogue width %d: an fp8 D (%s) is stored directly, without sub-tiles; "
+                    "leave the width automatic (e0)",
+                    c->epi_n, hg_dtype_name(p->d_type));
   if (c->epi_n < 0 ||
       (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
                          (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n))))

@@ -195,6 +195,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
                             .fence_proxy = !x->k->a_tma || !x->k->b_tma};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
+  hg_epilogue_begin(b, &x->epi);
   const bool split = x->k->config.splits > 1;
   hg_val_t t = hg_sched_begin(b, &x->sched);
   {
@@ -290,6 +291,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   HG_TRY(hg_pipe_make(b, &ps, &x->pipe));
   hg_epilogue_t *e = &x->epi;
   e->d_type = p->d_type;
+  e->amax_ptr = e->amax_var = HG_NONE;
   e->tma = k->tma_store;
   if (e->tma) {
     e->plan_d = &k->plan_d;
@@ -335,8 +337,12 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
       }
       e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = ptr};
     }
-  e->steps[e->nsteps++] = (hg_epi_step_t){
-      .kind = HG_EPI_BETA_C, .value = beta, .ptr = c_ptr, .ld = ldc, .batch_stride = bsc};
+  e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BETA_C,
+                                          .value = beta,
+                                          .ptr = c_ptr,
+                                          .ld = ldc,
+                                          .batch_stride = bsc,
+                                          .dtype = p->c_type};
   /* the epilogue chain (kernels.h): row and column scales, bias, activation, residual */
   for (int i = 0; i < 2; i++)
     if (i ? p->colscale : p->rowscale)
@@ -351,16 +357,36 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                             .ptr = hg_b_param(b, HG_T_I64, "bias"),
                                             .dtype = p->bias_type,
                                             .along_n = p->bias == HG_BIAS_N};
+  /* the aux output (the values the activation takes) is stored as the chain reaches it, but
+   * its parameters come after the residual's: see below */
+  int aux_step = -1;
+  if (p->aux) {
+    aux_step = e->nsteps;
+    e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_AUX, .dtype = p->aux_type};
+  }
   if (p->act != HG_ACT_NONE)
     e->steps[e->nsteps++] =
         (hg_epi_step_t){.kind = HG_EPI_ACT, .act = p->act, .lo = p->act_lo, .hi = p->act_hi};
-  /* the residual: + 1 x R, R laid out as D */
+  /* the residual: + 1 x R, R of C's type laid out as D */
   if (p->residual)
     e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BETA_C,
                                             .value = hg_b_f32(b, 1.0f),
                                             .ptr = hg_b_param(b, HG_T_I64, "residual"),
                                             .ld = e->ldd,
-                                            .batch_stride = e->batch_stride_d};
+                                            .batch_stride = e->batch_stride_d,
+                                            .dtype = p->c_type};
+  /* fp8 D: its output scale (a device pointer, null meaning 1) last, before the saturating
+   * conversion */
+  if (hg_dtype_bits(p->d_type) == 8)
+    e->steps[e->nsteps++] =
+        (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = hg_b_param(b, HG_T_I64, "scale_d")};
+  if (aux_step >= 0) {
+    hg_epi_step_t *st = &e->steps[aux_step];
+    st->ptr = hg_b_param(b, HG_T_I64, "aux");
+    st->ld = hg_b_param(b, HG_T_I64, "ldaux");
+    st->batch_stride = hg_b_param(b, HG_T_I64, "batch_stride_aux");
+  }
+  if (p->amax) e->amax_ptr = hg_b_param(b, HG_T_I64, "amax");
   /* vector steps' values staged in shared memory, loaded before the main loop */
   for (int i = 0; i < e->nsteps; i++) {
     const int lines = e->steps[i].along_n ? c->tile_n : c->tile_m;

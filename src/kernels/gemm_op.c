@@ -245,6 +245,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   hg_devptr_t a = x->a, b = x->b, c = x->c, d = x->d, scale_a = x->scale_a, scale_b = x->scale_b;
   hg_devptr_t workspace = x->workspace, bias = x->bias, rowscale = x->rowscale;
   hg_devptr_t colscale = x->colscale, residual = x->residual;
+  hg_devptr_t scale_d = x->scale_d, amax = x->amax, aux = x->aux;
   size_t workspace_bytes = x->workspace_bytes;
   if (!caller_ws && op->ws_bytes) {
     if (!op->scratch)
@@ -290,10 +291,13 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     hg_devptr_t ptr;
     const char *what;
     int align;
-  } vec[3] = {{k->rowscale, rowscale, "rowscale", 4},
+  } vec[6] = {{k->rowscale, rowscale, "rowscale", 4},
               {k->colscale, colscale, "colscale", 4},
-              {k->residual, residual, "residual", hg_dtype_bytes(k->d_type)}};
-  for (int i = 0; i < 3; i++) {
+              {k->residual, residual, "residual", hg_dtype_bytes(k->c_type)},
+              {k->amax, amax, "amax", 4},
+              {k->aux, aux, "aux", hg_dtype_bytes(k->aux_type)},
+              {false, scale_d, "scale_d", 4}};
+  for (int i = 0; i < 6; i++) {
     if (vec[i].on && !vec[i].ptr)
       return hg_error(HG_ERR_INVALID,
                       "this operation's epilogue has a %s but none was given: pass its device "
@@ -314,6 +318,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     : gk->repack_b               ? "B repacked"
                                                  : "",
                     workspace_bytes, (uint64_t)workspace);
+  /* the amax is a max-reduction into *amax: it starts from 0 (+0.0f) on every run */
+  if (k->amax)
+    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, amax, 0, 4, stream), "zeroing the amax: "));
   /* split-K arrival counters start at zero on every launch (the kernel leaves them counted) */
   if (op->split_bytes)
     HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->counter_bytes, stream),
@@ -363,6 +370,14 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (k->colscale) args[n_args++] = &colscale;
   if (k->bias != HG_BIAS_NONE) args[n_args++] = &bias;
   if (k->residual) args[n_args++] = &residual;
+  if (hg_dtype_bits(k->d_type) == 8) args[n_args++] = &scale_d;
+  int64_t ldaux = k->ldaux, bsaux = k->batch_stride_aux;
+  if (k->aux) {
+    args[n_args++] = &aux;
+    args[n_args++] = &ldaux;
+    args[n_args++] = &bsaux;
+  }
+  if (k->amax) args[n_args++] = &amax;
   if (k->group != HG_GROUP_NONE) args[n_args++] = &groups;
   if (op->split_bytes) args[n_args++] = &workspace;
   const uint32_t cs = gk->k.cluster[0];

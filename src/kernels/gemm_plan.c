@@ -77,7 +77,7 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
-  char split[64] = "";
+  char split[160] = "";
   if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
   if (p->rowscale || p->colscale)
     snprintf(split + strlen(split), sizeof split - strlen(split), "_%s%s", p->rowscale ? "rs" : "",
@@ -102,6 +102,13 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
   if (p->group != HG_GROUP_NONE)
     snprintf(split + strlen(split), sizeof split - strlen(split), "_g%c%d",
              p->group == HG_GROUP_CONTIGUOUS ? 'c' : 'm', p->batch);
+  /* C's type when it is not D's (an fp8 D's default bf16 included), the aux output, the amax */
+  if (p->c_type != p->d_type && p->c_type != (hg_dtype_t)0)
+    snprintf(split + strlen(split), sizeof split - strlen(split), "_c%s", hg_dtype_name(p->c_type));
+  if (p->aux)
+    snprintf(split + strlen(split), sizeof split - strlen(split), "_aux%s",
+             hg_dtype_name(p->aux_type));
+  if (p->amax) snprintf(split + strlen(split), sizeof split - strlen(split), "_amax");
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,

@@ -144,8 +144,8 @@ static void gkits_free(hg_rt_t *rt, gkits_t *k) {
 }
 
 static void gbufs_free(hg_rt_t *rt, gbufs_t *b) {
-  hg_devptr_t *all[] = {&b->a, &b->b, &b->d, &b->dref, &b->dblas, &b->groups, &b->scale_a,
-                        &b->scale_b};
+  hg_devptr_t *all[] = {&b->a,     &b->b,      &b->d,       &b->dref,
+                        &b->dblas, &b->groups, &b->scale_a, &b->scale_b};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (*all[i]) hg_rt_free(rt, *all[i]);
   free(b->start);
@@ -179,14 +179,16 @@ static double elem(hg_dtype_t t, const uint8_t *p) {
     return f;
   }
   const int sign = h >> 15, ex = (h >> 10) & 31, fr = h & 1023;
-  const double v = ex == 0 ? ldexp(fr, -24) : ex == 31 ? (fr ? NAN : INFINITY) : ldexp(1024 + fr, ex - 25);
+  const double v = ex == 0    ? ldexp(fr, -24)
+                   : ex == 31 ? (fr ? NAN : INFINITY)
+                              : ldexp(1024 + fr, ex - 25);
   return sign ? -v : v;
 }
 
 /* The reference for every non-empty group: hg_gen_gemm_reference on the group's rows, alpha
  * times its scales, into dref (f32, D's rows packed). */
-static hg_status_t reference(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p,
-                             const gbufs_t *b, const int64_t *counts, const float *sb) {
+static hg_status_t reference(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p, const gbufs_t *b,
+                             const int64_t *counts, const float *sb) {
   hg_gemm_problem_t one = *p;
   one.group = HG_GROUP_NONE;
   one.batch = 1;
@@ -354,8 +356,8 @@ static hg_status_t median_ms(hg_rt_t *rt, const gctx_t *c, bool blas, int warmup
 
 /* Buffers of the problem, random operands, the groups' array from the counts, per-group B
  * scales (fp8) that differ from group to group. */
-static hg_status_t setup(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p,
-                         const int64_t *counts, bool blas, uint64_t seed, gbufs_t *b, float *sb) {
+static hg_status_t setup(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p, const int64_t *counts,
+                         bool blas, uint64_t seed, gbufs_t *b, float *sb) {
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type);
   const bool contiguous = p->group == HG_GROUP_CONTIGUOUS;
@@ -366,9 +368,7 @@ static hg_status_t setup(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p,
   int64_t sum = 0;
   for (int g = 0; g < p->batch && hg_is_ok(&s); g++) {
     if (counts[g] < 0 || counts[g] > (contiguous ? p->m - sum : p->m))
-      s = hg_error(HG_ERR_INVALID,
-                   "group %d has %" PRId64 " rows: %s",
-                   g, counts[g],
+      s = hg_error(HG_ERR_INVALID, "group %d has %" PRId64 " rows: %s", g, counts[g],
                    contiguous ? "the groups' rows add up to more than A's" : "over the capacity");
     b->start[g] = contiguous ? sum : (int64_t)g * p->m;
     sum += counts[g];

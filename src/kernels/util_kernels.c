@@ -173,12 +173,14 @@ static void stage_element(hg_builder_t *b, hg_dtype_t t, bool k_major, hg_val_t 
 
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k) {
   char name[64];
+  /* C's type (p normalised: c_type filled in; D's when not) */
+  const hg_dtype_t ct = p->c_type == (hg_dtype_t)0 ? p->d_type : p->c_type;
   snprintf(name, sizeof name, "hg_gemm_ref_%s_%s_%s_%c%c", hg_dtype_name(p->a_type),
-           hg_dtype_name(p->b_type), hg_dtype_name(p->d_type), p->a_k_major ? 'k' : 'm',
+           hg_dtype_name(p->b_type), hg_dtype_name(ct), p->a_k_major ? 'k' : 'm',
            p->b_k_major ? 'k' : 'n');
   hg_builder_t *b;
   HG_TRY(begin(name, REF_T * REF_T, k, &b));
-  const int ec = hg_dtype_bytes(p->d_type);
+  const int ec = hg_dtype_bytes(ct);
   hg_val_t A = hg_b_param(b, HG_T_I64, "a"), B = hg_b_param(b, HG_T_I64, "b");
   hg_val_t C = hg_b_param(b, HG_T_I64, "c"), D = hg_b_param(b, HG_T_I64, "dref");
   hg_val_t M = hg_b_param(b, HG_T_I32, "m"), N = hg_b_param(b, HG_T_I32, "n");
@@ -238,7 +240,7 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
     hg_b_else(b);
     {
       hg_val_t boff_c = hg_b_bin(b, HG_MUL, bz, sc);
-      hg_val_t cv = load_as_f32(b, p->d_type, elem_addr(b, C, boff_c, m, ldc, n, ec));
+      hg_val_t cv = load_as_f32(b, ct, elem_addr(b, C, boff_c, m, ldc, n, ec));
       hg_b_assign(b, out, hg_b_ffma(b, beta, cv, out));
     }
     hg_b_endif(b);

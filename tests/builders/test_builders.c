@@ -139,12 +139,29 @@ static void test_refusals(void) {
   CHECK_EQ(hg_acc_map_at(&am, 1, 0), -1);
   CHECK_EQ(hg_acc_map_at(&am, -1, 0), -1);
   CHECK_OK(hg_builder_create("k", &b));
-  hg_epilogue_t e = {.d_type = HG_E4M3};
+  hg_epilogue_t e = {.d_type = HG_U8};
   hg_val_t acc[64];
   for (int i = 0; i < 64; i++) acc[i] = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0));
   CHECK_OK(hg_roles_make(b, &(hg_roles_spec_t){.producers = 1, .consumers = 1}, &r));
   CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_UNSUPPORTED,
-            "bf16, f16 or f32, not e4m3");
+            "bf16, f16, f32, e4m3 or e5m2, not u8");
+  /* fp8 D is stored directly: a TMA epilogue for it is refused */
+  e.d_type = HG_E4M3;
+  e.tma = true;
+  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_UNSUPPORTED,
+            "stored directly, not through TMA");
+  /* an amax needs its running value, made by hg_epilogue_begin */
+  e.tma = false;
+  e.amax_ptr = hg_b_i64(b, 0);
+  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_INVALID,
+            "hg_epilogue_begin");
+  e.amax_ptr = HG_NONE;
+  /* an aux matrix of fp8 is refused with its step's index */
+  e.nsteps = 1;
+  e.steps[0] = (hg_epi_step_t){.kind = HG_EPI_AUX, .dtype = HG_E5M2};
+  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_UNSUPPORTED,
+            "step 0: an aux matrix of e5m2");
+  e.nsteps = 0;
   e.d_type = HG_BF16;
   e.tma = true;
   CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_INVALID,

@@ -233,6 +233,25 @@ bad 2 "'bias' out of place - the chain runs rowscale, colscale" gemm 64 64 64 --
 ok "_rscs_res" gemm 64 64 64 --epilogue rowscale,colscale,residual
 bad 2 "--bias-type applies with a bias" gemm 64 64 64 --bias-type f16
 bad 1 "a bias vector of e4m3" gemm 64 64 64 --epilogue bias --bias-type e4m3
+# Issue 12's output conversions: fp8 D, C's type, aux, amax, the output scale.
+ok "_cbf16_amax" gemm 256 256 128 --d-type e4m3 --amax
+ok "_biasnbf16_gelu_cf32_auxf16_amax" gemm 256 256 128 --d-type e5m2 --epilogue bias,gelu \
+  --c-type f32 --aux --aux-type f16 --amax --beta 0.5
+ok "_relu_cf16_auxf32" gemm 256 256 128 --d f32 --c-type f16 --epilogue relu --aux
+bad 2 "--aux stores the values before the activation, and --epilogue has none" gemm 64 64 64 --aux
+bad 2 "--aux stores the values before the activation" gemm 64 64 64 --epilogue bias --aux
+bad 2 "--aux-type applies with --aux" gemm 64 64 64 --epilogue relu --aux-type f32
+bad 2 "--scale-d scales an fp8 D (--d-type e4m3 or e5m2); D is bf16" gemm 64 64 64 --scale-d 2 --check
+bad 2 "--scale-d is data the driver uploads for a GPU run" gemm 64 64 64 --d-type e4m3 --scale-d 2
+bad 2 "--c-type u8: C and aux may be bf16, f16 or f32" gemm 64 64 64 --c-type u8
+bad 1 "C of e4m3: C (and the residual, which has C's type) may be bf16, f16 or f32" gemm 64 64 64 --c-type e4m3
+bad 1 "an aux output of e5m2" gemm 64 64 64 --epilogue gelu --aux --aux-type e5m2
+bad 1 "D may be bf16, f16, f32, e4m3 or e5m2" gemm 64 64 64 --d-type s8
+bad 2 "--d-type conflicts with --d given before it" gemm 64 64 64 --d f16 --d-type f32
+bad 1 "export: an fp8 D, an amax, an aux output or C of another type" export gemm 256 256 128 \
+  --d-type e4m3 --out "$tmp"
+bad 1 "an fp8 D (e4m3) is stored directly, without sub-tiles" gemm 256 256 128 --d-type e4m3 \
+  --config 128x128x64,e64
 bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now
 "$cli" > /dev/null 2>&1

@@ -77,8 +77,12 @@ static void test_type_mismatch_names_both_types_and_the_op(void) {
                 hg_b_trunc(b, hg_b_i32(b, 1)));
   EXPECT_MISUSE("hg_b_bitcast: I64 to F32 is not a bitcast (only I32 <-> F32)",
                 hg_b_bitcast(b, HG_T_F32, hg_b_i64(b, 1)));
-  EXPECT_MISUSE("hg_b_pack_f32x2: packs to bf16 or f16, not e4m3",
-                hg_b_pack_f32x2(b, HG_E4M3, hg_b_f32(b, 1), hg_b_f32(b, 2)));
+  EXPECT_MISUSE("hg_b_pack_f32x2: packs to bf16, f16, e4m3 or e5m2, not f32",
+                hg_b_pack_f32x2(b, HG_F32, hg_b_f32(b, 1), hg_b_f32(b, 2)));
+  EXPECT_MISUSE("hg_b_redux_sync: redux.sync reduces with add, min, max, and, or or xor, not op 3",
+                hg_b_redux_sync(b, HG_RED_INC, hg_b_i32(b, 1)));
+  EXPECT_MISUSE("hg_b_redux_sync: the lane's value must be I32, but",
+                hg_b_redux_sync(b, HG_RED_MAX, hg_b_f32(b, 1)));
   EXPECT_MISUSE("hg_b_unpack_f32: unpacks bf16, f16, e4m3 or e5m2, not f32",
                 hg_b_unpack_f32(b, HG_F32, hg_b_i32(b, 0)));
   EXPECT_MISUSE("hg_b_tma_load: coordinate 1 must be I32, but value #", {

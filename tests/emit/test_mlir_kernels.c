@@ -101,6 +101,7 @@ static void directives(const char *ptx, char *out, size_t size) {
 }
 
 static const char *const counted[] = {
+    "redux.sync.",
     "cp.async.bulk.tensor.",
     "cp.reduce.async.bulk.tensor.",
     "cp.async.bulk.prefetch.tensor.",
@@ -289,6 +290,44 @@ static void add_tma_matrix(void) {
   tma_matrix_for_each(add_tma_job, NULL);
 }
 
+/* Issue 12's output conversions: fp8 D (saturating cvt), C of another type, the aux output
+ * and the amax (redux.sync, red.global.max), on top of an epilogue chain. */
+static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, const char *chain,
+                            bool aux, bool amax, const char *config) {
+  hg_gemm_problem_t p = {.m = 4096,
+                         .n = 4096,
+                         .k = 4096,
+                         .batch = 1,
+                         .a_type = ab,
+                         .b_type = ab,
+                         .d_type = d,
+                         .a_k_major = true,
+                         .b_k_major = true,
+                         .alpha = 1.0f,
+                         .beta = 0.5f,
+                         .c_type = c_type,
+                         .aux = aux,
+                         .amax = amax};
+  hg_gemm_config_t c;
+  hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
+  if (hg_is_ok(&s)) s = hg_gemm_config_parse(config, &c);
+  p.bias_type = HG_BF16;
+  if (hg_is_ok(&s)) s = hg_gemm_problem_normalize(&p);
+  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
+  hg_test_checks++;
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("%s %s: %s", chain, config, s.msg);
+    return;
+  }
+  job_t *j = add_job();
+  j->kind = JOB_GEMM;
+  j->problem = p;
+  j->config = c;
+  snprintf(j->what, sizeof j->what, "gemm %s->%s c=%s %s%s%s %s", hg_dtype_name(ab),
+           hg_dtype_name(d), hg_dtype_name(p.c_type), chain, aux ? " aux" : "", amax ? " amax" : "",
+           config);
+}
+
 static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
                        const char *config, int64_t k) {
   hg_gemm_problem_t p = {.m = 4096,
@@ -397,6 +436,10 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c1x1,s4", 4097);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c1x1,s4,cpasync-wgmma",
              4104);
+  add_gemm_output(HG_BF16, HG_E4M3, HG_F32, "bias,gelu", true, true, "128x128x64,c1x1,s4");
+  add_gemm_output(HG_E4M3, HG_E5M2, 0, "rowscale,relu,residual", false, true,
+                  "128x128x128,c1x1,s4,pp");
+  add_gemm_output(HG_BF16, HG_BF16, HG_F16, "bias,silu", true, true, "128x256x64,c2x1,s4,e64");
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x256x128,c2x1,s4,k3", 16384);

@@ -121,6 +121,14 @@ static void test_pack_unpack(void) {
     CHECK(mlir_has(ptx.data, "cvt.rn.f16x2.e4m3x2"));
     CHECK(mlir_has(ptx.data, "cvt.rn.f16x2.e5m2x2"));
     CHECK(mlir_has(ptx.data, "cvt.f32.f16"));
+    /* fp8 with saturation, hi first; the warp reductions */
+    snprintf(want, sizeof want, "nvvm.convert.f32x2.to.f8x2 %%v%d_hi, %%v%d_lo", hi.id, lo.id);
+    CHECK(mlir_has(mlir.data, want));
+    CHECK(mlir_has(ptx.data, "cvt.rn.satfinite.e4m3x2.f32"));
+    CHECK(mlir_has(ptx.data, "cvt.rn.satfinite.e5m2x2.f32"));
+    CHECK(mlir_has(ptx.data, "redux.sync.max.u32"));
+    CHECK(mlir_has(ptx.data, "redux.sync.add.")); /* LLVM prints .s32: the same sum */
+    CHECK(mlir_has(ptx.data, "redux.sync.xor.b32"));
     /* the PTX operand order: the register loaded from parameter `hi` comes first */
     const char *cvt = strstr(ptx.data, "cvt.rn.bf16x2.f32");
     char ra[32] = "", rb[32] = "";

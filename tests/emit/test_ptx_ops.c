@@ -55,6 +55,16 @@ static void test_pack_unpack(void) {
     CHECK(has(ptx.data, "cvt.rn.f16x2.e5m2x2"));
     CHECK(has(ptx.data, "cvt.f32.f16"));
     CHECK(has(ptx.data, ", 16;")); /* bf16 -> f32 is a shift */
+    /* fp8: saturating, hi first as for f16x2, then widened; the warp reductions */
+    snprintf(want, sizeof want, "cvt.rn.satfinite.e4m3x2.f32 %%th");
+    CHECK(has(ptx.data, want));
+    snprintf(want, sizeof want, ", %%f%d_hi, %%f%d_lo; // lo = %%f%d_lo in bits 0..7", hi.id, lo.id,
+             lo.id);
+    CHECK(has(ptx.data, want));
+    CHECK(has(ptx.data, "cvt.rn.satfinite.e5m2x2.f32"));
+    CHECK(has(ptx.data, "redux.sync.max.u32"));
+    CHECK(has(ptx.data, "redux.sync.add.u32"));
+    CHECK(has(ptx.data, "redux.sync.xor.b32"));
   }
   hg_text_free(&ptx);
   hg_builder_destroy(b);

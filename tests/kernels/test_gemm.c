@@ -99,8 +99,9 @@ static void test_problem_rules(void) {
   p.lda = 299;
   CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "lda = 299 is below K = 300");
   p = problem(100, 200, 300, HG_BF16);
-  p.d_type = HG_E4M3;
-  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "D and C may be bf16, f16 or f32");
+  p.d_type = HG_S8;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED,
+            "D may be bf16, f16, f32, e4m3 or e5m2");
 
   /* Operand paths: a 7-element row of bf16 is 14 B, not a multiple of 16, so TMA cannot
    * address it; cp.async moves the largest chunk that divides the row pitch and the base. */
@@ -560,6 +561,115 @@ static void test_bias(void) {
   }
 }
 
+/* Output conversions (issue 12): C in its own type, fp8 D with its scale, the amax and the aux
+ * output - the problem's rules and defaults, the kernel's name and parameters, ptxas. */
+static void test_output_conversions(void) {
+  hg_gemm_problem_t p = problem(1000, 1000, 1000, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.c_type, HG_BF16); /* C has D's type by default */
+  p = problem(1000, 1000, 1000, HG_BF16);
+  p.d_type = HG_E4M3;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.c_type, HG_BF16); /* fp8 D: C is bf16 by default */
+  p = problem(1000, 1000, 1000, HG_BF16);
+  p.c_type = HG_E5M2;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "C of e5m2");
+  p = problem(1000, 1000, 1000, HG_BF16);
+  p.d_type = HG_S8;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "e4m3 or e5m2");
+  p = problem(1000, 1000, 1000, HG_BF16);
+  p.aux = true;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "has no activation");
+  p.act = HG_ACT_GELU;
+  p.ldaux = 999;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "ldaux = 999 is below N = 1000");
+  p.ldaux = 0;
+  p.aux_type = HG_E4M3;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "an aux output of e4m3");
+  p.aux_type = (hg_dtype_t)0;
+  p.d_type = HG_E5M2;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.aux_type, HG_BF16);
+  CHECK_EQ(p.ldaux, 1000);
+  CHECK_EQ(p.batch_stride_aux, 1000 * 1000);
+  /* fp8 D is stored directly: no sub-tile width, and an explicit one is refused */
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4,e64", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "stored directly");
+  c.epi_n = 0;
+  CHECK_EQ(hg_gemm_epi_n(&p, &c), 0);
+  /* the chains: fp8 A/B and bf16 A/B, fp8 and 16/32-bit D, C types, aux, amax, both schedules */
+  static const struct {
+    hg_dtype_t ab, d, c, aux_t;
+    const char *chain, *config;
+    bool aux, amax;
+    float beta;
+  } cases[] = {
+      {HG_BF16, HG_E4M3, 0, 0, "none", "128x128x64,c1x1,s4", false, true, 0},
+      {HG_BF16, HG_E5M2, HG_F32, 0, "bias,gelu", "128x256x64,c2x1,s4", true, true, 0.5f},
+      {HG_E4M3, HG_E4M3, HG_F16, HG_F32, "rowscale,bias,gelu_tanh,residual", "128x256x128,c2x1,s4",
+       true, true, 0.5f},
+      {HG_E4M3, HG_BF16, HG_F32, 0, "bias,relu", "128x128x128,c1x1,s4,pp", true, true, 1.0f},
+      {HG_BF16, HG_F32, HG_BF16, HG_F16, "colscale,bias_m,silu,residual", "128x128x64,pp", true,
+       false, 0.5f},
+      {HG_F16, HG_F16, HG_F32, 0, "none", "128x256x64,c2x1,s4", false, true, 0.5f},
+      {HG_BF16, HG_BF16, 0, 0, "clamp:-2:2", "128x128x64,c1x1,s4,k2", false, true, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    p = problem(4096, 4096, 4096, cases[i].ab);
+    p.d_type = cases[i].d;
+    p.c_type = cases[i].c;
+    p.aux_type = cases[i].aux_t;
+    p.aux = cases[i].aux;
+    p.amax = cases[i].amax;
+    p.beta = cases[i].beta;
+    CHECK_OK(hg_gemm_epilogue_parse(cases[i].chain, &p));
+    if (p.bias != HG_BIAS_NONE) p.bias_type = HG_BF16;
+    CHECK_OK(hg_gemm_problem_normalize(&p));
+    CHECK_OK(hg_gemm_config_parse(cases[i].config, &c));
+    check_generates(&p, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) continue;
+    const bool fp8 = hg_dtype_bits(p.d_type) == 8;
+    CHECK(k.tma_store == !fp8); /* 4096 x 4096: a 16/32-bit D goes through TMA */
+    /* the name says what differs: D's type, C's when not D's, aux, amax */
+    char want[32];
+    snprintf(want, sizeof want, "_%s_", hg_dtype_name(p.d_type));
+    CHECK(strstr(k.k.name, want) != NULL);
+    if (p.c_type != p.d_type) {
+      snprintf(want, sizeof want, "_c%s", hg_dtype_name(p.c_type));
+      CHECK(strstr(k.k.name, want) != NULL);
+    }
+    CHECK((strstr(k.k.name, "_amax") != NULL) == p.amax);
+    CHECK((strstr(k.k.name, "_aux") != NULL) == p.aux);
+    /* the instructions: saturating fp8 conversions, the warp and global max reductions */
+    CHECK((strstr(k.k.ptx.data, "cvt.rn.satfinite.e") != NULL) == fp8);
+    CHECK((strstr(k.k.ptx.data, "redux.sync.max.u32") != NULL) == p.amax);
+    CHECK((strstr(k.k.ptx.data, "red.global.max.u32") != NULL) == p.amax);
+    /* the parameters in the order hg_gemm_op_run_args passes them */
+    const char *order[8];
+    int n = 0;
+    if (p.residual) order[n++] = "hgp_residual,";
+    if (fp8) order[n++] = "hgp_scale_d,";
+    if (p.aux) {
+      order[n++] = "hgp_aux,";
+      order[n++] = "hgp_ldaux,";
+      order[n++] = "hgp_batch_stride_aux";
+    }
+    if (p.amax) order[n++] = "hgp_amax";
+    if (c.splits > 1) order[n++] = "hgp_workspace";
+    const char *at = strstr(k.k.ptx.data, ".entry");
+    for (int j = 0; at && j < n; j++) {
+      const char *next = strstr(at, order[j]);
+      if (!next) HG_FAIL("case %zu: parameter %s missing or out of order", i, order[j] + 4);
+      at = next;
+    }
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 static void test_tuner_space(void) {
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
   int n = 0;
@@ -762,6 +872,7 @@ int main(void) {
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);
   HG_RUN(test_bias);
+  HG_RUN(test_output_conversions);
   HG_RUN(test_mainloops);
   return hg_test_finish();
 }

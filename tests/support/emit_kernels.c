@@ -102,7 +102,14 @@ hg_status_t emit_kernel_pack(emit_pack_vals_t *vals, hg_builder_t **out) {
   emit_sink(b, o, 3, hg_b_unpack_f32(b, HG_F16, h));
   emit_sink(b, o, 4, hg_b_unpack_f32(b, HG_E4M3, h));
   emit_sink(b, o, 5, hg_b_unpack_f32(b, HG_E5M2, h));
-  *vals = (emit_pack_vals_t){.lo = lo, .hi = hi, .bf = bf, .h = h};
+  /* fp8 with saturation, read back; the warp reductions an amax takes */
+  hg_val_t e4 = hg_b_pack_f32x2(b, HG_E4M3, lo, hi), e5 = hg_b_pack_f32x2(b, HG_E5M2, lo, hi);
+  emit_sink(b, o, 6, hg_b_unpack_f32(b, HG_E4M3, e4));
+  emit_sink(b, o, 7, hg_b_unpack_f32(b, HG_E5M2, e5));
+  emit_sink(b, o, 8, hg_b_redux_sync(b, HG_RED_MAX, e4));
+  emit_sink(b, o, 9, hg_b_redux_sync(b, HG_RED_ADD, e5));
+  emit_sink(b, o, 10, hg_b_redux_sync(b, HG_RED_XOR, bf));
+  *vals = (emit_pack_vals_t){.lo = lo, .hi = hi, .bf = bf, .h = h, .e4 = e4, .e5 = e5};
   return st;
 }
 

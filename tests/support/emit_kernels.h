@@ -30,6 +30,7 @@ hg_status_t emit_kernel_arith(bool mlir_extras, hg_builder_t **out);
 /* "pack": f32x2 -> bf16x2 / f16x2 and back (bf16, f16, e4m3, e5m2). */
 typedef struct emit_pack_vals {
   hg_val_t lo, hi, bf, h; /* the two f32 parameters and the two packed values */
+  hg_val_t e4, e5;        /* the fp8 packs (satfinite) */
 } emit_pack_vals_t;
 hg_status_t emit_kernel_pack(emit_pack_vals_t *vals, hg_builder_t **out);
 
