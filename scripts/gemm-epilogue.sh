@@ -47,13 +47,21 @@ if [ "$what" != bench ]; then
     run 513 300 4096 --type e4m3 --d-type $d --epilogue rowscale,colscale,bias,gelu_tanh,residual --amax --aux --aux-type f32
     run 500 300 200 --batch 3 --d-type $d --epilogue colscale,bias_m,relu,residual --ldd 301 --amax --c-type f16 --beta 0.5
     run 1000 1000 1000 --config 128x128x64,c1x1,s4,pp --d-type $d --epilogue silu --aux --aux-type bf16 --amax
+    # N, ldd and batch strides of 16-byte multiples: D through TMA stores (fp8: byte pairs)
+    run 1024 1024 1024 --d-type $d --epilogue bias,gelu --aux --amax
+    run 512 528 256 --batch 3 --d-type $d --amax --epilogue rowscale,relu,residual --beta 0.5
+    run 1000 1024 1000 --config 128x128x64,c1x1,s4,pp --d-type $d --epilogue bias_m,sigmoid --amax
+    run 777 1024 513 --config 128x256x64,c2x1,s4 --d-type $d --amax --c-type f32 --beta 1
   done
+  run 777 1024 513 --config 128x256x64,c2x1,s4,e128 --d-type e4m3 --amax --epilogue relu --beta 1
   # saturation: a large output scale sends many values past 448 (e4m3) / 57344 (e5m2)
   run 1000 1000 1000 --d-type e4m3 --scale-d 300 --amax
   run 777 1001 513 --d-type e4m3 --scale-d 1000 --epilogue bias,relu --amax --aux
   run 513 300 4096 --type e4m3 --d-type e5m2 --scale-d 30000 --amax
   run 500 300 200 --batch 3 --d-type e5m2 --scale-d 0.001 --epilogue clamp:-0.5:0.75 --amax
   run 1000 1000 1000 --d-type e4m3 --scale-d 4 --config 128x128x64,c1x1,s4,k3 --amax
+  run 1024 1024 1024 --d-type e4m3 --scale-d 500 --epilogue bias,gelu --amax --aux
+  run 2048 2048 512 --d-type e5m2 --scale-d 40000 --amax --config 128x128x64,c1x1,s4,k2
   echo "epilogue checks: $runs runs, $fails failed"
 fi
 if [ "$what" != check ]; then

@@ -518,7 +518,8 @@ typedef struct hg_epi_step {
  * boxes by the consumer's first thread. Direct: every element with a bounds predicate. */
 typedef struct hg_epilogue {
   /* bf16, f16, f32, or fp8 e4m3/e5m2 (converted with saturation to the largest finite
-   * value, NaN kept: hg_b_pack_f32x2; fp8 D is stored directly, never through TMA) */
+   * value, NaN kept: hg_b_pack_f32x2; through TMA, an fp8 sub-tile is written to shared
+   * memory as byte pairs with st.shared.b16, as stmatrix moves 16-bit elements only) */
   hg_dtype_t d_type;
   int nsteps;
   hg_epi_step_t steps[HG_EPI_MAX_STEPS];

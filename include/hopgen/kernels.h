@@ -331,7 +331,7 @@ typedef struct hg_gemm_problem {
   /* fp8 D (d_type e4m3 or e5m2): D = saturate(x * scale_d), x the chain's result and scale_d
    * the f32 at hg_gemm_args_t.scale_d (0: 1.0); cvt.rn.satfinite: values beyond the largest
    * finite fp8 (448 for e4m3, 57344 for e5m2), infinities included, become it with their sign;
-   * a NaN stays NaN. fp8 D is stored directly (no TMA store). */
+   * a NaN stays NaN. fp8 D goes through TMA stores when its rows are 16-byte multiples. */
   /* amax: the kernel also reduces max |D(i, j)| over D as stored (decoded from d_type) into
    * the f32 at hg_gemm_args_t.amax, which hg_gemm_op_run_args zeroes on the stream first
    * (cuMemsetD32Async: CUDA-graph safe). A NaN in D makes it a NaN. Any D type. */
@@ -418,8 +418,8 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
 /* Whether the generator can build c for p; the sentence names the rule that fails. */
 hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The epilogue sub-tile width c uses: its epi_n, or 128/64-byte swizzled rows that divide
- * tile N, else the whole tile width unswizzled, else 32-byte rows; 0 when none fits (then D
- * is stored directly). */
+ * tile N (64-byte ones first for fp8 D: 64 columns), else the whole tile width unswizzled, else
+ * 32-byte rows; 0 when none fits (then D is stored directly). */
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* Whether a sub-tile of that width has swizzled rows (rows of exactly 32, 64 or 128 B). */
 bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);

@@ -92,7 +92,7 @@ static double host_elem(hg_dtype_t t, const uint8_t *p) {
 /* Device buffers of one run: operands with fresh random data, poisoned outputs. */
 typedef struct bufs {
   hg_devptr_t a, b, c, d, dref, dblas, scale_a, scale_b, bias, rowscale, colscale, residual;
-  hg_devptr_t scale_d, amax, aux;
+  hg_devptr_t scale_d, amax, aux, aux_blas; /* aux_blas: cuBLASLt GELU_AUX_BIAS's own aux */
   size_t a_bytes, b_bytes, c_bytes, d_bytes, ref_bytes, res_bytes, aux_bytes;
   float scale_d_host; /* fp8 D's output scale */
   /* the epilogue vectors' values (exact in their types), for the check */
@@ -133,9 +133,10 @@ static void kits_free(hg_rt_t *rt, kits_t *k) {
 }
 
 static void bufs_free(hg_rt_t *rt, bufs_t *b) {
-  hg_devptr_t *all[] = {&b->a,        &b->b,        &b->c,       &b->d,    &b->dref,
-                        &b->dblas,    &b->scale_a,  &b->scale_b, &b->bias, &b->rowscale,
-                        &b->colscale, &b->residual, &b->scale_d, &b->amax, &b->aux};
+  hg_devptr_t *all[] = {&b->a,       &b->b,        &b->c,        &b->d,
+                        &b->dref,    &b->dblas,    &b->scale_a,  &b->scale_b,
+                        &b->bias,    &b->rowscale, &b->colscale, &b->residual,
+                        &b->scale_d, &b->amax,     &b->aux,      &b->aux_blas};
   free(b->bias_host);
   free(b->rowscale_host);
   free(b->colscale_host);
@@ -434,6 +435,7 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
         span_bytes(p->m, p->ldaux, p->batch, p->batch_stride_aux, hg_dtype_bytes(p->aux_type));
     HG_TRY(hg_rt_alloc(rt, b->aux_bytes, &b->aux));
     HG_TRY(hg_rt_memset8(rt, b->aux, 0xFF, b->aux_bytes, NULL));
+    if (need_blas) HG_TRY(hg_rt_alloc(rt, b->aux_bytes, &b->aux_blas));
   }
   if (hg_dtype_bits(p->a_type) == 8) {
     const float sa = 1.25f, sb = 0.75f;
@@ -537,6 +539,11 @@ static hg_blas_gemm_args_t blas_args_for(const hg_gemm_problem_t *p, const bufs_
 static hg_blas_epilogue_t blas_epilogue_for(const hg_gemm_problem_t *p) {
   if (p->bias != HG_BIAS_N || p->rowscale || p->colscale || p->residual || p->batch > 1)
     return HG_BLAS_EPI_NONE;
+  /* an aux output: GELU_AUX_BIAS (its aux in D's type) */
+  if (p->aux)
+    return (p->act == HG_ACT_GELU || p->act == HG_ACT_GELU_TANH) && p->aux_type == p->d_type
+               ? HG_BLAS_EPI_GELU_AUX_BIAS
+               : HG_BLAS_EPI_NONE;
   switch (p->act) {
   case HG_ACT_NONE:
     return HG_BLAS_EPI_BIAS;
@@ -802,16 +809,18 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
       snprintf(r->note, sizeof r->note, "cuBLASLt unavailable: %.200s", bs.msg);
     }
   }
-  /* cuBLASLt computes D and C of one type, bf16/f16/f32, and none of aux (but its GELU_AUX),
-   * amax or fp8 D here: such problems are checked against the reference alone */
-  const bool blas_like = !is_fp8(p.d_type) && p.c_type == p.d_type && !p.amax && !p.aux;
+  /* cuBLASLt computes D and C of one type, bf16/f16/f32, no amax or fp8 D here, and an aux
+   * output only as GELU_AUX_BIAS's: other problems are checked against the reference alone */
+  const bool blas_like = !is_fp8(p.d_type) && p.c_type == p.d_type && !p.amax &&
+                         (!p.aux || blas_epilogue_for(&p) == HG_BLAS_EPI_GELU_AUX_BIAS);
   if (blas && !blas_like) {
     hg_blas_close(blas);
     blas = NULL;
     snprintf(r->note, sizeof r->note, "cuBLASLt not run: it has no %s here",
              is_fp8(p.d_type)       ? "fp8 D"
              : p.c_type != p.d_type ? "C of another type than D"
-                                    : "amax or aux output");
+             : p.amax               ? "amax"
+                      : "aux output but GELU_AUX_BIAS's (bias, GELU, aux of D's type)");
   }
   s = setup_buffers(rt, &kits, &p, o->check, blas != NULL, seed, o->scale_d, &b);
 
@@ -873,6 +882,8 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
         ba.epilogue = be;
         ba.bias = b.bias;
         ba.bias_type = p.bias_type;
+        ba.aux = b.aux_blas;
+        ba.ld_aux = p.ldaux;
       }
       s = hg_rt_memset8(rt, b.dblas, 0xFF, b.d_bytes, NULL);
       hg_status_t bs = hg_ok();
@@ -900,6 +911,8 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
         ctx.blas_args.epilogue = be;
         ctx.blas_args.bias = b.bias;
         ctx.blas_args.bias_type = p.bias_type;
+        ctx.blas_args.aux = b.aux_blas;
+        ctx.blas_args.ld_aux = p.ldaux;
         snprintf(r->blas_epilogue, sizeof r->blas_epilogue, "%s%s", blas_epilogue_name(be),
                  p.act == HG_ACT_GELU ? " (tanh form)" : "");
       }

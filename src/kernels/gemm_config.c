@@ -282,14 +282,15 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
 }
 
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
-  if (hg_dtype_bytes(p->d_type) == 1) return 0; /* fp8 D is stored directly */
   if (c->epi_n > 0) return c->epi_n;
   const int ed = hg_dtype_bytes(p->d_type), q = ed == 2 ? 16 : 8;
   /* Sub-tiles whose rows are exactly one swizzle span (TMA pads a swizzled box's rows to the
    * span) keep stmatrix free of bank conflicts: 128- or 64-byte rows when they divide the
    * tile. Otherwise the whole tile width in one unswizzled sub-tile (a TMA box of up to 256
    * elements): one store per 64 rows instead of many 32-byte ones, for a 2-way conflict. */
-  for (int bytes = 128; bytes >= 64; bytes /= 2) {
+  /* fp8 D: 64-byte rows, 64 elements as for bf16 (the chain runs per sub-tile, and its
+   * temporaries for 128 columns spilled a bias + GELU on 128x256 tiles) */
+  for (int bytes = ed == 1 ? 64 : 128; bytes >= 64; bytes /= 2) {
     const int w = bytes / ed;
     if (w % q == 0 && c->tile_n % w == 0) return w;
   }
@@ -410,11 +411,6 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
   const int ed = hg_dtype_bytes(p->d_type);
-  if (ed == 1 && c->epi_n != 0)
-    return hg_error(HG_ERR_INVALID,
-                    "epilogue width %d: an fp8 D (%s) is stored directly, without sub-tiles; "
-                    "leave the width automatic (e0)",
-                    c->epi_n, hg_dtype_name(p->d_type));
   if (c->epi_n < 0 ||
       (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
                          (!hg_gemm_epi_swizzled(p, c->epi_n) && c->epi_n != c->tile_n))))

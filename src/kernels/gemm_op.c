@@ -289,23 +289,24 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   const struct {
     bool on;
     hg_devptr_t ptr;
-    const char *what;
+    const char *what, *field;
     int align;
-  } vec[6] = {{k->rowscale, rowscale, "rowscale", 4},
-              {k->colscale, colscale, "colscale", 4},
-              {k->residual, residual, "residual", hg_dtype_bytes(k->c_type)},
-              {k->amax, amax, "amax", 4},
-              {k->aux, aux, "aux", hg_dtype_bytes(k->aux_type)},
-              {false, scale_d, "scale_d", 4}};
+  } vec[6] = {{k->rowscale, rowscale, "a rowscale", "rowscale", 4},
+              {k->colscale, colscale, "a colscale", "colscale", 4},
+              {k->residual, residual, "a residual", "residual", hg_dtype_bytes(k->c_type)},
+              {k->amax, amax, "an amax", "amax", 4},
+              {k->aux, aux, "an aux output", "aux", hg_dtype_bytes(k->aux_type)},
+              {false, scale_d, "fp8 D's scale", "scale_d", 4}};
   for (int i = 0; i < 6; i++) {
     if (vec[i].on && !vec[i].ptr)
       return hg_error(HG_ERR_INVALID,
-                      "this operation's epilogue has a %s but none was given: pass its device "
+                      "this operation's epilogue has %s but none was given: pass its device "
                       "pointer in hg_gemm_args_t.%s (hg_gemm_op_run_args)",
-                      vec[i].what, vec[i].what);
+                      vec[i].what, vec[i].field);
     if (vec[i].ptr % (hg_devptr_t)vec[i].align != 0)
-      return hg_error(HG_ERR_INVALID, "the %s at 0x%" PRIx64 " is not aligned to its elements",
-                      vec[i].what, (uint64_t)vec[i].ptr);
+      return hg_error(HG_ERR_INVALID,
+                      "hg_gemm_args_t.%s at 0x%" PRIx64 " is not aligned to its elements",
+                      vec[i].field, (uint64_t)vec[i].ptr);
   }
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,

@@ -145,11 +145,11 @@ static void test_refusals(void) {
   CHECK_OK(hg_roles_make(b, &(hg_roles_spec_t){.producers = 1, .consumers = 1}, &r));
   CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_UNSUPPORTED,
             "bf16, f16, f32, e4m3 or e5m2, not u8");
-  /* fp8 D is stored directly: a TMA epilogue for it is refused */
+  /* an fp8 D through TMA needs D's plan like any other */
   e.d_type = HG_E4M3;
   e.tma = true;
-  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_UNSUPPORTED,
-            "stored directly, not through TMA");
+  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_INVALID,
+            "needs D's plan");
   /* an amax needs its running value, made by hg_epilogue_begin */
   e.tma = false;
   e.amax_ptr = hg_b_i64(b, 0);

@@ -250,8 +250,8 @@ bad 1 "D may be bf16, f16, f32, e4m3 or e5m2" gemm 64 64 64 --d-type s8
 bad 2 "--d-type conflicts with --d given before it" gemm 64 64 64 --d f16 --d-type f32
 bad 1 "export: an fp8 D, an amax, an aux output or C of another type" export gemm 256 256 128 \
   --d-type e4m3 --out "$tmp"
-bad 1 "an fp8 D (e4m3) is stored directly, without sub-tiles" gemm 256 256 128 --d-type e4m3 \
-  --config 128x128x64,e64
+ok '"tma_store": true' gemm 256 256 128 --d-type e4m3 --amax --config 128x128x64,e64 --json
+ok '"tma_store": false' gemm 256 248 128 --d-type e5m2 --amax --json
 bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now
 "$cli" > /dev/null 2>&1

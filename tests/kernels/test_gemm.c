@@ -592,12 +592,14 @@ static void test_output_conversions(void) {
   CHECK_EQ(p.aux_type, HG_BF16);
   CHECK_EQ(p.ldaux, 1000);
   CHECK_EQ(p.batch_stride_aux, 1000 * 1000);
-  /* fp8 D is stored directly: no sub-tile width, and an explicit one is refused */
+  /* fp8 D through TMA: sub-tiles of 64-byte rows (64 columns, as bf16's 128-byte ones),
+   * or 128-byte ones when asked */
   hg_gemm_config_t c;
-  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4,e64", &c));
-  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "stored directly");
-  c.epi_n = 0;
-  CHECK_EQ(hg_gemm_epi_n(&p, &c), 0);
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4", &c));
+  CHECK_EQ(hg_gemm_epi_n(&p, &c), 64);
+  CHECK(hg_gemm_epi_swizzled(&p, 64));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4,e128", &c));
+  CHECK_OK(hg_gemm_config_check(&p, &c));
   /* the chains: fp8 A/B and bf16 A/B, fp8 and 16/32-bit D, C types, aux, amax, both schedules */
   static const struct {
     hg_dtype_t ab, d, c, aux_t;
@@ -615,25 +617,30 @@ static void test_output_conversions(void) {
       {HG_F16, HG_F16, HG_F32, 0, "none", "128x256x64,c2x1,s4", false, true, 0.5f},
       {HG_BF16, HG_BF16, 0, 0, "clamp:-2:2", "128x128x64,c1x1,s4,k2", false, true, 0},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    p = problem(4096, 4096, 4096, cases[i].ab);
-    p.d_type = cases[i].d;
-    p.c_type = cases[i].c;
-    p.aux_type = cases[i].aux_t;
-    p.aux = cases[i].aux;
-    p.amax = cases[i].amax;
-    p.beta = cases[i].beta;
-    CHECK_OK(hg_gemm_epilogue_parse(cases[i].chain, &p));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0] + 2; i++) {
+    /* the last two: the first two cases with D stored directly (N not a multiple of 16 B) */
+    const size_t ci = i % (sizeof cases / sizeof cases[0]);
+    p = problem(4096, i == ci ? 4096 : 4088, 4096, cases[ci].ab);
+    p.d_type = cases[ci].d;
+    p.c_type = cases[ci].c;
+    p.aux_type = cases[ci].aux_t;
+    p.aux = cases[ci].aux;
+    p.amax = cases[ci].amax;
+    p.beta = cases[ci].beta;
+    CHECK_OK(hg_gemm_epilogue_parse(cases[ci].chain, &p));
     if (p.bias != HG_BIAS_NONE) p.bias_type = HG_BF16;
     CHECK_OK(hg_gemm_problem_normalize(&p));
-    CHECK_OK(hg_gemm_config_parse(cases[i].config, &c));
+    CHECK_OK(hg_gemm_config_parse(cases[ci].config, &c));
     check_generates(&p, &c);
     hg_gemm_kernel_t k;
     hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
     CHECK_OK(st);
     if (!hg_is_ok(&st)) continue;
     const bool fp8 = hg_dtype_bits(p.d_type) == 8;
-    CHECK(k.tma_store == !fp8); /* 4096 x 4096: a 16/32-bit D goes through TMA */
+    /* N = 4096: D goes through TMA, fp8 too (byte pairs into shared memory); N = 4088: an fp8
+     * D's rows are not 16-byte multiples, so it is stored byte by byte */
+    CHECK(k.tma_store == (i == ci));
+    if (fp8) CHECK(strstr(k.k.ptx.data, k.tma_store ? "st.shared.u16" : "st.global.u8") != NULL);
     /* the name says what differs: D's type, C's when not D's, aux, amax */
     char want[32];
     snprintf(want, sizeof want, "_%s_", hg_dtype_name(p.d_type));

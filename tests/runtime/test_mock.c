@@ -372,6 +372,39 @@ static void test_gemm_op_host_path(void) {
     hg_gemm_op_destroy(op2);
   }
   p.residual = false;
+  /* issue 12's outputs: the amax and aux pointers are required and aligned; the run zeroes
+   * *amax on the stream before the launch (the mock runs no kernel: it stays 0) */
+  p.amax = p.aux = true;
+  p.aux_type = HG_F32;
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op2));
+  if (op2) {
+    hg_devptr_t amax = 0, aux = 0;
+    CHECK_OK(hg_rt_alloc(suite_rt, 16, &amax));
+    CHECK_OK(hg_rt_alloc(suite_rt, 512 * 512 * 4, &aux));
+    const uint32_t junk = 0x7F7F7F7Fu;
+    CHECK_OK(hg_rt_upload(suite_rt, amax, &junk, 4));
+    const hg_gemm_args_t no_amax = {.a = a, .b = b, .d = d, .bias = bias, .aux = aux};
+    CHECK_ERR(hg_gemm_op_run_args(op2, &no_amax, NULL), HG_ERR_INVALID,
+              "has an amax but none was given: pass its device pointer in hg_gemm_args_t.amax");
+    const hg_gemm_args_t no_aux = {.a = a, .b = b, .d = d, .bias = bias, .amax = amax};
+    CHECK_ERR(hg_gemm_op_run_args(op2, &no_aux, NULL), HG_ERR_INVALID,
+              "has an aux output but none was given");
+    const hg_gemm_args_t odd_amax = {
+        .a = a, .b = b, .d = d, .bias = bias, .amax = amax + 2, .aux = aux};
+    CHECK_ERR(hg_gemm_op_run_args(op2, &odd_amax, NULL), HG_ERR_INVALID,
+              "hg_gemm_args_t.amax at 0x");
+    const hg_gemm_args_t all = {.a = a, .b = b, .d = d, .bias = bias, .amax = amax, .aux = aux};
+    launches = st->launches;
+    CHECK_OK(hg_gemm_op_run_args(op2, &all, NULL));
+    CHECK_EQ(st->launches - launches, 1);
+    uint32_t got = 1;
+    CHECK_OK(hg_rt_download(suite_rt, &got, amax, 4));
+    CHECK_EQ(got, 0u);
+    hg_gemm_op_destroy(op2);
+    hg_rt_free(suite_rt, amax);
+    hg_rt_free(suite_rt, aux);
+  }
+  p.amax = p.aux = false;
   CHECK_ERR(hg_gemm_op_run_args(op, &odd, NULL), HG_ERR_INVALID, "not aligned to its elements");
   CHECK_ERR(hg_gemm_op_run_args(op, NULL, NULL), HG_ERR_INVALID, "args is NULL");
   hg_gemm_op_destroy(op);
