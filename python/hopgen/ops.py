@@ -209,16 +209,48 @@ def _bias(bias, n, dev):
     return bias.data_ptr(), _DT[bias.dtype]
 
 
+def _vector(v, what, length, line, dev):
+    """A contiguous float32 vector of `length` elements on dev (the row / column scales);
+    0 for None."""
+    if v is None:
+        return 0
+    if not isinstance(v, torch.Tensor):
+        raise InvalidError(f"{what} must be a torch tensor, not {type(v).__name__}")
+    if v.dim() != 1 or v.shape[0] != length or (length > 1 and v.stride(0) != 1) or \
+            v.dtype != torch.float32 or v.device != dev:
+        raise InvalidError(f"{what} {tuple(v.shape)} {v.dtype} on {v.device}: expected a "
+                           f"contiguous float32 vector of {length} elements (one per {line} "
+                           f"of D) on {dev}")
+    return v.data_ptr()
+
+
+def _like_out(t, what, out, dev):
+    """A tensor laid out exactly as out (shape and strides), bfloat16 / float16 / float32, on
+    dev (the residual, the aux output): its (pointer, hg_dtype_t)."""
+    if not isinstance(t, torch.Tensor):
+        raise InvalidError(f"{what} must be a torch tensor, not {type(t).__name__}")
+    if t.shape != out.shape or t.stride() != out.stride() or t.device != dev:
+        raise InvalidError(f"{what} {tuple(t.shape)} strides {tuple(t.stride())} on {t.device}: "
+                           f"expected out's shape {tuple(out.shape)} and strides "
+                           f"{tuple(out.stride())} on {dev}")
+    code = _DT.get(t.dtype)
+    if code is None or code in _FP8:
+        raise UnsupportedError(f"{what} has dtype {t.dtype}; it may be bfloat16, float16 or "
+                               "float32")
+    return t.data_ptr(), code
+
+
 def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
-                 backend, bias=None, activation=None) -> None:
+                 backend, bias=None, activation=None, residual=None, rowscale=None,
+                 colscale=None, scale_d=None, amax=None, aux=None) -> None:
     """Validate, find (or create) the operation for this signature and launch it into out."""
     if a.device.type != "cuda" or b.device != a.device or out.device != a.device:
         raise InvalidError(f"hopgen.gemm: a ({a.device}), b ({b.device}) and out "
                            f"({out.device}) must be on the same CUDA device")
     ta, tb, td = _dtype(a, "a"), _dtype(b, "b"), _DT.get(out.dtype)
-    if td is None or td in _FP8:
-        raise UnsupportedError(f"out has dtype {out.dtype}; D may be bfloat16, float16 or "
-                               "float32")
+    if td is None:
+        raise UnsupportedError(f"out has dtype {out.dtype}; D may be bfloat16, float16, "
+                               "float32, float8_e4m3fn or float8_e5m2")
     m, k, batch, a_row, lda, bsa = _matrix(a, "a", "M", "K")
     k2, n, batch_b, b_row, ldb, bsb = _matrix(b, "b", "K", "N")
     if k2 != k:
@@ -250,9 +282,10 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     ldc = bsc = 0
     if c is not None:
         c = as_tensor(c, "c")
-        if c.dtype != out.dtype or c.device != dev:
-            raise InvalidError(f"c has dtype {c.dtype} on {c.device}; C must have out's "
-                               f"dtype ({out.dtype}) and device")
+        if c.dtype not in (torch.bfloat16, torch.float16, torch.float32) or c.device != dev:
+            raise InvalidError(f"c has dtype {c.dtype} on {c.device}; C may be bfloat16, "
+                               f"float16 or float32 (its own type, not necessarily out's), "
+                               f"on {dev}")
         cm, cn, batch_c, c_row, ldc, bsc = _matrix(c, "c", "M", "N")
         if (cm, cn, batch_c) != (m, n, batch) or not c_row:
             raise InvalidError(f"c {tuple(c.shape)} strides {tuple(c.stride())}: expected a "
@@ -262,6 +295,44 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
         raise InvalidError(f"beta = {beta} but no c was given")
     pbias, tbias = _bias(bias, n, dev)
     act = _activation(activation)
+    # the epilogue's other inputs and outputs (issue 12): C's type (also the residual's), the
+    # scale vectors, fp8 D's scale, the amax and the aux output
+    tc = _DT[c.dtype] if c is not None else 0
+    pres = 0
+    if residual is not None:
+        pres, tres = _like_out(residual, "residual", out, dev)
+        if tc and tres != tc:
+            raise InvalidError(f"residual has dtype {residual.dtype} and c {c.dtype}: the "
+                               "residual has C's type")
+        tc = tres
+    if tc == td:
+        tc = 0  # the default: one problem, one key
+    prs = _vector(rowscale, "rowscale", m, "row", dev)
+    pcs = _vector(colscale, "colscale", n, "column", dev)
+    psd = 0
+    if scale_d is not None:
+        if td not in _FP8:
+            raise InvalidError(f"scale_d scales an fp8 out (float8_e4m3fn or float8_e5m2); out "
+                               f"is {out.dtype}")
+        if isinstance(scale_d, (int, float)):
+            scale_d = torch.full((1,), float(scale_d), dtype=torch.float32, device=dev)
+        psd, f = _scale_ptr(scale_d, "scale_d", dev)
+    pamax = 0
+    if amax is not None:
+        if not isinstance(amax, torch.Tensor) or amax.numel() != 1 or \
+                amax.dtype != torch.float32 or amax.device != dev:
+            raise InvalidError(f"amax: a one-element float32 tensor on {dev} for max |D| "
+                               "(written by the kernel; the run zeroes it first)")
+        pamax = amax.data_ptr()
+    paux, taux, ldaux, bsaux = 0, 0, 0, 0
+    if aux is not None:
+        if activation is None:
+            raise InvalidError("aux receives the values before the activation, and no "
+                               "activation was given: pass activation= or drop aux")
+        paux, taux = _like_out(aux, "aux", out, dev)
+        ldaux, bsaux = ldd, bsd
+    epi = (tc, pres != 0, prs != 0, pcs != 0, pamax != 0, taux, ldaux, bsaux)
+    ptrs = (pbias, prs, pcs, pres, psd, pamax, paux)
     pa, pb, pd = a.data_ptr(), b.data_ptr(), out.data_ptr()
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     # The base alignments are part of the signature: an operand less than 16-byte aligned
@@ -269,22 +340,29 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     # aligned than its op was made for), and D's alignment decides its TMA store.
     key = (index, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc,
            bsd, alpha, beta, _ALIGN[pa & 15], _ALIGN[pb & 15], pd % 16 == 0, config, mainloop,
-           backend, tbias, act)
+           backend, tbias, act, epi)
     op = _ops.get(key)
     if op is None:
         op = _create(key, index)
     _last_op[0] = op
-    _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias)
+    _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias, ptrs)
 
 
-def _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias=0) -> None:
+def _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias=0, ptrs=None) -> None:
     """Launch op on the current stream, with a workspace from torch's allocator when it
     repacks (freed to the stream's pool when this returns: stream-ordered, as torch's own
     kernels use theirs)."""
     ws = torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}") \
         if op.workspace else None
     pws = ws.data_ptr() if ws is not None else 0
-    if pbias:
+    if ptrs is not None and any(ptrs):
+        _, prs, pcs, pres, psd, pamax, paux = ptrs
+        args = _capi.GemmArgs(a=pa, b=pb, c=pc, d=pd, scale_a=psa, scale_b=psb, bias=pbias,
+                              rowscale=prs, colscale=pcs, residual=pres, scale_d=psd,
+                              amax=pamax, aux=paux, workspace=pws,
+                              workspace_bytes=op.workspace)
+        st = fn("hg_gemm_op_run_args")(op.handle, C.byref(args), _get_stream(index))
+    elif pbias:
         args = _capi.GemmArgs(a=pa, b=pb, c=pc, d=pd, scale_a=psa, scale_b=psb, bias=pbias,
                               workspace=pws, workspace_bytes=op.workspace)
         st = fn("hg_gemm_op_run_args")(op.handle, C.byref(args), _get_stream(index))
@@ -296,14 +374,18 @@ def _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias=0) -> None:
 
 def _create(key, index) -> GemmOp:
     (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
-     alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend, tbias, act) = key
+     alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend, tbias, act,
+     epi) = key
+    tc, res, rs, cs, amax, taux, ldaux, bsaux = epi
     mainloop_code(mainloop, "hopgen.gemm mainloop")  # a bad name: the C sentence, at once
     p = _capi.GemmProblem(m=m, n=n, k=k, batch=batch, a_type=ta, b_type=tb, d_type=td,
                           a_k_major=a_row, b_k_major=not b_row, lda=lda, ldb=ldb, ldc=ldc,
                           ldd=ldd, batch_stride_a=bsa, batch_stride_b=bsb, batch_stride_c=bsc,
                           batch_stride_d=bsd, alpha=alpha, beta=beta, d_no_tma=not d_aligned,
                           a_align=a_align, b_align=b_align, act=act[0], act_lo=act[1],
-                          act_hi=act[2], bias=1 if tbias else 0, bias_type=tbias)
+                          act_hi=act[2], bias=1 if tbias else 0, bias_type=tbias, c_type=tc,
+                          residual=res, rowscale=rs, colscale=cs, amax=amax, aux=taux != 0,
+                          aux_type=taux, ldaux=ldaux, batch_stride_aux=bsaux)
     check(fn("hg_gemm_problem_normalize")(C.byref(p)), "hopgen.gemm: ")
     if _capturing():
         raise InvalidError(
@@ -433,7 +515,8 @@ def _out_shape(a: torch.Tensor, b: torch.Tensor):
 def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
          out_dtype: Optional[torch.dtype] = None, scale_a=None, scale_b=None,
          config=None, mainloop: str = "auto", backend: str = "ptx", bias=None,
-         activation: Optional[str] = None):
+         activation: Optional[str] = None, residual=None, rowscale=None, colscale=None,
+         scale_d=None, amax=None, aux=None):
     """D = act(alpha * scale_a * scale_b * (a @ b) + beta * c + bias) with hopgen's Hopper
     GEMM, the bias and the activation fused into its epilogue.
 
@@ -455,15 +538,38 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     activation: optional "relu", "gelu" (erf form), "gelu_tanh", "silu", "sigmoid" or
        "clamp:LO:HI", applied after the bias (eager mode: under torch.compile or autograd the
        two are refused for now).
+    The rest of the epilogue (docs/epilogue.md; eager mode only, like bias and activation):
+    D = saturate(scale_d * (act(rowscale[i] colscale[j] (alpha A B + beta C) + bias) +
+    residual)) for an fp8 out.
+    c may have its own dtype (bfloat16, float16, float32), and residual (laid out as out)
+       has C's. rowscale [M] and colscale [N]: contiguous float32 vectors.
+    out_dtype / out may be torch.float8_e4m3fn or float8_e5m2: converted with saturation
+       (values past the largest finite fp8 become it, NaN stays NaN); scale_d is its output
+       scale, a one-element float32 GPU tensor or a number.
+    amax: a one-element float32 GPU tensor that receives max |D| over D as stored (zeroed
+       first, reduced in the same kernel; NaN when D holds one), or True for a new one.
+    aux: a tensor laid out as out (bfloat16, float16 or float32) that receives the values
+       just before the activation (for the backward pass), or True for a new one of out's
+       dtype (bfloat16 for an fp8 out). Needs an activation.
+    With amax=True or aux=True the call returns (out, amax, aux), the ones not asked None.
     Inputs may also be DLPack / __cuda_array_interface__ objects (CuPy, JAX). Runs on
     torch.cuda.current_stream(); returns out (a new tensor when out is None).
     """
-    if (bias is not None or activation is not None) and (
+    more = any(x is not None for x in (residual, rowscale, colscale, scale_d, amax, aux)) or \
+        _DT.get(out_dtype if out is None else getattr(out, "dtype", None)) in _FP8 or (
+            isinstance(c, torch.Tensor) and out is not None and c.dtype != out.dtype)
+    if (bias is not None or activation is not None or more) and (
             torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(
-                isinstance(x, torch.Tensor) and x.requires_grad for x in (a, b, c, bias)))):
-        raise UnsupportedError("hopgen.gemm: bias and activation are fused in eager mode only "
+                isinstance(x, torch.Tensor) and x.requires_grad
+                for x in (a, b, c, bias, residual, rowscale, colscale)))):
+        raise UnsupportedError("hopgen.gemm: the epilogue's bias, activation, residual, scale "
+                               "vectors, fp8 output, amax and aux are fused in eager mode only "
                                "so far; under torch.compile or with tensors that require grad, "
                                "apply them after the GEMM")
+    if more:
+        return _gemm_more(a, b, out, c, alpha, beta, out_dtype, scale_a, scale_b, config,
+                          mainloop, backend, bias, activation, residual, rowscale, colscale,
+                          scale_d, amax, aux)
     if torch.compiler.is_compiling():
         alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
         if out is not None:
@@ -517,6 +623,33 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     if st.code:
         raise error_from_status(st, "hopgen.gemm: ")
     return out_obj
+
+
+def _gemm_more(a, b, out, c, alpha, beta, out_dtype, scale_a, scale_b, config, mainloop,
+               backend, bias, activation, residual, rowscale, colscale, scale_d, amax, aux):
+    """hopgen.gemm with the epilogue's other inputs and outputs: always the validating path
+    (no fast-path entry), new amax / aux tensors made when asked with True."""
+    a = as_tensor(a, "a")
+    b = as_tensor(b, "b")
+    if out is None:
+        out = torch.empty(_out_shape(a, b), device=a.device, dtype=_out_dtype(a, out_dtype))
+    else:
+        out = as_tensor(out, "out")
+    want = amax is True or aux is True
+    if amax is True:
+        amax = torch.empty(1, dtype=torch.float32, device=a.device)
+    if aux is True:
+        aux = torch.empty_strided(out.shape, out.stride(), device=out.device,
+                                  dtype=torch.bfloat16 if _DT.get(out.dtype) in _FP8
+                                  else out.dtype)
+    _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), mainloop,
+                 backend, bias, activation, residual, rowscale, colscale, scale_d,
+                 None if amax is None or amax is False else amax,
+                 None if aux is None or aux is False else aux)
+    if want:
+        return out, (amax if isinstance(amax, torch.Tensor) else None), \
+            (aux if isinstance(aux, torch.Tensor) else None)
+    return out
 
 
 def _sig(x):

@@ -411,6 +411,47 @@ def test_gemm_bias_activation_fused():
         hopgen.gemm(a, w.t(), activation="swish")
 
 
+def test_gemm_fp8_out_amax_aux_c_type():
+    """Issue 12's outputs against torch: fp8 out with a saturating scale, the amax bit for bit
+    over the stored out, the aux output (pre-activation), C of its own dtype with a residual,
+    row and column scales."""
+    m, n, k = 300, 264, 520
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    w = torch.randn(n, k, device="cuda").bfloat16()
+    bias = torch.randn(n, device="cuda").bfloat16()
+    c = torch.randn(m, n, device="cuda")  # float32 C for a bfloat16 / fp8 out
+    res = torch.randn(m, n, device="cuda")
+    rs = torch.rand(m, device="cuda") + 0.5
+    cs = torch.rand(n, device="cuda") + 0.5
+    pre = (a.float() @ w.float().t() + 0.5 * c) * rs[:, None] * cs[None, :] + bias.float()
+    y = torch.nn.functional.gelu(pre) + res
+    for dt, scale in ((torch.float8_e4m3fn, 300.0), (torch.float8_e5m2, 2.0),
+                      (torch.bfloat16, None)):
+        kw = dict(scale_d=scale) if scale is not None else {}
+        d, amax, aux = hopgen.gemm(a, w.t(), c=c, beta=0.5, bias=bias, activation="gelu",
+                                   residual=res, rowscale=rs, colscale=cs, out_dtype=dt,
+                                   amax=True, aux=True, **kw)
+        torch.cuda.synchronize()
+        want = y * (scale or 1.0)
+        if dt != torch.bfloat16:
+            fmax = torch.finfo(dt).max
+            want = want.clamp(-fmax, fmax).to(dt)  # saturate, then torch's round to nearest
+        _check(d.float(), want.float(), 7e-2 if dt == torch.float8_e5m2 else 4e-2, f"out {dt}")
+        ref_amax = d.float().abs().max()
+        assert amax.reshape(1).view(torch.int32).item() == \
+            ref_amax.reshape(1).view(torch.int32).item(), \
+            f"amax {amax.item()} != max |out| {ref_amax.item()} ({dt})"
+        _check(aux.float(), pre, 1e-2, f"aux ({dt} out)")
+    with _raises(hopgen.InvalidError, "no activation was given"):
+        hopgen.gemm(a, w.t(), aux=True)
+    with _raises(hopgen.InvalidError, "scale_d scales an fp8 out"):
+        hopgen.gemm(a, w.t(), scale_d=2.0, amax=True)
+    with _raises(hopgen.InvalidError, "residual has C's type"):
+        hopgen.gemm(a, w.t(), c=c, beta=1.0, residual=res.bfloat16())
+    with _raises(hopgen.UnsupportedError, "eager mode only"):
+        hopgen.gemm(a.requires_grad_(), w.t(), amax=True)
+
+
 def test_refusals_name_the_argument():
     a = _mat(64, 64, torch.bfloat16)
     with _raises(hopgen.InvalidError, "a: strides"):
