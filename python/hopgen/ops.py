@@ -11,7 +11,8 @@ with cp.async, never repacked), so one serves every stream at once. A first call
 CUDA-graph capture is refused with a sentence: warm up (call once) before capturing, as
 torch's CUDA-graph documentation recommends.
 
-Ops are registered with torch.library (hopgen::gemm, hopgen::gemm_out, hopgen::tma_copy)
+Ops are registered with torch.library (hopgen::gemm, hopgen::gemm_out, hopgen::tma_copy, and
+hopgen::gemm_epilogue for the fused epilogue's arguments)
 with fake implementations, so torch.compile(fullgraph=True) traces through them; in eager
 mode hopgen.gemm calls the launch path directly, skipping the dispatcher's overhead.
 """
@@ -536,9 +537,10 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
        "tma-ldmatrix-wgmma-rs" (the last two 16-bit types only); replaces config's own.
     bias: optional contiguous [N] vector (bfloat16, float16 or float32) added to every row.
     activation: optional "relu", "gelu" (erf form), "gelu_tanh", "silu", "sigmoid" or
-       "clamp:LO:HI", applied after the bias (eager mode: under torch.compile or autograd the
-       two are refused for now).
-    The rest of the epilogue (docs/epilogue.md; eager mode only, like bias and activation):
+       "clamp:LO:HI", applied after the bias (with autograd the two are refused for now;
+       under torch.compile they go through hopgen::gemm_epilogue, see below).
+    The rest of the epilogue (docs/epilogue.md; under torch.compile through the
+    hopgen::gemm_epilogue op, which makes out, amax and aux itself; no backward yet):
     D = saturate(scale_d * (act(rowscale[i] colscale[j] (alpha A B + beta C) + bias) +
     residual)) for an fp8 out.
     c may have its own dtype (bfloat16, float16, float32), and residual (laid out as out)
@@ -558,14 +560,17 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     more = any(x is not None for x in (residual, rowscale, colscale, scale_d, amax, aux)) or \
         _DT.get(out_dtype if out is None else getattr(out, "dtype", None)) in _FP8 or (
             isinstance(c, torch.Tensor) and out is not None and c.dtype != out.dtype)
-    if (bias is not None or activation is not None or more) and (
-            torch.compiler.is_compiling() or (torch.is_grad_enabled() and any(
-                isinstance(x, torch.Tensor) and x.requires_grad
-                for x in (a, b, c, bias, residual, rowscale, colscale)))):
+    epi = bias is not None or activation is not None or more
+    if epi and torch.is_grad_enabled() and any(
+            isinstance(x, torch.Tensor) and x.requires_grad
+            for x in (a, b, c, bias, residual, rowscale, colscale)):
         raise UnsupportedError("hopgen.gemm: the epilogue's bias, activation, residual, scale "
-                               "vectors, fp8 output, amax and aux are fused in eager mode only "
-                               "so far; under torch.compile or with tensors that require grad, "
-                               "apply them after the GEMM")
+                               "vectors, fp8 output, amax and aux have no backward yet; with "
+                               "tensors that require grad, apply them after the GEMM")
+    if epi and torch.compiler.is_compiling():
+        return _gemm_traced(a, b, out, c, alpha, beta, out_dtype, scale_a, scale_b, config,
+                            mainloop, backend, bias, activation, residual, rowscale, colscale,
+                            scale_d, amax, aux)
     if more:
         return _gemm_more(a, b, out, c, alpha, beta, out_dtype, scale_a, scale_b, config,
                           mainloop, backend, bias, activation, residual, rowscale, colscale,
@@ -916,3 +921,82 @@ def _register() -> None:
 
 
 _register()
+
+_epilogue_op_error = [None]  # why hopgen::gemm_epilogue could not be registered, if so
+
+
+def _register_epilogue() -> None:
+    """hopgen::gemm_epilogue: hopgen.gemm with its whole epilogue as one op that traces under
+    torch.compile; it returns (out, amax, aux), the last two empty when not asked for. Kept
+    apart from _register so that a torch refusing its schema leaves the other ops working
+    (hopgen.gemm then names the reason under torch.compile)."""
+    if not hasattr(torch.library, "custom_op"):
+        _epilogue_op_error[0] = "torch < 2.4 has no torch.library.custom_op"
+        return
+    try:
+        @torch.library.custom_op("hopgen::gemm_epilogue", mutates_args=())
+        def gemm_epilogue_op(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor],
+                             scale_a: Optional[torch.Tensor], scale_b: Optional[torch.Tensor],
+                             alpha: float, beta: float, out_dtype: Optional[torch.dtype],
+                             config: Optional[str], mainloop: str, backend: str,
+                             bias: Optional[torch.Tensor], activation: Optional[str],
+                             residual: Optional[torch.Tensor], rowscale: Optional[torch.Tensor],
+                             colscale: Optional[torch.Tensor], scale_d: Optional[torch.Tensor],
+                             want_amax: bool, aux_dtype: Optional[torch.dtype]
+                             ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            shape = _out_shape(a, b)
+            out = torch.empty(shape, dtype=_out_dtype(a, out_dtype), device=a.device)
+            amax = torch.empty(1 if want_amax else 0, dtype=torch.float32, device=a.device)
+            aux = torch.empty(shape if aux_dtype is not None else (0,),
+                              dtype=aux_dtype or torch.bfloat16, device=a.device)
+            _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop, backend,
+                         bias, activation, residual, rowscale, colscale, scale_d,
+                         amax if want_amax else None, aux if aux_dtype is not None else None)
+            return out, amax, aux
+
+        @gemm_epilogue_op.register_fake
+        def _(a, b, c, scale_a, scale_b, alpha, beta, out_dtype, config, mainloop, backend,
+              bias, activation, residual, rowscale, colscale, scale_d, want_amax, aux_dtype):
+            mainloop_code(mainloop, "hopgen.gemm mainloop")
+            _activation(activation)
+            if a.dim() not in (2, 3) or b.dim() != a.dim() or a.shape[-1] != b.shape[-2]:
+                raise InvalidError(f"hopgen.gemm: a {tuple(a.shape)} and b {tuple(b.shape)} "
+                                   "do not multiply")
+            shape = _out_shape(a, b)
+            return (a.new_empty(shape, dtype=_out_dtype(a, out_dtype)),
+                    a.new_empty((1 if want_amax else 0,), dtype=torch.float32),
+                    a.new_empty(shape if aux_dtype is not None else (0,),
+                                dtype=aux_dtype or torch.bfloat16))
+
+        _lib_ops["gemm_epilogue"] = gemm_epilogue_op
+    except Exception as e:  # noqa: BLE001 - any refusal: recorded, said under torch.compile
+        _epilogue_op_error[0] = f"{type(e).__name__}: {e}"
+
+
+_register_epilogue()
+
+
+def _gemm_traced(a, b, out, c, alpha, beta, out_dtype, scale_a, scale_b, config, mainloop,
+                 backend, bias, activation, residual, rowscale, colscale, scale_d, amax, aux):
+    """hopgen.gemm's epilogue under torch.compile: through hopgen::gemm_epilogue, which makes
+    its outputs (so out=, and amax / aux tensors to write into, are refused here)."""
+    if "gemm_epilogue" not in _lib_ops:
+        raise UnsupportedError("hopgen.gemm: the epilogue's arguments cannot be traced here: "
+                               f"hopgen::gemm_epilogue is not registered "
+                               f"({_epilogue_op_error[0]}); call it in eager mode")
+    if out is not None or isinstance(amax, torch.Tensor) or isinstance(aux, torch.Tensor):
+        raise UnsupportedError("hopgen.gemm under torch.compile: with the epilogue's arguments "
+                               "it makes its outputs: leave out out=, and ask for amax and aux "
+                               "with True (they are returned) instead of passing tensors")
+    alpha, scale_a, scale_b = _fold_scales(alpha, scale_a, scale_b)
+    if isinstance(scale_d, (int, float)):
+        scale_d = torch.full((1,), float(scale_d), dtype=torch.float32, device=a.device)
+    od = _out_dtype(a, out_dtype)
+    aux_dtype = None if not aux else (torch.bfloat16 if _DT.get(od) in _FP8 else od)
+    d, am, ax = torch.ops.hopgen.gemm_epilogue(
+        a, b, c, scale_a, scale_b, float(alpha), float(beta), out_dtype, _cfg_text(config),
+        mainloop, backend, bias, activation, residual, rowscale, colscale, scale_d,
+        amax is True, aux_dtype)
+    if amax is True or aux is True:
+        return d, (am if amax is True else None), (ax if aux is True else None)
+    return d

@@ -448,8 +448,21 @@ def test_gemm_fp8_out_amax_aux_c_type():
         hopgen.gemm(a, w.t(), scale_d=2.0, amax=True)
     with _raises(hopgen.InvalidError, "residual has C's type"):
         hopgen.gemm(a, w.t(), c=c, beta=1.0, residual=res.bfloat16())
-    with _raises(hopgen.UnsupportedError, "eager mode only"):
-        hopgen.gemm(a.requires_grad_(), w.t(), amax=True)
+    with _raises(hopgen.UnsupportedError, "no backward yet"):
+        hopgen.gemm(a.clone().requires_grad_(), w.t(), amax=True)
+    # the same epilogue traced by torch.compile (hopgen::gemm_epilogue) gives the same bits
+    def f(a, w, c, bias, res, rs, cs):
+        return hopgen.gemm(a, w.t(), c=c, beta=0.5, bias=bias, activation="gelu", residual=res,
+                           rowscale=rs, colscale=cs, out_dtype=torch.float8_e4m3fn,
+                           scale_d=300.0, amax=True, aux=True)
+    d, amax, aux = torch.compile(f, fullgraph=True)(a, w, c, bias, res, rs, cs)
+    d2, amax2, aux2 = f(a, w, c, bias, res, rs, cs)
+    torch.cuda.synchronize()
+    assert torch.equal(d.view(torch.uint8), d2.view(torch.uint8)), "compiled fp8 out differs"
+    assert torch.equal(amax, amax2) and torch.equal(aux, aux2), "compiled amax / aux differ"
+    torch.library.opcheck(torch.ops.hopgen.gemm_epilogue.default,
+                          (a, w.t(), None, None, None, 1.0, 0.0, None, None, "auto", "ptx",
+                           bias, "relu", None, None, None, None, True, torch.bfloat16))
 
 
 def test_refusals_name_the_argument():
