@@ -113,6 +113,10 @@ case "$mode" in
     step gemm-grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
   epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
     step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench ;;
+  # issue 11: fp8 accurate/fast accumulation (and the scaling modes as they land)
+  fp8) step gemm-fp8-check scripts/gemm-fp8.sh "$H" check
+    step gemm-fp8-accuracy scripts/gemm-fp8.sh "$H" accuracy
+    step gemm-fp8-bench scripts/gemm-fp8.sh "$H" bench ;;
   # what the sessions without device time built: split-K, activations, launch cost
   pending) rt; step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check

@@ -35,6 +35,11 @@ static const char gemm_usage[] =
     "                      `bias_m` (along M), then relu, gelu, gelu_tanh, silu, sigmoid or\n"
     "                      clamp:LO:HI, e.g. bias,gelu (--check applies them to the reference)\n"
     "  --bias-type T       the bias vector's type: bf16, f16 or f32 (default: D's)\n"
+    "  --fp8-accum MODE    fp8: accurate (default, as torch._scaled_mm): wgmma's partial sums\n"
+    "                      added into f32 every --fp8-promote k-blocks of 128; fast: the whole K\n"
+    "                      in wgmma's fp8 accumulator (cuBLASLt's FAST_ACCUM). --bench and\n"
+    "                      --check run cuBLASLt in the same mode\n"
+    "  --fp8-promote N     k-blocks per promotion, 1..16 (default 4: every 512 of K)\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
     "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
     "                      (default auto: tma-wgmma; operands TMA cannot address - leading\n"
@@ -124,7 +129,9 @@ enum {
   G_SCALE_D,
   G_AMAX,
   G_AUX,
-  G_AUX_TYPE
+  G_AUX_TYPE,
+  G_FP8_ACCUM,
+  G_FP8_PROMOTE
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -170,6 +177,8 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_ANY_D, "--any-d", NULL, HG_CLI_FLAG, 0},
     {G_EPILOGUE, "--epilogue", NULL, HG_CLI_VALUE, 0},
     {G_BIAS_TYPE, "--bias-type", NULL, HG_CLI_VALUE, 0},
+    {G_FP8_ACCUM, "--fp8-accum", NULL, HG_CLI_VALUE, 0},
+    {G_FP8_PROMOTE, "--fp8-promote", NULL, HG_CLI_VALUE, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -252,6 +261,12 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     return hg_cli_check(a, hg_gemm_epilogue_parse(v, &g->p));
   case G_BIAS_TYPE:
     return hg_cli_check(a, hg_dtype_parse(v, &g->p.bias_type));
+  case G_FP8_ACCUM:
+    return hg_cli_check(a, hg_gemm_fp8_accum_parse(v, &g->p.fp8_accum));
+  case G_FP8_PROMOTE:
+    if (!hg_cli_int(a, v, 1, HG_FP8_PROMOTE_MAX, &x)) return false;
+    g->p.fp8_promote = (int)x;
+    return true;
   case G_CONFIG:
     g->have_cfg = true;
     return hg_cli_check(a, hg_gemm_config_parse(v, &g->cfg));
@@ -329,6 +344,15 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   if ((a->seen & HG_CLI_BIT(G_BIAS_TYPE)) && g->p.bias == HG_BIAS_NONE)
     return hg_cli_bad(a, "--bias-type applies with a bias in --epilogue (bias or bias_m)");
   const bool d8 = hg_dtype_bits(g->p.d_type) == 8;
+  const bool fp8 = hg_dtype_bits(g->p.a_type) == 8 && hg_dtype_bits(g->p.b_type) == 8;
+  if (!fp8 && (a->seen & (HG_CLI_BIT(G_FP8_ACCUM) | HG_CLI_BIT(G_FP8_PROMOTE))))
+    return hg_cli_bad(a,
+                      "--fp8-accum and --fp8-promote apply to fp8 operands (--type e4m3 or "
+                      "e5m2), not %s x %s",
+                      hg_dtype_name(g->p.a_type), hg_dtype_name(g->p.b_type));
+  if (g->p.fp8_accum == HG_FP8_ACCUM_FAST && (a->seen & HG_CLI_BIT(G_FP8_PROMOTE)))
+    return hg_cli_bad(a, "--fp8-promote sets the accurate accumulation's promotion interval; "
+                         "--fp8-accum fast never promotes");
   if (g->p.bias != HG_BIAS_NONE && !(a->seen & HG_CLI_BIT(G_BIAS_TYPE)))
     g->p.bias_type = d8 ? HG_BF16 : g->p.d_type; /* the default: D's type (bf16 for fp8 D) */
   if ((a->seen & HG_CLI_BIT(G_AUX_TYPE)) && !g->p.aux)
@@ -443,8 +467,18 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
 static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t *r) {
   char cfg[128];
   hg_gemm_config_print(&r->config, cfg, sizeof cfg);
-  printf("gemm %" PRId64 "x%" PRId64 "x%" PRId64 " batch %d  %s x %s -> %s\n", p->m, p->n, p->k,
-         p->batch, hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type));
+  char mode[64] = "";
+  if (hg_dtype_bits(p->a_type) == 8) {
+    /* fp8: the accumulation, which cuBLASLt runs in too */
+    if (p->fp8_accum == HG_FP8_ACCUM_FAST)
+      snprintf(mode, sizeof mode, "  (fp8 accumulation fast, cuBLASLt FAST_ACCUM)");
+    else
+      snprintf(mode, sizeof mode, "  (fp8 accumulation accurate, promoted every %d k-blocks)",
+               p->fp8_promote ? p->fp8_promote : HG_FP8_PROMOTE_DEFAULT);
+  }
+  printf("gemm %" PRId64 "x%" PRId64 "x%" PRId64 " batch %d  %s x %s -> %s%s\n", p->m, p->n, p->k,
+         p->batch, hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
+         mode);
   char cpa[48] = "", cpb[48] = "";
   if (r->cp_async_a)
     snprintf(cpa, sizeof cpa, ", A by %s (%d B)", r->a_vec >= 4 ? "cp.async" : "registers",

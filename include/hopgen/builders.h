@@ -321,6 +321,20 @@ typedef struct hg_mainloop {
   const hg_cluster2d_t *cluster; /* who receives releases; NULL: this CTA only */
   bool fence_proxy;              /* stages written through the generic proxy (cp.async or
                                   * registers) and read by wgmma: fence after the wait */
+  /* Promotion (fp8's accurate accumulation and block scaling; wgmma kinds only): the MMAs
+   * accumulate into `partial` (acc_count F32 variables), each group of `promote` k-blocks
+   * starting it from zero (scale-d = 0), and after a group's last k-block (wgmma.wait_group 0)
+   * the partial sums are added into acc, which starts the tile at zero. wgmma's fp8
+   * accumulator keeps fewer bits than f32 (docs/hardware-notes.md): this bounds how many
+   * products it sums. 0: the MMAs accumulate into acc directly. */
+  int promote;
+  const hg_val_t *partial;
+  /* Block scaling (with promote = 1): before each k-block's MMAs, kblock_scales(b, ctx, kb,
+   * f) emits the k-block's factors (F32, one per 64-row M atom and accumulator-fragment row
+   * half of the thread: f[2 * im + half], half = row / 8 % 2 within the warp's 16 rows), and
+   * the promotion is acc = partial * f + acc. kb: the k-block's index within the unit. */
+  void (*kblock_scales)(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
+  void *scales_ctx;
 } hg_mainloop_t;
 
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,

@@ -294,6 +294,20 @@ typedef enum hg_gemm_group {
 } hg_gemm_group_t;
 /* The most groups one grouped GEMM takes (its tables live in shared memory: 16 B a group). */
 #define HG_GROUPED_MAX_GROUPS 1024
+/* How fp8 products are summed over K. wgmma's fp8 accumulator keeps fewer bits than f32
+ * (docs/hardware-notes.md), so its error grows with K. ACCURATE (the default, as in
+ * torch._scaled_mm and cuBLASLt) sums each group of fp8_promote k-blocks of 128 in it, from
+ * zero, and adds the group into f32 accumulators; FAST keeps the whole K in it (cuBLASLt's
+ * FAST_ACCUM). Two accumulator sets: the tiles that fit are fewer (hg_gemm_config_check). */
+typedef enum hg_gemm_fp8_accum {
+  HG_FP8_ACCUM_ACCURATE = 0,
+  HG_FP8_ACCUM_FAST,
+} hg_gemm_fp8_accum_t;
+/* k-blocks per promotion when fp8_promote is 0: every 512 of K (tile K = 128) */
+#define HG_FP8_PROMOTE_DEFAULT 4
+#define HG_FP8_PROMOTE_MAX 16
+const char *hg_gemm_fp8_accum_name(hg_gemm_fp8_accum_t a); /* "accurate", "fast" */
+hg_status_t hg_gemm_fp8_accum_parse(const char *text, hg_gemm_fp8_accum_t *out);
 
 typedef struct hg_gemm_problem {
   int64_t m, n, k;
@@ -344,6 +358,11 @@ typedef struct hg_gemm_problem {
   bool aux;
   hg_dtype_t aux_type;
   int64_t ldaux, batch_stride_aux;
+  /* fp8 operands: the accumulation (ACCURATE by default) and, for ACCURATE, the k-blocks per
+   * promotion, 1..HG_FP8_PROMOTE_MAX (0: HG_FP8_PROMOTE_DEFAULT). Normalisation clears both
+   * for 16-bit operands and fp8_promote for FAST (one problem, one key). */
+  hg_gemm_fp8_accum_t fp8_accum;
+  int fp8_promote;
 } hg_gemm_problem_t;
 
 /* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type

@@ -195,6 +195,9 @@ typedef struct hg_blas_gemm_args {
   hg_devptr_t bias, aux;
   hg_dtype_t bias_type;
   int64_t ld_aux;
+  /* fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (the whole K in the MMA's accumulator, as hopgen's
+   * HG_FP8_ACCUM_FAST); false is cuBLASLt's default, periodic promotion to f32 */
+  bool fast_accum;
 } hg_blas_gemm_args_t;
 
 hg_status_t hg_blas_open(hg_rt_t *rt, hg_blas_t **out);

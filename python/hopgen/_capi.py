@@ -179,7 +179,8 @@ class GemmProblem(C.Structure):
                 ("residual", C.c_bool),
                 ("batch_invariant", C.c_bool), ("group", C.c_int), ("c_type", C.c_int),
                 ("amax", C.c_bool), ("aux", C.c_bool), ("aux_type", C.c_int),
-                ("ldaux", C.c_int64), ("batch_stride_aux", C.c_int64)]
+                ("ldaux", C.c_int64), ("batch_stride_aux", C.c_int64), ("fp8_accum", C.c_int),
+                ("fp8_promote", C.c_int)]
 
 
 class GroupedGemmProblem(C.Structure):

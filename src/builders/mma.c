@@ -229,20 +229,55 @@ void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n) {
 
 /* ---------------------------------------------------------------- the main loop */
 
+/* partial into acc after a group's MMAs are done: acc += partial, or with block scales acc +=
+ * partial * f[row's factor] (the fragment's value v of atom (im, in) sits in row half
+ * (v / 2) % 2 of the warp's 16 rows: PTX ISA "Matrix fragments for wgmma .m64nNk*"). */
+static void promote_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                            const hg_val_t *f) {
+  const hg_tiled_mma_t *tm = &ml->mma->tm;
+  const int acc_regs = tm->atom.acc_regs;
+  hg_mma_builder_wait(b, ml->mma, 0);
+  for (int v = 0; v < ml->mma->acc_count; v++) {
+    hg_val_t x = ml->partial[v];
+    if (f) {
+      const int im = (v / acc_regs) % tm->atoms_m, half = (v % acc_regs / 2) % 2;
+      x = hg_b_bin(b, HG_FMUL, x, f[2 * im + half]);
+    }
+    hg_b_assign(b, acc[v], hg_b_bin(b, HG_FADD, acc[v], x));
+  }
+}
+
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r) {
   const hg_mma_builder_t *m = ml->mma;
-  hg_val_t sd = HG_NONE, prev = HG_NONE;
+  const bool promote = ml->promote > 0;
+  if (promote && (!m->async || !ml->partial || (ml->kblock_scales && ml->promote != 1) ||
+                  m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) {
+    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
+                                "promotion every %d k-blocks needs a wgmma kind, a partial "
+                                "accumulator set, and (with block scales) a promotion every "
+                                "k-block",
+                                ml->promote));
+    return;
+  }
+  /* The MMAs' destination: acc itself, or the partial set promoted into it. */
+  const hg_val_t *dst = promote ? ml->partial : acc;
+  hg_val_t sd = HG_NONE, prev = HG_NONE, group = HG_NONE;
   if (m->async) {
     sd = hg_b_var(b, HG_T_PRED, hg_b_pred(b, false));
     prev = hg_b_var(b, HG_T_I32, i32(b, 0));
-  } else {
-    /* mma.sync always accumulates: start the tile from zero. */
+  }
+  if (!m->async || promote) {
+    /* mma.sync always accumulates, and promotions add into acc: start the tile from zero. */
     hg_val_t zero = hg_b_f32(b, 0.0f);
     for (int v = 0; v < m->acc_count; v++) hg_b_assign(b, acc[v], zero);
   }
+  if (promote) group = hg_b_var(b, HG_T_I32, i32(b, 0)); /* k-blocks in the partial sums */
   hg_val_t kb = hg_b_for(b, i32(b, 0), kblocks, i32(b, 1));
   {
+    /* Block scales first: their loads are in flight during the wait and the MMAs. */
+    hg_val_t f[2 * HG_GMMA_MAX_BLOCKS];
+    if (promote && ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f);
     hg_pipe_wait(b, ml->pipe, pos);
     /* Stages written through the generic proxy (cp.async, st.shared) are read by wgmma
      * through the async proxy: the waiting thread fences between the two (PTX ISA
@@ -250,7 +285,11 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     if (ml->fence_proxy && m->kind != HG_MMA_SYNC) hg_b_fence_proxy_async(b);
     hg_val_t a_stage = hg_smem_ring_addr(b, ml->ring_a, pos.stage);
     hg_val_t b_stage = hg_smem_ring_addr(b, ml->ring_b, pos.stage);
-    hg_mma_builder_kblock(b, m, acc, wm, a_stage, b_stage, m->async ? sd : hg_b_pred(b, true), r);
+    /* A group's first k-block overwrites the partial sums (scale-d = 0). */
+    hg_val_t accumulate = !m->async ? hg_b_pred(b, true)
+                          : promote ? hg_b_cmp(b, HG_NE, group, i32(b, 0))
+                                    : sd;
+    hg_mma_builder_kblock(b, m, dst, wm, a_stage, b_stage, accumulate, r);
     if (m->async) {
       hg_b_assign(b, sd, hg_b_pred(b, true));
       /* Keep this k-block's MMAs in flight; the previous k-block's are done reading. */
@@ -262,6 +301,15 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     } else {
       /* ldmatrix has read the stage into registers: release it at once. */
       hg_pipe_release(b, ml->pipe, pos.stage, ml->cluster, r->lane);
+    }
+    if (promote) {
+      /* The group's last k-block, or the unit's: wait for its MMAs and promote. */
+      hg_b_assign(b, group, hg_b_bin(b, HG_ADD, group, i32(b, 1)));
+      hg_b_if(b, hg_b_bin(b, HG_OR, hg_b_cmp(b, HG_EQ, group, i32(b, ml->promote)),
+                          hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_ADD, kb, i32(b, 1)), kblocks)));
+      promote_partial(b, ml, acc, ml->kblock_scales ? f : NULL);
+      hg_b_assign(b, group, i32(b, 0));
+      hg_b_endif(b);
     }
     hg_pipe_advance(b, ml->pipe, pos);
   }

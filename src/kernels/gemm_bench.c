@@ -529,7 +529,10 @@ static hg_blas_gemm_args_t blas_args_for(const hg_gemm_problem_t *p, const bufs_
                            .c = b->c ? b->c : d,
                            .d = d,
                            .scale_a = b->scale_a,
-                           .scale_b = b->scale_b};
+                           .scale_b = b->scale_b,
+                           /* the same accumulation as hopgen's */
+                           .fast_accum =
+                               hg_dtype_bits(p->a_type) == 8 && p->fp8_accum == HG_FP8_ACCUM_FAST};
   return a;
 }
 

@@ -14,6 +14,9 @@
 #define SMEM_LIMIT 232448u
 /* Worst-case alignment slack the builder adds for the 1024-byte aligned base. */
 #define SMEM_SLACK 1024u
+/* Accumulators a consumer thread may hold in two sets (fp8's promotion) without spilling
+ * under setmaxnreg's 232 registers: ptxas -v over the tiles (tests/kernels/test_gemm.c). */
+#define PROMOTE_ACC_MAX 192
 
 static bool is16(hg_dtype_t t) {
   return t == HG_BF16 || t == HG_F16;
@@ -168,6 +171,34 @@ static hg_status_t group_check(const hg_gemm_problem_t *p) {
   return hg_ok();
 }
 
+const char *hg_gemm_fp8_accum_name(hg_gemm_fp8_accum_t a) {
+  return a == HG_FP8_ACCUM_ACCURATE ? "accurate" : a == HG_FP8_ACCUM_FAST ? "fast" : "?";
+}
+
+hg_status_t hg_gemm_fp8_accum_parse(const char *text, hg_gemm_fp8_accum_t *out) {
+  if (!strcmp(text, "accurate"))
+    *out = HG_FP8_ACCUM_ACCURATE;
+  else if (!strcmp(text, "fast"))
+    *out = HG_FP8_ACCUM_FAST;
+  else
+    return hg_error(HG_ERR_PARSE, "fp8 accumulation '%s' is not one of accurate, fast", text);
+  return hg_ok();
+}
+
+int hg_gemm_promote(const hg_gemm_problem_t *p) {
+  return is8(p->a_type) && p->fp8_accum == HG_FP8_ACCUM_ACCURATE
+             ? (p->fp8_promote > 0 ? p->fp8_promote : HG_FP8_PROMOTE_DEFAULT)
+             : 0;
+}
+
+/* Accumulators one consumer thread holds: its share of the tile (a warpgroup's 128 threads
+ * per consumer region), twice when partial sums are promoted. */
+static int acc_per_thread(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const int consumers = c->schedule == HG_SCHED_PINGPONG ? 1 : (c->tile_m >= 128 ? 2 : 1);
+  const int64_t one = (int64_t)c->tile_m * c->tile_n / (128 * consumers);
+  return (int)(hg_gemm_promote(p) ? 2 * one : one);
+}
+
 hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
   if (p->m < 1 || p->n < 1 || p->k < 1)
     return hg_error(HG_ERR_INVALID,
@@ -237,6 +268,21 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
                     "8-bit operands from shared memory K-major only (PTX ISA wgmma.mma_async, "
                     "imm-trans is for 16-bit types); here A is %s-major and B is %s-major",
                     p->a_k_major ? "K" : "M", p->b_k_major ? "K" : "N");
+  if (!ab8) {
+    p->fp8_accum = HG_FP8_ACCUM_ACCURATE;
+    p->fp8_promote = 0;
+  } else if ((int)p->fp8_accum < 0 || p->fp8_accum > HG_FP8_ACCUM_FAST) {
+    return hg_error(HG_ERR_INVALID, "fp8 accumulation %d is not known (hg_gemm_fp8_accum_t)",
+                    (int)p->fp8_accum);
+  } else if (p->fp8_accum == HG_FP8_ACCUM_FAST) {
+    p->fp8_promote = 0;
+  } else {
+    if (p->fp8_promote == 0) p->fp8_promote = HG_FP8_PROMOTE_DEFAULT;
+    if (p->fp8_promote < 1 || p->fp8_promote > HG_FP8_PROMOTE_MAX)
+      return hg_error(HG_ERR_INVALID,
+                      "fp8 promotion every %d k-blocks: 1..%d (0 for the default, %d)",
+                      p->fp8_promote, HG_FP8_PROMOTE_MAX, HG_FP8_PROMOTE_DEFAULT);
+  }
   const int64_t a_rows = p->a_k_major ? p->m : p->k, a_cols = p->a_k_major ? p->k : p->m;
   const int64_t b_rows = p->b_k_major ? p->n : p->k, b_cols = p->b_k_major ? p->k : p->n;
   if (p->lda == 0) p->lda = a_cols;
@@ -410,6 +456,14 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     c->cluster_n);
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
+  if (hg_gemm_promote(p) && acc_per_thread(p, c) > PROMOTE_ACC_MAX)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a %dx%d %s tile with fp8's accurate accumulation holds two accumulator sets "
+                    "of %d registers a consumer thread, over the %d that fit without spilling; "
+                    "use a narrower tile (e.g. 128x128 coop or 64-row ping-pong) or "
+                    "--fp8-accum fast",
+                    c->tile_m, c->tile_n, c->schedule == HG_SCHED_PINGPONG ? "ping-pong" : "coop",
+                    acc_per_thread(p, c) / 2, PROMOTE_ACC_MAX);
   const int ed = hg_dtype_bytes(p->d_type);
   if (c->epi_n < 0 ||
       (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
@@ -638,8 +692,9 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                             .raster_group = 8,
                             .epi_n = 0,
                             .mainloop = mainloop};
-      /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each. */
-      if (c.tile_m * c.tile_n / (c.tile_m >= 128 ? 256 : 128) > max_acc) continue;
+      /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each
+       * (two sets of at most 192 in all with fp8's promotion). */
+      if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? PROMOTE_ACC_MAX : max_acc)) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
        * A across N when M fits one tile. */
       const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
@@ -701,8 +756,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                               .raster = HG_RASTER_M,
                               .raster_group = 8};
         /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
-        const int consumers = sched ? 1 : (c.tile_m >= 128 ? 2 : 1);
-        if (c.tile_m * c.tile_n / (128 * consumers) > 240) continue;
+        if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? PROMOTE_ACC_MAX : 240)) continue;
         n = add_fitting(&p, c, out, cap, n);
       }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a

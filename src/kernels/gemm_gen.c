@@ -168,7 +168,7 @@ static hg_status_t first_element(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_v
   return hg_dint_emit(b, crd.d[2], HG_T_I32, col);
 }
 
-static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
+static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *partial) {
   hg_builder_t *b = x->b;
   const hg_gemm_config_t *c = &x->k->config;
   const hg_tiled_mma_t *tm = &x->g->mma.tm;
@@ -192,7 +192,9 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc) {
                             .ring_a = &x->ring_a,
                             .ring_b = &x->ring_b,
                             .cluster = &x->cl,
-                            .fence_proxy = !x->k->a_tma || !x->k->b_tma};
+                            .fence_proxy = !x->k->a_tma || !x->k->b_tma,
+                            .promote = hg_gemm_promote(&x->k->problem),
+                            .partial = partial};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);
@@ -439,10 +441,12 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   hg_roles_producer(b, &x->roles);
   emit_producer(x);
   hg_roles_consumer(b, &x->roles);
-  *acc = malloc(sizeof(hg_val_t) * (size_t)g->mma.acc_count);
-  if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", g->mma.acc_count);
-  for (int i = 0; i < g->mma.acc_count; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-  HG_TRY(emit_consumer(x, *acc));
+  /* fp8's promotion: a second set for the partial sums, after the f32 ones */
+  const int sets = hg_gemm_promote(p) ? 2 : 1, n = g->mma.acc_count;
+  *acc = malloc(sizeof(hg_val_t) * (size_t)(n * sets));
+  if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
+  for (int i = 0; i < n * sets; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+  HG_TRY(emit_consumer(x, *acc, sets > 1 ? *acc + n : NULL));
   hg_roles_end(b, &x->roles);
   /* No CTA may leave while a peer can still multicast into it or arrive on its barriers. */
   if (x->cl.m * x->cl.n > 1) hg_cluster2d_sync(b, &x->cl);

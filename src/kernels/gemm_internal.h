@@ -29,6 +29,9 @@ hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m);
 /* Whether the epilogue's vector steps (bias, row and column scales) are staged in shared
  * memory before the main loop: they are when the configuration has room for them. */
 bool hg_gemm_vectors_staged(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* k-blocks per promotion of fp8 partial sums into f32 (normalised p): 0 when the MMAs
+ * accumulate in place (16-bit operands, fp8 FAST). */
+int hg_gemm_promote(const hg_gemm_problem_t *p);
 /* The heuristic for a given mainloop (AUTO: the one the problem resolves to). */
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m, int sm_count,
                                   hg_gemm_config_t *out);

@@ -109,6 +109,13 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(split + strlen(split), sizeof split - strlen(split), "_aux%s",
              hg_dtype_name(p->aux_type));
   if (p->amax) snprintf(split + strlen(split), sizeof split - strlen(split), "_amax");
+  /* fp8: the accumulation, and the k-blocks per promotion */
+  if (hg_dtype_bits(p->a_type) == 8) {
+    if (hg_gemm_promote(p))
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_p%d", hg_gemm_promote(p));
+    else
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_fast");
+  }
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 't' : 'n', p->b_k_major ? 'n' : 't', c->tile_m, c->tile_n, c->tile_k,

@@ -81,6 +81,7 @@ enum {
   CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 12,        /* int64_t, elements */
   CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE = 22, /* int32_t, cudaDataType_t */
   CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26,         /* int32_t, cudaDataType_t */
+  CUBLASLT_MATMUL_DESC_FAST_ACCUM = 25,             /* int8_t */
 };
 /* cublasLtEpilogue_t, by hg_blas_epilogue_t */
 static const uint32_t lt_epilogue[] = {1, 4, 6, 36, 164};
@@ -164,6 +165,7 @@ typedef struct plan_key {
   uint32_t align[4];
   int32_t epilogue, bias_type;
   int64_t ld_aux;
+  int32_t fast_accum;
 } plan_key_t;
 
 typedef struct plan {
@@ -440,6 +442,12 @@ static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, plan_t *p) {
              "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD");
     }
   }
+  if (k->fast_accum) {
+    const int8_t on = 1;
+    LT_TRY(
+        b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &on, sizeof on),
+        "setting CUBLASLT_MATMUL_DESC_FAST_ACCUM");
+  }
   const uint64_t a_rows = k->b_k_major ? (uint64_t)k->k : (uint64_t)k->n;
   const uint64_t a_cols = k->b_k_major ? (uint64_t)k->n : (uint64_t)k->k;
   const uint64_t b_rows = k->a_k_major ? (uint64_t)k->k : (uint64_t)k->m;
@@ -642,6 +650,10 @@ hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
   key.epilogue = (int32_t)g.epilogue;
   key.bias_type = (int32_t)(g.bias_type ? g.bias_type : g.cd_type);
   key.ld_aux = g.epilogue == HG_BLAS_EPI_GELU_AUX_BIAS ? g.ld_aux : 0;
+  if (g.fast_accum && !key.scaled)
+    return hg_error(HG_ERR_INVALID, "fast accumulation is for fp8 operands; this GEMM is %s x %s",
+                    hg_dtype_name(g.a_type), hg_dtype_name(g.b_type));
+  key.fast_accum = g.fast_accum;
 
   plan_t *p = NULL;
   for (int i = 0; i < HG_BLAS_PLANS; i++)

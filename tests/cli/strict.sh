@@ -252,6 +252,15 @@ bad 1 "export: an fp8 D, an amax, an aux output or C of another type" export gem
   --d-type e4m3 --out "$tmp"
 ok '"tma_store": true' gemm 256 256 128 --d-type e4m3 --amax --config 128x128x64,e64 --json
 ok '"tma_store": false' gemm 256 248 128 --d-type e5m2 --amax --json
+# fp8's accumulation: accurate (promote every 4 k-blocks) by default, fast, or every N
+ok "_p4" gemm 256 256 1024 --type e4m3
+ok "_p1" gemm 256 256 1024 --type e4m3 --fp8-promote 1
+ok "_fast" gemm 256 256 1024 --type e4m3 --fp8-accum fast
+bad 2 "fp8 accumulation 'exact' is not one of accurate, fast" gemm 64 64 64 --type e4m3 --fp8-accum exact
+bad 2 "--fp8-accum and --fp8-promote apply to fp8 operands" gemm 64 64 64 --fp8-accum fast
+bad 2 "--fp8-accum fast never promotes" gemm 64 64 64 --type e4m3 --fp8-accum fast --fp8-promote 2
+bad 2 "--fp8-promote" gemm 64 64 64 --type e4m3 --fp8-promote 17
+bad 1 "two accumulator sets of 128 registers" gemm 4096 4096 4096 --type e4m3 --config 128x256x128,c2x1
 bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now
 "$cli" > /dev/null 2>&1

@@ -327,6 +327,9 @@ static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, cons
            hg_dtype_name(d), hg_dtype_name(p.c_type), chain, aux ? " aux" : "", amax ? " amax" : "",
            config);
 }
+/* fp8's accumulation for the jobs added next (ACCURATE, promote 0: the defaults) */
+static hg_gemm_fp8_accum_t fp8_accum;
+static int fp8_promote;
 
 static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
                        const char *config, int64_t k) {
@@ -341,7 +344,9 @@ static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool b
                          .b_k_major = bk,
                          .alpha = 1.0f,
                          .beta = 0.5f,
-                         .d_no_tma = d_no_tma};
+                         .d_no_tma = d_no_tma,
+                         .fp8_accum = fp8_accum,
+                         .fp8_promote = fp8_promote};
   hg_gemm_config_t c;
   hg_status_t s = hg_gemm_config_parse(config, &c);
   hg_test_checks++;
@@ -353,12 +358,16 @@ static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool b
   if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
   if (!hg_is_ok(&s)) return; /* not a configuration the generator builds */
   job_t *j = add_job();
+  const char *mode = hg_dtype_bits(a) != 8              ? ""
+                     : p.fp8_accum == HG_FP8_ACCUM_FAST ? " fast"
+                     : p.fp8_promote == 1               ? " promote-1"
+                                                        : " promote-4";
   j->kind = JOB_GEMM;
   j->problem = p;
   j->config = c;
-  snprintf(j->what, sizeof j->what, "gemm %s.%s->%s %c%c%s K=%lld %s", hg_dtype_name(a),
+  snprintf(j->what, sizeof j->what, "gemm %s.%s->%s %c%c%s K=%lld %s%s", hg_dtype_name(a),
            hg_dtype_name(b), hg_dtype_name(d), ak ? 't' : 'n', bk ? 'n' : 't',
-           d_no_tma ? " direct-D" : "", (long long)k, config);
+           d_no_tma ? " direct-D" : "", (long long)k, config, mode);
 }
 
 static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
@@ -380,7 +389,8 @@ static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int 
                          .a_k_major = true,
                          .b_k_major = true,
                          .alpha = 1.0f,
-                         .group = group};
+                         .group = group,
+                         .fp8_accum = fp8_accum};
   hg_gemm_config_t c;
   hg_test_checks++;
   hg_status_t s = hg_gemm_config_parse(config, &c);
@@ -419,9 +429,21 @@ static void add_gemm_matrix(void) {
   add_gemm(HG_F16, HG_F16, HG_F32, false, true, true, configs16[1]);
   static const hg_dtype_t f8[][3] = {
       {HG_E4M3, HG_E4M3, HG_BF16}, {HG_E4M3, HG_E5M2, HG_F32}, {HG_E5M2, HG_E5M2, HG_F16}};
+  /* fp8: the whole K in wgmma's accumulator (fast), and its partial sums promoted into f32
+   * every k-block or every 4 (accurate) on tiles whose two accumulator sets fit */
+  fp8_accum = HG_FP8_ACCUM_FAST;
   for (size_t t = 0; t < sizeof f8 / sizeof f8[0]; t++)
     for (size_t c = 0; c < sizeof configs8 / sizeof configs8[0]; c++)
       add_gemm(f8[t][0], f8[t][1], f8[t][2], true, true, t == 1 && c == 0, configs8[c]);
+  fp8_accum = HG_FP8_ACCUM_ACCURATE;
+  static const char *const configs8_acc[] = {
+      "128x128x128,c2x1,s4,m8,e64", "64x128x128,c1x2,s5,pp,n4,e0", "128x192x128,c1x1,s4,m8,e0"};
+  for (size_t t = 0; t < sizeof f8 / sizeof f8[0]; t++)
+    for (size_t c = 0; c < sizeof configs8_acc / sizeof configs8_acc[0]; c++) {
+      fp8_promote = (t + c) % 2 ? 1 : 4;
+      add_gemm_k(f8[t][0], f8[t][1], f8[t][2], true, true, false, configs8_acc[c], 4096 + 64);
+    }
+  fp8_promote = 0;
   /* The other three mainloops of the builders layer, every layout, with aligned operands
    * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 2-byte register copies for
    * K-major operands), and fp8 through cp.async. */
@@ -438,15 +460,19 @@ static void add_gemm_matrix(void) {
              4104);
   add_gemm_output(HG_BF16, HG_E4M3, HG_F32, "bias,gelu", true, true, "128x128x64,c1x1,s4");
   add_gemm_output(HG_E4M3, HG_E5M2, 0, "rowscale,relu,residual", false, true,
-                  "128x128x128,c1x1,s4,pp");
+                  "64x128x128,c1x1,s4,pp");
   add_gemm_output(HG_BF16, HG_BF16, HG_F16, "bias,silu", true, true, "128x256x64,c2x1,s4,e64");
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);
+  fp8_accum = HG_FP8_ACCUM_FAST;
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x256x128,c2x1,s4,k3", 16384);
   add_grouped(HG_BF16, HG_BF16, HG_GROUP_CONTIGUOUS, 8, "128x256x64,c2x1,s4,m8");
   add_grouped(HG_BF16, HG_BF16, HG_GROUP_MASKED, 256, "128x128x64,c1x1,s5,pp,n4");
   add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 128, "128x128x128,c1x2,s5,pp,m4");
   add_grouped(HG_E4M3, HG_F32, HG_GROUP_MASKED, 32, "64x256x128,c1x1,s4,m8");
+  fp8_accum = HG_FP8_ACCUM_ACCURATE;
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 64, "128x128x128,c2x1,s4,m8");
 }
 
 static void report(job_kind_t kind, const char *title) {

@@ -226,10 +226,12 @@ static const int64_t shapes[][3] = {
     {64, 7168, 16384},   {1, 1, 1},           {127, 1000, 4097},  {4097, 7, 1000}};
 
 static void test_heuristic_shapes(void) {
-  const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
-  for (int t = 0; t < 2; t++)
+  /* bf16; fp8 accurate (the default: two accumulator sets); fp8 fast */
+  const hg_dtype_t types[] = {HG_BF16, HG_E4M3, HG_E4M3};
+  for (int t = 0; t < 3; t++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
       hg_gemm_problem_t p = problem(shapes[i][0], shapes[i][1], shapes[i][2], types[t]);
+      if (t == 2) p.fp8_accum = HG_FP8_ACCUM_FAST;
       hg_gemm_config_t c;
       CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
       CHECK_OK(hg_gemm_config_check(&p, &c));
@@ -324,8 +326,14 @@ static void test_split_k(void) {
   CHECK_OK(hg_gemm_config_parse("128x128x64,k7,cpasync-wgmma", &c));
   check_generates(&q, &c);
   q = problem(128, 7168, 16384, HG_E4M3);
+  q.fp8_accum = HG_FP8_ACCUM_FAST;
   CHECK_OK(hg_gemm_problem_normalize(&q));
   CHECK_OK(hg_gemm_config_parse("128x256x128,c2x1,k6", &c));
+  check_generates(&q, &c);
+  /* accurate accumulation: each split promotes its own k-blocks */
+  q.fp8_accum = HG_FP8_ACCUM_ACCURATE;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,k6", &c));
   check_generates(&q, &c);
 }
 
@@ -519,7 +527,7 @@ static void test_bias(void) {
     p.colscale = i == 2 || i == 4;
     p.residual = i >= 2;
     CHECK_OK(hg_gemm_problem_normalize(&p));
-    CHECK_OK(hg_gemm_config_parse(fp8      ? "128x256x128,c2x1,s4"
+    CHECK_OK(hg_gemm_config_parse(fp8      ? "128x192x128,c2x1,s4"
                                   : i == 2 ? "128x128x64,pp"
                                            : "128x256x64,c2x1,s4",
                                   &c));
@@ -609,9 +617,10 @@ static void test_output_conversions(void) {
   } cases[] = {
       {HG_BF16, HG_E4M3, 0, 0, "none", "128x128x64,c1x1,s4", false, true, 0},
       {HG_BF16, HG_E5M2, HG_F32, 0, "bias,gelu", "128x256x64,c2x1,s4", true, true, 0.5f},
-      {HG_E4M3, HG_E4M3, HG_F16, HG_F32, "rowscale,bias,gelu_tanh,residual", "128x256x128,c2x1,s4",
+      /* fp8 operands: tiles whose two accumulator sets (accurate accumulation) fit */
+      {HG_E4M3, HG_E4M3, HG_F16, HG_F32, "rowscale,bias,gelu_tanh,residual", "128x128x128,c2x1,s4",
        true, true, 0.5f},
-      {HG_E4M3, HG_BF16, HG_F32, 0, "bias,relu", "128x128x128,c1x1,s4,pp", true, true, 1.0f},
+      {HG_E4M3, HG_BF16, HG_F32, 0, "bias,relu", "64x128x128,c1x1,s4,pp", true, true, 1.0f},
       {HG_BF16, HG_F32, HG_BF16, HG_F16, "colscale,bias_m,silu,residual", "128x128x64,pp", true,
        false, 0.5f},
       {HG_F16, HG_F16, HG_F32, 0, "none", "128x256x64,c2x1,s4", false, true, 0.5f},
@@ -705,12 +714,95 @@ static void test_tuner_space(void) {
   hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
   p.b_type = HG_E5M2;
   p.d_type = HG_F32;
+  p.fp8_accum = HG_FP8_ACCUM_FAST;
   CHECK_OK(hg_gemm_config_parse("128x256x128,c2x1,s4", &c));
+  check_generates(&p, &c);
+  /* the widest tiles with two accumulator sets (fp8's accurate accumulation) */
+  p.fp8_accum = HG_FP8_ACCUM_ACCURATE;
+  p.fp8_promote = 1;
+  CHECK_OK(hg_gemm_config_parse("128x192x128,c2x1,s4", &c));
+  check_generates(&p, &c);
+  p.a_type = HG_E5M2;
+  p.b_type = HG_E4M3;
+  p.d_type = HG_BF16;
+  p.fp8_promote = 4;
+  CHECK_OK(hg_gemm_config_parse("64x192x128,pp,s4", &c));
   check_generates(&p, &c);
   /* The direct-store epilogue (D rows of 7 bf16 elements cannot take TMA). */
   p = problem(1000, 7, 127, HG_BF16);
   CHECK_OK(hg_gemm_config_parse("128x64x64,c1x1,s4", &c));
   check_generates(&p, &c);
+}
+
+static int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *at = text; (at = strstr(at, what)) != NULL; at += strlen(what)) n++;
+  return n;
+}
+
+/* fp8's accumulation: ACCURATE by default with a promotion every 4 k-blocks, FAST without;
+ * cleared for 16-bit operands; the sentences for bad values and for tiles whose two
+ * accumulator sets would spill; the kernel's name says the mode, and the accurate kernel adds
+ * each accumulator of the partial set into the f32 one (one add.f32 per accumulator more). */
+static void test_fp8_accum(void) {
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.fp8_accum, HG_FP8_ACCUM_ACCURATE);
+  CHECK_EQ(p.fp8_promote, HG_FP8_PROMOTE_DEFAULT);
+  p.fp8_promote = 17;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "fp8 promotion every 17 k-blocks");
+  p.fp8_promote = 3;
+  p.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.fp8_promote, 0);
+  p.fp8_accum = (hg_gemm_fp8_accum_t)7;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "fp8 accumulation 7 is not known");
+  hg_gemm_problem_t q = problem(256, 256, 256, HG_BF16);
+  q.fp8_accum = HG_FP8_ACCUM_FAST;
+  q.fp8_promote = 2;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK(q.fp8_accum == HG_FP8_ACCUM_ACCURATE && q.fp8_promote == 0);
+  hg_gemm_fp8_accum_t a;
+  CHECK_OK(hg_gemm_fp8_accum_parse("fast", &a));
+  CHECK_EQ(a, HG_FP8_ACCUM_FAST);
+  CHECK_ERR(hg_gemm_fp8_accum_parse("exact", &a), HG_ERR_PARSE, "not one of accurate, fast");
+  /* 128x256 coop: 128 accumulators a thread, twice: refused accurate, taken fast */
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x256x128,c2x1,s4", &c));
+  p = problem(4096, 4096, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "two accumulator sets of 128");
+  CHECK_OK(hg_gemm_config_parse("128x128x128,pp,s4", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "--fp8-accum fast");
+  p.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  /* the same tile in the three modes */
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4", &c));
+  static const struct {
+    hg_gemm_fp8_accum_t accum;
+    int promote;
+    const char *suffix;
+  } modes[] = {{HG_FP8_ACCUM_FAST, 0, "_fast"},
+               {HG_FP8_ACCUM_ACCURATE, 1, "_p1"},
+               {HG_FP8_ACCUM_ACCURATE, 0, "_p4"}};
+  int adds[3] = {0};
+  for (int i = 0; i < 3; i++) {
+    p = problem(4096, 4096, 4096, HG_E4M3);
+    p.fp8_accum = modes[i].accum;
+    p.fp8_promote = modes[i].promote;
+    CHECK_OK(hg_gemm_problem_normalize(&p));
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) continue;
+    CHECK(strstr(k.k.name, modes[i].suffix) != NULL);
+    adds[i] = count(k.k.ptx.data, "add.f32") + count(k.k.ptx.data, "add.rn.f32");
+    hg_gemm_kernel_free(&k);
+  }
+  /* a consumer of a 128x128 coop tile holds 64 accumulators */
+  CHECK(adds[1] - adds[0] >= 64);
+  CHECK_EQ(adds[1], adds[2]);
 }
 
 /* The tuner's memory: a recorded configuration is found again for the same problem and device
@@ -830,6 +922,10 @@ static void test_grouped(void) {
       for (int i = 0; i < n; i++) {
         hg_gemm_config_t c;
         CHECK_OK(hg_gemm_config_parse(cfgs[i], &c));
+        /* fp8: the two accumulator sets of the accurate accumulation do not fit the first two
+         * tiles (128 accumulators a thread each): those run fast */
+        p.fp8_accum = t && i < 2 ? HG_FP8_ACCUM_FAST : HG_FP8_ACCUM_ACCURATE;
+        p.fp8_promote = 0;
         check_generates(&p, &c);
         hg_gemm_kernel_t k;
         CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
@@ -875,6 +971,7 @@ int main(void) {
   HG_RUN(test_heuristic_shapes);
   HG_RUN(test_tuner_space);
   HG_RUN(test_split_k);
+  HG_RUN(test_fp8_accum);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);

@@ -48,6 +48,7 @@ struct desc {
   void *aux;
   int64_t aux_ld;
   int32_t bias_type, aux_type;
+  int8_t fast_accum;
 };
 
 struct layout {
@@ -154,6 +155,11 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t 
   case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
     if (size != sizeof(int64_t)) return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&x->aux_ld, buf, sizeof(int64_t));
+    return CUBLAS_STATUS_SUCCESS;
+  case CUBLASLT_MATMUL_DESC_FAST_ACCUM:
+    /* the host computes exactly either way; the flag is recorded for the test */
+    if (size != sizeof(int8_t)) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&x->fast_accum, buf, 1);
     return CUBLAS_STATUS_SUCCESS;
   case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
   case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE:
@@ -407,6 +413,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
   state.last_transa = d->transa;
   state.last_transb = d->transb;
   state.last_compute = d->compute;
+  state.last_fast_accum = d->fast_accum;
   const double fa = *(const float *)alpha * sa * sb;
   const uint64_t m = mnk[0], n = mnk[1], k = mnk[2];
   for (int32_t bt = 0; bt < o->batch; bt++) {

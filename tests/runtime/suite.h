@@ -599,6 +599,7 @@ typedef struct suite_gemm {
   float alpha, beta;
   bool with_c;
   float scale_a, scale_b; /* 0 = no scale pointer */
+  bool fast_accum;        /* fp8: cuBLASLt's FAST_ACCUM */
 } suite_gemm_t;
 
 static void suite_put(uint8_t *base, hg_dtype_t t, int64_t i, float v) {
@@ -710,6 +711,7 @@ static double suite_gemm_check(hg_blas_t *blas, const suite_gemm_t *c, const cha
   /* its own 16-byte aligned slot: cuBLASLt declined e4m3 -> bf16 with the scale of B 4 bytes
    * after that of A (CUBLAS_STATUS_NOT_SUPPORTED on an H200) */
   g.scale_b = c->scale_b != 0.0f ? dscale + 16 : 0;
+  g.fast_accum = c->fast_accum;
   double rel = INFINITY;
   hg_status_t s = hg_blas_gemm(blas, &g);
   if (!hg_is_ok(&s)) {
@@ -896,6 +898,10 @@ static void suite_gemm(void) {
   suite_gemm_check(blas, &fp8c, "e5m2 x e4m3 TN, scale A 2 -> f16");
   /* The same shape again uses the cached algorithm. */
   suite_gemm_check(blas, &fp8, "e4m3 TN again (cached algorithm)");
+  /* fp8's fast accumulation: its own plan, the same result at this K */
+  suite_gemm_t fp8f = fp8;
+  fp8f.fast_accum = true;
+  suite_gemm_check(blas, &fp8f, "e4m3 TN, fast accumulation -> bf16");
   suite_blas_epilogue(blas);
 
   /* Refusals, with sentences. */
@@ -916,6 +922,9 @@ static void suite_gemm(void) {
   g.scale_a = 0x100000;
   CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_INVALID, "scales are for fp8");
   g.scale_a = 0;
+  g.fast_accum = true;
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_INVALID, "fast accumulation is for fp8");
+  g.fast_accum = false;
   g.b_type = HG_F16;
   CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "both operands need one type");
   g.b_type = HG_BF16;

@@ -252,6 +252,22 @@ static void test_cluster_refused_when_unschedulable(void) {
  * the same A, B and D encodes nothing; a new D encodes one), and AUTO's repack of operands TMA
  * cannot address runs one copy kernel per such operand before the GEMM, into the caller's
  * workspace (hg_gemm_op_run_workspace) or one hg_gemm_op_run allocates once. */
+/* fp8's fast accumulation reaches cuBLASLt as CUBLASLT_MATMUL_DESC_FAST_ACCUM, on its own
+ * plan: the default (accurate) call after it does not carry it. */
+static void test_blas_fast_accum(void) {
+  hg_blas_t *blas = NULL;
+  CHECK_OK(hg_blas_open(suite_rt, &blas));
+  if (!blas) return;
+  suite_gemm_t c = {64, 64, 128, 1, HG_E4M3, HG_E4M3, HG_BF16, true, true, 1, 0, false, 0, 0};
+  c.fast_accum = true;
+  suite_gemm_check(blas, &c, "e4m3 fast accumulation (mock)");
+  CHECK_EQ(mock_blas()->last_fast_accum, 1);
+  c.fast_accum = false;
+  suite_gemm_check(blas, &c, "e4m3 accurate accumulation (mock)");
+  CHECK_EQ(mock_blas()->last_fast_accum, 0);
+  hg_blas_close(blas);
+}
+
 static void test_gemm_op_host_path(void) {
   mock_cuda_state_t *st = suite_mock_state();
   hg_gemm_problem_t p = {.m = 512,
@@ -452,6 +468,7 @@ int main(void) {
   HG_RUN(suite_gemm);
   HG_RUN(test_launch_plumbing);
   HG_RUN(test_gemm_op_host_path);
+  HG_RUN(test_blas_fast_accum);
   HG_RUN(test_cluster_refused_when_unschedulable);
   HG_RUN(test_abi_audit);
   HG_RUN(suite_fault); /* last: the context is lost */
