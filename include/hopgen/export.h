@@ -6,7 +6,9 @@
  *   NAME.cubin   the same assembled with `ptxas -arch=sm_90a` (when opts->cubin)
  *   NAME.h       the launch API: NAME_load(), NAME_launch(&args, stream), NAME_error(),
  *                NAME_unload(), and the NAME_args_t struct (pointers, sizes, leading
- *                dimensions, batch strides, alpha, beta, fp8 scales)
+ *                dimensions, batch strides, alpha, beta, fp8 scales, and the epilogue's
+ *                pointers: bias, rowscale, colscale, residual, fp8 D's scale_d, amax - zeroed
+ *                with cuMemsetD32Async before each launch - and aux with ldaux)
  *   NAME.c       the image (cubin, or PTX the driver JIT-compiles) as a byte array and the
  *                launcher: it checks the arguments against the kernel's rules, encodes the
  *                tensor maps with cuTensorMapEncodeTiled from the pointers and sizes, sizes
@@ -50,7 +52,8 @@ typedef struct hg_export_result {
  * launcher refuses the others with CUDA_ERROR_INVALID_VALUE and a sentence in NAME_error());
  * D is stored with TMA when p allows it, so an exported kernel made from a problem with
  * d_no_tma = true takes any D. HG_ERR_TOOL when opts->cubin is set and ptxas (CUDA toolkit)
- * cannot be found or run: export with cubin = false to embed the PTX instead. */
+ * cannot be found or run: export with cubin = false to embed the PTX instead. Split-K
+ * configurations are refused (the launcher allocates no workspace). */
 hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, hg_backend_t be,
                            const hg_export_options_t *opts, hg_export_result_t *out);
 

@@ -150,6 +150,34 @@ static void emit_operand(FILE *f, const char *nm, const char *x, const hg_tma_pl
   emit_map(f, nm, x, base, p);
 }
 
+/* The epilogue pointers a kernel of p reads, for the launcher's comments: "bias, amax". */
+static const char *epi_used(const hg_gemm_problem_t *p) {
+  static _Thread_local char buf[96];
+  buf[0] = '\0';
+  const struct {
+    bool on;
+    const char *name;
+  } f[] = {{p->bias != HG_BIAS_NONE, "bias"},
+           {p->rowscale, "rowscale"},
+           {p->colscale, "colscale"},
+           {p->residual, "residual"},
+           {hg_dtype_bits(p->d_type) == 8, "scale_d"},
+           {p->amax, "amax"},
+           {p->aux, "aux"}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (f[i].on)
+      snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? ", " : "", f[i].name);
+  return buf[0] ? buf : "none of them";
+}
+
+static const char *bias_text(const hg_gemm_problem_t *p) {
+  static _Thread_local char buf[64];
+  if (p->bias == HG_BIAS_NONE) return "none here";
+  snprintf(buf, sizeof buf, "%s, one per %s", hg_dtype_name(p->bias_type),
+           p->bias == HG_BIAS_N ? "column (N)" : "row (M)");
+  return buf;
+}
+
 static void emit_header(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, const char *cfg) {
   const hg_gemm_problem_t *p = &gk->problem;
   fprintf(
@@ -178,9 +206,17 @@ static void emit_header(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "  int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d; /* 0: "
           "packed */\n"
           "  float alpha, beta;\n"
+          "  /* The epilogue's device pointers; this kernel reads %s.\n"
+          "   * bias: %s; rowscale [M], colscale [N]: float; residual: C's type (%s), laid out as\n"
+          "   * D; scale_d: fp8 D's output scale (one float, 0 = 1.0); amax: one float, zeroed on\n"
+          "   * the stream, then max |D| as stored; aux: the values before the activation (%s),\n"
+          "   * row-major at ldaux / batch_stride_aux (0: packed). */\n"
+          "  CUdeviceptr bias, rowscale, colscale, residual, scale_d, amax, aux;\n"
+          "  int64_t ldaux, batch_stride_aux;\n"
           "} %s_args_t;\n\n",
           nm, p->a_k_major ? "K" : "M", p->a_k_major ? "K" : "M", p->b_k_major ? "K" : "N",
-          p->b_k_major ? "K" : "N", nm);
+          p->b_k_major ? "K" : "N", epi_used(p), bias_text(p), hg_dtype_name(p->c_type),
+          p->aux ? hg_dtype_name(p->aux_type) : "none here", nm);
   fprintf(f,
           "/* Load the kernel into the current context (once; later calls return at once). */\n"
           "CUresult %s_load(void);\n"
@@ -311,7 +347,27 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           p->b_k_major ? "k" : "n", p->a_k_major ? "m" : "k", p->b_k_major ? "n" : "k");
   if (hg_dtype_bits(p->a_type) == 8)
     fprintf(f, "  CUdeviceptr scale_a = args->scale_a, scale_b = args->scale_b;\n");
-  fprintf(f, "  void *params[24];\n  int np = 0;\n");
+  /* the epilogue's pointers this kernel takes */
+  const bool d8 = hg_dtype_bits(p->d_type) == 8;
+  const struct {
+    bool on;
+    const char *name;
+    int align;
+    bool may_be_null;
+  } ev[] = {{p->rowscale, "rowscale", 4, false},
+            {p->colscale, "colscale", 4, false},
+            {p->bias != HG_BIAS_NONE, "bias",
+             p->bias != HG_BIAS_NONE ? hg_dtype_bytes(p->bias_type) : 1, false},
+            {p->residual, "residual", hg_dtype_bytes(p->c_type), false},
+            {d8, "scale_d", 4, true},
+            {p->aux, "aux", p->aux ? hg_dtype_bytes(p->aux_type) : 1, false},
+            {p->amax, "amax", 4, false}};
+  for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+    if (ev[i].on) fprintf(f, "  CUdeviceptr %s = args->%s;\n", ev[i].name, ev[i].name);
+  if (p->aux)
+    fprintf(f, "  int64_t ldaux = args->ldaux ? args->ldaux : n;\n"
+               "  int64_t bs_aux = args->batch_stride_aux ? args->batch_stride_aux : ldaux * m;\n");
+  fprintf(f, "  void *params[40];\n  int np = 0;\n");
   fprintf(f,
           "  r = %s_load();\n  if (r != CUDA_SUCCESS) return r;\n"
           "  if (m < 1 || n < 1 || k < 1 || m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || "
@@ -326,6 +382,27 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "    return %s_fail(CUDA_ERROR_INVALID_VALUE, \"beta = %%g but C is a null pointer\", "
           "(double)beta);\n",
           nm, nm, p->a_k_major ? "k" : "m", p->b_k_major ? "k" : "n", nm, nm);
+  for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+    if (!ev[i].on) continue;
+    if (!ev[i].may_be_null)
+      fprintf(f,
+              "  if (!%s)\n"
+              "    return %s_fail(CUDA_ERROR_INVALID_VALUE, \"this kernel's epilogue reads "
+              "args->%s, which is 0\");\n",
+              ev[i].name, nm, ev[i].name);
+    if (ev[i].align > 1)
+      fprintf(f,
+              "  if (%s %% %d != 0)\n"
+              "    return %s_fail(CUDA_ERROR_INVALID_VALUE, \"args->%s at 0x%%llx is not "
+              "aligned to its %d-byte elements\", (unsigned long long)%s);\n",
+              ev[i].name, ev[i].align, nm, ev[i].name, ev[i].align, ev[i].name);
+  }
+  if (p->aux)
+    fprintf(f,
+            "  if (ldaux < n)\n"
+            "    return %s_fail(CUDA_ERROR_INVALID_VALUE, \"ldaux = %%lld is below N = %%lld\", "
+            "(long long)ldaux, (long long)n);\n",
+            nm);
   /* operand ld names: emit_operand refers to ld<x> and bs_<x> */
   fprintf(f, "  (void)ptr_a;\n  (void)ptr_b;\n  (void)map_a;\n  (void)map_b;\n");
   fprintf(f, "  {\n    const int64_t ld = lda;\n    (void)ld;\n");
@@ -373,6 +450,21 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           gk->tma_store ? "  params[np++] = &map_d;\n" : "",
           hg_dtype_bits(p->a_type) == 8 ? "  params[np++] = &scale_a;\n  params[np++] = &scale_b;\n"
                                         : "");
+  /* the epilogue's, in the generator's order (gemm_gen.c) */
+  for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+    if (!ev[i].on) continue;
+    fprintf(f, "  params[np++] = &%s;\n", ev[i].name);
+    if (!strcmp(ev[i].name, "aux"))
+      fprintf(f, "  params[np++] = &ldaux;\n  params[np++] = &bs_aux;\n");
+  }
+  /* the amax is a max-reduction: it starts from +0.0 on every launch, ordered on the stream */
+  if (p->amax)
+    fprintf(f,
+            "  r = cuMemsetD32Async(amax, 0, 1, stream);\n"
+            "  if (r != CUDA_SUCCESS)\n"
+            "    return %s_fail(r, \"zeroing the amax (cuMemsetD32Async) failed with CUresult "
+            "%%d\", (int)r);\n",
+            nm);
   fprintf(f,
           "  (void)np;\n"
           "  /* The persistent grid: as many clusters as run at once, no more than tiles. */\n"
@@ -445,16 +537,6 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
   memset(out, 0, sizeof *out);
   if (!opts->dir || !*opts->dir) return hg_error(HG_ERR_INVALID, "export: no output directory");
   HG_TRY(check_name(opts->name));
-  if (p->bias != HG_BIAS_NONE || p->rowscale || p->colscale || p->residual)
-    return hg_error(HG_ERR_UNSUPPORTED,
-                    "export: an epilogue with a bias, scale vectors or a residual - the exported "
-                    "launcher takes none of their pointers yet");
-  if (p->amax || p->aux || hg_dtype_bits(p->d_type) == 8 ||
-      (p->c_type != (hg_dtype_t)0 && p->c_type != p->d_type))
-    return hg_error(HG_ERR_UNSUPPORTED,
-                    "export: an fp8 D, an amax, an aux output or C of another type than D - the "
-                    "exported launcher takes no scale_d, amax or aux pointer and reads C as D's "
-                    "type; export the plain GEMM");
   if (c && c->splits > 1)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "export: configuration with split-K (k%d) - the exported launcher takes no "

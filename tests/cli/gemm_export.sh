@@ -30,6 +30,21 @@ if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
     pass
   else fail "the exported launcher does not build"; fi
 fi
+# issue 12's epilogue: the launcher takes its pointers (in the kernel's order), checks them,
+# zeroes the amax before the launch, and builds as C and C++
+ok "$tmp/exp/k3.h" export gemm 1024 1024 1024 --d-type e4m3 --amax --aux --c-type f32 \
+  --epilogue rowscale,colscale,bias,gelu,residual --out "$tmp/exp" --name k3 --ptx-only
+if grep -q "cuMemsetD32Async(amax, 0, 1, stream)" "$tmp/exp/k3.c" &&
+  tr -d '\n' < "$tmp/exp/k3.c" | grep -q "params\[np++\] = &rowscale;  params\[np++\] = &colscale;  params\[np++\] = &bias;  params\[np++\] = &residual;  params\[np++\] = &scale_d;  params\[np++\] = &aux;  params\[np++\] = &ldaux;  params\[np++\] = &bs_aux;  params\[np++\] = &amax;" &&
+  grep -q "this kernel's epilogue reads args->residual, which is 0" "$tmp/exp/k3.c"; then
+  pass
+else fail "k3.c lacks the epilogue's parameters, checks or the amax memset"; fi
+if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
+  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/k3.c" -o "$tmp/exp/k3.o" &&
+    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/k3.c" -o "$tmp/exp/k32.o"; then
+    pass
+  else fail "the exported launcher with an epilogue does not build"; fi
+fi
 "$cli" export gemm 512 512 512 --out "$tmp/exp" --name k2 --ptx-only --json > "$tmp/j" 2> "$tmp/err"
 json_is 'j["ok"] and j["command"] == "export" and len(j["files"]) == 3 and j["files"][1].endswith("k2.h")' "$tmp/j"
 bad 2 "only GEMMs are exported" export tma 64 64 64
