@@ -4,9 +4,10 @@
 # (fp8 D saturating, amax bitwise, the aux output, C of its own type), fp8 inputs, ping-pong,
 # beta * C before the activation, ragged edges and the direct-store epilogue; then the time
 # of each activation over the plain GEMM on one shape.
-#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all]
+#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench]
+# (outputs / outputs-bench: only issue 12's output conversions - fp8 D, amax, aux, C's type)
 set -u
-H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all]}
+H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench]}
 what=${2:-all}
 fails=0; runs=0
 run() {
@@ -18,7 +19,7 @@ run() {
   fi
 }
 acts="relu gelu gelu_tanh silu sigmoid clamp:-0.5:0.75"
-if [ "$what" != bench ]; then
+if [ "$what" = check ] || [ "$what" = all ]; then
   for act in $acts; do
     run 1000 1000 1000 --epilogue $act
     run 777 1001 513 --epilogue $act --d f32 --beta 0.5
@@ -39,6 +40,8 @@ if [ "$what" != bench ]; then
   run 513 300 4096 --type e4m3 --epilogue rowscale,colscale,bias,gelu,residual
   run 500 300 200 --batch 3 --epilogue colscale,bias_m,relu,residual --ldd 301
   run 1000 1000 1000 --config 128x128x64,c1x1,s4,pp --epilogue rowscale,residual --d f16
+fi
+if [ "$what" = check ] || [ "$what" = all ] || [ "$what" = outputs ]; then
   # output conversions (issue 12): fp8 D (with saturating scales), C in its own type, the aux
   # output, the amax (bitwise against the host's reduction over the stored D)
   for d in e4m3 e5m2 bf16 f16 f32; do
@@ -64,7 +67,7 @@ if [ "$what" != bench ]; then
   run 2048 2048 512 --d-type e5m2 --scale-d 40000 --amax --config 128x128x64,c1x1,s4,k2
   echo "epilogue checks: $runs runs, $fails failed"
 fi
-if [ "$what" != check ]; then
+if [ "$what" = bench ] || [ "$what" = all ]; then
   for act in none $acts bias bias,relu bias,gelu bias,gelu_tanh bias,silu; do
     echo "== 4096 4096 4096 --epilogue $act"
     "$H" gemm 4096 4096 4096 --epilogue $act --check --bench --iters 30 2>&1 | grep -E 'bench|host|unfused|check|GEMM' | head -5
@@ -73,6 +76,8 @@ if [ "$what" != check ]; then
     echo "== 8192 8192 8192 --epilogue $act"
     "$H" gemm 8192 8192 8192 --epilogue $act --check --bench --iters 20 2>&1 | grep -E 'bench|unfused|check|GEMM' | head -4
   done
+fi
+if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = outputs-bench ]; then
   # fp8 D with amax, and the aux output, over the plain GEMM with bf16 D ("plain" line)
   for sz in 4096 8192; do
     for x in "--d-type e4m3 --amax" "--d-type e4m3 --amax --epilogue bias,gelu" "--d-type e5m2 --scale-d 2 --amax --epilogue bias,gelu" "--amax" "--epilogue bias,gelu --aux" "--epilogue bias,gelu_tanh --aux --d-type e4m3 --amax"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|epilogue|outputs|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -117,6 +117,13 @@ case "$mode" in
   fp8) step gemm-fp8-check scripts/gemm-fp8.sh "$H" check
     step gemm-fp8-accuracy scripts/gemm-fp8.sh "$H" accuracy
     step gemm-fp8-bench scripts/gemm-fp8.sh "$H" bench ;;
+  # issue 12's output conversions alone: fp8 D (saturating), amax (bitwise), aux, C's type;
+  # then their cost over the plain bf16-D GEMM and against cuBLASLt's GELU_AUX_BIAS; Python
+  outputs) STEP_TIMEOUT=600 step epilogue-outputs-check scripts/gemm-epilogue.sh "$H" outputs
+    STEP_TIMEOUT=600 step epilogue-outputs-bench scripts/gemm-epilogue.sh "$H" outputs-bench
+    step python-epilogue-outputs env TESTS="test_gemm_fp8_out_amax_aux_c_type test_gemm_bias_activation_fused" BENCH_SHAPES=0 scripts/gpu-python.sh
+    grep -hE '^(ok|FAIL|==)|epilogue checks|bench |plain |amax ' "$LOG/epilogue-outputs-check.log" \
+      "$LOG/epilogue-outputs-bench.log" | cut -c1-170 ;;
   # what the sessions without device time built: split-K, activations, launch cost
   pending) rt; step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
