@@ -347,8 +347,9 @@ typedef struct hg_gemm_problem {
    * finite fp8 (448 for e4m3, 57344 for e5m2), infinities included, become it with their sign;
    * a NaN stays NaN. fp8 D goes through TMA stores when its rows are 16-byte multiples. */
   /* amax: the kernel also reduces max |D(i, j)| over D as stored (decoded from d_type) into
-   * the f32 at hg_gemm_args_t.amax, which hg_gemm_op_run_args zeroes on the stream first
-   * (cuMemsetD32Async: CUDA-graph safe). A NaN in D makes it a NaN. Any D type. */
+   * the f32 at hg_gemm_args_t.amax, which hg_gemm_op_run_args zeroes on the stream first (a
+   * 4-byte cuMemsetD8Async: a memset node under graph capture). A NaN in D makes it a NaN.
+   * Any D type. */
   bool amax;
   /* aux: the chain's values just before the activation (after the scales, beta * C and the
    * bias; what cuBLASLt's GELU_AUX stores for the backward pass) also stored into an aux
