@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Split-K on the GPU (issue 10): correctness of the last-CTA reduction against the f32
-# reference (D poisoned first by --check) across schedules, clusters, mainloops, batches
-# with beta, fewer k-blocks than splits and fp8; then the splitk shape set timed against
-# cuBLASLt at several split counts, for the heuristic to learn from.
-#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|decode-sweep|all]
+# Split-K on the GPU (issue 10): correctness of the partial tiles and their reduction pass
+# against the f32 reference (D poisoned first by --check) across schedules, clusters,
+# mainloops, batches with beta, fewer k-blocks than splits, fp8 and epilogue chains; then the
+# splitk shape set timed against cuBLASLt at several split counts, for the heuristic to
+# learn from (sweep2: the compact sweep of tile x splits on the splitk and decode shapes).
+#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|all]
 set -u
-H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|decode-sweep|all]}
+H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|all]}
 what=${2:-all}
 fails=0; runs=0
 run() { # one --check, one line
@@ -16,7 +17,7 @@ run() { # one --check, one line
     fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
   fi
 }
-if [ "$what" != bench ]; then
+if [ "$what" != bench ] && [ "$what" != sweep2 ]; then
   run 128 128 32768 --config 128x128x64,k8
   run 512 512 16384 --config 128x128x64,pp,k4
   run 64 1024 65536 --config 128x128x64,c1x2,k16
@@ -32,7 +33,28 @@ if [ "$what" != bench ]; then
   run 200 136 30000 --config 64x128x64,k33 --beta 0.25
   run 130 260 9000 --config 128x128x64,pp,k7
   run 64 1024 65536 --config 64x256x64,c1x2,k48
+  # the epilogue chain runs in the reduction pass
+  run 300 520 9000 --config 64x128x64,k8 --epilogue rowscale,colscale,bias,gelu,residual --beta 0.5
+  run 77 1000 20000 --config 128x128x64,pp,k16 --epilogue bias_m,silu --d f32
+  run 1 7168 2048 --config 64x64x64,k4 --epilogue bias,relu
+  run 3 2048 7168 --type e4m3 --config 64x128x128,k8 --epilogue bias,gelu_tanh
+  run 130 700 8192 --config 128x128x64,c2x1,k4 --epilogue colscale,bias,sigmoid --batch 2
   echo "split-K checks: $runs runs, $fails failed"
+fi
+if [ "$what" = sweep2 ]; then
+  # tile x splits on the splitk and decode shapes, bf16: one line each
+  for mnk in "128 128 32768" "512 512 16384" "64 1024 65536" "192 320 40000" "1 7168 2048" \
+             "1 2048 7168" "8 2048 7168" "24 7168 2048" "1 4096 28672" "48 2048 7168"; do
+    tiles="64x128x64 128x128x64"; [ "${mnk%% *}" -le 48 ] && tiles="64x64x64 64x128x64"
+    for tile in $tiles; do
+      for k in 1 2 4 8 16 32; do
+        cfg=$tile; [ $k -gt 1 ] && cfg=$cfg,k$k
+        r=$("$H" gemm $mnk --config $cfg --bench --iters 30 2>&1 | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
+        [ -n "$r" ] && echo "$mnk $cfg :: $r"
+      done
+    done
+  done
+  exit 0
 fi
 if [ "$what" = decode-sweep ]; then
   # decode shapes: weight tile widths x split counts, one line each

@@ -107,6 +107,10 @@ case "$mode" in
     step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
     step gemm-waves-set "$H" bench gemm --set waves --types bf16 --json "$OUT/gemm-waves.json"
     step gemm-llm "$H" bench gemm --json "$OUT/gemm.json" ;;
+  splitk2) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    step gemm-splitk-set "$H" bench gemm --set splitk --json "$OUT/gemm-splitk.json"
+    step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
+    STEP_TIMEOUT=420 step gemm-splitk-sweep2 scripts/gemm-splitk.sh "$H" sweep2 ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check

@@ -47,7 +47,7 @@ static const char gemm_usage[] =
     "                      named mainloop reads them in place with cp.async)\n"
     "  --compare-repack    with --bench: also time the other path (in place or repacked)\n"
     "  --deterministic     bitwise identical D run to run: what every hopgen GEMM gives (split-K\n"
-    "                      sums its partials in a fixed tree); --check verifies it over 3 runs\n"
+    "                      sums its partials in split order); --check verifies it over 3 runs\n"
     "  --batch-invariant   each row of D the same bits whatever M is: the configuration is\n"
     "                      chosen as for M = 4096, no split-K, no tuned entry; --check also\n"
     "                      runs M = 7 on the same operands and compares those rows bit for bit\n"

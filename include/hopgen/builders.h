@@ -435,34 +435,45 @@ int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_
 /* Named barrier of all consumer warpgroups (cooperative tiles split over them). */
 #define HG_BAR_CONSUMERS 6
 
-/* The reduction of a split-K tile as a binary tree over its splits (splitk.c). At each level
- * the CTA holding a half's sum stores it to the half's slot and arrives on the pair's
- * counter; the second of the pair adds the other half's slot to its accumulators and goes on,
- * the first leaves. The last one standing runs the epilogue. A fixed tree of commutative
- * additions: the same bits run to run, whoever arrives first; log2(splits) dependent round
- * trips. No CTA waits on another, so any grid and order is deadlock-free.
+/* Split-K partial tiles (splitk.c). Each split of a CTA tile stores its f32 partial sums to
+ * its own slot of the workspace and leaves; a second kernel (the reduction pass) sums each
+ * tile's slots in split order and runs the epilogue. No CTA waits on another and the sum's
+ * order is fixed: the same bits run to run, whatever order the splits finish in, and no
+ * counters to zero before a launch. The pass spreads a tile over many CTAs (a group of
+ * accumulator chunks each), so the whole GPU reads the partials instead of one CTA per tile
+ * (a tree of pairwise sums through arrival counters, the previous design, cost about 3 us a
+ * level on the H100 in fences and round trips: bench/RESULTS.md).
  *
- * Workspace (I64 address, 256-byte aligned): `splits` u32 counters per CTA tile, zero before
- * the launch (hg_splitk_counter_bytes of it; the kernel leaves them counted), then from the
- * next 256-byte boundary the partial slots, `splits` per CTA tile, each threads x
- * acc_count f32 in (accumulator / 4, thread, 4) order: 16-byte stores, coalesced. */
+ * Workspace (I64 address, 16-byte aligned): for CTA tile t (its index over the batch and the
+ * grid of CTA tiles, hg_splitk_tile) and split s, slot t x splits + s of threads x acc_count
+ * f32, in (chunk = accumulator / 4, thread, 4) order: 16-byte stores and loads, coalesced. */
 typedef struct hg_splitk {
-  int splits;           /* the scheduler's spec.splits, >= 2: slots per CTA tile */
-  int acc_count;        /* accumulators per thread, a multiple of 4 */
-  int threads;          /* threads holding one tile: 128 (ping-pong) or 128 x consumers */
-  bool per_group;       /* ping-pong: each consumer warpgroup reduces its own tiles */
-  uint32_t flag_offset; /* shared memory: a word per consumer (hg_splitk_make reserves it) */
+  int splits;    /* the scheduler's spec.splits, >= 2: slots per CTA tile */
+  int acc_count; /* accumulators per thread, a multiple of 4 */
+  int threads;   /* threads holding one tile: 128 (ping-pong) or 128 x consumers */
   hg_val_t workspace;
 } hg_splitk_t;
 
-hg_status_t hg_splitk_make(hg_builder_t *b, int splits, int acc_count, const hg_roles_t *r,
-                           bool per_group, hg_val_t workspace, hg_splitk_t *out);
-/* -> PRED, uniform over the tile's threads: whether acc now holds the tile's whole sum (the
- * last split to arrive, or a tile the run did not split); false: skip the epilogue. */
-hg_val_t hg_splitk_reduce(hg_builder_t *b, const hg_splitk_t *s, const hg_sched_t *sched,
-                          const hg_sched_work_t *w, const hg_val_t *acc, const hg_roles_t *r);
-/* Host side: the counters' bytes (to zero before each launch) and the whole workspace. */
-size_t hg_splitk_counter_bytes(int splits, int64_t cta_tiles);
+hg_status_t hg_splitk_make(hg_builder_t *b, int splits, int acc_count, int threads,
+                           hg_val_t workspace, hg_splitk_t *out);
+/* The CTA tile's index for the slots: (batch x tiles_m + m0 / tile_m) x tiles_n + n0 /
+ * tile_n over the CTA-tile grid tiles_m x tiles_n (I32 each) -> I64. */
+hg_val_t hg_splitk_tile(hg_builder_t *b, hg_val_t batch, hg_val_t m0, hg_val_t n0, int tile_m,
+                        int tile_n, hg_val_t tiles_m, hg_val_t tiles_n);
+/* The thread's first float of chunk 0 in slot (tile, split) (I64); chunk c is c x threads x
+ * 16 bytes on. */
+hg_val_t hg_splitk_slot(hg_builder_t *b, const hg_splitk_t *s, hg_val_t tile, hg_val_t split,
+                        hg_val_t thread);
+/* Store chunk c (vals[0..3], accumulators 4c..4c+3) at the thread's slot address `at`. */
+void hg_splitk_store(hg_builder_t *b, const hg_splitk_t *s, hg_val_t at, int c,
+                     const hg_val_t *vals);
+/* sum[0 .. 4 chunks) = the tile's chunks [first, first + chunks) of `thread` summed over slots
+ * 0 .. splits - 1 (I32 at run time, 1..s->splits) in that order, `batch` slots' loads in
+ * flight at a time; a chunk where keep[c] (PRED; HG_NONE: always) is false stays 0. sum:
+ * 4 x chunks F32 variables the caller made. */
+void hg_splitk_sum(hg_builder_t *b, const hg_splitk_t *s, hg_val_t tile, hg_val_t splits,
+                   hg_val_t thread, int first, int chunks, const hg_val_t *keep, hg_val_t *sum);
+/* Host side: the workspace's bytes. */
 size_t hg_splitk_workspace_bytes(int splits, int64_t cta_tiles, int64_t tile_elems);
 
 /* ---------------------------------------------------------------- accumulators -> tile */

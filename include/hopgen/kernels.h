@@ -410,9 +410,9 @@ typedef struct hg_gemm_config {
   int raster_group; /* tiles per rasterization group (L2 reuse), >= 1 */
   int epi_n;        /* columns per epilogue sub-tile */
   hg_gemm_mainloop_t mainloop;
-  /* Split-K: each output tile's K in up to `splits` ranges computed by different CTAs, the
-   * last to finish summing the f32 partials in a fixed order (deterministic) in the
-   * operation's workspace; 0 or 1: none, 2..64 (text ",kS"). */
+  /* Split-K: each output tile's K in up to `splits` ranges computed by different CTAs, whose
+   * f32 partials (in the operation's workspace) a second kernel sums in split order
+   * (deterministic) before the epilogue; 0 or 1: none, 2..64 (text ",kS"). */
   int splits;
 } hg_gemm_config_t;
 
@@ -488,6 +488,15 @@ typedef struct hg_gemm_kernel {
   /* hg_gemm_build found it in the kernel cache by specification (planning and generation
    * skipped; k.gen_ms is then the lookup's time) */
   bool from_cache;
+  /* Split-K (config.splits > 1): the kernel stores each split's partial tile to the
+   * workspace, and a second entry of the same module, reduce_name, sums them in split order
+   * and runs the epilogue: launched after it on the same stream with the same parameters,
+   * grid (CTA tiles, reduce_groups) (CTA tiles: ceil(M / (tile_m x cluster_m)) x cluster_m x
+   * ceil(N / (tile_n x cluster_n)) x cluster_n x batch), reduce_threads threads and
+   * reduce_smem bytes of dynamic shared memory, no cluster. */
+  char reduce_name[64];
+  uint32_t reduce_threads, reduce_smem;
+  int reduce_groups;
 } hg_gemm_kernel_t;
 
 /* Generate the kernel for p with configuration c through backend be. The code depends on

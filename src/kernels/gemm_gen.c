@@ -41,6 +41,7 @@ typedef struct gemm_gen {
   hg_pipe_t pipe;
   hg_sched_t sched;
   hg_splitk_t splitk; /* when config.splits > 1 */
+  bool reduce;        /* building split-K's reduction pass, not the GEMM */
   hg_epilogue_t epi;
   /* run-time values */
   hg_val_t tmap_a, tmap_b, a_ptr, b_ptr, lda, ldb, bsa, bsb, M, N, K, batch, scale;
@@ -168,6 +169,144 @@ static hg_status_t first_element(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_v
   return hg_dint_emit(b, crd.d[2], HG_T_I32, col);
 }
 
+/* Chunk c of a consumer thread's accumulators (acc[4c..4c+3], one 16-byte split-K store)
+ * holds a row of D when its first row, the thread's first row + the chunk's smallest row
+ * offset in the map, is one (rows_left = M - the thread's first row): -> PRED. Rows past D
+ * (63 of 64 for the M = 1 of a decode step) are neither stored nor read back. Columns are
+ * not tested: a predicate per chunk on both spilled on 128-row mma.sync tiles, and a tile
+ * has few columns past N. */
+static hg_val_t chunk_keep(gemm_gen_t *x, const hg_acc_map_t *am, hg_val_t rows_left, int c) {
+  hg_builder_t *b = x->b;
+  int dm = -1;
+  for (int i = 0; i < am->rows && dm < 0; i++)
+    for (int j = 0; j < am->cols; j++) {
+      const int v = hg_acc_map_at(am, i, j);
+      if (v >= 4 * c && v < 4 * c + 4) dm = i;
+    }
+  if (dm < 0) {
+    hg_builder_fail(b,
+                    hg_error(HG_ERR_INVALID, "accumulator chunk %d has no place in the %dx%d map",
+                             c, am->rows, am->cols));
+    return hg_b_pred(b, false);
+  }
+  return hg_b_cmp(b, HG_LT_S, i32(x, dm), rows_left);
+}
+
+/* The CTA-tile grid the split-K slots are indexed over: the cluster tiles' CTAs along M and N. */
+static void cta_tiles(gemm_gen_t *x, hg_val_t *tiles_m, hg_val_t *tiles_n) {
+  hg_builder_t *b = x->b;
+  const hg_gemm_config_t *c = &x->k->config;
+  for (int i = 0; i < 2; i++) {
+    const int span = i ? c->tile_n * c->cluster_n : c->tile_m * c->cluster_m;
+    hg_val_t ext = i ? x->N : x->M;
+    hg_val_t t = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, ext, i32(x, span - 1)), i32(x, span));
+    *(i ? tiles_n : tiles_m) = hg_b_bin(b, HG_MUL, t, i32(x, i ? c->cluster_n : c->cluster_m));
+  }
+}
+
+static hg_status_t store_partial(gemm_gen_t *x, const hg_acc_map_t *am, const hg_sched_work_t *w,
+                                 hg_val_t row0, hg_val_t thread, const hg_val_t *acc) {
+  hg_builder_t *b = x->b;
+  hg_val_t tm, tn;
+  cta_tiles(x, &tm, &tn);
+  hg_val_t tile =
+      hg_splitk_tile(b, w->batch, w->m0, w->n0, x->k->config.tile_m, x->k->config.tile_n, tm, tn);
+  hg_b_comment(b, "split-K: this split's partial tile to its slot");
+  hg_val_t at = hg_splitk_slot(b, &x->splitk, tile, w->split, thread);
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, x->M, row0);
+  for (int c = 0; c < x->splitk.acc_count / 4; c++) {
+    hg_b_if(b, chunk_keep(x, am, rows_left, c));
+    hg_splitk_store(b, &x->splitk, at, c, &acc[4 * c]);
+    hg_b_endif(b);
+  }
+  return hg_builder_status(b);
+}
+
+/* Chunks a CTA of the reduction pass sums: one, or enough that a tile takes at most 16
+ * CTAs (each group is a copy of the sum and the epilogue in the code). */
+static int reduce_chunks(int acc_count) {
+  const int chunks = acc_count / 4;
+  int q = 1;
+  while (chunks / q > 16 && chunks % (2 * q) == 0) q *= 2;
+  return q;
+}
+
+static int hg_gemm_reduce_groups(const hg_gemm_kernel_t *k, int acc_count) {
+  (void)k;
+  return acc_count / 4 / reduce_chunks(acc_count);
+}
+
+/* Split-K's reduction pass: CTA (tile, group) of a grid (CTA tiles, groups) sums the tile's
+ * partials for its group of accumulator chunks, in split order, and runs the epilogue on
+ * them. Its threads stand for the GEMM's consumer threads one to one (the slots' order), so
+ * the accumulator map and the epilogue are the GEMM's, cropped to the group's values. */
+static hg_status_t emit_reduce(gemm_gen_t *x) {
+  hg_builder_t *b = x->b;
+  const hg_gemm_config_t *c = &x->k->config;
+  const hg_tiled_mma_t *tm = &x->g->mma.tm;
+  const hg_roles_t *r = &x->roles;
+  const bool pp = x->g->pingpong;
+  const int rows = pp ? c->tile_m : c->tile_m / x->g->consumers;
+  const int chunks = x->splitk.acc_count / 4, q = reduce_chunks(x->splitk.acc_count);
+  hg_b_comment(b, "split-K reduction pass: one group of accumulator chunks of one tile");
+  hg_acc_map_t am, crop = {0};
+  HG_TRY(hg_acc_map_make(tm, rows, &am));
+  hg_val_t thread = pp ? r->wg_tid : hg_b_mad(b, r->consumer, i32(x, 128), r->wg_tid);
+  hg_val_t t_row, t_col;
+  hg_status_t st = first_element(b, tm, thread, &t_row, &t_col);
+  crop.rows = am.rows;
+  crop.cols = am.cols;
+  crop.v = malloc(sizeof(int) * (size_t)am.rows * (size_t)am.cols);
+  hg_val_t *keep = malloc(sizeof(hg_val_t) * (size_t)chunks);
+  hg_val_t *sum = malloc(sizeof(hg_val_t) * 4 * (size_t)q);
+  if (hg_is_ok(&st) && (!crop.v || !keep || !sum))
+    st = hg_error(HG_ERR_NOMEM, "out of memory for the split-K reduction pass");
+  if (hg_is_ok(&st)) {
+    hg_val_t tiles_m, tiles_n;
+    cta_tiles(x, &tiles_m, &tiles_n);
+    /* blockIdx.x -> (batch, CTA tile along M, along N), row-major as hg_splitk_tile counts */
+    hg_val_t tile32 = hg_b_sreg(b, HG_CTAID_X), group = hg_b_sreg(b, HG_CTAID_Y);
+    hg_val_t tn = hg_b_bin(b, HG_REM_U, tile32, tiles_n);
+    hg_val_t rest = hg_b_bin(b, HG_DIV_U, tile32, tiles_n);
+    hg_val_t tmi = hg_b_bin(b, HG_REM_U, rest, tiles_m);
+    hg_val_t batch = hg_b_bin(b, HG_DIV_U, rest, tiles_m);
+    hg_val_t m0 = hg_b_bin(b, HG_MUL, tmi, i32(x, c->tile_m));
+    hg_val_t n0 = hg_b_bin(b, HG_MUL, tn, i32(x, c->tile_n));
+    hg_val_t tile = hg_b_sext(b, tile32);
+    hg_val_t kblocks =
+        hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));
+    hg_val_t splits = hg_b_bin(b, HG_MIN_S, i32(x, c->splits), kblocks);
+    hg_val_t wm = pp ? i32(x, 0) : r->consumer;
+    hg_val_t row0 = hg_b_bin(b, HG_ADD, m0, t_row), col0 = hg_b_bin(b, HG_ADD, n0, t_col);
+    hg_val_t m_base = hg_b_bin(b, HG_ADD, m0, hg_b_bin(b, HG_MUL, wm, i32(x, rows)));
+    hg_epilogue_begin(b, &x->epi);
+    /* CTA tiles past D (a cluster's CTAs beyond M or N) have nothing to sum */
+    hg_b_if(b, hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, m0, x->M), hg_b_cmp(b, HG_LT_S, n0, x->N)));
+    hg_val_t rows_left = hg_b_bin(b, HG_SUB, x->M, row0);
+    for (int gi = 0; gi * q < chunks && hg_is_ok(&st); gi++) {
+      hg_b_if(b, hg_b_cmp(b, HG_EQ, group, i32(x, gi)));
+      for (int i = 0; i < 4 * q; i++) sum[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+      for (int i = 0; i < q; i++) keep[i] = chunk_keep(x, &am, rows_left, gi * q + i);
+      hg_splitk_sum(b, &x->splitk, tile, splits, thread, gi * q, q, keep, sum);
+      /* the map cropped to the group's values, renumbered from 0 */
+      for (int i = 0; i < am.rows * am.cols; i++) {
+        const int v = am.v[i];
+        crop.v[i] = v >= 4 * gi * q && v < 4 * (gi + 1) * q ? v - 4 * gi * q : -1;
+      }
+      st = hg_epilogue_emit(b, &x->epi, sum, &crop, row0, col0, m_base, n0, batch, r);
+      hg_b_endif(b);
+    }
+    hg_b_endif(b);
+    /* every thread: the amax's warp reductions need whole warps */
+    hg_epilogue_drain(b, &x->epi, r);
+  }
+  free(crop.v);
+  free(keep);
+  free(sum);
+  hg_acc_map_free(&am);
+  return hg_is_ok(&st) ? hg_builder_status(b) : st;
+}
+
 static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *partial) {
   hg_builder_t *b = x->b;
   const hg_gemm_config_t *c = &x->k->config;
@@ -241,13 +380,16 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
         hg_roles_order_signal(b, r);
         hg_b_endif(b);
       }
-      /* split-K: only the tile's last split (holding the sum) runs the epilogue */
-      if (split) hg_b_if(b, hg_splitk_reduce(b, &x->splitk, &x->sched, &w, acc, r));
-      st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
-                            hg_b_bin(b, HG_ADD, w.n0, t_col), hg_b_bin(b, HG_ADD, w.m0, slot_row0),
-                            w.n0, ad_batch(x, &w), r);
+      if (split) {
+        /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
+        st = store_partial(x, &am, &w, hg_b_bin(b, HG_ADD, w.m0, t_row),
+                           pp ? r->wg_tid : hg_b_mad(b, r->consumer, i32(x, 128), r->wg_tid), acc);
+      } else {
+        st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
+                              hg_b_bin(b, HG_ADD, w.n0, t_col),
+                              hg_b_bin(b, HG_ADD, w.m0, slot_row0), w.n0, ad_batch(x, &w), r);
+      }
       x->epi.prefetch = NULL;
-      if (split) hg_b_endif(b);
     }
     hg_b_endif(b);
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
@@ -258,25 +400,16 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   return st;
 }
 
-static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
+/* The cluster, the stage rings of A and B and their barriers (the GEMM's, not the reduction
+ * pass's). */
+static hg_status_t build_ring(gemm_gen_t *x) {
   hg_builder_t *b = x->b;
   const hg_gemm_kernel_t *k = x->k;
-  const hg_gemm_problem_t *p = &k->problem;
   const hg_gemm_config_t *c = &k->config;
   const gemm_plan_t *g = x->g;
   const bool cpasync = !k->a_tma || !k->b_tma;
-  const bool one = g->consumers == 1;
-  const hg_roles_spec_t rs = {.producers = 1,
-                              .consumers = g->consumers,
-                              .producer_regs = !cpasync ? PRODUCER_REGS
-                                               : one    ? PRODUCER_REGS_CPASYNC_1WG
-                                                        : PRODUCER_REGS_CPASYNC_2WG,
-                              .consumer_regs = one       ? CONSUMER_REGS_1WG
-                                               : cpasync ? CONSUMER_REGS_CPASYNC_2WG
-                                                         : CONSUMER_REGS_2WG};
-  HG_TRY(hg_roles_make(b, &rs, &x->roles));
   HG_TRY(hg_cluster2d_make(b, c->cluster_m, c->cluster_n, &x->cl));
-  /* Shared memory: the stage rings of A and B, the barriers, the epilogue buffers. */
+  /* Shared memory: the stage rings of A and B, the barriers. */
   const hg_gmma_operand_t *oa = &g->mma.tm.a_op, *ob = &g->mma.tm.b_op;
   HG_TRY(hg_smem_ring_make(b, k->a_tma ? k->plan_a.smem_bytes : oa->stage_bytes,
                            k->a_tma ? k->plan_a.smem_align_bytes : oa->align_bytes, c->stages,
@@ -291,10 +424,37 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
       .full_arrivals = cpasync ? 128 * (stores_arrive(k, g) + async_arrive(k, g)) : 1,
       .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
   HG_TRY(hg_pipe_make(b, &ps, &x->pipe));
+  return hg_ok();
+}
+
+static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
+  hg_builder_t *b = x->b;
+  const hg_gemm_kernel_t *k = x->k;
+  const hg_gemm_problem_t *p = &k->problem;
+  const hg_gemm_config_t *c = &k->config;
+  const gemm_plan_t *g = x->g;
+  const bool cpasync = !k->a_tma || !k->b_tma;
+  const bool one = g->consumers == 1;
+  const bool split = c->splits > 1;
+  /* the reduction pass: the consumer warpgroups that hold one tile, no producer */
+  const hg_roles_spec_t rs_reduce = {.producers = 0, .consumers = g->pingpong ? 1 : g->consumers};
+  const hg_roles_spec_t rs =
+      x->reduce ? rs_reduce
+                : (hg_roles_spec_t){.producers = 1,
+                                    .consumers = g->consumers,
+                                    .producer_regs = !cpasync ? PRODUCER_REGS
+                                                     : one    ? PRODUCER_REGS_CPASYNC_1WG
+                                                              : PRODUCER_REGS_CPASYNC_2WG,
+                                    .consumer_regs = one       ? CONSUMER_REGS_1WG
+                                                     : cpasync ? CONSUMER_REGS_CPASYNC_2WG
+                                                               : CONSUMER_REGS_2WG};
+  HG_TRY(hg_roles_make(b, &rs, &x->roles));
   hg_epilogue_t *e = &x->epi;
+  if (!x->reduce) HG_TRY(build_ring(x));
   e->d_type = p->d_type;
   e->amax_ptr = e->amax_var = HG_NONE;
-  e->tma = k->tma_store;
+  /* split-K's GEMM stores partial tiles and its reduction pass stores D directly */
+  e->tma = k->tma_store && !split;
   if (e->tma) {
     e->plan_d = &k->plan_d;
     e->epi_n = g->epi_n;
@@ -314,7 +474,10 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
       *(a ? &x->bsa : &x->bsb) = hg_b_param(b, HG_T_I64, a ? "batch_stride_a" : "batch_stride_b");
     }
   }
-  if (e->tma) e->tmap_d = hg_b_param_tmap(b, "tmap_d");
+  if (k->tma_store) {
+    hg_val_t tmap_d = hg_b_param_tmap(b, "tmap_d");
+    if (e->tma) e->tmap_d = tmap_d;
+  }
   e->d_ptr = hg_b_param(b, HG_T_I64, "d");
   hg_val_t c_ptr = hg_b_param(b, HG_T_I64, "c");
   x->M = e->m = hg_b_param(b, HG_T_I32, "m");
@@ -396,7 +559,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     e->vectors++;
     if (lines > e->vec_lines) e->vec_lines = lines;
   }
-  if (!hg_gemm_vectors_staged(p, c)) e->vectors = e->vec_lines = 0;
+  if (!hg_gemm_vectors_staged(p, c) || split) e->vectors = e->vec_lines = 0;
   if (e->vectors) {
     /* ping-pong: a tile per consumer in flight, each with its own slots */
     e->vec_per_consumer = g->pingpong;
@@ -412,8 +575,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     e->m = hg_b_var(b, HG_T_I32, x->M);
   }
   if (c->splits > 1)
-    HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, &x->roles, g->pingpong,
+    HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, g->pingpong ? 128 : 128 * g->consumers,
                           hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
+  if (x->reduce) return emit_reduce(x);
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =
       hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, i32(x, c->tile_k - 1)), i32(x, c->tile_k));
@@ -453,6 +617,41 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   return hg_ok();
 }
 
+/* Split-K's reduction pass, a second entry of the GEMM's module: its PTX from the first
+ * `.visible .entry` on is appended to the GEMM's (the module-level lines, the PTX version and
+ * target and the dynamic shared memory's declaration, are the same in both). */
+static hg_status_t generate_reduce(hg_gemm_kernel_t *out, const gemm_plan_t *g, hg_backend_t be) {
+  /* "hg_gemm_..." -> "hg_gred_...", no longer than the GEMM's name */
+  snprintf(out->reduce_name, sizeof out->reduce_name, "hg_gred_%s", out->k.name + 8);
+  hg_builder_t *b = NULL;
+  HG_TRY(hg_builder_create(out->reduce_name, &b));
+  gemm_gen_t x = {.b = b, .k = out, .g = g, .reduce = true};
+  hg_kernel_t rk = {0};
+  hg_status_t st = build(&x, NULL);
+  if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, &rk);
+  hg_builder_destroy(b);
+  const char *entry = hg_is_ok(&st) ? strstr(rk.ptx.data, "\n.visible .entry") : NULL;
+  if (hg_is_ok(&st) && !entry)
+    st = hg_error(HG_ERR_INVALID, "the split-K reduction pass's PTX has no .visible .entry");
+  if (hg_is_ok(&st)) {
+    const size_t add = rk.ptx.len - (size_t)(entry - rk.ptx.data);
+    char *grown = realloc(out->k.ptx.data, out->k.ptx.len + add + 1);
+    if (!grown) {
+      st = hg_error(HG_ERR_NOMEM, "out of memory joining the split-K reduction pass's PTX");
+    } else {
+      memcpy(grown + out->k.ptx.len, entry, add + 1);
+      out->k.ptx.data = grown;
+      out->k.ptx.len += add;
+      out->reduce_threads = (uint32_t)x.roles.threads;
+      out->reduce_smem = rk.smem_bytes;
+      out->reduce_groups = hg_gemm_reduce_groups(out, g->mma.acc_count);
+      out->k.gen_ms += rk.gen_ms;
+    }
+  }
+  hg_kernel_free(&rk);
+  return st;
+}
+
 hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, hg_backend_t be,
                              hg_gemm_kernel_t *out) {
   const double t0 = hg_now_ms();
@@ -473,6 +672,7 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
     out->k.cluster[1] = out->k.cluster[2] = 1;
   }
   if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, &out->k);
+  if (hg_is_ok(&st) && c->splits > 1) st = generate_reduce(out, g, be);
   free(acc);
   free(g);
   hg_builder_destroy(b);

@@ -24,9 +24,11 @@ struct hg_gemm_op {
   hg_module_t *rp_mod[2];
   hg_function_t *rp_fn[2];
   size_t ws_at[2], ws_bytes;
-  /* split-K (config.splits > 1): the counters and partial tiles at the workspace's start,
-   * split_bytes in all, of which the first counter_bytes are zeroed before each launch */
-  size_t split_bytes, counter_bytes;
+  /* split-K (config.splits > 1): the partial tiles at the workspace's start, split_bytes in
+   * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles */
+  size_t split_bytes;
+  int64_t cta_tiles;
+  hg_function_t *red_fn;
   hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
    * with the same pointers reuses them (encoding is most of a launch's host time). */
@@ -101,8 +103,8 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   if (hg_is_ok(&s))
     s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
-  /* Split-K: a counter per pair of the tree and a partial tile per split (hg_splitk_*), first in
-   * the workspace. */
+  /* Split-K: a partial tile per split (hg_splitk_*), first in the workspace, and the
+   * reduction pass's entry. */
   if (hg_is_ok(&s) && op->gk.config.splits > 1) {
     const hg_gemm_config_t *k = &op->gk.config;
     hg_sched_spec_t tiles = hg_gemm_sched_spec(k);
@@ -110,7 +112,8 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
     const int64_t ctas =
         hg_sched_units(&tiles, op->gk.problem.m, op->gk.problem.n, op->gk.problem.batch) *
         k->cluster_m * k->cluster_n;
-    op->counter_bytes = hg_splitk_counter_bytes(k->splits, ctas);
+    op->cta_tiles = ctas;
+    s = hg_rt_function(rt, op->mod, op->gk.reduce_name, op->gk.reduce_smem, &op->red_fn);
     op->split_bytes =
         (hg_splitk_workspace_bytes(k->splits, ctas, (int64_t)k->tile_m * k->tile_n) + 255) &
         ~(size_t)255;
@@ -322,10 +325,6 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   /* the amax is a max-reduction into *amax: it starts from 0 (+0.0f) on every run */
   if (k->amax)
     HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, amax, 0, 4, stream), "zeroing the amax: "));
-  /* split-K arrival counters start at zero on every launch (the kernel leaves them counted) */
-  if (op->split_bytes)
-    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->counter_bytes, stream),
-                          "zeroing the split-K counters: "));
   if (gk->repack_a) {
     HG_TRY(repack(op, 0, a, workspace + op->ws_at[0], stream));
     a = workspace + op->ws_at[0];
@@ -387,7 +386,15 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                    .cluster = {cs, 1, 1},
                    .smem_bytes = gk->k.smem_bytes,
                    .stream = stream};
-  return hg_rt_launch(op->rt, op->fn, &l, args);
+  HG_TRY(hg_rt_launch(op->rt, op->fn, &l, args));
+  if (!op->split_bytes) return hg_ok();
+  /* split-K: the reduction pass, same parameters, after the GEMM on the stream */
+  hg_launch_t lr = {.grid = {(uint32_t)op->cta_tiles, (uint32_t)gk->reduce_groups, 1},
+                    .block = {gk->reduce_threads, 1, 1},
+                    .cluster = {1, 1, 1},
+                    .smem_bytes = gk->reduce_smem,
+                    .stream = stream};
+  return hg_rt_launch(op->rt, op->red_fn, &lr, args);
 }
 
 hg_status_t hg_gemm(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
