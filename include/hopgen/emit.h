@@ -288,6 +288,12 @@ void hg_b_bar_arrive(hg_builder_t *b, int id, int threads); /* named barrier, no
 void hg_b_fence_proxy_async(hg_builder_t *b);               /* fence.proxy.async.shared::cta */
 void hg_b_fence_mbarrier_init(hg_builder_t *b); /* fence.mbarrier_init.release.cluster */
 void hg_b_fence_gpu(hg_builder_t *b);           /* fence.acq_rel.gpu */
+/* Programmatic dependent launch (a kernel launched with hg_launch_t.pdl after another on the
+ * same stream): griddepcontrol.wait blocks until the grids this one depends on have completed
+ * and their memory is visible; griddepcontrol.launch_dependents lets the next such grid be
+ * scheduled before this one ends (its CTAs start as resources free up and wait). */
+void hg_b_griddep_wait(hg_builder_t *b);
+void hg_b_griddep_launch_dependents(hg_builder_t *b);
 void hg_b_cluster_arrive(hg_builder_t *b, bool relaxed);
 void hg_b_cluster_wait(hg_builder_t *b);
 /* -> PRED, true in one lane of the warp; all 32 lanes must execute it together. */

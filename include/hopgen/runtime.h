@@ -131,6 +131,10 @@ typedef struct hg_launch {
   uint32_t cluster[3]; /* {0,0,0} or {1,1,1}: no cluster */
   uint32_t smem_bytes; /* dynamic shared memory */
   hg_stream_t stream;
+  /* Programmatic dependent launch: the kernel may be scheduled before the previous kernel on
+   * the stream has finished (it must execute griddepcontrol.wait, hg_b_griddep_wait, before
+   * it touches that kernel's results). */
+  bool pdl;
 } hg_launch_t;
 
 /* Launch with cuLaunchKernelEx. args[i] points at the value of parameter i (an

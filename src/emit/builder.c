@@ -271,6 +271,8 @@ static const char *const opcode_names[HG_OP_COUNT] = {
     [HG_OP_FENCE_PROXY_ASYNC] = "fence_proxy_async",
     [HG_OP_FENCE_MBAR_INIT] = "fence_mbarrier_init",
     [HG_OP_FENCE_GPU] = "fence_gpu",
+    [HG_OP_GRIDDEP_WAIT] = "griddep_wait",
+    [HG_OP_GRIDDEP_LAUNCH] = "griddep_launch_dependents",
     [HG_OP_CLUSTER_ARRIVE] = "cluster_arrive",
     [HG_OP_CLUSTER_WAIT] = "cluster_wait",
     [HG_OP_ELECT_SYNC] = "elect_sync",
@@ -1253,6 +1255,12 @@ void hg_b_fence_proxy_async(hg_builder_t *b) {
 
 void hg_b_fence_gpu(hg_builder_t *b) {
   if (live(b)) emit0(b, HG_OP_FENCE_GPU, NULL, 0, NULL);
+}
+void hg_b_griddep_wait(hg_builder_t *b) {
+  if (live(b)) emit0(b, HG_OP_GRIDDEP_WAIT, NULL, 0, NULL);
+}
+void hg_b_griddep_launch_dependents(hg_builder_t *b) {
+  if (live(b)) emit0(b, HG_OP_GRIDDEP_LAUNCH, NULL, 0, NULL);
 }
 void hg_b_fence_mbarrier_init(hg_builder_t *b) {
   if (live(b)) emit0(b, HG_OP_FENCE_MBAR_INIT, NULL, 0, NULL);

@@ -145,6 +145,8 @@ typedef enum hg_ir_opcode {
                             * async proxy (TMA, wgmma) */
   HG_OP_FENCE_MBAR_INIT,   /* release mbarrier.init to the cluster */
   HG_OP_FENCE_GPU,         /* fence.acq_rel.gpu */
+  HG_OP_GRIDDEP_WAIT,      /* griddepcontrol.wait */
+  HG_OP_GRIDDEP_LAUNCH,    /* griddepcontrol.launch_dependents */
   HG_OP_CLUSTER_ARRIVE,    /* u.relaxed */
   HG_OP_CLUSTER_WAIT,
   HG_OP_ELECT_SYNC,            /* -> [PRED]; true in exactly one lane of the (full) warp */

@@ -1185,6 +1185,12 @@ static void print_op(mprinter_t *p, int32_t i) {
   case HG_OP_FENCE_GPU:
     L(p, "llvm.fence syncscope(\"device\") acq_rel");
     break;
+  case HG_OP_GRIDDEP_WAIT:
+    L(p, "nvvm.griddepcontrol wait");
+    break;
+  case HG_OP_GRIDDEP_LAUNCH:
+    L(p, "nvvm.griddepcontrol launch_dependents");
+    break;
   case HG_OP_FENCE_MBAR_INIT:
     L(p, "nvvm.fence.mbarrier.init");
     break;

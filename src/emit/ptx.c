@@ -639,6 +639,12 @@ static void print_op(printer_t *p, int32_t i) {
   case HG_OP_FENCE_GPU:
     ins(p, "fence.acq_rel.gpu;");
     break;
+  case HG_OP_GRIDDEP_WAIT:
+    ins(p, "griddepcontrol.wait;");
+    break;
+  case HG_OP_GRIDDEP_LAUNCH:
+    ins(p, "griddepcontrol.launch_dependents;");
+    break;
   case HG_OP_FENCE_MBAR_INIT:
     ins(p, "fence.mbarrier_init.release.cluster;");
     break;

@@ -249,6 +249,9 @@ static hg_status_t emit_reduce(gemm_gen_t *x) {
   const int rows = pp ? c->tile_m : c->tile_m / x->g->consumers;
   const int chunks = x->splitk.acc_count / 4, q = reduce_chunks(x->splitk.acc_count);
   hg_b_comment(b, "split-K reduction pass: one group of accumulator chunks of one tile");
+  /* launched as the GEMM's programmatic dependent: its partials are complete and visible
+   * only past this wait */
+  hg_b_griddep_wait(b);
   hg_acc_map_t am, crop = {0};
   HG_TRY(hg_acc_map_make(tm, rows, &am));
   hg_val_t thread = pp ? r->wg_tid : hg_b_mad(b, r->consumer, i32(x, 128), r->wg_tid);
@@ -449,6 +452,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                                      : cpasync ? CONSUMER_REGS_CPASYNC_2WG
                                                                : CONSUMER_REGS_2WG};
   HG_TRY(hg_roles_make(b, &rs, &x->roles));
+  /* split-K: the reduction pass may be scheduled now, to start as this grid's CTAs leave (it
+   * waits for the whole grid before it reads a partial) */
+  if (split && !x->reduce) hg_b_griddep_launch_dependents(b);
   hg_epilogue_t *e = &x->epi;
   if (!x->reduce) HG_TRY(build_ring(x));
   e->d_type = p->d_type;

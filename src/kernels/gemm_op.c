@@ -393,7 +393,8 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     .block = {gk->reduce_threads, 1, 1},
                     .cluster = {1, 1, 1},
                     .smem_bytes = gk->reduce_smem,
-                    .stream = stream};
+                    .stream = stream,
+                    .pdl = true};
   return hg_rt_launch(op->rt, op->red_fn, &lr, args);
 }
 

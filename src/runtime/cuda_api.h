@@ -119,7 +119,11 @@ enum { CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1 };
 /* ---------------------------------------------------------------- launch (cuLaunchKernelEx) */
 
 typedef int CUlaunchAttributeID; /* enum CUlaunchAttributeID_enum */
-enum { CU_LAUNCH_ATTRIBUTE_IGNORE = 0, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+enum {
+  CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+};
 
 /* union CUlaunchAttributeValue_union: padded to 64 bytes; it holds pointers (the access
  * policy window), hence 8-byte alignment. */
@@ -129,6 +133,7 @@ typedef union CUlaunchAttributeValue {
     unsigned int x, y, z;
   } clusterDim;
   int cooperative;
+  int programmaticStreamSerializationAllowed;
   void *align_as_pointer_;
   uint64_t align_as_u64_;
 } CUlaunchAttributeValue;

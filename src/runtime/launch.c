@@ -139,10 +139,12 @@ static const char *axis(int i) {
 /* What cuLaunchKernelEx and cuOccupancyMaxActiveClusters both take: the context bound, the
  * function's dynamic shared-memory limit raised, non-portable cluster sizes (> 8) allowed
  * when asked for, and the launch configuration over grid, with the cluster attribute when
- * with_cluster (attr is pointed to by cfg and must live as long). */
+ * with_cluster, and programmatic stream serialization when l->pdl (attr[2] is pointed to by
+ * cfg and must live as long). */
 static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l,
                                  const uint32_t grid[3], const uint32_t cluster[3],
-                                 bool with_cluster, CUlaunchAttribute *attr, CUlaunchConfig *cfg) {
+                                 bool with_cluster, CUlaunchAttribute attr[2],
+                                 CUlaunchConfig *cfg) {
   HG_TRY(hg_rt_bind(rt));
   HG_TRY(hg_function_reserve_smem(rt, f, l->smem_bytes));
   const uint64_t ctas = (uint64_t)cluster[0] * cluster[1] * cluster[2];
@@ -154,11 +156,18 @@ static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_
                         f->name);
     f->nonportable_ok = true;
   }
-  memset(attr, 0, sizeof *attr);
-  attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr->value.clusterDim.x = cluster[0];
-  attr->value.clusterDim.y = cluster[1];
-  attr->value.clusterDim.z = cluster[2];
+  memset(attr, 0, 2 * sizeof *attr);
+  unsigned n = 0;
+  if (with_cluster) {
+    attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr[n].value.clusterDim.x = cluster[0];
+    attr[n].value.clusterDim.y = cluster[1];
+    attr[n++].value.clusterDim.z = cluster[2];
+  }
+  if (l->pdl) {
+    attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
   memset(cfg, 0, sizeof *cfg);
   cfg->gridDimX = grid[0];
   cfg->gridDimY = grid[1];
@@ -168,8 +177,8 @@ static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_
   cfg->blockDimZ = l->block[2];
   cfg->sharedMemBytes = l->smem_bytes;
   cfg->hStream = (CUstream)l->stream;
-  cfg->attrs = with_cluster ? attr : NULL;
-  cfg->numAttrs = with_cluster ? 1 : 0;
+  cfg->attrs = n ? attr : NULL;
+  cfg->numAttrs = n;
   return hg_ok();
 }
 
@@ -217,9 +226,9 @@ hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, vo
                       f->name, cluster[0], cluster[1], cluster[2], ctas, HG_MAX_CLUSTER,
                       HG_PORTABLE_CLUSTER);
   }
-  CUlaunchAttribute attr;
+  CUlaunchAttribute attr[2];
   CUlaunchConfig cfg;
-  HG_TRY(launch_config(rt, f, l, l->grid, cluster, clustered, &attr, &cfg));
+  HG_TRY(launch_config(rt, f, l, l->grid, cluster, clustered, attr, &cfg));
 
   /* A cluster whose CTAs cannot all be resident on one GPC at once would never start: ask
    * the driver before launching, once per configuration (benchmarks launch in loops). */
@@ -269,9 +278,11 @@ hg_status_t hg_rt_max_active_clusters(hg_rt_t *rt, hg_function_t *f, const hg_la
     if (cluster[i] == 0) cluster[i] = 1;
   /* The occupancy query takes a launch configuration; only the cluster shape, block and
    * shared memory matter, the grid is one cluster. */
-  CUlaunchAttribute attr;
+  hg_launch_t one = *l;
+  one.pdl = false;
+  CUlaunchAttribute attr[2];
   CUlaunchConfig cfg;
-  HG_TRY(launch_config(rt, f, l, cluster, cluster, true, &attr, &cfg));
+  HG_TRY(launch_config(rt, f, &one, cluster, cluster, true, attr, &cfg));
   int active = 0;
   CUresult r = rt->cu.cuOccupancyMaxActiveClusters(&active, f->fn, &cfg);
   if (r != CUDA_SUCCESS)

@@ -4,6 +4,7 @@
 #ifndef HG_TEST_RUNTIME_MOCK_API_H
 #define HG_TEST_RUNTIME_MOCK_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ typedef struct mock_cuda_state {
   int link_size_without_nul; /* cuLinkAddData calls whose size did not cover the NUL */
   int link_logs_missing;     /* cuLinkCreate calls without both log buffers */
   unsigned last_grid[3], last_block[3], last_cluster[3], last_smem;
+  bool last_pdl; /* the last launch allowed programmatic stream serialization */
   int last_num_attrs;
   void *last_stream;
   int nonportable_set;

@@ -485,6 +485,8 @@ static CUresult cluster_of(const CUlaunchConfig *c, unsigned dims[3], bool *give
       dims[1] = a->value.clusterDim.y;
       dims[2] = a->value.clusterDim.z;
       *given = true;
+    } else if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
+      if (a->value.programmaticStreamSerializationAllowed != 1) return CUDA_ERROR_INVALID_VALUE;
     } else if (a->id != CU_LAUNCH_ATTRIBUTE_IGNORE) {
       return CUDA_ERROR_INVALID_VALUE;
     }
@@ -539,6 +541,10 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **
   memcpy(state.last_cluster, cl, sizeof cl);
   state.last_smem = c->sharedMemBytes;
   state.last_num_attrs = (int)c->numAttrs;
+  state.last_pdl = false;
+  for (unsigned i = 0; i < c->numAttrs; i++)
+    state.last_pdl =
+        state.last_pdl || c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   state.last_stream = c->hStream;
   /* The suite's kernels, run on the host with the same meaning as their PTX. */
   if (!strcmp(f->name, "hg_test_fill")) {

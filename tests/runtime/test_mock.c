@@ -360,6 +360,7 @@ static void test_gemm_op_host_path(void) {
   CHECK_EQ(st->launches - launches, 2);
   CHECK_EQ(st->last_grid[0], 16u);
   CHECK_EQ(st->last_grid[1], (unsigned)hg_gemm_op_kernel(op)->reduce_groups);
+  CHECK(st->last_pdl); /* the pass is launched while the GEMM finishes */
   CHECK(hg_gemm_op_kernel(op)->reduce_groups >= 2);
   uint32_t partial;
   CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
