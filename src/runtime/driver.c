@@ -234,6 +234,7 @@ static void rt_destroy(hg_rt_t *rt, bool unload) {
   /* After a successful cuInit the driver keeps its own threads running; unloading the
    * library under them is unsafe, so only a driver that never initialised is closed. */
   if (unload && rt->cu.lib) dlclose(rt->cu.lib);
+  pthread_mutex_destroy(&rt->modules_lock);
   free(rt);
 }
 
@@ -340,6 +341,7 @@ hg_status_t hg_rt_open(int ordinal, hg_rt_t **out) {
   *out = NULL;
   hg_rt_t *rt = (hg_rt_t *)calloc(1, sizeof *rt);
   if (!rt) return hg_error(HG_ERR_NOMEM, "cannot allocate the runtime");
+  pthread_mutex_init(&rt->modules_lock, NULL);
   bool initialised = false;
   hg_status_t s = rt_open(rt, ordinal, &initialised);
   if (!hg_is_ok(&s)) {

@@ -68,15 +68,35 @@ static hg_status_t jit_compile(hg_rt_t *rt, const char *ptx, size_t len, void **
   return s;
 }
 
-static hg_status_t wrap_module(hg_rt_t *rt, CUmodule mod, hg_module_t **out) {
+/* A loaded module joins the runtime's table under its key, with one reference. */
+static hg_status_t wrap_module(hg_rt_t *rt, CUmodule mod, const hg_cache_key_t *key, size_t len,
+                               hg_module_t **out) {
   hg_module_t *m = (hg_module_t *)calloc(1, sizeof *m);
   if (!m) {
     rt->cu.cuModuleUnload(mod);
     return hg_error(HG_ERR_NOMEM, "cannot allocate a module");
   }
   m->mod = mod;
+  m->refs = 1;
+  m->key = key->hash;
+  m->ptx_len = len;
+  pthread_mutex_lock(&rt->modules_lock);
+  m->next = rt->modules;
+  rt->modules = m;
+  pthread_mutex_unlock(&rt->modules_lock);
   *out = m;
   return hg_ok();
+}
+
+/* The module already loaded for this key, with a reference taken; NULL when none. */
+static hg_module_t *loaded(hg_rt_t *rt, const hg_cache_key_t *key, size_t len) {
+  pthread_mutex_lock(&rt->modules_lock);
+  hg_module_t *m = rt->modules;
+  while (m && !(m->ptx_len == len && m->key.lo == key->hash.lo && m->key.hi == key->hash.hi))
+    m = m->next;
+  if (m) m->refs++;
+  pthread_mutex_unlock(&rt->modules_lock);
+  return m;
 }
 
 hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
@@ -101,6 +121,15 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
   else
     snprintf(info->cache_note, sizeof info->cache_note, "cache off: %s", cache.why_disabled);
 
+  /* Hot path: this runtime has it loaded already. */
+  if ((*out = loaded(rt, &key, len))) {
+    info->cache_hit = true;
+    info->load_ms = hg_now_ms() - t0;
+    snprintf(info->cache_note, sizeof info->cache_note,
+             "already loaded by this process: the same module");
+    return hg_ok();
+  }
+
   /* Warm path: one file read and cuModuleLoadData. */
   void *image = NULL;
   size_t image_size = 0;
@@ -115,7 +144,7 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
     if (r == CUDA_SUCCESS) {
       info->cache_hit = true;
       info->load_ms = hg_now_ms() - t0;
-      return wrap_module(rt, mod, out);
+      return wrap_module(rt, mod, &key, len, out);
     }
     /* A whole entry under exactly this key that the driver will not load (a driver changed
      * without its version number, or a cubin made bad before it was stored): replace it. */
@@ -148,11 +177,24 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
     hg_cache_remove(&cache, &key);
     return hg_cu_fail(cu, r, "cuModuleLoadData of the freshly compiled cubin");
   }
-  return wrap_module(rt, mod, out);
+  return wrap_module(rt, mod, &key, len, out);
 }
 
 void hg_rt_module_unload(hg_rt_t *rt, hg_module_t *m) {
   if (!m) return;
+  if (rt) {
+    /* the last reference unloads it and leaves the table */
+    pthread_mutex_lock(&rt->modules_lock);
+    const bool last = --m->refs <= 0;
+    if (last)
+      for (hg_module_t **p = &rt->modules; *p; p = &(*p)->next)
+        if (*p == m) {
+          *p = m->next;
+          break;
+        }
+    pthread_mutex_unlock(&rt->modules_lock);
+    if (!last) return;
+  }
   for (hg_function_t *f = m->functions; f;) {
     hg_function_t *next = f->next;
     free(f);

@@ -3,6 +3,7 @@
 #ifndef HOPGEN_RUNTIME_RT_INTERNAL_H
 #define HOPGEN_RUNTIME_RT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "hopgen/runtime.h"
@@ -81,6 +82,11 @@ struct hg_rt {
   CUcontext ctx;
   bool ctx_retained;
   hg_device_info_t info;
+  /* The modules loaded through this runtime, by their cache key: loading the same PTX again
+   * takes another reference to the loaded module instead of a file read and
+   * cuModuleLoadData (0.3-1 ms: what a warm hg_gemm_op_create would otherwise spend). */
+  pthread_mutex_t modules_lock;
+  struct hg_module *modules;
 };
 
 struct hg_function {
@@ -100,6 +106,10 @@ struct hg_function {
 struct hg_module {
   CUmodule mod;
   hg_function_t *functions;
+  int refs;               /* hg_rt_module_load calls not yet unloaded */
+  hg_hash128_t key;       /* the module cache key's hash of its PTX and device */
+  size_t ptx_len;         /* and the PTX's length (a 128-bit hash and a length both equal) */
+  struct hg_module *next; /* the runtime's list */
 };
 
 /* Make the runtime's context current on the calling thread (contexts are per thread, and

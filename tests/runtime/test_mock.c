@@ -416,7 +416,8 @@ static void test_gemm_op_host_path(void) {
     const hg_gemm_args_t all = {.a = a, .b = b, .d = d, .bias = bias, .amax = amax, .aux = aux};
     launches = st->launches;
     CHECK_OK(hg_gemm_op_run_args(op2, &all, NULL));
-    CHECK_EQ(st->launches - launches, 1);
+    /* the GEMM (and split-K's pass: the heuristic splits 512 x 512 x 4096) */
+    CHECK_EQ(st->launches - launches, hg_gemm_op_kernel(op2)->config.splits > 1 ? 2 : 1);
     uint32_t got = 1;
     CHECK_OK(hg_rt_download(suite_rt, &got, amax, 4));
     CHECK_EQ(got, 0u);
