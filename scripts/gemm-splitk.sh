@@ -27,7 +27,8 @@ if [ "$what" != bench ] && [ "$what" != sweep2 ]; then
   run 256 256 8192 --layout CC --config 128x128x64,pp,k4,tma-mmasync
   run 256 384 8192 --config 128x192x64,k4,tma-ldmatrix-wgmma-rs
   run 500 300 6000 --batch 3 --beta 0.5 --config 128x128x64,k5
-  run 128 7168 16384 --type e4m3 --config 128x256x128,c2x1,k4
+  run 128 7168 16384 --type e4m3 --config 128x128x128,c2x1,k4
+  run 128 7168 16384 --type e4m3 --fp8-accum fast --config 128x256x128,c2x1,k4
   run 1 4096 32768 --config 64x128x64,k32
   run 128 128 32768 --config 128x128x64,k64
   run 200 136 30000 --config 64x128x64,k33 --beta 0.25
