@@ -3,9 +3,11 @@
 # e4m3 with per-expert B scales, even, uneven and empty experts, against an f32 reference per
 # expert with D poisoned and the rows outside every expert verified untouched (--check); then
 # the MoE set timed beside cuBLASLt (one GEMM per expert on one stream).
-#   scripts/gemm-grouped.sh path/to/hopgen [check|bench|all]
+# sweep: each MoE shape under a few configurations besides the heuristic's (the heuristic is
+# the dense GEMM's, fed the mean rows per expert: where another wins, it is what to change).
+#   scripts/gemm-grouped.sh path/to/hopgen [check|bench|all|sweep]
 set -u
-H=${1:?usage: gemm-grouped.sh path/to/hopgen [check|bench|all]}
+H=${1:?usage: gemm-grouped.sh path/to/hopgen [check|bench|all|sweep]}
 what=${2:-all}
 fails=0; runs=0
 run() {
@@ -16,6 +18,22 @@ run() {
     fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
   fi
 }
+if [ "$what" = sweep ]; then
+  for t in bf16 e4m3; do
+    if [ $t = bf16 ]; then kt=64; else kt=128; fi
+    for shape in "8 4096 4096 7168" "32 512 4096 7168" "128 128 1536 2048" "256 64 2048 7168"; do
+      set -- $shape
+      for cfg in heuristic 128x256x${kt},c2x1 128x256x${kt},c1x1 128x128x${kt},c1x1,pp \
+                 128x128x${kt},c2x1,pp 64x256x${kt},c1x1 64x128x${kt},c1x1,pp 128x192x${kt},c1x1; do
+        c=(); [ $cfg = heuristic ] || c=(--config "$cfg")
+        out=$("$H" grouped-gemm --experts $1 --tokens $2 --n $3 --k $4 --type $t --bench "${c[@]}" 2>&1)
+        printf '%-5s %4sx%-5s %5s %5s  %-26s %s\n' $t $1 $2 $3 $4 "$cfg" \
+          "$(echo "$out" | grep -E 'bench:|hopgen: ' | tr '\n' ' ' | cut -c1-150)"
+      done
+    done
+  done
+  exit 0
+fi
 if [ "$what" != bench ]; then
   for layout in "" --masked; do
     for t in bf16 e4m3; do
@@ -25,6 +43,9 @@ if [ "$what" != bench ]; then
       run --experts 64 --tokens 64 --uneven 3 --n 2048 --k 512 --type $t $layout --d f32
       run --experts 3 --tokens-per-expert 0,0,0 --n 256 --k 256 --type $t $layout
     done
+    # fp8 row-wise: a scale per token and one per expert and column
+    run --experts 16 --tokens 200 --uneven 7 --n 1536 --k 2048 --type e4m3 --scale row $layout
+    run --experts 5 --tokens-per-expert 0,1,129,0,700 --n 520 --k 1024 --type e4m3 --scale row $layout --d f32
     # each schedule and cluster shape the heuristic does not pick on its own
     run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --config 128x128x64,c1x1,s5,pp,m8 $layout
     run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --config 128x256x64,c2x1,s4,m4 $layout
@@ -37,5 +58,6 @@ if [ "$what" != check ]; then
   "$H" bench grouped-gemm --set moe || fails=$((fails+1))
   "$H" bench grouped-gemm --set moe --masked || fails=$((fails+1))
   "$H" bench grouped-gemm --set moe --type bf16 --uneven 11 || fails=$((fails+1))
+  "$H" bench grouped-gemm --set moe --type e4m3 --scale row || fails=$((fails+1))
 fi
 [ "$fails" -eq 0 ]

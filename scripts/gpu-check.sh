@@ -115,6 +115,7 @@ case "$mode" in
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check
     step gemm-grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
+  grouped-sweep) step gemm-grouped-sweep scripts/gemm-grouped.sh "$H" sweep ;;
   epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
     step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench ;;
   # issue 11: fp8 accurate/fast accumulation (and the scaling modes as they land)

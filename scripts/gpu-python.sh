@@ -11,6 +11,8 @@
 #   BENCH_SHAPES=4 scripts/gpu-python.sh          # the first 4 shapes of the bench set
 #   BENCH_SHAPES=0 scripts/gpu-python.sh          # no bench
 #   TESTS="test_mainloop_tma_mmasync_awkward_shapes test_opcheck" scripts/gpu-python.sh
+#   GROUPED=only scripts/gpu-python.sh             # the grouped GEMM's test and MoE bench alone
+#   GROUPED=0 scripts/gpu-python.sh                # without the MoE bench
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build-gpu/python}
@@ -38,6 +40,7 @@ echo "== GPU tests, one process each"
 pass=0 fail=0 skip=0
 : > "$out/gpu-tests.log"
 tests=${TESTS:-$("$py" python/tests/test_gpu.py --list)}
+[ "${GROUPED:-1}" = only ] && tests=test_grouped_gemm_contiguous_and_masked
 for t in $tests; do
   timeout 600 "$py" python/tests/test_gpu.py "$t" > "$out/gpu-$t.log" 2>&1
   rc=$?
@@ -54,11 +57,22 @@ for t in $tests; do
 done
 summary+=("GPU tests, one process each: $pass passed, $fail failed, $skip skipped (failures: $out/gpu-NAME.log)")
 
-echo "== host time per call"
-timeout 600 "$py" -m hopgen.bench --overhead --json "$out/overhead.json" > "$out/overhead.log" 2>&1
-summary+=("$(grep -m1 'host time' "$out/overhead.log" || echo "overhead: failed, see $out/overhead.log")")
+if [ "${GROUPED:-1}" != only ]; then
+  echo "== host time per call"
+  timeout 600 "$py" -m hopgen.bench --overhead --json "$out/overhead.json" > "$out/overhead.log" 2>&1
+  summary+=("$(grep -m1 'host time' "$out/overhead.log" || echo "overhead: failed, see $out/overhead.log")")
+fi
 
 rc_bench=0
+if [ "${GROUPED:-1}" != 0 ]; then
+  echo "== python -m hopgen.bench --grouped (MoE set against torch._grouped_mm)"
+  timeout 1800 "$py" -m hopgen.bench --grouped --json "$out/bench-grouped.json" > "$out/bench-grouped.log" 2>&1
+  rc_g=$?
+  [ "$rc_g" -eq 0 ] || rc_bench=$rc_g
+  summary+=("grouped bench (exit $rc_g, $out/bench-grouped.log):")
+  while IFS= read -r l; do summary+=("  ${l:0:160}"); done < <(grep -vE "^#" "$out/bench-grouped.log" | head -12)
+fi
+[ "${GROUPED:-1}" = only ] && BENCH_SHAPES=0
 if [ "${BENCH_SHAPES:-all}" != 0 ]; then
   echo "== python -m hopgen.bench"
   timeout 3600 "$py" -m hopgen.bench --shapes "${BENCH_SHAPES:-all}" --json "$out/bench.json" > "$out/bench.log" 2>&1

@@ -13,7 +13,8 @@ static const char grouped_usage[] =
     "usage: hopgen grouped-gemm --experts E (--tokens T [--uneven SEED] | --tokens-per-expert "
     "T1,T2,...)\n"
     "                           --n N --k K [--masked] [--type bf16|f16|e4m3|e5m2] [--d TYPE]\n"
-    "                           [--scale tensor] [--config CFG] [--backend ptx|mlir]\n"
+    "                           [--scale tensor|row] [--fp8-accum accurate|fast]\n"
+    "                           [--config CFG] [--backend ptx|mlir]\n"
     "                           [--check] [--bench] [--iters I] [--warmup W] [--seed S]\n"
     "                           [--emit FILE] [--json]\n"
     "\n"
@@ -26,9 +27,10 @@ static const char grouped_usage[] =
     "                        rows past an expert's count untouched\n"
     "  --tokens T            T tokens per expert; --uneven SEED redistributes the same total\n"
     "                        unevenly (some experts empty, one far above the rest)\n"
-    "  --type                operands (default bf16; fp8 with a scale for A and one per expert\n"
-    "                        for B: --scale tensor, the only scaling so far); --d the output\n"
-    "                        (default bf16)\n"
+    "  --type                operands (default bf16); --d the output (default bf16)\n"
+    "  --scale               fp8: tensor (one scale for A, one per expert for B) or row (one\n"
+    "                        per token of A, one per expert and column of B); --fp8-accum\n"
+    "                        accurate (the default: partial sums promoted to f32) or fast\n"
     "  --check               D poisoned first, an f32 reference per expert, rows outside every\n"
     "                        expert verified untouched, cuBLASLt checked the same way\n"
     "  --bench               timed side by side with cuBLASLt: one GEMM per non-empty expert on\n"
@@ -55,7 +57,8 @@ enum {
   O_SEED,
   O_EMIT,
   O_JSON,
-  O_SET
+  O_SET,
+  O_FP8_ACCUM
 };
 
 static const hg_cli_opt_t grouped_opts[] = {
@@ -78,6 +81,7 @@ static const hg_cli_opt_t grouped_opts[] = {
     {O_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
     {O_EMIT, "--emit", NULL, HG_CLI_VALUE, 0},
     {O_JSON, "--json", NULL, HG_CLI_JSON, 0},
+    {O_FP8_ACCUM, "--fp8-accum", NULL, HG_CLI_VALUE, 0},
 };
 
 typedef struct gargs {
@@ -128,12 +132,13 @@ static bool grouped_arg(hg_cli_args_t *a, int id, const char *v, gargs_t *g) {
   case O_D:
     return hg_cli_check(a, hg_dtype_parse(v, &g->p.d_type));
   case O_SCALE:
-    if (!strcmp(v, "tensor")) return true;
-    if (!strcmp(v, "row") || !strcmp(v, "block"))
-      return hg_cli_bad(a,
-                        "--scale %s: row-wise and block-wise fp8 scaling of the grouped GEMM are "
-                        "not built yet (tensor: one scale for A, one per expert for B)",
-                        v);
+    if (!strcmp(v, "tensor") || !strcmp(v, "row")) {
+      g->p.scale = v[0] == 'r' ? HG_GROUPED_SCALE_ROW : HG_GROUPED_SCALE_TENSOR;
+      return true;
+    }
+    if (!strcmp(v, "block"))
+      return hg_cli_bad(a, "--scale block: block-wise fp8 scaling of the grouped GEMM is not "
+                           "built yet (tensor, row)");
     return hg_cli_bad(a, "--scale '%s' is not one of tensor, row, block", v);
   case O_CONFIG:
     g->have_cfg = true;
@@ -161,6 +166,8 @@ static bool grouped_arg(hg_cli_args_t *a, int id, const char *v, gargs_t *g) {
     return true;
   case O_JSON:
     return g->json = true;
+  case O_FP8_ACCUM:
+    return hg_cli_check(a, hg_gemm_fp8_accum_parse(v, &g->p.fp8_accum));
   }
   return hg_cli_bad(a, "internal: option %d has no handling", id);
 }
@@ -211,7 +218,8 @@ static bool grouped_parse(hg_cli_args_t *a, gargs_t *g) {
   }
   if (sum > INT32_MAX) return hg_cli_bad(a, "%" PRId64 " tokens in all: at most 2^31 - 1", sum);
   const bool masked = g->p.layout == HG_GROUP_MASKED;
-  g->p.rows = masked ? max : sum;
+  /* contiguous: 64 rows past the last group, which the check verifies are never written */
+  g->p.rows = masked ? max : sum + 64;
   if (g->p.rows < 1) g->p.rows = 1; /* every expert empty: still a well-formed problem */
   g->p.expected_rows = (sum + g->p.groups - 1) / g->p.groups;
   return true;
@@ -313,10 +321,13 @@ static int grouped_generate(const gargs_t *g) {
     printf("}\n");
     hg_cli_json_printed();
   } else {
-    printf("kernel %s\n  config %s, %u threads, %u B shared memory, direct-store epilogue\n"
+    printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s\n"
            "  generated in %.2f ms (%s backend); ptxas: %s, %d registers, %d B spilled\n",
-           k.k.name, c, k.k.threads, k.k.smem_bytes, k.k.gen_ms, hg_backend_name(g->be), ptxas,
-           rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
+           k.k.name, c, k.k.threads, k.k.smem_bytes,
+           k.tma_store ? "TMA stores for whole tiles, a group's last tile element by element"
+                       : "direct-store epilogue",
+           k.k.gen_ms, hg_backend_name(g->be), ptxas, rep.registers,
+           rep.spill_store_bytes + rep.spill_load_bytes);
   }
   hg_gemm_kernel_free(&k);
   return hg_is_ok(&s) ? 0 : hg_cli_fail(s);
@@ -375,17 +386,18 @@ int hg_cmd_grouped_gemm(int argc, char **argv) {
 
 static const char bench_usage[] =
     "usage: hopgen bench grouped-gemm [--set moe] [--type bf16|e4m3|bf16,e4m3] [--masked]\n"
+    "                                 [--scale tensor|row (fp8)]\n"
     "                                 [--uneven SEED] [--iters I] [--warmup W] [--json]\n"
     "The MoE set: (experts x tokens, N, K) = (8x4096, 4096, 7168), (32x512, 4096, 7168),\n"
     "(128x128, 1536, 2048), (256x64, 2048, 7168); each checked, then timed beside cuBLASLt\n"
     "(one GEMM per expert on one stream) in the same process.\n";
 
-enum { B_SET, B_TYPE, B_MASKED, B_UNEVEN, B_ITERS, B_WARMUP, B_JSON };
+enum { B_SET, B_TYPE, B_MASKED, B_UNEVEN, B_ITERS, B_WARMUP, B_JSON, B_SCALE };
 static const hg_cli_opt_t bench_opts[] = {
     {B_SET, "--set", NULL, HG_CLI_VALUE, 0},      {B_TYPE, "--type", NULL, HG_CLI_VALUE, 0},
     {B_MASKED, "--masked", NULL, HG_CLI_FLAG, 0}, {B_UNEVEN, "--uneven", NULL, HG_CLI_VALUE, 0},
     {B_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},  {B_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
-    {B_JSON, "--json", NULL, HG_CLI_JSON, 0},
+    {B_JSON, "--json", NULL, HG_CLI_JSON, 0},     {B_SCALE, "--scale", NULL, HG_CLI_VALUE, 0},
 };
 
 int hg_cli_bench_grouped(int argc, char **argv) {
@@ -399,6 +411,7 @@ int hg_cli_bench_grouped(int argc, char **argv) {
   hg_dtype_t types[2] = {HG_BF16, HG_E4M3};
   int ntypes = 2, iters = 30, warmup = 5;
   bool masked = false, json = false;
+  hg_grouped_scale_t scale = HG_GROUPED_SCALE_TENSOR;
   uint64_t uneven = 0;
   const char *v;
   int64_t x;
@@ -439,6 +452,12 @@ int hg_cli_bench_grouped(int argc, char **argv) {
     case B_JSON:
       json = true;
       break;
+    case B_SCALE:
+      if (!strcmp(v, "row"))
+        scale = HG_GROUPED_SCALE_ROW;
+      else if (strcmp(v, "tensor"))
+        ok = hg_cli_bad(&a, "--scale '%s': tensor or row", v);
+      break;
     }
     if (!ok) return hg_cli_usage(&a);
   }
@@ -468,17 +487,19 @@ int hg_cli_bench_grouped(int argc, char **argv) {
         sum += counts[e];
         max = counts[e] > max ? counts[e] : max;
       }
-      g->p = (hg_grouped_gemm_problem_t){.layout = masked ? HG_GROUP_MASKED : HG_GROUP_CONTIGUOUS,
-                                         .groups = (int)set[i][0],
-                                         .rows = masked ? max : sum,
-                                         .n = set[i][2],
-                                         .k = set[i][3],
-                                         .a_type = types[t],
-                                         .b_type = types[t],
-                                         .d_type = HG_BF16,
-                                         .b_k_major = true,
-                                         .alpha = 1.0f,
-                                         .expected_rows = set[i][1]};
+      g->p = (hg_grouped_gemm_problem_t){
+          .layout = masked ? HG_GROUP_MASKED : HG_GROUP_CONTIGUOUS,
+          .groups = (int)set[i][0],
+          .rows = masked ? max : sum,
+          .n = set[i][2],
+          .k = set[i][3],
+          .a_type = types[t],
+          .b_type = types[t],
+          .d_type = HG_BF16,
+          .b_k_major = true,
+          .alpha = 1.0f,
+          .expected_rows = set[i][1],
+          .scale = hg_dtype_bits(types[t]) == 8 ? scale : HG_GROUPED_SCALE_TENSOR};
       hg_gemm_run_options_t o = hg_gemm_run_options_default();
       o.check = o.bench = true;
       o.iters = iters;

@@ -670,6 +670,16 @@ bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gem
  * groups' rows read on the device (CUDA-graph safe, no host synchronisation; empty groups
  * allowed). B is groups x N x K (b_k_major, torch's b.transpose(-2, -1) of an (E, K, N) b) or
  * groups x K x N; A is K-major, D row-major with packed rows. */
+/* How fp8 operands of a grouped GEMM are scaled (the run's scale_a and scale_b):
+ *   TENSOR  scale_a one f32, scale_b one f32 per group;
+ *   ROW     scale_a one f32 per row of A (contiguous: rows; masked: groups x rows), scale_b one
+ *           f32 per column of each group's B (groups x N): D_g(i, j) = scale_a[i] scale_b[g][j]
+ *           (A_g x B_g)(i, j), as torch._scaled_grouped_mm's row-wise scales. */
+typedef enum hg_grouped_scale {
+  HG_GROUPED_SCALE_TENSOR = 0,
+  HG_GROUPED_SCALE_ROW,
+} hg_grouped_scale_t;
+
 typedef struct hg_grouped_gemm_problem {
   hg_gemm_group_t layout; /* HG_GROUP_CONTIGUOUS or HG_GROUP_MASKED */
   int groups;             /* experts, 1..HG_GROUPED_MAX_GROUPS */
@@ -682,6 +692,8 @@ typedef struct hg_grouped_gemm_problem {
   /* rows per group the configuration is chosen for (0: rows / groups for contiguous, rows
    * for masked) */
   int64_t expected_rows;
+  hg_grouped_scale_t scale;      /* fp8 only for ROW */
+  hg_gemm_fp8_accum_t fp8_accum; /* fp8: ACCURATE (the default) or FAST, as the dense GEMM's */
 } hg_grouped_gemm_problem_t;
 
 /* The GEMM problem a grouped one is (hg_gemm_problem_t.group set), normalised. */
@@ -693,7 +705,8 @@ hg_status_t hg_grouped_gemm_op_create(hg_rt_t *rt, const hg_grouped_gemm_problem
                                       const hg_gemm_config_t *c, hg_backend_t be,
                                       hg_grouped_gemm_op_t **out);
 /* Launch on stream (asynchronous). groups: the device int32 array (offs or counts, as the
- * layout says); scale_a: one f32, scale_b: one f32 per group (fp8; 0 = 1.0). */
+ * layout says); scale_a, scale_b: fp8's scales as problem.scale says (TENSOR: 0 = 1.0; ROW:
+ * both required). */
 hg_status_t hg_grouped_gemm_op_run(hg_grouped_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b,
                                    hg_devptr_t d, hg_devptr_t groups, hg_devptr_t scale_a,
                                    hg_devptr_t scale_b, hg_stream_t stream);

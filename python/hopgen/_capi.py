@@ -188,7 +188,7 @@ class GroupedGemmProblem(C.Structure):
     _fields_ = [("layout", C.c_int), ("groups", C.c_int), ("rows", C.c_int64),
                 ("n", C.c_int64), ("k", C.c_int64), ("a_type", C.c_int), ("b_type", C.c_int),
                 ("d_type", C.c_int), ("b_k_major", C.c_bool), ("alpha", C.c_float),
-                ("expected_rows", C.c_int64)]
+                ("expected_rows", C.c_int64), ("scale", C.c_int), ("fp8_accum", C.c_int)]
 
 
 class GemmConfig(C.Structure):
@@ -203,7 +203,9 @@ class GemmKernel(C.Structure):
                 ("tma_store", C.c_bool), ("a_tma", C.c_bool), ("b_tma", C.c_bool),
                 ("a_vec", C.c_int), ("b_vec", C.c_int), ("repack_a", C.c_bool),
                 ("repack_b", C.c_bool), ("plan_a", TmaPlan), ("plan_b", TmaPlan),
-                ("plan_d", TmaPlan), ("from_cache", C.c_bool)]
+                ("plan_d", TmaPlan), ("from_cache", C.c_bool), ("reduce_name", C.c_char * 64),
+                ("reduce_threads", C.c_uint32), ("reduce_smem", C.c_uint32),
+                ("reduce_groups", C.c_int)]
 
 
 class TmaSpec(C.Structure):

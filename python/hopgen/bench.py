@@ -5,6 +5,7 @@ random data, after a correctness check (the shape set of `hopgen bench gemm`).
     python -m hopgen.bench --types bf16 --shapes 4096x4096x4096,128x7168x2048
     python -m hopgen.bench --overhead             # host time per call (no GPU work timed)
     python -m hopgen.bench --types bf16 --mainloop tma-mmasync   # one mainloop throughout
+    python -m hopgen.bench --grouped              # the MoE set: hopgen.grouped_gemm vs torch
 
 bf16 runs against torch.matmul; e4m3 (bf16 output, per-tensor scales 1.25 and 0.75) against
 torch._scaled_mm with use_fast_accum=False, the same accumulation as hopgen's default (partial
@@ -111,6 +112,117 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
     return r
 
 
+# The MoE set of issue 11: (experts, tokens per expert, N, K).
+MOE = [(8, 4096, 4096, 7168), (32, 512, 4096, 7168), (128, 128, 1536, 2048),
+       (256, 64, 2048, 7168)]
+
+
+def run_grouped(kind: str, e: int, t: int, n: int, k: int, iters: int = 30,
+                check: bool = True) -> dict:
+    """hopgen.grouped_gemm (contiguous, torch's offs) against torch._grouped_mm (bf16) or
+    torch._scaled_grouped_mm with row-wise scales (e4m3), on the same data; falls back to a
+    loop of per-expert torch GEMMs where torch lacks them (said in the result's "torch")."""
+    import torch
+    import hopgen
+
+    dev = torch.device("cuda")
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(int(time.time_ns()) & 0xFFFFFFFF)
+    total = e * t
+    offs = torch.arange(1, e + 1, device=dev, dtype=torch.int32) * t
+    a32 = torch.randn(total, k, device=dev, generator=gen)
+    w32 = torch.randn(e, n, k, device=dev, generator=gen)  # [E, N, K]: K-major weights
+    d = torch.full((total, n), float("nan"), device=dev, dtype=torch.bfloat16)
+    r = {"type": kind, "experts": e, "tokens": t, "n": n, "k": k}
+    if kind == "bf16":
+        a, w = a32.bfloat16(), w32.bfloat16()
+        b = w.transpose(1, 2)
+        hg = lambda: hopgen.grouped_gemm(a, b, offs, out=d)  # noqa: E731
+        if hasattr(torch, "_grouped_mm"):
+            th = lambda: torch._grouped_mm(a, b, offs=offs, out_dtype=torch.bfloat16)  # noqa
+            r["torch"] = "torch._grouped_mm"
+        else:
+            th = lambda: [a[i * t:(i + 1) * t] @ b[i] for i in range(e)]  # noqa: E731
+            r["torch"] = "per-expert torch.matmul"
+        ref_fn = lambda i: a[i * t:(i + 1) * t].float() @ b[i].float()  # noqa: E731
+    else:
+        a, w = a32.to(torch.float8_e4m3fn), w32.to(torch.float8_e4m3fn)
+        b = w.transpose(1, 2)
+        sa = torch.rand(total, device=dev, generator=gen) + 0.5
+        sb = torch.rand(e, n, device=dev, generator=gen) + 0.5
+        hg = lambda: hopgen.grouped_gemm(a, b, offs, out=d, scale_a=sa, scale_b=sb)  # noqa
+        if hasattr(torch, "_scaled_grouped_mm"):
+            th = lambda: torch._scaled_grouped_mm(a, b, sa, sb, offs=offs,  # noqa: E731
+                                                  out_dtype=torch.bfloat16)
+            r["torch"] = "torch._scaled_grouped_mm (row-wise)"
+        else:
+            th, r["torch"] = None, "none (torch lacks _scaled_grouped_mm)"
+        ref_fn = lambda i: (a[i * t:(i + 1) * t].float() @ b[i].float()) * \
+            sa[i * t:(i + 1) * t, None] * sb[i][None, :]  # noqa: E731
+    del a32, w32
+    hg()
+    torch.cuda.synchronize()
+    if check:
+        num = den = 0.0
+        for i in range(e):
+            ref = ref_fn(i)
+            num += float((d[i * t:(i + 1) * t].float() - ref).norm()) ** 2
+            den += float(ref.norm()) ** 2
+        r["nonfinite"] = int((~torch.isfinite(d.float())).sum())
+        r["rel_err"] = math.sqrt(num / den)
+        r["ok"] = r["nonfinite"] == 0 and r["rel_err"] <= 1e-2
+    if th is not None:
+        try:
+            th()
+        except RuntimeError as ex:
+            r["torch_error"] = str(ex).splitlines()[0]
+            th = None
+    for _ in range(5):
+        hg()
+        if th:
+            th()
+    best_h = best_t = math.inf
+    for _ in range(2):
+        best_h = min(best_h, _timed(torch, hg, iters))
+        if th:
+            best_t = min(best_t, _timed(torch, th, iters))
+    flop = 2.0 * total * n * k
+    r["hopgen_ms"], r["hopgen_tflops"] = best_h, flop / best_h / 1e9
+    r["torch_ms"] = best_t if th else math.nan
+    r["torch_tflops"] = flop / best_t / 1e9 if th else math.nan
+    r["ratio"] = best_t / best_h if th else math.nan
+    return r
+
+
+def grouped_main(types, iters: int, check: bool, json_path) -> int:
+    import torch
+    results, failures = [], 0
+    print(f"{'type':<6} {'E x T':>10} {'N':>6} {'K':>6} {'hopgen':>8} {'torch':>8} {'ratio':>7} "
+          f"{'err':>9}  torch", flush=True)
+    for kind in types:
+        for (e, t, n, k) in MOE:
+            try:
+                r = run_grouped(kind, e, t, n, k, iters, check)
+            except Exception as ex:
+                print(f"{kind:<6} {e:>4}x{t:<5} {n:>6} {k:>6}  ERROR {ex}", flush=True)
+                results.append({"type": kind, "experts": e, "tokens": t, "error": str(ex)})
+                failures += 1
+                continue
+            results.append(r)
+            torch.cuda.empty_cache()
+            bad = r.get("ok") is False
+            failures += bad
+            print(f"{kind:<6} {e:>4}x{t:<5} {n:>6} {k:>6} {r['hopgen_tflops']:>8.1f} "
+                  f"{r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} {r.get('rel_err', math.nan):>9.2e}"
+                  f"  {r['torch']}{' ' + r['torch_error'] if 'torch_error' in r else ''}"
+                  f"{'  FAILED' if bad else ''}", flush=True)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "grouped": results}, f, indent=1)
+    return 1 if failures else 0
+
+
 def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -> dict:
     """Host time per call, microseconds: hopgen.gemm (out given, and allocating its output),
     the C launch alone (hg_gemm_op_run_workspace through ctypes with the arguments prepared), and
@@ -171,6 +283,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--json", help="write every result to this file")
     ap.add_argument("--overhead", action="store_true", help="only the host time per call")
+    ap.add_argument("--grouped", action="store_true",
+                    help="the MoE set: hopgen.grouped_gemm against torch._grouped_mm (bf16) and "
+                         "torch._scaled_grouped_mm row-wise (e4m3)")
     args = ap.parse_args(argv)
     import torch
     import hopgen
@@ -180,6 +295,9 @@ def main(argv=None) -> int:
         return 1
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"libhopgen {hopgen.library_path()}", flush=True)
+    if args.grouped:
+        return grouped_main([x for x in args.types.split(",") if x in ("bf16", "e4m3")],
+                            args.iters, not args.no_check, args.json)
     if args.overhead:
         o = host_overhead()
         print(f"host time per call ({o['problem']}): C launch {o['c_launch_us']:.2f} us, "

@@ -413,7 +413,7 @@ _grouped_ops: dict = {}
 
 def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scale_a=None,
                  scale_b=None, config=None, expected_rows: Optional[int] = None,
-                 backend: str = "ptx"):
+                 backend: str = "ptx", use_fast_accum: bool = False):
     """The grouped GEMM of mixture-of-experts layers (hopgen's hg_grouped_gemm_*), one
     persistent launch for every expert, the experts' rows read on the GPU (graph-safe).
 
@@ -424,8 +424,12 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
        [E, M, N], rows past an expert's count left as they are.
     b: [E, K, N], contiguous ([E, K, N] storage) or the transpose of a contiguous [E, N, K]
        (the K-major weights fp8 needs). a contiguous. Empty experts are allowed.
-    scale_a: fp8, a one-element float32 GPU tensor; scale_b: fp8, E float32 (one per expert).
+    scale_a, scale_b: fp8 scales, float32 GPU tensors: per tensor, scale_a one element and
+       scale_b E (one per expert); or row-wise, scale_a one per row of a ([total] or [E, M])
+       and scale_b one per expert and column ([E, N]), as torch._scaled_grouped_mm.
     expected_rows: rows per expert the configuration is chosen for (default: the mean).
+    use_fast_accum: fp8, the whole K in wgmma's accumulator (as torch's flag); default: partial
+       sums promoted to f32 (accurate).
     """
     a, b = as_tensor(a, "a"), as_tensor(b, "b")
     masked = offs is None
@@ -470,12 +474,19 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
     psb = scale_b.data_ptr() if scale_b is not None else 0
     if (psa or psb) and ta not in _FP8:
         raise InvalidError("hopgen.grouped_gemm: scale_a / scale_b are for fp8 operands")
-    if scale_b is not None and (scale_b.numel() != e or scale_b.dtype != torch.float32):
-        raise InvalidError(f"hopgen.grouped_gemm: scale_b must hold {e} float32 (one per "
-                           f"expert)")
+    row = scale_a is not None and scale_a.numel() > 1
+    n_sa, n_sb = ((e * rows if masked else rows), e * n) if row else (1, e)
+    for t, want, what in ((scale_a, n_sa, "scale_a"), (scale_b, n_sb, "scale_b")):
+        if t is not None and (t.numel() != want or t.dtype != torch.float32 or
+                              not t.is_contiguous()):
+            raise InvalidError(f"hopgen.grouped_gemm: {what} must be {want} contiguous float32 "
+                               f"({'row-wise' if row else 'per tensor'} scales)")
+    if row and scale_b is None:
+        raise InvalidError("hopgen.grouped_gemm: row-wise scale_a needs row-wise scale_b")
     index = a.device.index if a.device.index is not None else torch.cuda.current_device()
     exp = expected_rows or max(1, rows // e if not masked else rows)
-    key = (index, masked, e, rows, n, k, ta, tb, td, b_k_major, exp, _cfg_text(config), backend)
+    key = (index, masked, e, rows, n, k, ta, tb, td, b_k_major, exp, _cfg_text(config), backend,
+           row, bool(use_fast_accum))
     h = _grouped_ops.get(key)
     if h is None:
         if _capturing():
@@ -483,7 +494,8 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
                                "during CUDA-graph capture: call it once before capturing")
         p = _capi.GroupedGemmProblem(layout=2 if masked else 1, groups=e, rows=rows, n=n, k=k,
                                      a_type=ta, b_type=tb, d_type=td, b_k_major=b_k_major,
-                                     alpha=1.0, expected_rows=exp)
+                                     alpha=1.0, expected_rows=exp, scale=1 if row else 0,
+                                     fp8_accum=1 if use_fast_accum else 0)
         cfg = None
         if config is not None:
             cfg = _capi.GemmConfig()

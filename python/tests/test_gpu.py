@@ -354,6 +354,18 @@ def test_grouped_gemm_contiguous_and_masked():
                 ref = (a8[start:start + c].float() @ w8[g].float().t()) * 1.25 * float(sb[g])
                 _check(d[start:start + c], ref, 1e-2, f"fp8 expert {g}")
             start += c
+        # row-wise: a scale per token, one per expert and column
+        ra = torch.rand(total + 5, device="cuda") + 0.5
+        cb = torch.rand(e, n, device="cuda") + 0.5
+        d = hopgen.grouped_gemm(a8, w8.transpose(1, 2), offs, scale_a=ra, scale_b=cb)
+        torch.cuda.synchronize()
+        start = 0
+        for g, c in enumerate(counts):
+            if c:
+                ref = (a8[start:start + c].float() @ w8[g].float().t()) * \
+                    ra[start:start + c, None] * cb[g][None, :]
+                _check(d[start:start + c], ref, 1e-2, f"fp8 row-wise expert {g}")
+            start += c
     # CUDA graph: the counts are read on the device, so a replay with new offsets follows them
     out = torch.zeros((total + 5, n), device="cuda", dtype=torch.bfloat16)
     s = torch.cuda.Stream()

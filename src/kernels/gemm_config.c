@@ -152,11 +152,14 @@ static hg_status_t group_check(const hg_gemm_problem_t *p) {
   if (!p->a_k_major)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "a %s grouped GEMM takes A K-major (each token's row contiguous)", what);
-  if (p->beta != 0 || p->bias != HG_BIAS_NONE || p->rowscale || p->colscale || p->residual ||
-      p->act != HG_ACT_NONE)
+  if (p->beta != 0 || p->bias != HG_BIAS_NONE || p->residual || p->act != HG_ACT_NONE)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "a grouped GEMM computes D = alpha * A x B (with fp8 scales): beta * C, bias, "
-                    "row/column scales, activations and residuals are not supported yet");
+                    "activations and residuals are not supported yet");
+  if ((p->rowscale || p->colscale) && !(p->rowscale && p->colscale))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a grouped GEMM scales row-wise with both vectors (a scale per row of A and "
+                    "one per column of each group's B) or neither");
   if (p->batch_invariant)
     return hg_error(HG_ERR_UNSUPPORTED, "a grouped GEMM is not offered batch-invariant");
   const int e = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
@@ -370,10 +373,9 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const int epi_n = hg_gemm_epi_n(p, c);
   const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
-  /* a grouped GEMM stores D directly (no epilogue buffers) and keeps its groups' tables */
-  if (p->group != HG_GROUP_NONE)
-    return (uint64_t)stages * (a + b + 16u) + hg_sched_grouped_smem_bytes(p->batch) + SMEM_SLACK;
-  return (uint64_t)stages * (a + b + 16u) + epi + SMEM_SLACK; /* any stage count */
+  /* a grouped GEMM keeps its groups' tables too */
+  const uint32_t tables = p->group != HG_GROUP_NONE ? hg_sched_grouped_smem_bytes(p->batch) : 0;
+  return (uint64_t)stages * (a + b + 16u) + epi + tables + SMEM_SLACK; /* any stage count */
 }
 
 /* The epilogue's vector steps staged in shared memory (gemm_gen.c): f32 per row or column of

@@ -43,11 +43,17 @@ typedef struct gemm_gen {
   hg_splitk_t splitk; /* when config.splits > 1 */
   bool reduce;        /* building split-K's reduction pass, not the GEMM */
   hg_epilogue_t epi;
+  /* grouped with a TMA epilogue: the same chain storing element by element, for the tiles
+   * that end past their group's rows */
+  hg_epilogue_t epi_direct;
   /* run-time values */
   hg_val_t tmap_a, tmap_b, a_ptr, b_ptr, lda, ldb, bsa, bsb, M, N, K, batch, scale;
   /* grouped: the groups' device array, fp8's per-group B scales (I64, 0: all 1) and the
    * epilogue's scale step pointing at the unit's group's (a variable set per unit) */
   hg_val_t groups, scale_b, scale_b_at;
+  /* grouped row-wise scales: the parameters and the steps' per-unit pointers (the group's
+   * row of column scales; a masked group's batch of row scales) */
+  hg_val_t vec[2], vec_at[2];
 } gemm_gen_t;
 
 static bool grouped(const gemm_gen_t *x) {
@@ -371,11 +377,17 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
           hg_b_assign(b, x->scale_b_at,
                       hg_b_select(b, hg_b_cmp(b, HG_EQ, x->scale_b, hg_b_i64(b, 0)), x->scale_b,
                                   hg_b_mad(b, hg_b_sext(b, w.batch), hg_b_i64(b, 4), x->scale_b)));
+        /* row-wise: the group's vector, (group x extent) f32 in */
+        for (int i = 0; i < 2; i++)
+          if (!hg_val_is_none(x->vec_at[i]))
+            hg_b_assign(b, x->vec_at[i],
+                        hg_b_mad(b, hg_b_sext(b, hg_b_bin(b, HG_MUL, w.batch, i ? x->N : x->M)),
+                                 hg_b_i64(b, 4), x->vec[i]));
       }
       hg_epi_prefetch_t pf;
       if (x->epi.vectors) {
         st = hg_epilogue_prefetch(b, &x->epi, w.m0, w.n0, r, &pf);
-        x->epi.prefetch = &pf;
+        x->epi.prefetch = x->epi_direct.prefetch = &pf;
       }
       hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
       if (pp) {
@@ -383,16 +395,30 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
         hg_roles_order_signal(b, r);
         hg_b_endif(b);
       }
+      /* grouped: TMA stores only for a tile whose rows all lie in its group (a uniform
+       * branch: the tile's origin and its group's end are the CTA's) */
+      const bool two = grouped(x) && x->epi.tma;
       if (split) {
         /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
         st = store_partial(x, &am, &w, hg_b_bin(b, HG_ADD, w.m0, t_row),
                            pp ? r->wg_tid : hg_b_mad(b, r->consumer, i32(x, 128), r->wg_tid), acc);
       } else {
+        if (two)
+          hg_b_if(b, hg_b_cmp(b, HG_LE_S, hg_b_bin(b, HG_ADD, w.m0, i32(x, x->k->config.tile_m)),
+                              w.m_end));
         st = hg_epilogue_emit(b, &x->epi, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
                               hg_b_bin(b, HG_ADD, w.n0, t_col),
                               hg_b_bin(b, HG_ADD, w.m0, slot_row0), w.n0, ad_batch(x, &w), r);
+        if (two) {
+          hg_b_else(b);
+          if (hg_is_ok(&st))
+            st = hg_epilogue_emit(b, &x->epi_direct, acc, &am, hg_b_bin(b, HG_ADD, w.m0, t_row),
+                                  hg_b_bin(b, HG_ADD, w.n0, t_col),
+                                  hg_b_bin(b, HG_ADD, w.m0, slot_row0), w.n0, ad_batch(x, &w), r);
+          hg_b_endif(b);
+        }
       }
-      x->epi.prefetch = NULL;
+      x->epi.prefetch = x->epi_direct.prefetch = NULL;
     }
     hg_b_endif(b);
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
@@ -516,13 +542,15 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                           .dtype = p->c_type};
   /* the epilogue chain (kernels.h): row and column scales, bias, activation, residual */
   for (int i = 0; i < 2; i++)
-    if (i ? p->colscale : p->rowscale)
-      e->steps[e->nsteps++] =
-          (hg_epi_step_t){.kind = HG_EPI_BIAS,
-                          .ptr = hg_b_param(b, HG_T_I64, i ? "colscale" : "rowscale"),
-                          .dtype = HG_F32,
-                          .along_n = i == 1,
-                          .multiply = true};
+    if (i ? p->colscale : p->rowscale) {
+      hg_val_t ptr = x->vec[i] = hg_b_param(b, HG_T_I64, i ? "colscale" : "rowscale");
+      /* grouped: column scales are per group (groups x N), and a masked GEMM's row scales
+       * per group's batch (groups x M): the step reads the unit's group's, set per unit */
+      if (grouped(x) && (i == 1 || p->group == HG_GROUP_MASKED))
+        ptr = x->vec_at[i] = hg_b_var(b, HG_T_I64, ptr);
+      e->steps[e->nsteps++] = (hg_epi_step_t){
+          .kind = HG_EPI_BIAS, .ptr = ptr, .dtype = HG_F32, .along_n = i == 1, .multiply = true};
+    }
   if (p->bias != HG_BIAS_NONE)
     e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BIAS,
                                             .ptr = hg_b_param(b, HG_T_I64, "bias"),
@@ -616,6 +644,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   *acc = malloc(sizeof(hg_val_t) * (size_t)(n * sets));
   if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
   for (int i = 0; i < n * sets; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+  x->epi_direct = x->epi;
+  x->epi_direct.tma = false;
   HG_TRY(emit_consumer(x, *acc, sets > 1 ? *acc + n : NULL));
   hg_roles_end(b, &x->roles);
   /* No CTA may leave while a peer can still multicast into it or arrive on its barriers. */

@@ -263,10 +263,13 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
    * on an H200; docs/hardware-notes.md). */
   const int ed = hg_dtype_bytes(p.d_type);
   g->epi_n = hg_gemm_epi_n(&p, c);
-  /* A grouped D is stored element by element: a TMA box would write past its group's rows
-   * (into the next group's, or past a masked group's count). */
-  const bool d_ok = !p.d_no_tma && p.group == HG_GROUP_NONE && (p.ldd * ed) % 16 == 0 &&
-                    (p.n * ed) % 16 == 0 && (p.batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
+  /* A grouped GEMM stores with TMA only the tiles whose rows all lie in their group (the
+   * generator decides per tile); a box of a group's last, partial tile would write the next
+   * group's rows (or a masked group's rows past its count), so those go element by element.
+   * Its D is one matrix (contiguous) or a batch per group (masked). */
+  const int d_batch = p.group == HG_GROUP_CONTIGUOUS ? 1 : p.batch;
+  const bool d_ok = !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.n * ed) % 16 == 0 &&
+                    (d_batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
   k->tma_store = d_ok && g->epi_n > 0;
   if (k->tma_store) {
     hg_tma_tensor_t td;
@@ -275,11 +278,11 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
     td.rank = 3;
     td.shape[0] = p.m;
     td.shape[1] = p.n;
-    td.shape[2] = p.batch;
+    td.shape[2] = d_batch;
     td.stride[0] = p.ldd;
     td.stride[1] = 1;
     const int64_t q = 16 / ed;
-    td.stride[2] = p.batch > 1 ? p.batch_stride_d : ((p.ldd * p.m + q - 1) / q) * q;
+    td.stride[2] = d_batch > 1 ? p.batch_stride_d : ((p.ldd * p.m + q - 1) / q) * q;
     td.base_align_bytes = 16;
     hg_composed_t se;
     HG_TRY(epilogue_layout(ed, g->epi_n, &se));

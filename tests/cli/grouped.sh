@@ -9,7 +9,8 @@ cli=${1:?usage: grouped.sh PATH_TO_HOPGEN}
 
 g=(grouped-gemm --experts 8 --tokens 4096 --n 4096 --k 7168)
 ok "_gc8" "${g[@]}"
-ok "direct-store epilogue" "${g[@]}"
+ok "TMA stores for whole tiles" "${g[@]}"
+ok "direct-store epilogue" grouped-gemm --experts 2 --tokens 4 --n 100 --k 64
 ok "_gm256" grouped-gemm --experts 256 --tokens 64 --n 2048 --k 7168 --masked --type e4m3
 ok "_gc4" grouped-gemm --experts 4 --tokens-per-expert 0,100,0,3000 --n 1536 --k 2048
 ok "128x128x64,c1x1,s5,pp" grouped-gemm --experts 32 --tokens 512 --n 4096 --k 7168 \
@@ -27,6 +28,11 @@ bad 2 "conflicts" grouped-gemm --experts 2 --tokens 4 --tokens-per-expert 1,2 --
 bad 2 "--uneven redistributes --tokens" grouped-gemm --experts 2 --tokens-per-expert 1,2 \
   --uneven 3 --n 8 --k 16
 bad 2 "not built yet" grouped-gemm --experts 2 --tokens 4 --n 8 --k 16 --type e4m3 --scale block
+bad 1 "D is bf16, f16 or f32" grouped-gemm --experts 2 --tokens 4 --n 64 --k 64 --type e4m3 \
+  --d e4m3
+bad 1 "row-wise scales are for fp8 operands" grouped-gemm --experts 2 --tokens 4 --n 64 --k 64 \
+  --scale row
+ok "_rscs_gc16" grouped-gemm --experts 16 --tokens 256 --n 2048 --k 7168 --type e4m3 --scale row
 bad 2 "is not one of tensor, row, block" grouped-gemm --experts 2 --tokens 4 --n 8 --k 16 --scale x
 bad 2 "apply with --check or --bench" grouped-gemm --experts 2 --tokens 4 --n 8 --k 16 --seed 3
 bad 2 "apply with --bench" grouped-gemm --experts 2 --tokens 4 --n 8 --k 16 --check --iters 3

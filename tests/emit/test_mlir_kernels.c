@@ -377,7 +377,7 @@ static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk,
 
 /* A grouped GEMM (mixture of experts): the scheduler's shared-memory tables and search, the
  * group's row bound on D, per-group fp8 B scales. */
-static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int groups,
+static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int groups, bool row,
                         const char *config) {
   hg_gemm_problem_t p = {.m = 4096,
                          .n = 4096,
@@ -390,7 +390,9 @@ static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int 
                          .b_k_major = true,
                          .alpha = 1.0f,
                          .group = group,
-                         .fp8_accum = fp8_accum};
+                         .fp8_accum = fp8_accum,
+                         .rowscale = row,
+                         .colscale = row};
   hg_gemm_config_t c;
   hg_test_checks++;
   hg_status_t s = hg_gemm_config_parse(config, &c);
@@ -404,9 +406,9 @@ static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int 
   j->kind = JOB_GEMM;
   j->problem = p;
   j->config = c;
-  snprintf(j->what, sizeof j->what, "grouped %s %s->%s %d groups %s",
+  snprintf(j->what, sizeof j->what, "grouped %s %s->%s %d groups%s %s",
            group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked", hg_dtype_name(ab),
-           hg_dtype_name(d), groups, config);
+           hg_dtype_name(d), groups, row ? " row-wise" : "", config);
 }
 
 /* Configurations as text: tile, cluster, stages, schedule (the default is cooperative),
@@ -467,12 +469,14 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);
   fp8_accum = HG_FP8_ACCUM_FAST;
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x256x128,c2x1,s4,k3", 16384);
-  add_grouped(HG_BF16, HG_BF16, HG_GROUP_CONTIGUOUS, 8, "128x256x64,c2x1,s4,m8");
-  add_grouped(HG_BF16, HG_BF16, HG_GROUP_MASKED, 256, "128x128x64,c1x1,s5,pp,n4");
-  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 128, "128x128x128,c1x2,s5,pp,m4");
-  add_grouped(HG_E4M3, HG_F32, HG_GROUP_MASKED, 32, "64x256x128,c1x1,s4,m8");
+  add_grouped(HG_BF16, HG_BF16, HG_GROUP_CONTIGUOUS, 8, false, "128x256x64,c2x1,s4,m8");
+  add_grouped(HG_BF16, HG_BF16, HG_GROUP_MASKED, 256, false, "128x128x64,c1x1,s5,pp,n4");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 128, false, "128x128x128,c1x2,s5,pp,m4");
+  add_grouped(HG_E4M3, HG_F32, HG_GROUP_MASKED, 32, false, "64x256x128,c1x1,s4,m8");
   fp8_accum = HG_FP8_ACCUM_ACCURATE;
-  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 64, "128x128x128,c2x1,s4,m8");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 64, false, "128x128x128,c2x1,s4,m8");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 16, true, "128x128x128,c2x1,s5,m8");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_MASKED, 64, true, "128x128x128,c1x1,s5,n4");
 }
 
 static void report(job_kind_t kind, const char *title) {
