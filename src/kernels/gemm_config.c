@@ -375,7 +375,11 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
   /* a grouped GEMM keeps its groups' tables too */
   const uint32_t tables = p->group != HG_GROUP_NONE ? hg_sched_grouped_smem_bytes(p->batch) : 0;
-  return (uint64_t)stages * (a + b + 16u) + epi + tables + SMEM_SLACK; /* any stage count */
+  /* the rings, their barriers (16 bytes a stage), then the epilogue buffers from the next
+   * 1024-byte boundary (their swizzle's alignment): up to 1008 bytes of padding between */
+  uint64_t rings = (uint64_t)stages * (a + b + 16u);
+  if (epi) rings = (rings + 1023) / 1024 * 1024;
+  return rings + epi + tables + SMEM_SLACK; /* any stage count */
 }
 
 /* The epilogue's vector steps staged in shared memory (gemm_gen.c): f32 per row or column of

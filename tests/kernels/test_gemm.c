@@ -742,6 +742,43 @@ static void test_tuner_space(void) {
   check_generates(&p, &c);
 }
 
+/* Shared-memory accounting (gemm_config.c) against what the generator reserves: every
+ * configuration of the tune space and the heuristic's, at its most stages, generates for
+ * problems with staged vectors (the epilogue buffers start at a 1024-byte boundary after the
+ * barriers: 1000^3 e4m3 with a five-step chain overflowed by 512 bytes at 128x64x128, s8). */
+static void test_smem_accounting(void) {
+  static const char *const chains[] = {"rowscale,colscale,bias,gelu,residual", "bias_m,silu",
+                                       "none"};
+  static const hg_dtype_t types[] = {HG_E4M3, HG_BF16};
+  int n = 0;
+  for (int t = 0; t < 2; t++)
+    for (int e = 0; e < 3; e++) {
+      hg_gemm_problem_t p = problem(1000, 1000, 1024, types[t]);
+      CHECK_OK(hg_gemm_epilogue_parse(chains[e], &p));
+      p.bias_type = HG_BF16;
+      CHECK_OK(hg_gemm_problem_normalize(&p));
+      hg_gemm_config_t space[HG_GEMM_TUNE_MAX + 1];
+      int k = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
+      if (k > HG_GEMM_TUNE_MAX) k = HG_GEMM_TUNE_MAX;
+      CHECK_OK(hg_gemm_heuristic(&p, 132, &space[k++]));
+      for (int i = 0; i < k; i++) {
+        space[i].stages = hg_gemm_max_stages(&p, &space[i]);
+        hg_status_t ok = hg_gemm_config_check(&p, &space[i]);
+        if (!hg_is_ok(&ok)) continue;
+        hg_gemm_kernel_t kk;
+        hg_status_t st = hg_gemm_generate(&p, &space[i], HG_BACKEND_PTX, &kk);
+        char cfg[96];
+        hg_gemm_config_print(&space[i], cfg, sizeof cfg);
+        if (!hg_is_ok(&st))
+          HG_FAIL("%s (%s, %s): %s", cfg, chains[e], t ? "bf16" : "e4m3", st.msg);
+        else
+          hg_gemm_kernel_free(&kk);
+        n++;
+      }
+    }
+  CHECK(n >= 20);
+}
+
 static int count(const char *text, const char *what) {
   int n = 0;
   for (const char *at = text; (at = strstr(at, what)) != NULL; at += strlen(what)) n++;
@@ -1030,6 +1067,7 @@ int main(void) {
   HG_RUN(test_config_rules);
   HG_RUN(test_heuristic_shapes);
   HG_RUN(test_tuner_space);
+  HG_RUN(test_smem_accounting);
   HG_RUN(test_split_k);
   HG_RUN(test_fp8_accum);
   HG_RUN(test_split_heuristic);
