@@ -50,7 +50,8 @@ if [ "$what" != bench ]; then
     run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --config 128x128x64,c1x1,s5,pp,m8 $layout
     run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --config 128x256x64,c2x1,s4,m4 $layout
     run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --config 64x128x64,c1x2,s6,n2 $layout
-    run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --type e4m3 --config 128x128x128,c2x1,s5,pp $layout
+    run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --type e4m3 --fp8-accum fast --config 128x128x128,c2x1,s5,pp $layout
+    run --experts 8 --tokens 300 --uneven 5 --n 1024 --k 1024 --type e4m3 --config 128x128x128,c2x1,s5 $layout
   done
   echo "grouped check: $((runs-fails)) of $runs passed"
 fi
