@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fp8 GEMMs on the GPU (issue 11): accurate accumulation (partial sums promoted into f32 every
-# N k-blocks, the default) and fast (the whole K in wgmma's fp8 accumulator), each checked
-# against the f32 reference with cuBLASLt in the same mode beside it (--check prints both
-# errors), then the accuracy table over K and the benchmark against cuBLASLt in the same mode.
+# N k-blocks, the default) and fast (the whole K in wgmma's fp8 accumulator); per-tensor,
+# row-wise and block-wise scales; each checked against the f32 reference with cuBLASLt in the
+# same mode beside it (--check prints both errors), then the accuracy table over K and the
+# benchmarks against cuBLASLt in the same mode (the fp8block and fp8row sets).
 #   scripts/gemm-fp8.sh path/to/hopgen [check|accuracy|bench|all]
 set -u
 H=${1:?usage: gemm-fp8.sh path/to/hopgen [check|accuracy|bench|all]}
@@ -29,6 +30,21 @@ if [ "$what" = check ] || [ "$what" = all ]; then
   run 4096 4096 4096 --type e4m3 --config 64x192x128,pp --fp8-promote 1
   run 256 256 32768 --type e4m3 --config 128x128x128,k8
   run 1000 1000 1000 --type e4m3 --epilogue rowscale,colscale,bias,gelu,residual
+  # row-wise scales (epilogue vectors) and block-wise ones (1x128 / 128x128 in the main loop):
+  # random non-trivial scales, the reference applies them in f32; awkward shapes (K, N, M not
+  # multiples of 128: the last k-block partial, a B block split by the edge), split-K, e5m2
+  for sc in row block; do
+    run 4096 4096 4096 --type e4m3 --scale $sc
+    run 1000 3000 700 --type e4m3 --scale $sc
+    run 1000 3000 720 --type e4m3 --scale $sc --config 128x64x128,c1x2
+    run 1 300 4100 --type e4m3 --scale $sc --d f32
+    run 777 1001 640 --a e4m3 --b e5m2 --scale $sc --beta 0.5 --d f16
+    run 128 7168 16384 --type e4m3 --scale $sc
+    run 256 256 32768 --type e4m3 --scale $sc --config 128x128x128,k8
+    run 4096 2112 7168 --type e4m3 --scale $sc --config 64x128x128,pp
+  done
+  run 4096 4096 4096 --type e4m3 --scale row --fp8-accum fast
+  run 1000 1000 1000 --type e4m3 --scale block --epilogue bias,gelu --config 128x64x128,c1x2
   echo "fp8 checks: $runs runs, $fails failed"
 fi
 if [ "$what" = accuracy ] || [ "$what" = all ]; then
@@ -42,6 +58,9 @@ if [ "$what" = accuracy ] || [ "$what" = all ]; then
   done
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
+  # block- and row-wise: DeepSeek-V3's projections and the anchors, cuBLASLt in the same mode
+  "$H" bench gemm --set fp8block --types e4m3 --iters 30
+  "$H" bench gemm --set fp8row --types e4m3 --iters 30
   for mode in "" "--fp8-accum fast"; do
     echo "== llm set, e4m3 ${mode:-accurate (promote 4)}"
     for mnk in "4096 7168 16384" "4096 2112 7168" "8192 8192 8192" "128 7168 2048" "4096 4096 4096" \

@@ -40,6 +40,10 @@ static const char gemm_usage[] =
     "                      in wgmma's fp8 accumulator (cuBLASLt's FAST_ACCUM). --bench and\n"
     "                      --check run cuBLASLt in the same mode\n"
     "  --fp8-promote N     k-blocks per promotion, 1..16 (default 4: every 512 of K)\n"
+    "  --scale S           fp8 scales: tensor (default: one f32 each), row (A per row, B per\n"
+    "                      column, in the epilogue) or block (A 1x128, B 128x128, per k-block\n"
+    "                      in the main loop; tile K 128, tile N dividing 128); --check uses\n"
+    "                      random non-trivial scales, cuBLASLt in the same mode beside it\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
     "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
     "                      (default auto: tma-wgmma; operands TMA cannot address - leading\n"
@@ -131,7 +135,8 @@ enum {
   G_AUX,
   G_AUX_TYPE,
   G_FP8_ACCUM,
-  G_FP8_PROMOTE
+  G_FP8_PROMOTE,
+  G_SCALE
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -179,6 +184,7 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_BIAS_TYPE, "--bias-type", NULL, HG_CLI_VALUE, 0},
     {G_FP8_ACCUM, "--fp8-accum", NULL, HG_CLI_VALUE, 0},
     {G_FP8_PROMOTE, "--fp8-promote", NULL, HG_CLI_VALUE, 0},
+    {G_SCALE, "--scale", NULL, HG_CLI_VALUE, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -263,6 +269,8 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     return hg_cli_check(a, hg_dtype_parse(v, &g->p.bias_type));
   case G_FP8_ACCUM:
     return hg_cli_check(a, hg_gemm_fp8_accum_parse(v, &g->p.fp8_accum));
+  case G_SCALE:
+    return hg_cli_check(a, hg_gemm_scale_parse(v, &g->p.scale));
   case G_FP8_PROMOTE:
     if (!hg_cli_int(a, v, 1, HG_FP8_PROMOTE_MAX, &x)) return false;
     g->p.fp8_promote = (int)x;
@@ -345,10 +353,11 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
     return hg_cli_bad(a, "--bias-type applies with a bias in --epilogue (bias or bias_m)");
   const bool d8 = hg_dtype_bits(g->p.d_type) == 8;
   const bool fp8 = hg_dtype_bits(g->p.a_type) == 8 && hg_dtype_bits(g->p.b_type) == 8;
-  if (!fp8 && (a->seen & (HG_CLI_BIT(G_FP8_ACCUM) | HG_CLI_BIT(G_FP8_PROMOTE))))
+  if (!fp8 &&
+      (a->seen & (HG_CLI_BIT(G_FP8_ACCUM) | HG_CLI_BIT(G_FP8_PROMOTE) | HG_CLI_BIT(G_SCALE))))
     return hg_cli_bad(a,
-                      "--fp8-accum and --fp8-promote apply to fp8 operands (--type e4m3 or "
-                      "e5m2), not %s x %s",
+                      "--fp8-accum, --fp8-promote and --scale apply to fp8 operands (--type "
+                      "e4m3 or e5m2), not %s x %s",
                       hg_dtype_name(g->p.a_type), hg_dtype_name(g->p.b_type));
   if (g->p.fp8_accum == HG_FP8_ACCUM_FAST && (a->seen & HG_CLI_BIT(G_FP8_PROMOTE)))
     return hg_cli_bad(a, "--fp8-promote sets the accurate accumulation's promotion interval; "
@@ -467,13 +476,17 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
 static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t *r) {
   char cfg[128];
   hg_gemm_config_print(&r->config, cfg, sizeof cfg);
-  char mode[64] = "";
+  char mode[96] = "";
   if (hg_dtype_bits(p->a_type) == 8) {
     /* fp8: the accumulation, which cuBLASLt runs in too */
-    if (p->fp8_accum == HG_FP8_ACCUM_FAST)
-      snprintf(mode, sizeof mode, "  (fp8 accumulation fast, cuBLASLt FAST_ACCUM)");
+    if (p->scale == HG_SCALE_BLOCK)
+      snprintf(mode, sizeof mode, "  (fp8 block-wise scales 1x128 / 128x128, every k-block)");
+    else if (p->fp8_accum == HG_FP8_ACCUM_FAST)
+      snprintf(mode, sizeof mode, "  (fp8 %s scales, accumulation fast: cuBLASLt FAST_ACCUM)",
+               hg_gemm_scale_name(p->scale));
     else
-      snprintf(mode, sizeof mode, "  (fp8 accumulation accurate, promoted every %d k-blocks)",
+      snprintf(mode, sizeof mode, "  (fp8 %s scales, accumulation accurate: every %d k-blocks)",
+               hg_gemm_scale_name(p->scale),
                p->fp8_promote ? p->fp8_promote : HG_FP8_PROMOTE_DEFAULT);
   }
   printf("gemm %" PRId64 "x%" PRId64 "x%" PRId64 " batch %d  %s x %s -> %s%s\n", p->m, p->n, p->k,
@@ -734,8 +747,9 @@ int hg_cmd_gemm(int argc, char **argv) {
 static const char bench_usage[] =
     "usage: hopgen bench gemm [--set NAME] [--types bf16,e4m3] [--shapes all|N] [--no-check]\n"
     "                         [--iters N] [--backend ptx|mlir] [--compare-repack] [--json FILE]\n"
-    "  A shape set (--set llm (default), decode, splitk, odd, waves, unaligned, or all) for\n"
-    "  each type (fp8 with bf16 output), checked against the f32 reference and timed against\n"
+    "  A shape set (--set llm (default), decode, splitk, odd, waves, unaligned, or all; and\n"
+    "  fp8block, fp8row: fp8 types only, with block-wise or row-wise scales) for each type\n"
+    "  (fp8 with bf16 output), checked against the f32 reference and timed against\n"
     "  cuBLASLt on the same data; prints a table, the geometric mean of the ratios and the\n"
     "  lowest one per set; --shapes N takes the first N shapes of each set; --compare-repack\n"
     "  also times the repack path for operands TMA cannot address; --json writes every report.\n";
@@ -848,9 +862,14 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     int64_t shape_set[HG_GEMM_SET_MAX][3];
     int set_n = 0;
     hg_gemm_shape_set(set_list[si], shape_set, &set_n);
+    /* the fp8 sets name their scaling; they run the fp8 types only */
+    const hg_gemm_scale_t scale = !strcmp(set_list[si], "fp8block") ? HG_SCALE_BLOCK
+                                  : !strcmp(set_list[si], "fp8row") ? HG_SCALE_ROW
+                                                                    : HG_SCALE_TENSOR;
     for (int ti = 0; ti < ntypes; ti++) {
       const hg_dtype_t ty = types[ti];
       const char *t = hg_dtype_name(ty);
+      if (scale != HG_SCALE_TENSOR && hg_dtype_bits(ty) != 8) continue;
       printf("set %s\n%-5s %6s %6s %6s  %-30s %9s %9s %7s %9s%s\n", set_list[si], "type", "M", "N",
              "K", "config", "hopgen", "cuBLASLt", "ratio", "rel.err", repack ? "  repack" : "");
       double log_sum = 0, min_ratio = 1e9, run_us_max = 0, create_ms_max = 0;
@@ -865,7 +884,8 @@ int hg_cli_bench_gemm(int argc, char **argv) {
                                .d_type = HG_BF16,
                                .a_k_major = true,
                                .b_k_major = true,
-                               .alpha = 1.0f};
+                               .alpha = 1.0f,
+                               .scale = scale};
         hg_gemm_run_options_t o = hg_gemm_run_options_default();
         o.backend = be;
         o.check = check;

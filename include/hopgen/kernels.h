@@ -309,6 +309,30 @@ typedef enum hg_gemm_fp8_accum {
 const char *hg_gemm_fp8_accum_name(hg_gemm_fp8_accum_t a); /* "accurate", "fast" */
 hg_status_t hg_gemm_fp8_accum_parse(const char *text, hg_gemm_fp8_accum_t *out);
 
+/* How fp8 operands are scaled (scale_a / scale_b of hg_gemm_args_t, f32 in device memory):
+ *   TENSOR  one f32 each (0 = 1.0): D = alpha sa sb A B + beta C (the epilogue);
+ *   ROW     sa[i] per row of A (length M), sb[j] per column of B (length N): D(i, j) = alpha
+ *           sa[i] sb[j] (A B)(i, j) + beta C (the epilogue); torch._scaled_mm's RowWise
+ *           (scale_a [M, 1], scale_b [1, N]) and cuBLASLt's OUTER_VEC_32F as stored;
+ *   BLOCK   DeepSeek-V3's: A scaled per row and 128-wide k-block (1x128), B per 128x128 block,
+ *           applied per k-block in the main loop: D(i, j) = alpha sum_kb sa(i, kb) sb(j / 128,
+ *           kb) (A B over k-block kb)(i, j) + beta C, kb = k / 128 (the last k-block may be
+ *           partial), with sa(i, kb) = scale_a[kb * scale_lda + i] (M-major, scale_lda >= M,
+ *           0: M) and sb(jb, kb) = scale_b[jb * scale_ldb + kb] (scale_ldb >= ceil(K / 128),
+ *           0: ceil(K / 128)). These are torch._scaled_mm's BlockWise1x128 scale_a (shape [M,
+ *           ceil(K/128)], strides (1, M)) and BlockWise128x128 scale_b.t() (shape [ceil(N/128),
+ *           ceil(K/128)], row-major), and what cuBLASLt's VEC128_32F (hopgen's A is its B) and
+ *           BLK128x128_32F (hopgen's B is its A) take as stored (docs/fp8.md). Tile K must be
+ *           128 and tile N must divide 128; the partial sums are promoted every k-block
+ *           (fp8_accum FAST is refused). */
+typedef enum hg_gemm_scale {
+  HG_SCALE_TENSOR = 0,
+  HG_SCALE_ROW,
+  HG_SCALE_BLOCK,
+} hg_gemm_scale_t;
+const char *hg_gemm_scale_name(hg_gemm_scale_t s); /* "tensor", "row", "block" */
+hg_status_t hg_gemm_scale_parse(const char *text, hg_gemm_scale_t *out);
+
 typedef struct hg_gemm_problem {
   int64_t m, n, k;
   int batch;
@@ -364,6 +388,10 @@ typedef struct hg_gemm_problem {
    * for 16-bit operands and fp8_promote for FAST (one problem, one key). */
   hg_gemm_fp8_accum_t fp8_accum;
   int fp8_promote;
+  /* fp8 operands: how scale_a / scale_b scale them (above); BLOCK's scale leading dimensions
+   * (0: the packed ones; normalisation fills them, and clears them for the other modes) */
+  hg_gemm_scale_t scale;
+  int64_t scale_lda, scale_ldb;
 } hg_gemm_problem_t;
 
 /* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type
@@ -419,7 +447,8 @@ typedef struct hg_gemm_config {
 /* The f32-accumulating reference: dref (packed f32, batch x M x N) = alpha * A x B + beta *
  * C, one thread per output through 16x16 shared-memory tiles; grid (ceil(N/16),
  * ceil(M/16), batch), 256 threads. Parameters: a, b, c, dref, m, n, k, lda, ldb, ldc,
- * batch_stride_a/b/c, alpha, beta. */
+ * batch_stride_a/b/c, alpha, beta; with fp8 row- or block-wise scales (p->scale) also
+ * scale_a, scale_b, scale_lda, scale_ldb (I64), applied in f32 as kernels.h defines them. */
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
 /* The elementwise tail of p's epilogue as its own kernel, for timing the unfused sequence:
  * D(i, j) = act(D(i, j) + bias) in place (p's bias and activation; scales and residual are
@@ -452,7 +481,9 @@ int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
  * (M, N, K) triples: "llm" (13 LLM training and inference shapes), "decode" (M of 1-48 against
  * weight matrices), "splitk" (few output tiles, long K), "odd" (sizes TMA cannot address),
  * "waves" (a few waves of tiles), "unaligned" (K or N not a multiple of 8: cp.async against
- * the repack path). HG_ERR_INVALID names the sets for an unknown name. */
+ * the repack path), "fp8block" and "fp8row" (DeepSeek-V3's projections and the issue's anchors,
+ * which hopgen bench gemm runs with block-wise and row-wise fp8 scales). HG_ERR_INVALID names the
+ * sets for an unknown name. */
 #define HG_GEMM_SET_MAX 32
 hg_status_t hg_gemm_shape_set(const char *name, int64_t (*shapes)[3], int *count);
 /* The names above, NULL-terminated; "all" is every set in turn. */
@@ -470,10 +501,11 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_
  * bytes read straight from the pointer). Parameters in order: A (tmap_a, or a, lda,
  * batch_stride_a as I64), B likewise, [tmap_d if tma_store], d, c, m, n, k, batch (I32), ldc,
  * ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b (I64
- * device pointers to one f32 each, 0 = 1.0) for fp8], then the epilogue's I64s: [rowscale],
- * [colscale], [bias], [residual], [scale_d for fp8 D], [aux, ldaux, batch_stride_aux],
- * [amax], [groups for a grouped GEMM], [workspace for split-K]. Grid: 1-D, a multiple of the
- * cluster size; any size (the kernel is persistent). */
+ * device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
+ * the epilogue's I64s: [rowscale], [colscale], [bias], [residual], [scale_d for fp8 D], [aux,
+ * ldaux, batch_stride_aux], [amax], [groups for a grouped GEMM], [workspace for split-K],
+ * [scale_lda, scale_ldb for BLOCK scaling]. Grid: 1-D, a multiple of the cluster size; any
+ * size (the kernel is persistent). */
 typedef struct hg_gemm_kernel {
   hg_kernel_t k;
   hg_gemm_problem_t problem; /* normalised */

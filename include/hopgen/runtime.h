@@ -202,6 +202,12 @@ typedef struct hg_blas_gemm_args {
   /* fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM (the whole K in the MMA's accumulator, as hopgen's
    * HG_FP8_ACCUM_FAST); false is cuBLASLt's default, periodic promotion to f32 */
   bool fast_accum;
+  /* fp8 scaling, with hopgen's meaning and layouts (hg_gemm_scale_t, kernels.h: the same
+   * values): per tensor; row-wise (scale_a M values, scale_b N: cuBLASLt's OUTER_VEC_32F);
+   * block-wise (scale_a 1x128 M-major, scale_b 128x128: cuBLASLt's VEC128_32F and
+   * BLK128x128_32F, which take them packed: scale_lda = M, scale_ldb = ceil(K / 128)) */
+  int scale;
+  int64_t scale_lda, scale_ldb;
 } hg_blas_gemm_args_t;
 
 hg_status_t hg_blas_open(hg_rt_t *rt, hg_blas_t **out);

@@ -180,7 +180,8 @@ class GemmProblem(C.Structure):
                 ("batch_invariant", C.c_bool), ("group", C.c_int), ("c_type", C.c_int),
                 ("amax", C.c_bool), ("aux", C.c_bool), ("aux_type", C.c_int),
                 ("ldaux", C.c_int64), ("batch_stride_aux", C.c_int64), ("fp8_accum", C.c_int),
-                ("fp8_promote", C.c_int)]
+                ("fp8_promote", C.c_int), ("scale", C.c_int), ("scale_lda", C.c_int64),
+                ("scale_ldb", C.c_int64)]
 
 
 class GroupedGemmProblem(C.Structure):

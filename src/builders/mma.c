@@ -238,12 +238,12 @@ static void promote_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
   const int acc_regs = tm->atom.acc_regs;
   hg_mma_builder_wait(b, ml->mma, 0);
   for (int v = 0; v < ml->mma->acc_count; v++) {
-    hg_val_t x = ml->partial[v];
     if (f) {
       const int im = (v / acc_regs) % tm->atoms_m, half = (v % acc_regs / 2) % 2;
-      x = hg_b_bin(b, HG_FMUL, x, f[2 * im + half]);
+      hg_b_assign(b, acc[v], hg_b_ffma(b, ml->partial[v], f[2 * im + half], acc[v]));
+    } else {
+      hg_b_assign(b, acc[v], hg_b_bin(b, HG_FADD, acc[v], ml->partial[v]));
     }
-    hg_b_assign(b, acc[v], hg_b_bin(b, HG_FADD, acc[v], x));
   }
 }
 

@@ -537,6 +537,10 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
   memset(out, 0, sizeof *out);
   if (!opts->dir || !*opts->dir) return hg_error(HG_ERR_INVALID, "export: no output directory");
   HG_TRY(check_name(opts->name));
+  if (p->scale == HG_SCALE_BLOCK)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "export: fp8 block-wise scaling - the exported launcher takes no scale "
+                    "leading dimensions yet (row-wise and per-tensor scales export)");
   if (c && c->splits > 1)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "export: configuration with split-K (k%d) - the exported launcher takes no "

@@ -168,7 +168,10 @@ static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
   int64_t lda = p->lda, ldb = p->ldb, ldc = p->ldc;
   int64_t sa = p->batch_stride_a, sb = p->batch_stride_b, sc = p->batch_stride_c;
   float alpha = alpha_eff, beta = p->beta;
-  void *args[] = {&a, &bb, &c, &d, &m, &n, &kk, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
+  hg_devptr_t scale_a = b->scale_a, scale_b = b->scale_b;
+  int64_t slda = p->scale_lda, sldb = p->scale_ldb;
+  void *args[] = {&a,  &bb, &c,  &d,     &m,    &n,       &kk,      &lda,  &ldb, &ldc,
+                  &sa, &sb, &sc, &alpha, &beta, &scale_a, &scale_b, &slda, &sldb};
   hg_launch_t l = {
       .grid = {(uint32_t)((p->n + 15) / 16), (uint32_t)((p->m + 15) / 16), (uint32_t)p->batch},
       .block = {256, 1, 1},
@@ -437,12 +440,32 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
     HG_TRY(hg_rt_memset8(rt, b->aux, 0xFF, b->aux_bytes, NULL));
     if (need_blas) HG_TRY(hg_rt_alloc(rt, b->aux_bytes, &b->aux_blas));
   }
-  if (hg_dtype_bits(p->a_type) == 8) {
+  if (hg_dtype_bits(p->a_type) == 8 && p->scale == HG_SCALE_TENSOR) {
     const float sa = 1.25f, sb = 0.75f;
     HG_TRY(hg_rt_alloc(rt, 4, &b->scale_a));
     HG_TRY(hg_rt_alloc(rt, 4, &b->scale_b));
     HG_TRY(hg_rt_upload(rt, b->scale_a, &sa, 4));
     HG_TRY(hg_rt_upload(rt, b->scale_b, &sb, 4));
+  } else if (hg_dtype_bits(p->a_type) == 8) {
+    /* row- or block-wise scales: random powers of two times 1, 1.25, 1.5 or 1.75 in [1/8, 8),
+     * a different one for every row, column or block (the reference applies them in f32) */
+    const int64_t kb = (p->k + 127) / 128, nb = (p->n + 127) / 128;
+    const int64_t len[2] = {p->scale == HG_SCALE_ROW ? p->m : p->scale_lda * kb,
+                            p->scale == HG_SCALE_ROW ? p->n : nb * p->scale_ldb};
+    for (int i = 0; i < 2; i++) {
+      float *h = malloc(sizeof(float) * (size_t)len[i]);
+      if (!h) return hg_error(HG_ERR_NOMEM, "out of host memory for %" PRId64 " scales", len[i]);
+      uint64_t x = seed * 11 + 7 + (uint64_t)i;
+      for (int64_t j = 0; j < len[i]; j++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        h[j] = ldexpf(1.0f + (float)((x >> 40) % 4) / 4.0f, (int)((x >> 33) % 7) - 3);
+      }
+      hg_devptr_t *dp = i ? &b->scale_b : &b->scale_a;
+      hg_status_t st = hg_rt_alloc(rt, sizeof(float) * (size_t)len[i], dp);
+      if (hg_is_ok(&st)) st = hg_rt_upload(rt, *dp, h, sizeof(float) * (size_t)len[i]);
+      free(h);
+      HG_TRY(st);
+    }
   }
   if (p->bias != HG_BIAS_NONE) {
     /* values k/8, k in -8..8: exact in bf16, f16 and f32 */
@@ -532,7 +555,10 @@ static hg_blas_gemm_args_t blas_args_for(const hg_gemm_problem_t *p, const bufs_
                            .scale_b = b->scale_b,
                            /* the same accumulation as hopgen's */
                            .fast_accum =
-                               hg_dtype_bits(p->a_type) == 8 && p->fp8_accum == HG_FP8_ACCUM_FAST};
+                               hg_dtype_bits(p->a_type) == 8 && p->fp8_accum == HG_FP8_ACCUM_FAST,
+                           .scale = hg_dtype_bits(p->a_type) == 8 ? p->scale : HG_SCALE_TENSOR,
+                           .scale_lda = p->scale_lda,
+                           .scale_ldb = p->scale_ldb};
   return a;
 }
 
@@ -849,7 +875,9 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
     r->first_run_ms = hg_now_ms() - t0;
   }
-  const float alpha_eff = p.alpha * (hg_dtype_bits(p.a_type) == 8 ? 1.25f * 0.75f : 1.0f);
+  /* per-tensor fp8 scales fold into alpha; row- and block-wise ones the reference applies */
+  const float alpha_eff =
+      p.alpha * (hg_dtype_bits(p.a_type) == 8 && p.scale == HG_SCALE_TENSOR ? 1.25f * 0.75f : 1.0f);
   if (hg_is_ok(&s) && o->check) {
     s = run_reference(rt, &kits, &p, &b, alpha_eff);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);

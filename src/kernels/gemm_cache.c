@@ -95,7 +95,7 @@ bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, boo
       "ld=%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 " bs=%" PRId64 ",%" PRId64 ",%" PRId64
       ",%" PRId64 " alpha=%a beta=%a d_no_tma=%d align=%d,%d act=%d,%a,%a bias=%d,%d "
       "scales=%d,%d residual=%d group=%d c_type=%d amax=%d aux=%d,%d,%" PRId64 ",%" PRId64 " "
-      "accum=%d,%d "
+      "accum=%d,%d scale=%d,%" PRId64 ",%" PRId64 " "
       "repack=%d,%d | "
       "tile=%d,%d,%d "
       "cluster=%d,%d stages=%d schedule=%d raster=%d,%d epi=%d mainloop=%d splits=%d",
@@ -105,9 +105,9 @@ bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, boo
       p->a_align, p->b_align, (int)p->act, (double)p->act_lo, (double)p->act_hi, (int)p->bias,
       (int)p->bias_type, p->rowscale, p->colscale, p->residual, (int)p->group, (int)p->c_type,
       p->amax, p->aux, (int)p->aux_type, p->ldaux, p->batch_stride_aux, (int)p->fp8_accum,
-      p->fp8_promote, repack_a, repack_b, c->tile_m, c->tile_n, c->tile_k, c->cluster_m,
-      c->cluster_n, c->stages, (int)c->schedule, (int)c->raster, c->raster_group, c->epi_n,
-      (int)c->mainloop, c->splits);
+      p->fp8_promote, (int)p->scale, p->scale_lda, p->scale_ldb, repack_a, repack_b, c->tile_m,
+      c->tile_n, c->tile_k, c->cluster_m, c->cluster_n, c->stages, (int)c->schedule, (int)c->raster,
+      c->raster_group, c->epi_n, (int)c->mainloop, c->splits);
   if (n < 0 || (size_t)n >= sizeof out->text) return false;
   out->key =
       hg_cache_key_make(SEED_TEXT, SEED_KEY, out->text, (size_t)n,

@@ -17,6 +17,9 @@
 /* Accumulators a consumer thread may hold in two sets (fp8's promotion) without spilling
  * under setmaxnreg's 232 registers: ptxas -v over the tiles (tests/kernels/test_gemm.c). */
 #define PROMOTE_ACC_MAX 192
+/* fp8 row-wise scales add two staged vectors to the epilogue: the MLIR backend's code spilled
+ * 56 B at 2 x 96 (128x192 coop), none at 2 x 88 (128x176) */
+#define PROMOTE_ACC_MAX_ROW 176
 
 static bool is16(hg_dtype_t t) {
   return t == HG_BF16 || t == HG_F16;
@@ -144,6 +147,11 @@ static hg_status_t group_check(const hg_gemm_problem_t *p) {
                     (int)p->group);
   if (p->group == HG_GROUP_NONE) return hg_ok();
   const char *what = p->group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked";
+  if (p->scale != HG_SCALE_TENSOR)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a %s grouped GEMM with %s-wise fp8 scales: not built yet (a per-tensor A "
+                    "scale and one B scale per group are)",
+                    what, hg_gemm_scale_name(p->scale));
   if (p->batch > HG_GROUPED_MAX_GROUPS)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "%d groups: a grouped GEMM takes at most %d (its per-group tables live in "
@@ -186,6 +194,26 @@ hg_status_t hg_gemm_fp8_accum_parse(const char *text, hg_gemm_fp8_accum_t *out) 
   else
     return hg_error(HG_ERR_PARSE, "fp8 accumulation '%s' is not one of accurate, fast", text);
   return hg_ok();
+}
+
+static const char *const scale_names[] = {"tensor", "row", "block"};
+
+const char *hg_gemm_scale_name(hg_gemm_scale_t s) {
+  return (int)s >= 0 && s <= HG_SCALE_BLOCK ? scale_names[s] : "?";
+}
+
+hg_status_t hg_gemm_scale_parse(const char *text, hg_gemm_scale_t *out) {
+  for (int i = 0; i <= HG_SCALE_BLOCK; i++)
+    if (!strcmp(text, scale_names[i])) {
+      *out = (hg_gemm_scale_t)i;
+      return hg_ok();
+    }
+  return hg_error(HG_ERR_PARSE, "fp8 scaling '%s' is not one of tensor, row, block", text);
+}
+
+/* The most accumulators a consumer thread may hold with two sets. */
+static int promote_acc_max(const hg_gemm_problem_t *p) {
+  return p->scale == HG_SCALE_ROW ? PROMOTE_ACC_MAX_ROW : PROMOTE_ACC_MAX;
 }
 
 int hg_gemm_promote(const hg_gemm_problem_t *p) {
@@ -271,6 +299,39 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
                     "8-bit operands from shared memory K-major only (PTX ISA wgmma.mma_async, "
                     "imm-trans is for 16-bit types); here A is %s-major and B is %s-major",
                     p->a_k_major ? "K" : "M", p->b_k_major ? "K" : "N");
+  if ((int)p->scale < 0 || p->scale > HG_SCALE_BLOCK)
+    return hg_error(HG_ERR_INVALID, "fp8 scaling %d is not known (hg_gemm_scale_t)", (int)p->scale);
+  if (p->scale != HG_SCALE_TENSOR && !ab8)
+    return hg_error(HG_ERR_INVALID,
+                    "%s-wise scales are for fp8 operands; this GEMM is %s x %s (16-bit operands "
+                    "take row and column scales through the epilogue: rowscale, colscale)",
+                    hg_gemm_scale_name(p->scale), hg_dtype_name(p->a_type),
+                    hg_dtype_name(p->b_type));
+  if (p->scale == HG_SCALE_BLOCK) {
+    /* each k-block's partial sums are scaled and added in f32: a promotion every k-block */
+    if (p->fp8_accum == HG_FP8_ACCUM_FAST)
+      return hg_error(HG_ERR_INVALID,
+                      "block-wise scales are applied to each k-block's partial sums as they are "
+                      "added in f32: fp8 accumulation 'fast' (the whole K in wgmma's "
+                      "accumulator) cannot apply them");
+    if (p->fp8_promote > 1)
+      return hg_error(HG_ERR_INVALID,
+                      "block-wise scaling promotes every k-block (its scales change with each); "
+                      "fp8_promote %d does not apply",
+                      p->fp8_promote);
+    p->fp8_promote = 1;
+    const int64_t kb = (p->k + 127) / 128;
+    if (p->scale_lda == 0) p->scale_lda = p->m;
+    if (p->scale_ldb == 0) p->scale_ldb = kb;
+    if (p->scale_lda < p->m || p->scale_ldb < kb)
+      return hg_error(HG_ERR_INVALID,
+                      "block-wise scale leading dimensions: scale_lda = %" PRId64
+                      " must be at least M = %" PRId64 " (A's scales are M-major) and scale_ldb "
+                      "= %" PRId64 " at least ceil(K / 128) = %" PRId64,
+                      p->scale_lda, p->m, p->scale_ldb, kb);
+  } else {
+    p->scale_lda = p->scale_ldb = 0;
+  }
   if (!ab8) {
     p->fp8_accum = HG_FP8_ACCUM_ACCURATE;
     p->fp8_promote = 0;
@@ -387,9 +448,11 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
  * consumer in ping-pong). */
 static uint32_t vec_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   const int copies = c->schedule == HG_SCHED_PINGPONG ? 2 : 1;
-  const int vectors = p->rowscale + p->colscale + (p->bias != HG_BIAS_NONE);
-  const int lines_n = p->colscale || p->bias == HG_BIAS_N ? c->tile_n : 0;
-  const int lines_m = p->rowscale || p->bias == HG_BIAS_M ? c->tile_m : 0;
+  /* fp8's row-wise scales are two more vectors (gemm_gen.c) */
+  const bool row = p->scale == HG_SCALE_ROW;
+  const int vectors = p->rowscale + p->colscale + (p->bias != HG_BIAS_NONE) + 2 * row;
+  const int lines_n = p->colscale || p->bias == HG_BIAS_N || row ? c->tile_n : 0;
+  const int lines_m = p->rowscale || p->bias == HG_BIAS_M || row ? c->tile_m : 0;
   return (uint32_t)(copies * vectors * 4 * (lines_n > lines_m ? lines_n : lines_m));
 }
 
@@ -462,14 +525,20 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     c->cluster_n);
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
-  if (hg_gemm_promote(p) && acc_per_thread(p, c) > PROMOTE_ACC_MAX)
+  if (p->scale == HG_SCALE_BLOCK && (c->tile_k != 128 || 128 % c->tile_n != 0))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a %dx%dx%d tile with block-wise scales: tile K must be 128 (one scale of A "
+                    "per row and k-block) and tile N must divide 128 (one scale of B per tile "
+                    "and k-block): 16, 32, 64 or 128",
+                    c->tile_m, c->tile_n, c->tile_k);
+  if (hg_gemm_promote(p) && acc_per_thread(p, c) > promote_acc_max(p))
     return hg_error(HG_ERR_UNSUPPORTED,
                     "a %dx%d %s tile with fp8's accurate accumulation holds two accumulator sets "
                     "of %d registers a consumer thread, over the %d that fit without spilling; "
                     "use a narrower tile (e.g. 128x128 coop or 64-row ping-pong) or "
                     "--fp8-accum fast",
                     c->tile_m, c->tile_n, c->schedule == HG_SCHED_PINGPONG ? "ping-pong" : "coop",
-                    acc_per_thread(p, c) / 2, PROMOTE_ACC_MAX);
+                    acc_per_thread(p, c) / 2, promote_acc_max(p));
   const int ed = hg_dtype_bytes(p->d_type);
   if (c->epi_n < 0 ||
       (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
@@ -700,7 +769,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                             .mainloop = mainloop};
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each
        * (two sets of at most 192 in all with fp8's promotion). */
-      if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? PROMOTE_ACC_MAX : max_acc)) continue;
+      if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : max_acc)) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
        * A across N when M fits one tile. */
       const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
@@ -762,7 +831,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                               .raster = HG_RASTER_M,
                               .raster_group = 8};
         /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
-        if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? PROMOTE_ACC_MAX : 240)) continue;
+        if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
         n = add_fitting(&p, c, out, cap, n);
       }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
@@ -835,10 +904,30 @@ static const shape_set_t sets[] = {
       {4096, 4099, 4096},
       {1000, 1000, 1003},
       {4096, 7168, 2050}}},
+    /* fp8 with block-wise (DeepSeek-V3) or row-wise scales: its projections at M = 64, 128,
+     * 4096, and the issue's anchor shapes (hopgen bench gemm sets the scaling by the name) */
+    {"fp8block",
+     22,
+     {{64, 2112, 7168},   {128, 2112, 7168},   {4096, 2112, 7168}, {64, 24576, 1536},
+      {128, 24576, 1536}, {4096, 24576, 1536}, {64, 32768, 512},   {128, 32768, 512},
+      {4096, 32768, 512}, {64, 7168, 16384},   {128, 7168, 16384}, {4096, 7168, 16384},
+      {64, 4096, 7168},   {128, 4096, 7168},   {4096, 4096, 7168}, {64, 7168, 2048},
+      {128, 7168, 2048},  {4096, 7168, 2048},  {8192, 8192, 8192}, {128, 7168, 2048},
+      {4096, 2112, 7168}, {4096, 7168, 16384}}},
+    {"fp8row",
+     8,
+     {{4096, 7168, 16384},
+      {4096, 2112, 7168},
+      {8192, 8192, 8192},
+      {128, 7168, 2048},
+      {64, 7168, 16384},
+      {4096, 24576, 1536},
+      {4096, 4096, 4096},
+      {8192, 28672, 8192}}},
 };
 
-static const char *const set_names[] = {"llm",   "decode",    "splitk", "odd",
-                                        "waves", "unaligned", NULL};
+static const char *const set_names[] = {"llm",       "decode",   "splitk", "odd", "waves",
+                                        "unaligned", "fp8block", "fp8row", NULL};
 
 const char *const *hg_gemm_shape_set_names(void) {
   return set_names;
@@ -852,7 +941,7 @@ hg_status_t hg_gemm_shape_set(const char *name, int64_t (*shapes)[3], int *count
       return hg_ok();
     }
   return hg_error(HG_ERR_INVALID,
-                  "shape set '%s' is not one of llm, decode, splitk, odd, waves, unaligned (or "
-                  "all)",
+                  "shape set '%s' is not one of llm, decode, splitk, odd, waves, unaligned, "
+                  "fp8block, fp8row (or all)",
                   name ? name : "(null)");
 }

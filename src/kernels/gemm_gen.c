@@ -54,6 +54,8 @@ typedef struct gemm_gen {
   /* grouped row-wise scales: the parameters and the steps' per-unit pointers (the group's
    * row of column scales; a masked group's batch of row scales) */
   hg_val_t vec[2], vec_at[2];
+  /* fp8 block scaling: A's scale pointer and both scale leading dimensions */
+  hg_val_t scale_a, scale_lda, scale_ldb;
 } gemm_gen_t;
 
 static bool grouped(const gemm_gen_t *x) {
@@ -64,6 +66,41 @@ static bool grouped(const gemm_gen_t *x) {
  * matrix (its rows are the groups'); everywhere else the unit's batch (a masked group's). */
 static hg_val_t ad_batch(gemm_gen_t *x, const hg_sched_work_t *w) {
   return x->k->problem.group == HG_GROUP_CONTIGUOUS ? hg_b_i32(x->b, 0) : w->batch;
+}
+
+/* fp8 block scaling in the main loop: the unit's origin and first k-block, and the thread's
+ * first row within the tile (its consumer's slot, then wgmma's fragment: warp w's 16 rows,
+ * lane / 4 within them). */
+typedef struct block_scales {
+  gemm_gen_t *x;
+  hg_val_t m0, n0, k_first, row0;
+  int atoms_m;
+} block_scales_t;
+
+/* The k-block's factors sa(row, kb) sb(n0 / 128, kb) for the thread's rows (mma.c's order:
+ * f[2 im + half], row = row0 + 64 im + 8 half). Rows past M read row M - 1 (their results
+ * are never stored), so the loads need no branch and stay in flight across the stage wait
+ * and the MMAs (hg_mainloop_t.kblock_scales is called first in the k-block). */
+static void load_block_scales(hg_builder_t *b, void *v, hg_val_t kb, hg_val_t *f) {
+  const block_scales_t *s = v;
+  const gemm_gen_t *x = s->x;
+  hg_val_t k = hg_b_sext(b, hg_b_bin(b, HG_ADD, s->k_first, kb));
+  hg_val_t jb = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, s->n0, hg_b_i32(b, 7)));
+  hg_val_t four = hg_b_i64(b, 4), sb;
+  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1,
+            hg_b_mad(b, hg_b_mad(b, jb, x->scale_ldb, k), four, x->scale_b), &sb);
+  hg_val_t last = hg_b_bin(b, HG_SUB, x->M, hg_b_i32(b, 1));
+  /* the k-block's column of A's scales: scale_a + 4 k lda */
+  hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, x->scale_lda), four, x->scale_a);
+  for (int im = 0; im < s->atoms_m; im++)
+    for (int half = 0; half < 2; half++) {
+      hg_val_t row =
+          hg_b_bin(b, HG_ADD, s->m0, hg_b_bin(b, HG_ADD, s->row0, hg_b_i32(b, 64 * im + 8 * half)));
+      row = hg_b_bin(b, HG_MIN_S, row, last);
+      hg_val_t sa;
+      hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_sext(b, row), four, col), &sa);
+      f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
+    }
 }
 
 static hg_val_t i32(gemm_gen_t *x, int32_t v) {
@@ -335,6 +372,14 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     return st;
   }
   hg_val_t slot_row0 = hg_b_bin(b, HG_MUL, wm, i32(x, rows));
+  /* fp8 block scaling: the thread's first row of the tile in wgmma's fragment */
+  block_scales_t bs = {
+      .x = x,
+      .row0 = hg_b_bin(b, HG_ADD, slot_row0,
+                       hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(x, 4)),
+                                hg_b_bin(b, HG_SHR_U, r->lane, i32(x, 2)))),
+      .atoms_m = tm->atoms_m};
+  const bool block = x->k->problem.scale == HG_SCALE_BLOCK;
   const hg_mainloop_t ml = {.mma = &x->g->mma,
                             .pipe = &x->pipe,
                             .ring_a = &x->ring_a,
@@ -342,7 +387,9 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
                             .cluster = &x->cl,
                             .fence_proxy = !x->k->a_tma || !x->k->b_tma,
                             .promote = hg_gemm_promote(&x->k->problem),
-                            .partial = partial};
+                            .partial = partial,
+                            .kblock_scales = block ? load_block_scales : NULL,
+                            .scales_ctx = &bs};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);
@@ -389,6 +436,9 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
         st = hg_epilogue_prefetch(b, &x->epi, w.m0, w.n0, r, &pf);
         x->epi.prefetch = x->epi_direct.prefetch = &pf;
       }
+      bs.m0 = w.m0;
+      bs.n0 = w.n0;
+      bs.k_first = w.k_first;
       hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
       if (pp) {
         hg_b_if(b, hg_sched_has_next(b, &x->sched, t));
@@ -527,12 +577,16 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   if (hg_dtype_bits(p->a_type) == 8)
     for (int i = 0; i < 2; i++) {
       hg_val_t ptr = hg_b_param(b, HG_T_I64, i ? "scale_b" : "scale_a");
-      if (i && grouped(x)) {
-        /* one scale per group: the step reads the unit's group's, set per unit */
-        x->scale_b = ptr;
-        ptr = x->scale_b_at = hg_b_var(b, HG_T_I64, ptr);
-      }
-      e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = ptr};
+      *(i ? &x->scale_b : &x->scale_a) = ptr;
+      /* grouped: one B scale per group: the step reads the unit's group's, set per unit */
+      if (i && grouped(x)) ptr = x->scale_b_at = hg_b_var(b, HG_T_I64, ptr);
+      /* per tensor: one factor; row-wise: vectors along M (A's) and N (B's), staged like the
+       * chain's; block-wise: applied in the main loop */
+      if (p->scale == HG_SCALE_TENSOR)
+        e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = ptr};
+      else if (p->scale == HG_SCALE_ROW)
+        e->steps[e->nsteps++] = (hg_epi_step_t){
+            .kind = HG_EPI_BIAS, .ptr = ptr, .dtype = HG_F32, .along_n = i == 1, .multiply = true};
     }
   e->steps[e->nsteps++] = (hg_epi_step_t){.kind = HG_EPI_BETA_C,
                                           .value = beta,
@@ -601,16 +655,22 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     e->vec_offset = hg_b_smem_reserve(
         b, (uint32_t)(4 * e->vec_lines * e->vectors * (g->pingpong ? g->consumers : 1)), 16);
   }
-  /* split-K's workspace, the last parameter */
   if (grouped(x)) {
     /* the groups' rows on the device (gemm_op.c passes it after the epilogue's pointers); D's
      * row bound becomes the unit's group's end */
     x->groups = hg_b_param(b, HG_T_I64, "groups");
     e->m = hg_b_var(b, HG_T_I32, x->M);
   }
+  /* split-K's workspace */
   if (c->splits > 1)
     HG_TRY(hg_splitk_make(b, c->splits, g->mma.acc_count, g->pingpong ? 128 : 128 * g->consumers,
                           hg_b_param(b, HG_T_I64, "workspace"), &x->splitk));
+  /* fp8 block scaling's leading dimensions, the last parameters (of the reduction pass too,
+   * which takes the same list) */
+  if (p->scale == HG_SCALE_BLOCK) {
+    x->scale_lda = hg_b_param(b, HG_T_I64, "scale_lda");
+    x->scale_ldb = hg_b_param(b, HG_T_I64, "scale_ldb");
+  }
   if (x->reduce) return emit_reduce(x);
   const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
   hg_val_t kblocks =

@@ -311,6 +311,15 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                       "hg_gemm_args_t.%s at 0x%" PRIx64 " is not aligned to its elements",
                       vec[i].field, (uint64_t)vec[i].ptr);
   }
+  /* fp8 row- and block-wise scales are vectors and tables: both are needed */
+  if (k->scale != HG_SCALE_TENSOR && (!scale_a || !scale_b || scale_a % 4 || scale_b % 4))
+    return hg_error(HG_ERR_INVALID,
+                    "this operation scales fp8 operands %s-wise: scale_a (0x%" PRIx64
+                    ") and scale_b (0x%" PRIx64 ") must both be device pointers to f32 %s, "
+                    "4-byte aligned",
+                    hg_gemm_scale_name(k->scale), (uint64_t)scale_a, (uint64_t)scale_b,
+                    k->scale == HG_SCALE_ROW ? "vectors of M and N values"
+                                             : "tables of 1x128 and 128x128 block scales");
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,
                     "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
@@ -380,6 +389,11 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (k->amax) args[n_args++] = &amax;
   if (k->group != HG_GROUP_NONE) args[n_args++] = &groups;
   if (op->split_bytes) args[n_args++] = &workspace;
+  int64_t scale_lda = k->scale_lda, scale_ldb = k->scale_ldb;
+  if (k->scale == HG_SCALE_BLOCK) {
+    args[n_args++] = &scale_lda;
+    args[n_args++] = &scale_ldb;
+  }
   const uint32_t cs = gk->k.cluster[0];
   hg_launch_t l = {.grid = {(uint32_t)op->grid, 1, 1},
                    .block = {gk->k.threads, 1, 1},

@@ -111,7 +111,12 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
   if (p->amax) snprintf(split + strlen(split), sizeof split - strlen(split), "_amax");
   /* fp8: the accumulation, and the k-blocks per promotion */
   if (hg_dtype_bits(p->a_type) == 8) {
-    if (hg_gemm_promote(p))
+    if (p->scale != HG_SCALE_TENSOR)
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_s%s",
+               p->scale == HG_SCALE_ROW ? "row" : "blk");
+    if (p->scale == HG_SCALE_BLOCK)
+      ;
+    else if (hg_gemm_promote(p))
       snprintf(split + strlen(split), sizeof split - strlen(split), "_p%d", hg_gemm_promote(p));
     else
       snprintf(split + strlen(split), sizeof split - strlen(split), "_fast");

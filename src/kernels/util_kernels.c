@@ -175,9 +175,14 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
   char name[64];
   /* C's type (p normalised: c_type filled in; D's when not) */
   const hg_dtype_t ct = p->c_type == (hg_dtype_t)0 ? p->d_type : p->c_type;
-  snprintf(name, sizeof name, "hg_gemm_ref_%s_%s_%s_%c%c", hg_dtype_name(p->a_type),
+  /* fp8 row- and block-wise scales (kernels.h), applied in f32 */
+  const hg_gemm_scale_t scale = hg_dtype_bits(p->a_type) == 8 ? p->scale : HG_SCALE_TENSOR;
+  snprintf(name, sizeof name, "hg_gemm_ref_%s_%s_%s_%c%c%s", hg_dtype_name(p->a_type),
            hg_dtype_name(p->b_type), hg_dtype_name(ct), p->a_k_major ? 'k' : 'm',
-           p->b_k_major ? 'k' : 'n');
+           p->b_k_major ? 'k' : 'n',
+           scale == HG_SCALE_ROW     ? "_srow"
+           : scale == HG_SCALE_BLOCK ? "_sblk"
+                                     : "");
   hg_builder_t *b;
   HG_TRY(begin(name, REF_T * REF_T, k, &b));
   const int ec = hg_dtype_bytes(ct);
@@ -191,6 +196,13 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
   hg_val_t sb = hg_b_param(b, HG_T_I64, "batch_stride_b");
   hg_val_t sc = hg_b_param(b, HG_T_I64, "batch_stride_c");
   hg_val_t alpha = hg_b_param(b, HG_T_F32, "alpha"), beta = hg_b_param(b, HG_T_F32, "beta");
+  hg_val_t scale_a = HG_NONE, scale_b = HG_NONE, slda = HG_NONE, sldb = HG_NONE;
+  if (scale != HG_SCALE_TENSOR) {
+    scale_a = hg_b_param(b, HG_T_I64, "scale_a");
+    scale_b = hg_b_param(b, HG_T_I64, "scale_b");
+    slda = hg_b_param(b, HG_T_I64, "scale_lda");
+    sldb = hg_b_param(b, HG_T_I64, "scale_ldb");
+  }
 
   /* Two REF_T x REF_T f32 tiles: sA[row][k] and sB[k][col]. */
   const uint32_t tile_bytes = REF_T * REF_T * 4;
@@ -209,8 +221,15 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
   hg_val_t m_in = hg_b_cmp(b, HG_LT_S, m, M), n_in = hg_b_cmp(b, HG_LT_S, n, N);
 
   hg_val_t acc = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
+  /* rows and columns past the matrix read the last one's scales (never stored) */
+  hg_val_t m_c = hg_b_sext(b, hg_b_bin(b, HG_MIN_S, m, hg_b_bin(b, HG_SUB, M, hg_b_i32(b, 1))));
+  hg_val_t n_c = hg_b_sext(b, hg_b_bin(b, HG_MIN_S, n, hg_b_bin(b, HG_SUB, N, hg_b_i32(b, 1))));
   hg_val_t k0 = hg_b_for(b, hg_b_i32(b, 0), K, hg_b_i32(b, REF_T));
   {
+    /* block scales: a 16-wide K tile lies in one 128-wide k-block, whose factor sa(m, kb)
+     * sb(n / 128, kb) multiplies the tile's sum */
+    hg_val_t sum = acc;
+    if (scale == HG_SCALE_BLOCK) sum = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
     /* A(m, k0+tx) -> sA[ty][tx]; B(k0+ty, n) -> sB[ty][tx]; zero outside the matrix. */
     hg_val_t ka = hg_b_bin(b, HG_ADD, k0, tx), kb = hg_b_bin(b, HG_ADD, k0, ty);
     stage_element(b, p->a_type, p->a_k_major, A, boff_a, lda, m, ka,
@@ -227,11 +246,27 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
       hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, row_a, hg_b_i32(b, kk * 4)), &x);
       hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1,
                 hg_b_bin(b, HG_ADD, col_b, hg_b_i32(b, kk * REF_T * 4)), &y);
-      hg_b_assign(b, acc, hg_b_ffma(b, x, y, acc));
+      hg_b_assign(b, sum, hg_b_ffma(b, x, y, sum));
+    }
+    if (scale == HG_SCALE_BLOCK) {
+      hg_val_t kb = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, k0, hg_b_i32(b, 7)));
+      hg_val_t four = hg_b_i64(b, 4), fa, fb;
+      hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1,
+                hg_b_mad(b, hg_b_mad(b, kb, slda, m_c), four, scale_a), &fa);
+      hg_val_t jb = hg_b_bin(b, HG_SHR_U, n_c, hg_b_i64(b, 7));
+      hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, sldb, kb), four, scale_b),
+                &fb);
+      hg_b_assign(b, acc, hg_b_ffma(b, sum, hg_b_bin(b, HG_FMUL, fa, fb), acc));
     }
     hg_b_bar_sync(b, 0, 0);
   }
   hg_b_endfor(b);
+  if (scale == HG_SCALE_ROW) {
+    hg_val_t four = hg_b_i64(b, 4), fa, fb;
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, m_c, four, scale_a), &fa);
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, n_c, four, scale_b), &fb);
+    hg_b_assign(b, acc, hg_b_bin(b, HG_FMUL, acc, hg_b_bin(b, HG_FMUL, fa, fb)));
+  }
 
   hg_b_if(b, hg_b_bin(b, HG_AND, m_in, n_in));
   {

@@ -82,6 +82,8 @@ enum {
   CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE = 22, /* int32_t, cudaDataType_t */
   CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26,         /* int32_t, cudaDataType_t */
   CUBLASLT_MATMUL_DESC_FAST_ACCUM = 25,             /* int8_t */
+  CUBLASLT_MATMUL_DESC_A_SCALE_MODE = 31,           /* int32_t, cublasLtMatmulMatrixScale_t */
+  CUBLASLT_MATMUL_DESC_B_SCALE_MODE = 32,
 };
 /* cublasLtEpilogue_t, by hg_blas_epilogue_t */
 static const uint32_t lt_epilogue[] = {1, 4, 6, 36, 164};
@@ -165,7 +167,7 @@ typedef struct plan_key {
   uint32_t align[4];
   int32_t epilogue, bias_type;
   int64_t ld_aux;
-  int32_t fast_accum;
+  int32_t fast_accum, scale;
 } plan_key_t;
 
 typedef struct plan {
@@ -442,6 +444,17 @@ static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, plan_t *p) {
              "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD");
     }
   }
+  if (k->scale) {
+    /* cuBLASLt's A is hopgen's B (the scales swap, set_scales): outer vectors on both, or B's
+     * 128x128 blocks on its A and A's 1x128 blocks on its B */
+    const int32_t sa = k->scale == 1 ? 3 : 5, sb = k->scale == 1 ? 3 : 4;
+    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &sa,
+                                             sizeof sa),
+           "setting CUBLASLT_MATMUL_DESC_A_SCALE_MODE");
+    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &sb,
+                                             sizeof sb),
+           "setting CUBLASLT_MATMUL_DESC_B_SCALE_MODE");
+  }
   if (k->fast_accum) {
     const int8_t on = 1;
     LT_TRY(
@@ -654,6 +667,19 @@ hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
     return hg_error(HG_ERR_INVALID, "fast accumulation is for fp8 operands; this GEMM is %s x %s",
                     hg_dtype_name(g.a_type), hg_dtype_name(g.b_type));
   key.fast_accum = g.fast_accum;
+  if (g.scale < 0 || g.scale > 2)
+    return hg_error(HG_ERR_INVALID, "fp8 scaling %d is not known (hg_gemm_scale_t)", g.scale);
+  if (g.scale && !key.scaled)
+    return hg_error(HG_ERR_INVALID, "row- and block-wise scales are for fp8 operands");
+  if (g.scale == 2 && (g.scale_lda != g.m || g.scale_ldb != (g.k + 127) / 128))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "cuBLASLt takes block scales packed (scale_lda = M = %" PRId64
+                    ", scale_ldb = ceil(K / 128) = %" PRId64 "), not %" PRId64 " and %" PRId64,
+                    g.m, (g.k + 127) / 128, g.scale_lda, g.scale_ldb);
+  if (g.scale && (!g.scale_a || !g.scale_b))
+    return hg_error(HG_ERR_INVALID, "%s-wise fp8 scales need both scale pointers",
+                    g.scale == 1 ? "row" : "block");
+  key.scale = g.scale;
 
   plan_t *p = NULL;
   for (int i = 0; i < HG_BLAS_PLANS; i++)

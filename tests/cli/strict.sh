@@ -255,10 +255,18 @@ ok "_p4" gemm 256 256 1024 --type e4m3
 ok "_p1" gemm 256 256 1024 --type e4m3 --fp8-promote 1
 ok "_fast" gemm 256 256 1024 --type e4m3 --fp8-accum fast
 bad 2 "fp8 accumulation 'exact' is not one of accurate, fast" gemm 64 64 64 --type e4m3 --fp8-accum exact
-bad 2 "--fp8-accum and --fp8-promote apply to fp8 operands" gemm 64 64 64 --fp8-accum fast
+bad 2 "--fp8-accum, --fp8-promote and --scale apply to fp8 operands" gemm 64 64 64 --fp8-accum fast
 bad 2 "--fp8-accum fast never promotes" gemm 64 64 64 --type e4m3 --fp8-accum fast --fp8-promote 2
 bad 2 "--fp8-promote" gemm 64 64 64 --type e4m3 --fp8-promote 17
 bad 1 "two accumulator sets of 128 registers" gemm 4096 4096 4096 --type e4m3 --config 128x256x128,c2x1
+# fp8 scaling: row-wise (epilogue vectors), block-wise (1x128 / 128x128 in the main loop)
+ok "_srow_p4" gemm 4096 4096 4096 --type e4m3 --scale row
+ok "_sblk" gemm 4096 7168 16384 --type e4m3 --scale block
+ok "_sblk" gemm 100 300 1000 --type e4m3 --scale block --config 64x64x128,pp
+bad 2 "fp8 scaling 'col' is not one of tensor, row, block" gemm 64 64 64 --type e4m3 --scale col
+bad 2 "--scale apply to fp8 operands" gemm 64 64 64 --scale row
+bad 1 "tile N must divide 128" gemm 4096 4096 4096 --type e4m3 --scale block --config 128x256x128
+bad 1 "'fast' (the whole K in wgmma's accumulator) cannot apply them" gemm 64 64 256 --type e4m3 --scale block --fp8-accum fast
 bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now
 "$cli" > /dev/null 2>&1

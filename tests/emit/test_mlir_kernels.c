@@ -330,6 +330,7 @@ static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, cons
 /* fp8's accumulation for the jobs added next (ACCURATE, promote 0: the defaults) */
 static hg_gemm_fp8_accum_t fp8_accum;
 static int fp8_promote;
+static hg_gemm_scale_t fp8_scale;
 
 static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk, bool d_no_tma,
                        const char *config, int64_t k) {
@@ -346,7 +347,8 @@ static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool b
                          .beta = 0.5f,
                          .d_no_tma = d_no_tma,
                          .fp8_accum = fp8_accum,
-                         .fp8_promote = fp8_promote};
+                         .fp8_promote = fp8_promote,
+                         .scale = hg_dtype_bits(a) == 8 ? fp8_scale : HG_SCALE_TENSOR};
   hg_gemm_config_t c;
   hg_status_t s = hg_gemm_config_parse(config, &c);
   hg_test_checks++;
@@ -359,6 +361,8 @@ static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool b
   if (!hg_is_ok(&s)) return; /* not a configuration the generator builds */
   job_t *j = add_job();
   const char *mode = hg_dtype_bits(a) != 8              ? ""
+                     : p.scale == HG_SCALE_BLOCK        ? " block-scaled"
+                     : p.scale == HG_SCALE_ROW          ? " row-scaled"
                      : p.fp8_accum == HG_FP8_ACCUM_FAST ? " fast"
                      : p.fp8_promote == 1               ? " promote-1"
                                                         : " promote-4";
@@ -446,6 +450,15 @@ static void add_gemm_matrix(void) {
       add_gemm_k(f8[t][0], f8[t][1], f8[t][2], true, true, false, configs8_acc[c], 4096 + 64);
     }
   fp8_promote = 0;
+  /* fp8 row-wise scales (epilogue vectors) and block-wise ones (main loop), split-K too */
+  fp8_scale = HG_SCALE_ROW;
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x176x128,c2x1,s4", 4096);
+  add_gemm_k(HG_E4M3, HG_E5M2, HG_F32, true, true, false, "64x128x128,pp,s4", 4096);
+  fp8_scale = HG_SCALE_BLOCK;
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4", 4112);
+  add_gemm_k(HG_E5M2, HG_E4M3, HG_F16, true, true, false, "64x128x128,pp,s5", 4096);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x64x128,s4,k3", 16384);
+  fp8_scale = HG_SCALE_TENSOR;
   /* The other three mainloops of the builders layer, every layout, with aligned operands
    * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 2-byte register copies for
    * K-major operands), and fp8 through cp.async. */

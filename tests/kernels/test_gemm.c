@@ -850,6 +850,108 @@ static void test_fp8_accum(void) {
   CHECK_EQ(adds[1], adds[2]);
 }
 
+/* fp8 row- and block-wise scales: the problem rules and their sentences (fp8 only; block
+ * promotes every k-block, so fast accumulation and other intervals are refused; its scale
+ * leading dimensions default to the packed ones and may not be smaller), the tile rules (tile
+ * K 128, tile N dividing 128), the heuristic's choice on DeepSeek-V3's shapes through ptxas
+ * without spills, and the kernels: row-wise scales are two vector steps of the epilogue (no
+ * scale-pointer factor), block-wise ones an fma per accumulator and k-block with the scale
+ * leading dimensions as the last parameters (after split-K's workspace). */
+static void test_fp8_scaling(void) {
+  hg_gemm_problem_t p = problem(1000, 3000, 700, HG_BF16);
+  p.scale = HG_SCALE_ROW;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "row-wise scales are for fp8");
+  p = problem(1000, 3000, 720, HG_E4M3); /* K: 16-byte rows (TMA), a partial last k-block */
+  p.scale = (hg_gemm_scale_t)3;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "fp8 scaling 3 is not known");
+  p.scale = HG_SCALE_BLOCK;
+  p.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "cannot apply them");
+  p.fp8_accum = HG_FP8_ACCUM_ACCURATE;
+  p.fp8_promote = 4;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "promotes every k-block");
+  p.fp8_promote = 0;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.scale_lda, 1000);
+  CHECK_EQ(p.scale_ldb, 6); /* ceil(720 / 128) */
+  CHECK_EQ(p.fp8_promote, 1);
+  p.scale_lda = 999;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "scale_lda = 999 must be at least M");
+  p.scale_lda = 1004;
+  p.scale_ldb = 8;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_EQ(p.scale_ldb, 8);
+  hg_gemm_scale_t sc;
+  CHECK_OK(hg_gemm_scale_parse("block", &sc));
+  CHECK_EQ(sc, HG_SCALE_BLOCK);
+  CHECK_ERR(hg_gemm_scale_parse("col", &sc), HG_ERR_PARSE, "not one of tensor, row, block");
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x256x128,c2x1,s4", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "tile N must divide 128");
+  CHECK_OK(hg_gemm_config_parse("128x96x128", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "tile N must divide 128");
+  CHECK_OK(hg_gemm_config_parse("128x128x64", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "tile K must be 128");
+  /* row-wise scales stage two vectors more: two sets of 96 are over their limit (176) */
+  hg_gemm_problem_t r = problem(4096, 4096, 4096, HG_E4M3);
+  r.scale = HG_SCALE_ROW;
+  CHECK_OK(hg_gemm_problem_normalize(&r));
+  CHECK_OK(hg_gemm_config_parse("128x192x128,c2x1,s4", &c));
+  CHECK_ERR(hg_gemm_config_check(&r, &c), HG_ERR_UNSUPPORTED, "two accumulator sets of 96");
+  /* the heuristic on DeepSeek-V3's projections (M 64, 128, 4096), both scalings */
+  static const int64_t nk[][2] = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                  {7168, 16384}, {4096, 7168},  {7168, 2048}};
+  static const int64_t ms[] = {64, 128, 4096};
+  for (int sm = 1; sm <= 2; sm++)
+    for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+      for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
+        hg_gemm_problem_t q = problem(ms[j], nk[i][0], nk[i][1], HG_E4M3);
+        q.scale = (hg_gemm_scale_t)sm;
+        CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
+        CHECK_OK(hg_gemm_problem_normalize(&q));
+        CHECK_OK(hg_gemm_config_check(&q, &c));
+        check_generates(&q, &c);
+      }
+  /* the kernels */
+  static const struct {
+    hg_gemm_scale_t scale;
+    hg_dtype_t b;
+    const char *config, *name;
+  } kernels[] = {{HG_SCALE_ROW, HG_E4M3, "128x176x128,c2x1,s4", "_srow_p4"},
+                 {HG_SCALE_ROW, HG_E5M2, "128x128x128,pp,s4", "_srow"},
+                 {HG_SCALE_BLOCK, HG_E4M3, "128x128x128,c2x1,s4", "_sblk"},
+                 {HG_SCALE_BLOCK, HG_E5M2, "64x128x128,pp,s5", "_sblk"},
+                 {HG_SCALE_BLOCK, HG_E4M3, "128x64x128,c1x2,s6", "_sblk"},
+                 {HG_SCALE_BLOCK, HG_E4M3, "128x128x128,s4,k4", "_k4_sblk"}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    hg_gemm_problem_t q = problem(1000, 3000, 4112, HG_E4M3);
+    q.b_type = kernels[i].b;
+    q.scale = kernels[i].scale;
+    if (i == 1) q.fp8_accum = HG_FP8_ACCUM_FAST;
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    CHECK_OK(hg_gemm_config_parse(kernels[i].config, &c));
+    check_generates(&q, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) continue;
+    if (!strstr(k.k.name, kernels[i].name)) HG_FAIL("%s: no %s", k.k.name, kernels[i].name);
+    const char *ptx = k.k.ptx.data;
+    if (q.scale == HG_SCALE_BLOCK) {
+      /* an fma per accumulator of a consumer (64 x 128 / 128 or 64 x 64 / 128, at least 32) */
+      CHECK(count(ptx, "fma.rn.f32") >= 32);
+      const char *lda = strstr(ptx, "_scale_lda"), *ldb = strstr(ptx, "_scale_ldb");
+      CHECK(lda && ldb && lda < ldb);
+      const char *ws = strstr(ptx, "_workspace");
+      if (c.splits > 1) CHECK(ws && lda && ws < lda);
+    } else {
+      /* two vectors staged for the epilogue, no scale factor: the scales are read as vectors */
+      CHECK(strstr(ptx, "_scale_a") != NULL && strstr(ptx, "_scale_lda") == NULL);
+    }
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 /* The tuner's memory: a recorded configuration is found again for the same problem and device
  * (the last record wins), not for another device or shape, and not with the cache off. */
 static void test_tuned_record(void) {
@@ -1070,6 +1172,7 @@ int main(void) {
   HG_RUN(test_smem_accounting);
   HG_RUN(test_split_k);
   HG_RUN(test_fp8_accum);
+  HG_RUN(test_fp8_scaling);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);

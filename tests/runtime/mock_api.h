@@ -40,7 +40,8 @@ typedef struct mock_blas_state {
   int bad_alignment; /* a pointer less aligned than the algorithm was chosen for */
   int out_of_range;  /* an operand reached outside its allocation */
   int workspace_missing;
-  int last_fast_accum; /* CUBLASLT_MATMUL_DESC_FAST_ACCUM of the last matmul */
+  int last_fast_accum;                      /* CUBLASLT_MATMUL_DESC_FAST_ACCUM of the last matmul */
+  int last_scale_mode_a, last_scale_mode_b; /* A_SCALE_MODE / B_SCALE_MODE of the last matmul */
 } mock_blas_state_t;
 
 typedef mock_blas_state_t *(*mock_blas_state_fn)(void);

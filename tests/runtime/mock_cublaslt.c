@@ -49,6 +49,7 @@ struct desc {
   int64_t aux_ld;
   int32_t bias_type, aux_type;
   int8_t fast_accum;
+  int32_t scale_mode_a, scale_mode_b; /* cublasLtMatmulMatrixScale_t */
 };
 
 struct layout {
@@ -156,6 +157,20 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t 
     if (size != sizeof(int64_t)) return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&x->aux_ld, buf, sizeof(int64_t));
     return CUBLAS_STATUS_SUCCESS;
+  case CUBLASLT_MATMUL_DESC_A_SCALE_MODE:
+  case CUBLASLT_MATMUL_DESC_B_SCALE_MODE: {
+    int32_t v;
+    if (size != sizeof v) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&v, buf, 4);
+    /* the ones hopgen uses: scalar, outer vectors, 1x128 and 128x128 blocks */
+    if (v != CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F &&
+        v != CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F &&
+        v != CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F &&
+        v != CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F)
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    *(attr == CUBLASLT_MATMUL_DESC_A_SCALE_MODE ? &x->scale_mode_a : &x->scale_mode_b) = v;
+    return CUBLAS_STATUS_SUCCESS;
+  }
   case CUBLASLT_MATMUL_DESC_FAST_ACCUM:
     /* the host computes exactly either way; the flag is recorded for the test */
     if (size != sizeof(int8_t)) return CUBLAS_STATUS_INVALID_VALUE;
@@ -401,11 +416,32 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
     return CUBLAS_STATUS_INVALID_VALUE;
   }
   double sa = 1.0, sb = 1.0;
-  if (d->scale_a) {
+  /* Scale modes (cuBLASLt's documented meaning, op(A) m x k, op(B) k x n): OUTER_VEC on both,
+   * vectors of m and n; BLK128x128 on A with VEC128 on B: A's scale of block (i / 128, kb) at
+   * sA[(i / 128) * ceil(k / 128) + kb], B's of (kb, j) at sB[kb * n + j], each k-block's
+   * product scaled by both. Any other mix is refused, as cuBLASLt does on sm90. */
+  const int ma = d->scale_mode_a, mb = d->scale_mode_b;
+  const int outer = ma == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F &&
+                    mb == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  const int block = ma == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F &&
+                    mb == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  if ((ma || mb) && !outer && !block) return CUBLAS_STATUS_NOT_SUPPORTED;
+  const float *va = NULL, *vb = NULL;
+  if (outer || block) {
+    const uint64_t kb = (mnk[2] + 127) / 128;
+    const size_t na = outer ? mnk[0] : (mnk[0] + 127) / 128 * kb, nb = outer ? mnk[1] : kb * mnk[1];
+    if (!d->scale_a || !d->scale_b || !in_range(d->scale_a, 4 * na) ||
+        !in_range(d->scale_b, 4 * nb)) {
+      state.out_of_range++;
+      return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    va = (const float *)d->scale_a;
+    vb = (const float *)d->scale_b;
+  } else if (d->scale_a) {
     if (!in_range(d->scale_a, 4)) return CUBLAS_STATUS_INVALID_VALUE;
     sa = *(const float *)d->scale_a;
   }
-  if (d->scale_b) {
+  if (d->scale_b && !vb) { /* a scalar (the vector modes read theirs above) */
     if (!in_range(d->scale_b, 4)) return CUBLAS_STATUS_INVALID_VALUE;
     sb = *(const float *)d->scale_b;
   }
@@ -414,6 +450,8 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
   state.last_transb = d->transb;
   state.last_compute = d->compute;
   state.last_fast_accum = d->fast_accum;
+  state.last_scale_mode_a = ma;
+  state.last_scale_mode_b = mb;
   const double fa = *(const float *)alpha * sa * sb;
   const uint64_t m = mnk[0], n = mnk[1], k = mnk[2];
   for (int32_t bt = 0; bt < o->batch; bt++) {
@@ -423,14 +461,24 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
     uint8_t *db = (uint8_t *)D + (size_t)(bt * o->stride) * esize(o->type);
     for (uint64_t i = 0; i < m; i++) {
       for (uint64_t j = 0; j < n; j++) {
-        double acc = 0;
+        double acc = 0, part = 0;
+        const uint64_t kbs = (k + 127) / 128;
         for (uint64_t p = 0; p < k; p++) {
           const int64_t ia =
               d->transa == CUBLAS_OP_N ? (int64_t)(i + p * a->ld) : (int64_t)(p + i * a->ld);
           const int64_t ib =
               d->transb == CUBLAS_OP_N ? (int64_t)(p + j * b->ld) : (int64_t)(j + p * b->ld);
-          acc += load(ab, a->type, ia) * load(bb, b->type, ib);
+          part += load(ab, a->type, ia) * load(bb, b->type, ib);
+          if (block && (p % 128 == 127 || p + 1 == k)) {
+            const uint64_t q = p / 128;
+            part *= (double)va[(i / 128) * kbs + q] * vb[q * n + j];
+          }
+          if (!block || p % 128 == 127 || p + 1 == k) {
+            acc += part;
+            part = 0;
+          }
         }
+        if (outer) acc *= (double)va[i] * vb[j];
         double v = fa * acc;
         if (fbeta != 0.0f) v += fbeta * load(cb, c->type, (int64_t)(i + j * c->ld));
         /* the fused epilogue: bias along the rows, the pre-activation to aux, then ReLU or

@@ -268,6 +268,105 @@ static void test_blas_fast_accum(void) {
   hg_blas_close(blas);
 }
 
+/* fp8 row- and block-wise scales through cuBLASLt's scale modes: hopgen's layouts (kernels.h)
+ * reach the mock's documented meaning (OUTER_VEC_32F on both; BLK128x128_32F on its A = hopgen's
+ * B, VEC128_32F on its B = hopgen's A) and give hopgen's definition, computed here in double:
+ * row D(i, j) = sa[i] sb[j] (A B)(i, j); block D(i, j) = sum_kb sa[kb M + i] sb[(j / 128) KB + kb]
+ * (A B over kb)(i, j), K = 300 ending in a partial k-block, N = 160 in two column blocks. */
+static void test_blas_scale_modes(void) {
+  hg_blas_t *blas = NULL;
+  CHECK_OK(hg_blas_open(suite_rt, &blas));
+  if (!blas) return;
+  enum { M = 48, N = 160, K = 300, KB = 3, NB = 2 };
+  static uint8_t ha[M * K], hb[N * K];
+  static float sa[KB * M], sb[N]; /* block: the first NB x KB of sb */
+  static uint16_t hd[M * N];
+  uint64_t rng = 12345;
+  for (int i = 0; i < M * K; i++) ha[i] = hgt_f32_to_fp8(hgt_rand_quarter(&rng) * 4, 0);
+  for (int i = 0; i < N * K; i++) hb[i] = hgt_f32_to_fp8(hgt_rand_quarter(&rng) * 4, 0);
+  for (int i = 0; i < KB * M; i++) sa[i] = 0.5f + (float)(i % 7) / 4;
+  for (int i = 0; i < N; i++) sb[i] = 2.0f - (float)(i % 5) / 4;
+  hg_devptr_t da, db, dd, dsa, dsb;
+  CHECK_OK(hg_rt_alloc(suite_rt, sizeof ha, &da));
+  CHECK_OK(hg_rt_alloc(suite_rt, sizeof hb, &db));
+  CHECK_OK(hg_rt_alloc(suite_rt, sizeof hd, &dd));
+  CHECK_OK(hg_rt_alloc(suite_rt, sizeof sa, &dsa));
+  CHECK_OK(hg_rt_alloc(suite_rt, sizeof sb, &dsb));
+  CHECK_OK(hg_rt_upload(suite_rt, da, ha, sizeof ha));
+  CHECK_OK(hg_rt_upload(suite_rt, db, hb, sizeof hb));
+  CHECK_OK(hg_rt_upload(suite_rt, dsa, sa, sizeof sa));
+  CHECK_OK(hg_rt_upload(suite_rt, dsb, sb, sizeof sb));
+  for (int mode = 1; mode <= 2; mode++) {
+    hg_blas_gemm_args_t g = {.m = M,
+                             .n = N,
+                             .k = K,
+                             .batch = 1,
+                             .a_type = HG_E4M3,
+                             .b_type = HG_E4M3,
+                             .cd_type = HG_BF16,
+                             .a_k_major = true,
+                             .b_k_major = true,
+                             .alpha = 1,
+                             .a = da,
+                             .b = db,
+                             .d = dd,
+                             .scale_a = dsa,
+                             .scale_b = dsb,
+                             .scale = mode,
+                             .scale_lda = mode == 2 ? M : 0,
+                             .scale_ldb = mode == 2 ? KB : 0};
+    CHECK_OK(hg_blas_gemm(blas, &g));
+    CHECK_EQ(mock_blas()->last_scale_mode_a, mode == 1 ? 3 : 5);
+    CHECK_EQ(mock_blas()->last_scale_mode_b, mode == 1 ? 3 : 4);
+    CHECK_OK(hg_rt_download(suite_rt, hd, dd, sizeof hd));
+    double num = 0, den = 0;
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        double ref = 0, part = 0;
+        for (int k = 0; k < K; k++) {
+          part += (double)hgt_e4m3_to_f32(ha[i * K + k]) * hgt_e4m3_to_f32(hb[j * K + k]);
+          if (k % 128 == 127 || k + 1 == K) {
+            const int kb = k / 128;
+            ref += mode == 2 ? part * sa[kb * M + i] * sb[(j / 128) * KB + kb] : part;
+            part = 0;
+          }
+        }
+        if (mode == 1) ref *= (double)sa[i] * sb[j];
+        const double got = hgt_bf16_to_f32(hd[i * N + j]);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+      }
+    const double rel = sqrt(num / den);
+    if (!(rel < 1e-2)) HG_FAIL("scale mode %d: relative error %.3g", mode, rel);
+  }
+  /* block scales must be packed for cuBLASLt */
+  hg_blas_gemm_args_t g = {.m = M,
+                           .n = N,
+                           .k = K,
+                           .batch = 1,
+                           .a_type = HG_E4M3,
+                           .b_type = HG_E4M3,
+                           .cd_type = HG_BF16,
+                           .a_k_major = true,
+                           .b_k_major = true,
+                           .alpha = 1,
+                           .a = da,
+                           .b = db,
+                           .d = dd,
+                           .scale_a = dsa,
+                           .scale_b = dsb,
+                           .scale = 2,
+                           .scale_lda = M + 4,
+                           .scale_ldb = KB};
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "cuBLASLt takes block scales packed");
+  hg_rt_free(suite_rt, da);
+  hg_rt_free(suite_rt, db);
+  hg_rt_free(suite_rt, dd);
+  hg_rt_free(suite_rt, dsa);
+  hg_rt_free(suite_rt, dsb);
+  hg_blas_close(blas);
+}
+
 static void test_gemm_op_host_path(void) {
   mock_cuda_state_t *st = suite_mock_state();
   hg_gemm_problem_t p = {.m = 512,
@@ -474,6 +573,7 @@ int main(void) {
   HG_RUN(test_launch_plumbing);
   HG_RUN(test_gemm_op_host_path);
   HG_RUN(test_blas_fast_accum);
+  HG_RUN(test_blas_scale_modes);
   HG_RUN(test_cluster_refused_when_unschedulable);
   HG_RUN(test_abi_audit);
   HG_RUN(suite_fault); /* last: the context is lost */
