@@ -50,6 +50,11 @@ def test_gemm_kernel_and_config():
     c = hopgen.GemmConfig.parse("128x128x64,c1x2,s5,pp,n4")
     assert c.cluster_n == 2 and c.schedule == "pingpong" and str(c) == "128x128x64,c1x2,s5,pp,n4,e0"
     assert c.mainloop == "auto"
+    # fp8's accurate accumulation (the default) keeps two accumulator sets: a 128x128
+    # ping-pong tile does not hold them, the cooperative one does
+    with pytest.raises(hopgen.UnsupportedError, match="accurate accumulation"):
+        hopgen.gemm_kernel(1000, 512, 256, dtype="e4m3", out_dtype="f32", config=c)
+    c = hopgen.GemmConfig.parse("128x128x64,c1x2,s5,coop,n4")
     k2 = hopgen.gemm_kernel(1000, 512, 256, dtype="e4m3", out_dtype="f32", config=c)
     # the kernel's configuration has its mainloop resolved
     assert "e4m3" in k2.name and k2.config == str(c) + ",tma-wgmma"
