@@ -699,11 +699,11 @@ static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_c
 }
 
 /* Split-K when the output has too few tiles to fill a quarter of the GPU and K is long: tiles
- * of 64 x 128 (M up to 256) or 128 x 128, no cluster, and the largest power-of-two split that
- * keeps all units in one wave with at least 512 of K each. Measured on the H100 over tile x
- * cluster x splits (scripts/gemm-splitk.sh sweep, bench/RESULTS.md): the best or within 5% of
- * it on the splitk set and on decode shapes; with more splits than one wave the units queue and
- * the reduction's steps add up (512x512x16384 at 16 splits: 1.5x the time of 8). */
+ * of 64 x 128 (M up to 256) or 128 x 128, no cluster, and the most splits that keep all units
+ * in one wave with at least 512 of K each. Measured on the H100 over tile x cluster x splits
+ * (scripts/gemm-splitk.sh sweep and sweep2, bench/RESULTS.md): the best or within 5% of it on
+ * the splitk set and on decode shapes; past one wave the units queue (512x512x16384 at 16
+ * splits: 1.2x the time of 8). */
 static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *c) {
   hg_gemm_config_t s = *c;
   s.tile_m = p->m <= 256 ? 64 : 128;
@@ -713,12 +713,13 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   const int64_t tiles =
       (p->m + s.tile_m - 1) / s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
   if (tiles * 4 > sm_count) return;
-  int splits = 1;
-  while (splits * 2 <= HG_SCHED_MAX_SPLITS && tiles * splits * 2 <= sm_count &&
-         p->k / (splits * 2) >= 512)
-    splits *= 2;
+  /* as many splits as fill one wave (not only powers of two: 192x320x40000 ran 25% faster at
+   * 14 splits of its 9 tiles than at 8, H100), each with 512 of K or more */
+  int64_t splits = sm_count / tiles;
+  if (splits > HG_SCHED_MAX_SPLITS) splits = HG_SCHED_MAX_SPLITS;
+  if (splits > p->k / 512) splits = p->k / 512;
   if (splits < 2) return;
-  s.splits = splits;
+  s.splits = (int)splits;
   add_fitting(p, s, c, 1, 0);
 }
 
@@ -770,6 +771,11 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each
        * (two sets of at most 192 in all with fp8's promotion). */
       if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : max_acc)) continue;
+      /* Decode (M <= 32 against a wide weight matrix): tiles under 128 columns lose - bf16
+       * Mx7168x2048 on the H100 at 200 iterations ran 6-17% faster at 64x128 than at 64x64
+       * for M = 1-24 (at M = 48 64x64 still won); fp8 keeps its choice (1.04-1.13x cuBLASLt
+       * at 64x64). */
+      if (!fp8 && p.m <= 32 && p.n >= 2048 && c.tile_n < 128) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
        * A across N when M fits one tile. */
       const int64_t tiles_m = (p.m + c.tile_m - 1) / c.tile_m;
