@@ -275,8 +275,8 @@ void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t add
 /* Global atomic add of an F32 (used by reference checks, not by hot loops). */
 void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v);
 /* Global atomic add of a u32 (relaxed, .gpu scope) -> the old value (I32). With
- * hg_b_fence_gpu before and after, the arrival counter of a split-K tile: the writer's
- * partial sums are released before its arrival, the last arrival acquires them all. */
+ * hg_b_fence_gpu before and after, an arrival counter across CTAs: each writer's stores are
+ * released before its arrival, the last arrival acquires them all. */
 hg_val_t hg_b_atomic_add_u32(hg_builder_t *b, hg_val_t addr, hg_val_t v);
 /* The shared::cluster address of a shared::cta address in CTA cta_rank of the cluster. */
 hg_val_t hg_b_mapa(hg_builder_t *b, hg_val_t smem_addr, hg_val_t cta_rank);

@@ -274,8 +274,7 @@ static int reduce_chunks(int acc_count) {
   return q;
 }
 
-static int hg_gemm_reduce_groups(const hg_gemm_kernel_t *k, int acc_count) {
-  (void)k;
+static int reduce_groups(int acc_count) {
   return acc_count / 4 / reduce_chunks(acc_count);
 }
 
@@ -303,7 +302,7 @@ static hg_status_t emit_reduce(gemm_gen_t *x) {
   crop.rows = am.rows;
   crop.cols = am.cols;
   crop.v = malloc(sizeof(int) * (size_t)am.rows * (size_t)am.cols);
-  hg_val_t *keep = malloc(sizeof(hg_val_t) * (size_t)chunks);
+  hg_val_t *keep = malloc(sizeof(hg_val_t) * (size_t)q);
   hg_val_t *sum = malloc(sizeof(hg_val_t) * 4 * (size_t)q);
   if (hg_is_ok(&st) && (!crop.v || !keep || !sum))
     st = hg_error(HG_ERR_NOMEM, "out of memory for the split-K reduction pass");
@@ -740,7 +739,7 @@ static hg_status_t generate_reduce(hg_gemm_kernel_t *out, const gemm_plan_t *g, 
       out->k.ptx.len += add;
       out->reduce_threads = (uint32_t)x.roles.threads;
       out->reduce_smem = rk.smem_bytes;
-      out->reduce_groups = hg_gemm_reduce_groups(out, g->mma.acc_count);
+      out->reduce_groups = reduce_groups(g->mma.acc_count);
       out->k.gen_ms += rk.gen_ms;
     }
   }
