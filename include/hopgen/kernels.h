@@ -45,10 +45,63 @@ hg_status_t hg_kernel_finish(hg_builder_t *b, hg_backend_t be, hg_kernel_t *k);
  * elements, uniform in [-1, 1) for 16/32-bit floats, finite fp8 of magnitude < 2 with a
  * random sign, random bits for integers. 256 threads, any grid (grid-stride loop). */
 hg_status_t hg_gen_fill_random(hg_dtype_t dtype, hg_backend_t be, hg_kernel_t *k);
-/* dst(r,c,z) = src(r,c,z) for elements of esize bytes, with independent leading
- * dimensions and batch strides: copies an operand TMA cannot address (leading dimension
- * not a multiple of 16 bytes) into an aligned scratch buffer. */
+/* dst(r,c,z) = src(r,c,z) for elements of esize (1, 2, 4) bytes, with independent leading
+ * dimensions and batch strides, and dst(r,c,z) = 0 for cols <= c < ld_dst: copies an operand
+ * TMA cannot address (leading dimension or base not a multiple of 16 bytes) into packed rows
+ * of 16-byte multiples. Bandwidth-bound (repack.c): aligned 16-byte loads of the source
+ * blocks, funnel shifts, 16-byte stores. The source needs only its elements aligned; dst,
+ * ld_dst * esize and batch_stride_dst * esize must be multiples of 16 bytes. Parameters
+ * (dst, src, rows, cols, batch, ld_dst, ld_src, batch_stride_dst, batch_stride_src: I64;
+ * lanes_log2: I32) and grid as hg_repack_geometry says; hg_repack_launch does both. */
 hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k);
+/* The repack's body into a builder made by the caller (what hg_gen_repack prints; tests run
+ * it on the CPU with an IR interpreter). */
+hg_status_t hg_repack_build(hg_builder_t *b, int esize);
+typedef struct hg_repack_args {
+  hg_devptr_t dst, src;
+  int64_t rows, cols, batch; /* elements; cols contiguous */
+  int64_t ld_dst, ld_src;    /* elements between rows */
+  int64_t bs_dst, bs_src;    /* elements between batches */
+} hg_repack_args_t;
+/* The repack's grid and block (the stream left 0) and its lanes_log2 parameter: 2^lanes_log2
+ * threads per row (up to a warp), 256 / 2^lanes_log2 rows per CTA along x, the batch along z
+ * (up to 65535 CTAs; the kernel loops over the rest). Refuses, with the rule, what the kernel
+ * cannot do (see hg_gen_repack). */
+hg_status_t hg_repack_geometry(const hg_repack_args_t *x, int esize, hg_launch_t *l,
+                               int32_t *lanes_log2);
+/* Launch a loaded hg_gen_repack kernel of esize-byte elements on x (nothing for an empty
+ * operand). */
+hg_status_t hg_repack_launch(hg_rt_t *rt, hg_function_t *fn, int esize, const hg_repack_args_t *x,
+                             hg_stream_t stream);
+/* The repack alone against the driver's device-to-device copy, in the same process (hopgen
+ * bench repack): rows x cols (x batch) of type, rows ld_src elements apart (0: cols), the
+ * source `offset` elements past a 256-byte boundary; fresh random data, every destination
+ * byte verified (padding zero), then the median of interleaved (repack, D2D copy of the
+ * packed bytes) pairs. GB/s counts read + write: the tensor's bytes plus the packed bytes
+ * for the repack, twice the packed bytes for the copy. */
+typedef struct hg_repack_bench {
+  hg_dtype_t type;
+  int64_t rows, cols, batch, ld_src;
+  int offset;
+  int warmup, runs; /* 0: 5 and 30 */
+  uint64_t seed;    /* 0: a fresh one */
+} hg_repack_bench_t;
+typedef struct hg_repack_bench_result {
+  char device[128];
+  char kernel[64];
+  hg_repack_args_t args; /* as launched */
+  int esize;
+  int32_t lanes_log2;
+  uint64_t ctas;
+  uint64_t bytes_read, bytes_written;
+  bool verified;
+  double repack_ms, repack_min_ms, d2d_ms; /* medians (and the repack's fastest run) */
+  double repack_gbs, d2d_gbs, ratio;       /* ratio = repack_gbs / d2d_gbs */
+} hg_repack_bench_result_t;
+/* The description's problems, as a sentence (hg_repack_bench_run calls it). */
+hg_status_t hg_repack_bench_validate(const hg_repack_bench_t *bench);
+hg_status_t hg_repack_bench_run(hg_rt_t *rt, const hg_repack_bench_t *bench, hg_backend_t be,
+                                hg_repack_bench_result_t *out);
 
 /* ---------------------------------------------------------------- TMA copy kernels */
 /* (owned by the TMA kernels work: specs, generators, run/check drivers, streaming copy)

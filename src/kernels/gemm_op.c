@@ -178,20 +178,19 @@ static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_devptr_t 
   const hg_gemm_problem_t *u = &op->user, *k = &op->gk.problem;
   const bool am = i == 0;
   const bool kmaj = am ? u->a_k_major : u->b_k_major;
-  int64_t rows = am ? (kmaj ? u->m : u->k) : (kmaj ? u->n : u->k);
-  int64_t cols = am ? (kmaj ? u->k : u->m) : (kmaj ? u->k : u->n);
-  int64_t batch = u->batch;
-  int64_t ld_dst = am ? k->lda : k->ldb, ld_src = am ? u->lda : u->ldb;
-  int64_t bs_dst = am ? k->batch_stride_a : k->batch_stride_b;
-  int64_t bs_src = am ? u->batch_stride_a : u->batch_stride_b;
-  void *args[] = {&dst, &src, &rows, &cols, &batch, &ld_dst, &ld_src, &bs_dst, &bs_src};
-  int64_t blocks = (rows * cols * batch + 255) / 256;
-  if (blocks > 4096) blocks = 4096;
-  hg_launch_t l = {.grid = {(uint32_t)blocks, 1, 1},
-                   .block = {256, 1, 1},
-                   .smem_bytes = op->rp_k[i].smem_bytes,
-                   .stream = stream};
-  return hg_rt_launch(op->rt, op->rp_fn[i], &l, args);
+  const hg_repack_args_t x = {
+      .dst = dst,
+      .src = src,
+      .rows = am ? (kmaj ? u->m : u->k) : (kmaj ? u->n : u->k),
+      .cols = am ? (kmaj ? u->k : u->m) : (kmaj ? u->k : u->n),
+      .batch = u->batch,
+      .ld_dst = am ? k->lda : k->ldb,
+      .ld_src = am ? u->lda : u->ldb,
+      .bs_dst = am ? k->batch_stride_a : k->batch_stride_b,
+      .bs_src = am ? u->batch_stride_a : u->batch_stride_b,
+  };
+  return hg_repack_launch(op->rt, op->rp_fn[i], hg_dtype_bytes(am ? k->a_type : k->b_type), &x,
+                          stream);
 }
 
 /* Tensor map i for address at: the last one when the address repeats, else encoded anew. */
@@ -266,8 +265,8 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     "D at 0x%" PRIx64 " is not 16-byte aligned, which the TMA epilogue needs; "
                     "create the operation with problem.d_no_tma = true",
                     (uint64_t)d);
-  /* A repacked operand needs only its elements aligned (the copy kernel reads them one by
-   * one); the others what their path needs. */
+  /* A repacked operand needs only its elements aligned (the copy kernel reads the aligned
+   * 16-byte blocks around its rows); the others what their path needs. */
   const int ea = hg_dtype_bytes(k->a_type), eb = hg_dtype_bytes(k->b_type);
   HG_TRY(check_base("A", a, gk->a_tma && !gk->repack_a, gk->repack_a ? ea : gk->a_vec));
   HG_TRY(check_base("B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));

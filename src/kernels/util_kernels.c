@@ -1,6 +1,6 @@
 /* Utility kernels for running and checking generated kernels on the GPU: fresh random
- * data, a straightforward f32-accumulating reference GEMM, and an operand repack for
- * leading dimensions that TMA cannot address. They go through the builder like every
+ * data, a straightforward f32-accumulating reference GEMM, and the unfused bias and
+ * activation (the operand repack is in repack.c). They go through the builder like every
  * other kernel, so they exist in both backends and need no nvcc. */
 #include <stdio.h>
 #include <string.h>
@@ -285,43 +285,6 @@ hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, h
     hg_b_store(b, HG_GLOBAL, 0, 1, daddr, &out);
   }
   hg_b_endif(b);
-  return end(b, be, k);
-}
-
-hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k) {
-  if (esize != 1 && esize != 2 && esize != 4)
-    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
-  char name[64];
-  snprintf(name, sizeof name, "hg_repack_b%d", esize * 8);
-  hg_builder_t *b;
-  HG_TRY(begin(name, 256, k, &b));
-  /* dst(r, c, z) = src(r, c, z) for r < rows, c < cols (c contiguous), z < batch. */
-  hg_val_t dst = hg_b_param(b, HG_T_I64, "dst"), src = hg_b_param(b, HG_T_I64, "src");
-  hg_val_t rows = hg_b_param(b, HG_T_I64, "rows"), cols = hg_b_param(b, HG_T_I64, "cols");
-  hg_val_t batch = hg_b_param(b, HG_T_I64, "batch");
-  hg_val_t ld_dst = hg_b_param(b, HG_T_I64, "ld_dst"), ld_src = hg_b_param(b, HG_T_I64, "ld_src");
-  hg_val_t bs_dst = hg_b_param(b, HG_T_I64, "batch_stride_dst");
-  hg_val_t bs_src = hg_b_param(b, HG_T_I64, "batch_stride_src");
-  hg_val_t first, step;
-  grid_stride(b, &first, &step);
-  hg_val_t per_batch = hg_b_bin(b, HG_MUL, rows, cols);
-  hg_val_t total = hg_b_bin(b, HG_MUL, per_batch, batch);
-  hg_val_t i = hg_b_var(b, HG_T_I64, first);
-  hg_b_loop(b);
-  hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, i, total));
-  hg_val_t z = hg_b_bin(b, HG_DIV_U, i, per_batch);
-  hg_val_t rc = hg_b_bin(b, HG_REM_U, i, per_batch);
-  hg_val_t r = hg_b_bin(b, HG_DIV_U, rc, cols), c = hg_b_bin(b, HG_REM_U, rc, cols);
-  hg_val_t so = hg_b_mad(b, z, bs_src, hg_b_mad(b, r, ld_src, c));
-  hg_val_t dof = hg_b_mad(b, z, bs_dst, hg_b_mad(b, r, ld_dst, c));
-  hg_val_t es = hg_b_i64(b, esize);
-  hg_val_t v;
-  hg_b_load(b, HG_GLOBAL, HG_T_I32, esize == 4 ? 0 : esize * 8, 1,
-            hg_b_bin(b, HG_ADD, src, hg_b_bin(b, HG_MUL, so, es)), &v);
-  hg_b_store(b, HG_GLOBAL, esize == 4 ? 0 : esize * 8, 1,
-             hg_b_bin(b, HG_ADD, dst, hg_b_bin(b, HG_MUL, dof, es)), &v);
-  hg_b_assign(b, i, hg_b_bin(b, HG_ADD, i, step));
-  hg_b_endloop(b);
   return end(b, be, k);
 }
 

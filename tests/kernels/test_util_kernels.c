@@ -1,7 +1,10 @@
 /* The utility kernels (random fill, reference GEMM, repack) are generated for every type
  * they support, and ptxas accepts each. */
+#include <stdlib.h>
+
 #include "hg_test.h"
 #include "hopgen/kernels.h"
+#include "support/ir_eval.h"
 
 static void check_ptxas(hg_kernel_t *k) {
   hg_ptxas_report_t r;
@@ -49,11 +52,194 @@ static void test_repack(void) {
   for (int e = 1; e <= 4; e *= 2) {
     hg_kernel_t k;
     CHECK_OK(hg_gen_repack(e, HG_BACKEND_PTX, &k));
-    if (k.ptx.data) check_ptxas(&k);
+    if (k.ptx.data) {
+      check_ptxas(&k);
+      /* aligned 16-byte loads and stores, no division per element */
+      CHECK(strstr(k.ptx.data, "ld.global.v4.") != NULL);
+      CHECK(strstr(k.ptx.data, "st.global.v4.") != NULL);
+      CHECK(strstr(k.ptx.data, "div.") == NULL && strstr(k.ptx.data, "rem.") == NULL);
+    }
     hg_kernel_free(&k);
   }
   hg_kernel_t k;
   CHECK_ERR(hg_gen_repack(3, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "not 3");
+}
+
+/* ---------------------------------------------------------------- the repack, run on the CPU
+ * Every thread of the launch hg_repack_geometry computes runs through the IR interpreter on a
+ * simulated memory: the source allocation (the tensor plus 64 bytes either side, all bytes
+ * marked by position) and the destination. Checks: every destination byte written exactly
+ * once, with its source byte or 0 in the padding; nothing written elsewhere; every load
+ * 16-byte aligned (as ld.global.v4 needs) within an aligned 16-byte block that holds a byte
+ * of one of the tensor's rows. */
+#define RP_SRC 0x100000
+#define RP_DST 0x900000
+
+typedef struct rp_sim {
+  hg_repack_args_t x;
+  int e;
+  int64_t src_lo, src_hi; /* the simulated source allocation */
+  int64_t dst_bytes;
+  uint8_t *dst;
+  int *writes;
+  int loads, bad_loads, bad_stores;
+  int64_t last_load;
+} rp_sim_t;
+
+static uint8_t rp_src_byte(int64_t addr) {
+  return (uint8_t)(addr * 131 + (addr >> 8) * 7 + 1);
+}
+
+/* Does the 16-byte block at blk hold a byte of a row of the tensor? */
+static bool rp_block_in_tensor(const rp_sim_t *s, int64_t blk) {
+  for (int64_t z = 0; z < s->x.batch; z++)
+    for (int64_t r = 0; r < s->x.rows; r++) {
+      const int64_t lo = (int64_t)s->x.src + (z * s->x.bs_src + r * s->x.ld_src) * s->e;
+      const int64_t hi = lo + s->x.cols * s->e;
+      if (lo < blk + 16 && blk < hi) return true;
+    }
+  return false;
+}
+
+static int64_t rp_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
+  rp_sim_t *s = ctx;
+  s->loads++;
+  /* the four words of one v4 load come in order: check the block once */
+  if (space != HG_GLOBAL || bits != 32 || addr < s->src_lo || addr + 4 > s->src_hi) {
+    s->bad_loads++;
+    return 0;
+  }
+  if (addr % 16 == 0 && !rp_block_in_tensor(s, addr)) s->bad_loads++;
+  int64_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (int64_t)rp_src_byte(addr + i) << (8 * i);
+  return v;
+}
+
+static void rp_store(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t value) {
+  rp_sim_t *s = ctx;
+  const int64_t at = addr - (int64_t)s->x.dst;
+  if (space != HG_GLOBAL || bits != 32 || at < 0 || at + 4 > s->dst_bytes || at % 4 != 0) {
+    s->bad_stores++;
+    return;
+  }
+  for (int i = 0; i < 4; i++) {
+    s->dst[at + i] = (uint8_t)(value >> (8 * i));
+    s->writes[at + i]++;
+  }
+}
+
+/* One case: rows x cols of e-byte elements, batch, source pitch ld_src (elements), the
+ * source base `mis` bytes past a 16-byte boundary, grid z forced to gz (0: the geometry's). */
+static void repack_case(int e, int64_t rows, int64_t cols, int64_t batch, int64_t ld_src, int mis,
+                        int gz) {
+  rp_sim_t s;
+  memset(&s, 0, sizeof s);
+  s.e = e;
+  const int64_t q = 16 / e;
+  s.x.rows = rows;
+  s.x.cols = cols;
+  s.x.batch = batch;
+  s.x.ld_src = ld_src;
+  s.x.ld_dst = (cols + q - 1) / q * q;
+  s.x.bs_src = ld_src * rows + 3; /* batches apart by a few elements more than the rows */
+  s.x.bs_dst = s.x.ld_dst * rows;
+  s.x.src = RP_SRC + 64 + (hg_devptr_t)mis;
+  s.x.dst = RP_DST;
+  s.src_lo = RP_SRC;
+  s.src_hi = (int64_t)s.x.src + s.x.bs_src * batch * e + 64;
+  s.dst_bytes = s.x.bs_dst * batch * e;
+  s.dst = calloc((size_t)s.dst_bytes + 1, 1);
+  s.writes = calloc((size_t)s.dst_bytes + 1, sizeof(int));
+  hg_launch_t l;
+  int32_t lw = -1;
+  CHECK_OK(hg_repack_geometry(&s.x, e, &l, &lw));
+  CHECK(lw >= 0 && lw <= 5 && l.block[0] == 256);
+  if (gz > 0) l.grid[2] = (uint32_t)gz;
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("repack_cpu", &b));
+  CHECK_OK(hg_repack_build(b, e));
+  const int64_t params[10] = {(int64_t)s.x.dst, (int64_t)s.x.src, rows,       cols,       batch,
+                              s.x.ld_dst,       ld_src,           s.x.bs_dst, s.x.bs_src, lw};
+  ir_eval_hooks_t h = {.ctx = &s, .load = rp_load, .store = rp_store};
+  int64_t sregs[HG_SMID + 1];
+  memset(sregs, 0, sizeof sregs);
+  sregs[HG_NTID_X] = 256;
+  sregs[HG_NCTAID_X] = l.grid[0];
+  sregs[HG_NCTAID_Y] = 1;
+  sregs[HG_NCTAID_Z] = l.grid[2];
+  hg_status_t st = hg_ok();
+  for (uint32_t cz = 0; cz < l.grid[2] && hg_is_ok(&st); cz++)
+    for (uint32_t cx = 0; cx < l.grid[0] && hg_is_ok(&st); cx++)
+      for (int t = 0; t < 256 && hg_is_ok(&st); t++) {
+        sregs[HG_TID_X] = t;
+        sregs[HG_CTAID_X] = cx;
+        sregs[HG_CTAID_Z] = cz;
+        ir_eval_t ev;
+        st = ir_eval_run_hooks(b, params, sregs, &h, &ev);
+        if (hg_is_ok(&st)) ir_eval_free(&ev);
+      }
+  CHECK_OK(st);
+  int64_t wrong = 0, first = -1;
+  for (int64_t z = 0; z < batch; z++)
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < s.x.ld_dst * e; c++) {
+        const int64_t at = (z * s.x.bs_dst + r * s.x.ld_dst) * e + c;
+        const uint8_t want =
+            c < cols * e ? rp_src_byte((int64_t)s.x.src + (z * s.x.bs_src + r * ld_src) * e + c)
+                         : 0;
+        if ((s.dst[at] != want || s.writes[at] != 1) && wrong++ == 0) first = at;
+      }
+  hg_test_checks++;
+  if (wrong || s.bad_loads || s.bad_stores || s.loads == 0)
+    HG_FAIL("repack of %d-byte elements, %lld x %lld (ld %lld, base +%d) x %lld, grid z %u: "
+            "%lld bytes wrong or not written once (first at %lld), %d loads outside the "
+            "tensor's 16-byte blocks, %d stores outside the destination, %d loads",
+            e, (long long)rows, (long long)cols, (long long)ld_src, mis, (long long)batch,
+            l.grid[2], (long long)wrong, (long long)first, s.bad_loads, s.bad_stores, s.loads);
+  hg_builder_destroy(b);
+  free(s.dst);
+  free(s.writes);
+}
+
+static void test_repack_cpu(void) {
+  repack_case(2, 5, 13, 2, 13, 2, 0);     /* bf16, odd K, a base 2 bytes off */
+  repack_case(2, 3, 4097, 1, 4097, 0, 0); /* a row of 513 chunks: a whole warp, 5 rounds */
+  repack_case(2, 9, 7, 3, 9, 14, 1);      /* 7 columns (less than a chunk), the batch looped */
+  repack_case(2, 300, 1, 1, 1, 6, 0);     /* one column, 256 rows a CTA and more */
+  repack_case(1, 7, 127, 2, 129, 5, 0);   /* fp8 at any byte */
+  repack_case(1, 4, 33, 1, 33, 15, 0);
+  repack_case(4, 3, 5, 2, 7, 4, 0);   /* 4-byte elements, 4 bytes off */
+  repack_case(2, 4, 64, 2, 72, 0, 0); /* aligned rows: no second block */
+  /* what the kernel cannot do is refused with the rule */
+  hg_repack_args_t x = {.dst = RP_DST + 8,
+                        .src = RP_SRC,
+                        .rows = 4,
+                        .cols = 5,
+                        .batch = 1,
+                        .ld_dst = 8,
+                        .ld_src = 5,
+                        .bs_dst = 32,
+                        .bs_src = 20};
+  hg_launch_t l;
+  int32_t lw;
+  CHECK_ERR(hg_repack_geometry(&x, 2, &l, &lw), HG_ERR_INVALID, "multiples of 16 bytes");
+  x.dst = RP_DST;
+  x.ld_dst = 4;
+  CHECK_ERR(hg_repack_geometry(&x, 2, &l, &lw), HG_ERR_INVALID, "must hold a row of 5");
+  x.ld_dst = 8;
+  x.src = RP_SRC + 1;
+  CHECK_ERR(hg_repack_geometry(&x, 2, &l, &lw), HG_ERR_INVALID, "not 2-byte aligned");
+  x.src = RP_SRC;
+  CHECK_OK(hg_repack_geometry(&x, 2, &l, &lw));
+  CHECK_EQ(lw, 0); /* one 16-byte chunk a row: a thread a row, 256 rows a CTA */
+  CHECK_EQ(l.grid[0], 1);
+  x.cols = x.ld_src = 4097;
+  x.ld_dst = 4104;
+  x.rows = 4096;
+  x.batch = 70000;
+  x.bs_dst = 4104 * 4096;
+  CHECK_OK(hg_repack_geometry(&x, 2, &l, &lw));
+  CHECK(lw == 5 && l.grid[0] == 512 && l.grid[2] == 65535); /* a warp a row, 8 rows a CTA */
 }
 
 /* A bf16 GEMM problem with D of type d, an activation and a bias of type bt along N, M or
@@ -115,6 +301,7 @@ int main(void) {
   HG_RUN(test_fill_random);
   HG_RUN(test_reference_gemm);
   HG_RUN(test_repack);
+  HG_RUN(test_repack_cpu);
   HG_RUN(test_bias_act);
   return hg_test_finish();
 }

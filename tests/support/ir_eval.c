@@ -163,8 +163,8 @@ hg_status_t ir_eval_run_hooks(const hg_builder_t *b, const int64_t *params, cons
   for (int32_t pc = 0; pc < b->nops && hg_is_ok(&s);) {
     const hg_ir_op_t *op = &b->ops[pc];
     const int32_t *in = hg_ir_operands(b, op), *res = hg_ir_results(b, op);
-    int64_t x[4] = {0, 0, 0, 0};
-    for (int k = 0; k < op->num_operands && k < 4; k++) {
+    int64_t x[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < op->num_operands && k < 8; k++) {
       if (in[k] == 0) continue;
       if (!set[in[k]]) {
         s = hg_error(HG_ERR_INVALID, "ir_eval: op %d (%s) reads value %d before it is set", (int)pc,
@@ -261,22 +261,32 @@ hg_status_t ir_eval_run_hooks(const hg_builder_t *b, const int64_t *params, cons
     case HG_OP_RETURN:
       next = b->nops;
       break;
-    case HG_OP_LOAD:
-      if (!hooks || !hooks->load || op->u.mem.n != 1 || t == HG_T_F32) {
-        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (load) needs a load hook, one integer",
+    case HG_OP_LOAD: {
+      /* a vector load: n consecutive elements, each through the hook */
+      if (!hooks || !hooks->load || t == HG_T_F32) {
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (load) needs a load hook, integers",
                      (int)pc);
         break;
       }
-      r = hooks->load(hooks->ctx, op->u.mem.space, mem_bits(op), x[0]);
+      const int bits = mem_bits(op);
+      for (int k = 0; k < op->u.mem.n; k++) {
+        v[res[k]] = wrap(t, hooks->load(hooks->ctx, op->u.mem.space, bits, x[0] + k * bits / 8));
+        set[res[k]] = true;
+      }
+      r = v[res[0]];
       break;
-    case HG_OP_STORE:
-      if (!hooks || !hooks->store || op->u.mem.n != 1) {
-        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (store) needs a store hook, one value",
+    }
+    case HG_OP_STORE: {
+      if (!hooks || !hooks->store || op->u.mem.type == HG_T_F32) {
+        s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (store) needs a store hook, integers",
                      (int)pc);
         break;
       }
-      hooks->store(hooks->ctx, op->u.mem.space, mem_bits(op), x[0], x[1]);
+      const int bits = mem_bits(op);
+      for (int k = 0; k < op->u.mem.n; k++)
+        hooks->store(hooks->ctx, op->u.mem.space, bits, x[0] + k * bits / 8, x[1 + k]);
       break;
+    }
     case HG_OP_CP_ASYNC:
       if (!hooks || !hooks->cp_async) {
         s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (cp.async) needs a hook", (int)pc);
@@ -305,7 +315,8 @@ hg_status_t ir_eval_run_hooks(const hg_builder_t *b, const int64_t *params, cons
       s = hg_error(HG_ERR_UNSUPPORTED, "ir_eval: op %d (%s) is outside the integer subset", (int)pc,
                    hg_ir_opcode_name(op->code));
     }
-    if (op->num_results > 0 && op->code != HG_OP_ENDFOR && op->code != HG_OP_LDMATRIX) {
+    if (op->num_results > 0 && op->code != HG_OP_ENDFOR && op->code != HG_OP_LDMATRIX &&
+        op->code != HG_OP_LOAD) {
       v[res[0]] = wrap(t, r);
       set[res[0]] = true;
     }

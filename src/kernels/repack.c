@@ -1,0 +1,451 @@
+/* The operand repack (kernels.h, hg_gen_repack): rows that TMA cannot address (a leading
+ * dimension or base that is not a multiple of 16 bytes) copied into packed rows of 16-byte
+ * multiples before a tma-wgmma GEMM, and its bandwidth benchmark.
+ *
+ * The copy is bandwidth-bound, so it is written for bandwidth: a source row starts anywhere
+ * (2-byte aligned for bf16 with an odd leading dimension, any byte for fp8), but its bytes lie
+ * in 16-byte aligned blocks. Each thread makes 16-byte destination chunks: it loads the two
+ * aligned source blocks a chunk straddles (ld.global.v4), then picks the chunk's 16 bytes
+ * out of those 32 with word selects and funnel shifts (two shifts and an or per word: the
+ * row's misalignment is uniform along the row), and stores them with one st.global.v4. A
+ * thread issues the loads of UNROLL chunks before the first store, so every thread has up to
+ * 2 x UNROLL 16-byte loads in flight. Rows go to groups of 2^lanes_log2 threads (a warp, or a
+ * part of one for short rows) with no division in the kernel; the batch is grid z.
+ *
+ * The alternative, one element per thread with a 64-bit division and remainder for its
+ * coordinates (the first version), ran at about 120 GB/s on an H100 (bench/RESULTS.md). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hopgen/kernels.h"
+#include "kernels/gemm_internal.h"
+
+#define REPACK_THREADS 256
+#define REPACK_UNROLL 4 /* 16-byte chunks per thread per iteration, loads before stores */
+
+static hg_val_t i32(hg_builder_t *b, int32_t v) {
+  return hg_b_i32(b, v);
+}
+
+/* out[0..3] = bytes [sh, sh + 16) of the 32 bytes w[0..7] (little-endian words), given q2 =
+ * (sh & 8) != 0, q1 = (sh & 4) != 0 and the bit shift bs = 8 * (sh & 3). A shift by 32 gives
+ * 0 in PTX (and in the MLIR printer's shifts), which is what bs = 0 needs. */
+static void window_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t q2, hg_val_t q1,
+                           hg_val_t bs, hg_val_t inv, hg_val_t out[4]) {
+  hg_val_t v[6], u[5];
+  for (int i = 0; i < 6; i++) v[i] = hg_b_select(b, q2, w[i + 2], w[i]);
+  for (int i = 0; i < 5; i++) u[i] = hg_b_select(b, q1, v[i + 1], v[i]);
+  for (int i = 0; i < 4; i++)
+    out[i] = hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHR_U, u[i], bs), hg_b_bin(b, HG_SHL, u[i + 1], inv));
+}
+
+hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
+  if (esize != 1 && esize != 2 && esize != 4)
+    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
+  hg_b_set_threads(b, REPACK_THREADS);
+  /* dst(r, c, z) = src(r, c, z) for r < rows, c < cols (c contiguous), z < batch; dst's
+   * columns cols..ld_dst-1 = 0. */
+  hg_val_t dst = hg_b_param(b, HG_T_I64, "dst"), src = hg_b_param(b, HG_T_I64, "src");
+  hg_val_t rows = hg_b_param(b, HG_T_I64, "rows"), cols = hg_b_param(b, HG_T_I64, "cols");
+  hg_val_t batch = hg_b_param(b, HG_T_I64, "batch");
+  hg_val_t ld_dst = hg_b_param(b, HG_T_I64, "ld_dst"), ld_src = hg_b_param(b, HG_T_I64, "ld_src");
+  hg_val_t bs_dst = hg_b_param(b, HG_T_I64, "batch_stride_dst");
+  hg_val_t bs_src = hg_b_param(b, HG_T_I64, "batch_stride_src");
+  hg_val_t lw = hg_b_param(b, HG_T_I32, "lanes_log2");
+
+  hg_val_t tid = hg_b_sreg(b, HG_TID_X);
+  hg_val_t lane = hg_b_bin(b, HG_AND, tid, hg_b_bin(b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), lw),
+                                                    i32(b, 1)));
+  hg_val_t lanes = hg_b_bin(b, HG_SHL, i32(b, 1), lw);
+  hg_val_t r = hg_b_bin(
+      b, HG_ADD,
+      hg_b_bin(b, HG_MUL, hg_b_zext(b, hg_b_sreg(b, HG_CTAID_X)),
+               hg_b_zext(b, hg_b_bin(b, HG_SHR_U, i32(b, REPACK_THREADS), lw))),
+      hg_b_zext(b, hg_b_bin(b, HG_SHR_U, tid, lw)));
+  hg_b_name(b, r, "row");
+  hg_b_if(b, hg_b_cmp(b, HG_GE_S, r, rows));
+  hg_b_return(b);
+  hg_b_endif(b);
+  hg_val_t es = hg_b_i64(b, esize);
+  /* byte counts within one row fit 32 bits (hg_repack_launch checks) */
+  hg_val_t row_bytes = hg_b_trunc(b, hg_b_bin(b, HG_MUL, cols, es));
+  hg_val_t dst_chunks = hg_b_bin(b, HG_SHR_U, hg_b_trunc(b, hg_b_bin(b, HG_MUL, ld_dst, es)),
+                                 i32(b, 4));
+  hg_val_t step = hg_b_bin(b, HG_MUL, lanes, i32(b, REPACK_UNROLL));
+
+  hg_val_t z = hg_b_var(b, HG_T_I64, hg_b_zext(b, hg_b_sreg(b, HG_CTAID_Z)));
+  hg_val_t nz = hg_b_zext(b, hg_b_sreg(b, HG_NCTAID_Z));
+  hg_b_loop(b);
+  hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, z, batch));
+  {
+    hg_val_t s = hg_b_bin(b, HG_ADD, src,
+                          hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bs_src, hg_b_bin(b, HG_MUL, r, ld_src)),
+                                   es));
+    hg_val_t d = hg_b_bin(b, HG_ADD, dst,
+                          hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bs_dst, hg_b_bin(b, HG_MUL, r, ld_dst)),
+                                   es));
+    /* The source row from the 16-byte aligned block that holds its first byte: sh bytes in */
+    hg_val_t sh = hg_b_bin(b, HG_AND, hg_b_trunc(b, s), i32(b, 15));
+    hg_val_t a = hg_b_bin(b, HG_SUB, s, hg_b_zext(b, sh));
+    hg_val_t q2 = hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, sh, i32(b, 8)), i32(b, 0));
+    hg_val_t q1 = hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, sh, i32(b, 4)), i32(b, 0));
+    hg_val_t bs = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, sh, i32(b, 3)), i32(b, 3));
+    hg_val_t inv = hg_b_bin(b, HG_SUB, i32(b, 32), bs);
+    hg_val_t shifted = hg_b_cmp(b, HG_NE, sh, i32(b, 0));
+    hg_val_t c0 = hg_b_for(b, i32(b, 0), dst_chunks, step);
+    {
+      hg_val_t w[REPACK_UNROLL][8], nb[REPACK_UNROLL], off[REPACK_UNROLL], j[REPACK_UNROLL];
+      hg_b_comment(b, "the loads of every chunk first");
+      for (int u = 0; u < REPACK_UNROLL; u++) {
+        j[u] = hg_b_bin(b, HG_ADD, hg_b_mad(b, i32(b, u), lanes, c0), lane);
+        off[u] = hg_b_bin(b, HG_SHL, j[u], i32(b, 4));
+        nb[u] = hg_b_bin(b, HG_SUB, row_bytes, off[u]); /* row bytes from the chunk's start */
+        for (int i = 0; i < 8; i++) w[u][i] = hg_b_var(b, HG_T_I32, i32(b, 0));
+        hg_val_t blk = hg_b_bin(b, HG_ADD, a, hg_b_zext(b, off[u]));
+        hg_val_t x[4];
+        /* Never a read outside the tensor but within an aligned 16-byte block that holds one
+         * of its bytes: the first block holds the chunk's first byte (nb > 0), the second is
+         * read only when the chunk reaches into it (nb > 16 - sh) and that byte is in the row.
+         * A chunk wholly past the row (the packed row's padding) reads nothing. */
+        hg_b_if(b, hg_b_cmp(b, HG_GT_S, nb[u], i32(b, 0)));
+        hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, blk, x);
+        for (int i = 0; i < 4; i++) hg_b_assign(b, w[u][i], x[i]);
+        hg_b_endif(b);
+        hg_b_if(b, hg_b_bin(b, HG_AND, shifted,
+                            hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, nb[u], sh), i32(b, 16))));
+        hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), x);
+        for (int i = 0; i < 4; i++) hg_b_assign(b, w[u][4 + i], x[i]);
+        hg_b_endif(b);
+      }
+      hg_b_comment(b, "then the stores: each chunk's 16 bytes out of its 32");
+      for (int u = 0; u < REPACK_UNROLL; u++) {
+        hg_b_if(b, hg_b_cmp(b, HG_LT_S, j[u], dst_chunks));
+        hg_val_t out[4];
+        window_extract(b, w[u], q2, q1, bs, inv, out);
+        hg_val_t o[4];
+        for (int i = 0; i < 4; i++) o[i] = hg_b_var(b, HG_T_I32, out[i]);
+        /* the row's last chunk and the padding: bytes past the row's end are zeros */
+        hg_b_if(b, hg_b_cmp(b, HG_LT_S, nb[u], i32(b, 16)));
+        for (int i = 0; i < 4; i++) {
+          hg_val_t valid = hg_b_bin(
+              b, HG_MAX_S, i32(b, 0),
+              hg_b_bin(b, HG_MIN_S, i32(b, 4), hg_b_bin(b, HG_SUB, nb[u], i32(b, 4 * i))));
+          /* (1 << 32) - 1 = all ones: PTX shifts saturate */
+          hg_val_t mask = hg_b_bin(b, HG_SUB,
+                                   hg_b_bin(b, HG_SHL, i32(b, 1),
+                                            hg_b_bin(b, HG_SHL, valid, i32(b, 3))),
+                                   i32(b, 1));
+          hg_b_assign(b, o[i], hg_b_bin(b, HG_AND, o[i], mask));
+        }
+        hg_b_endif(b);
+        hg_b_store(b, HG_GLOBAL, 0, 4, hg_b_bin(b, HG_ADD, d, hg_b_zext(b, off[u])), o);
+        hg_b_endif(b);
+      }
+    }
+    hg_b_endfor(b);
+  }
+  hg_b_assign(b, z, hg_b_bin(b, HG_ADD, z, nz));
+  hg_b_endloop(b);
+  return hg_builder_status(b);
+}
+
+hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k) {
+  if (!k) return hg_error(HG_ERR_INVALID, "hg_gen_repack needs somewhere to put the kernel");
+  memset(k, 0, sizeof *k);
+  if (esize != 1 && esize != 2 && esize != 4)
+    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
+  snprintf(k->name, sizeof k->name, "hg_repack_b%d", esize * 8);
+  k->threads = REPACK_THREADS;
+  k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
+  hg_builder_t *b;
+  HG_TRY(hg_builder_create(k->name, &b));
+  hg_status_t s = hg_repack_build(b, esize);
+  if (hg_is_ok(&s)) s = hg_kernel_finish(b, be, k);
+  hg_builder_destroy(b);
+  if (!hg_is_ok(&s)) hg_kernel_free(k);
+  return s;
+}
+
+hg_status_t hg_repack_geometry(const hg_repack_args_t *x, int esize, hg_launch_t *l,
+                               int32_t *lanes_log2) {
+  if (!x || !l || !lanes_log2)
+    return hg_error(HG_ERR_INVALID, "hg_repack_geometry needs the arguments and two outputs");
+  if (esize != 1 && esize != 2 && esize != 4)
+    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
+  if (x->rows < 0 || x->cols < 0 || x->batch < 0)
+    return hg_error(HG_ERR_INVALID,
+                    "a repack of %" PRId64 " rows x %" PRId64 " columns x %" PRId64
+                    " batches: none may be negative",
+                    x->rows, x->cols, x->batch);
+  if (x->ld_dst < x->cols || x->ld_src < x->cols)
+    return hg_error(HG_ERR_INVALID,
+                    "repack leading dimensions (dst %" PRId64 ", src %" PRId64
+                    ") must hold a row of %" PRId64 " columns",
+                    x->ld_dst, x->ld_src, x->cols);
+  if ((x->ld_dst * esize) % 16 != 0 || (x->batch > 1 && (x->bs_dst * esize) % 16 != 0) ||
+      x->dst % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "the repack writes 16-byte chunks: the destination (0x%" PRIx64
+                    "), its row pitch (%" PRId64 " B) and batch pitch (%" PRId64
+                    " B) must be multiples of 16 bytes",
+                    (uint64_t)x->dst, x->ld_dst * esize, x->bs_dst * esize);
+  if (x->src % (hg_devptr_t)esize != 0)
+    return hg_error(HG_ERR_INVALID, "the repack's source 0x%" PRIx64 " is not %d-byte aligned",
+                    (uint64_t)x->src, esize);
+  if (x->ld_dst * esize > INT32_MAX / 2)
+    return hg_error(HG_ERR_INVALID,
+                    "a repacked row of %" PRId64 " B exceeds the kernel's 32-bit row offsets",
+                    x->ld_dst * esize);
+  const int64_t chunks = x->ld_dst * esize / 16;
+  const int64_t per_lane = (chunks + REPACK_UNROLL - 1) / REPACK_UNROLL;
+  int32_t lw = 0;
+  while (lw < 5 && ((int64_t)1 << lw) < per_lane) lw++;
+  const int64_t rows_per_cta = REPACK_THREADS >> lw;
+  const int64_t ctas = (x->rows + rows_per_cta - 1) / rows_per_cta;
+  if (ctas > INT32_MAX)
+    return hg_error(HG_ERR_INVALID, "%" PRId64 " rows need more than 2^31 - 1 CTAs", x->rows);
+  memset(l, 0, sizeof *l);
+  l->grid[0] = (uint32_t)(ctas > 0 ? ctas : 1);
+  l->grid[1] = 1;
+  l->grid[2] = (uint32_t)(x->batch < 1 ? 1 : x->batch > 65535 ? 65535 : x->batch);
+  l->block[0] = REPACK_THREADS;
+  l->block[1] = l->block[2] = 1;
+  *lanes_log2 = lw;
+  return hg_ok();
+}
+
+hg_status_t hg_repack_launch(hg_rt_t *rt, hg_function_t *fn, int esize, const hg_repack_args_t *x,
+                             hg_stream_t stream) {
+  hg_launch_t l;
+  int32_t lw;
+  HG_TRY(hg_repack_geometry(x, esize, &l, &lw));
+  if (x->rows == 0 || x->batch == 0 || x->ld_dst == 0) return hg_ok();
+  l.stream = stream;
+  hg_repack_args_t v = *x;
+  void *args[] = {&v.dst,    &v.src,    &v.rows,   &v.cols, &v.batch,
+                  &v.ld_dst, &v.ld_src, &v.bs_dst, &v.bs_src, &lw};
+  return hg_rt_launch(rt, fn, &l, args);
+}
+
+/* ---------------------------------------------------------------- the bandwidth benchmark
+ * Layering note: like hg_copy_bench_run, this driver calls the runtime. */
+
+typedef struct rp_bench_state {
+  hg_rt_t *rt;
+  hg_devptr_t src, dst;
+  hg_module_t *mod, *fill_mod;
+  hg_function_t *fn, *fill_fn;
+  hg_event_t ev[4];
+  hg_stream_t stream;
+  double *times;
+  uint8_t *host_src, *host_dst;
+} rp_bench_state_t;
+
+static int rp_cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double rp_median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, rp_cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void rp_bench_free(rp_bench_state_t *st) {
+  for (int i = 0; i < 4; i++)
+    if (st->ev[i]) hg_rt_event_destroy(st->rt, st->ev[i]);
+  if (st->stream) hg_rt_stream_destroy(st->rt, st->stream);
+  if (st->mod) hg_rt_module_unload(st->rt, st->mod);
+  if (st->fill_mod) hg_rt_module_unload(st->rt, st->fill_mod);
+  hg_rt_free(st->rt, st->src);
+  hg_rt_free(st->rt, st->dst);
+  free(st->times);
+  free(st->host_src);
+  free(st->host_dst);
+}
+
+/* The benchmark's operand: x from the description (src and dst left 0). */
+static hg_status_t rp_bench_args(const hg_repack_bench_t *in, int *esize, hg_repack_args_t *x) {
+  const int e = hg_dtype_bytes(in->type);
+  if (e != 1 && e != 2 && e != 4)
+    return hg_error(HG_ERR_UNSUPPORTED, "the repack benchmark takes 1, 2 or 4-byte types, not %s",
+                    hg_dtype_name(in->type));
+  if (in->rows < 1 || in->cols < 1 || in->batch < 1)
+    return hg_error(HG_ERR_INVALID,
+                    "the repack benchmark needs at least one row, column and batch (%" PRId64
+                    " x %" PRId64 " x %" PRId64 ")",
+                    in->rows, in->cols, in->batch);
+  if (in->offset < 0 || in->offset > 15)
+    return hg_error(HG_ERR_INVALID, "a source offset of %d elements is outside 0..15",
+                    in->offset);
+  if (in->warmup < 0 || in->runs < 0)
+    return hg_error(HG_ERR_INVALID, "warm-up and run counts are >= 0 (0: the defaults)");
+  const int64_t q = 16 / e;
+  memset(x, 0, sizeof *x);
+  x->rows = in->rows;
+  x->cols = in->cols;
+  x->batch = in->batch;
+  x->ld_src = in->ld_src > 0 ? in->ld_src : in->cols;
+  x->ld_dst = (in->cols + q - 1) / q * q;
+  x->bs_src = x->ld_src * in->rows;
+  x->bs_dst = x->ld_dst * in->rows;
+  *esize = e;
+  const double bytes = (double)(x->bs_src + x->bs_dst) * (double)x->batch * e;
+  if (bytes > 64.0 * (1ull << 30))
+    return hg_error(HG_ERR_INVALID, "the repack benchmark's buffers would take %.1f GiB",
+                    bytes / (double)(1ull << 30));
+  return hg_repack_geometry(x, e, &(hg_launch_t){0}, &(int32_t){0});
+}
+
+hg_status_t hg_repack_bench_validate(const hg_repack_bench_t *bench) {
+  if (!bench) return hg_error(HG_ERR_INVALID, "no repack benchmark description given");
+  int e;
+  hg_repack_args_t x;
+  return rp_bench_args(bench, &e, &x);
+}
+
+/* Every byte of dst: the source's, or 0 in the padding. */
+static hg_status_t rp_verify(rp_bench_state_t *st, const hg_repack_args_t *x, int e,
+                             size_t src_bytes, bool *ok) {
+  const size_t dst_bytes = (size_t)(x->bs_dst * x->batch * e);
+  *ok = false;
+  if (!st->host_src) st->host_src = malloc(src_bytes);
+  if (!st->host_dst) st->host_dst = malloc(dst_bytes);
+  if (!st->host_src || !st->host_dst)
+    return hg_error(HG_ERR_NOMEM, "cannot allocate %zu B of host memory to verify the repack",
+                    src_bytes + dst_bytes);
+  HG_TRY(hg_rt_download(st->rt, st->host_src, st->src, src_bytes));
+  HG_TRY(hg_rt_download(st->rt, st->host_dst, st->dst, dst_bytes));
+  const size_t off = (size_t)(x->src - st->src);
+  for (int64_t z = 0; z < x->batch; z++)
+    for (int64_t r = 0; r < x->rows; r++) {
+      const uint8_t *s = st->host_src + off + (size_t)((z * x->bs_src + r * x->ld_src) * e);
+      const uint8_t *d = st->host_dst + (size_t)((z * x->bs_dst + r * x->ld_dst) * e);
+      const size_t n = (size_t)(x->cols * e), pad = (size_t)(x->ld_dst * e) - n;
+      bool bad = memcmp(s, d, n) != 0;
+      for (size_t i = 0; i < pad && !bad; i++) bad = d[n + i] != 0;
+      if (bad)
+        return hg_error(HG_ERR_MISMATCH,
+                        "the repack's row %" PRId64 " of batch %" PRId64
+                        " differs from the source (or its padding is not zero)",
+                        r, z);
+    }
+  *ok = true;
+  return hg_ok();
+}
+
+static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *in,
+                                 hg_backend_t be, hg_repack_bench_result_t *out) {
+  hg_rt_t *rt = st->rt;
+  int e;
+  hg_repack_args_t x;
+  HG_TRY(rp_bench_args(in, &e, &x));
+  const hg_device_info_t *dev = hg_rt_device(rt);
+  if (dev) snprintf(out->device, sizeof out->device, "%s", dev->name);
+  const int warmup = in->warmup > 0 ? in->warmup : 5;
+  const int runs = in->runs > 0 ? in->runs : 30;
+  /* the source with room for the offset, rounded to whole u32 for the random fill, and at
+   * least as large as the packed copy (the D2D copy reads that many bytes of it) */
+  const size_t dst_bytes = (size_t)(x.bs_dst * x.batch * e);
+  size_t src_bytes = ((size_t)(x.bs_src * x.batch * e) + 16 * (size_t)e + 3) & ~(size_t)3;
+  if (src_bytes < dst_bytes) src_bytes = dst_bytes;
+  HG_TRY(hg_rt_stream_create(rt, &st->stream));
+  for (int i = 0; i < 4; i++) HG_TRY(hg_rt_event_create(rt, &st->ev[i]));
+  HG_TRY(hg_rt_alloc(rt, src_bytes, &st->src));
+  HG_TRY(hg_rt_alloc(rt, dst_bytes, &st->dst));
+  x.src = st->src + (hg_devptr_t)(in->offset * e);
+  x.dst = st->dst;
+  out->args = x;
+  out->esize = e;
+  out->bytes_read = (uint64_t)(x.rows * x.cols * x.batch * e);
+  out->bytes_written = (uint64_t)dst_bytes;
+  hg_launch_t l;
+  HG_TRY(hg_repack_geometry(&x, e, &l, &out->lanes_log2));
+  out->ctas = (uint64_t)l.grid[0] * l.grid[2];
+
+  hg_kernel_t fill;
+  HG_TRY(hg_gen_fill_random(HG_U32, be, &fill));
+  hg_status_t s = hg_kernels_load(rt, &fill, &st->fill_mod, &st->fill_fn, NULL);
+  hg_kernel_free(&fill);
+  HG_TRY(s);
+  {
+    uint64_t count = src_bytes / 4;
+    uint64_t seed = in->seed ? in->seed : (uint64_t)(hg_now_ms() * 1e3) * 0x9E3779B97F4A7C15ull;
+    hg_devptr_t ptr = st->src;
+    void *args[] = {&ptr, &count, &seed};
+    hg_launch_t f;
+    memset(&f, 0, sizeof f);
+    f.grid[0] = 1024;
+    f.grid[1] = f.grid[2] = 1;
+    f.block[0] = 256;
+    f.block[1] = f.block[2] = 1;
+    f.stream = st->stream;
+    HG_TRY(hg_rt_launch(rt, st->fill_fn, &f, args));
+  }
+  HG_TRY(hg_rt_memset8(rt, st->dst, 0x5A, dst_bytes, st->stream));
+  hg_kernel_t k;
+  HG_TRY(hg_gen_repack(e, be, &k));
+  snprintf(out->kernel, sizeof out->kernel, "%s", k.name);
+  s = hg_kernels_load(rt, &k, &st->mod, &st->fn, NULL);
+  hg_kernel_free(&k);
+  HG_TRY(s);
+
+  /* Correct first, then timed: (repack, D2D copy of the packed bytes) pairs, interleaved. */
+  HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+  HG_TRY(hg_rt_sync(rt, st->stream));
+  HG_TRY(rp_verify(st, &x, e, src_bytes, &out->verified));
+  for (int i = 0; i < warmup; i++) {
+    HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+    HG_TRY(hg_rt_copy_d2d(rt, st->dst, st->src, dst_bytes, st->stream));
+  }
+  HG_TRY(hg_rt_sync(rt, st->stream));
+  st->times = malloc(sizeof(double) * 2 * (size_t)runs);
+  if (!st->times) return hg_error(HG_ERR_NOMEM, "cannot allocate the timing table");
+  double *tr = st->times, *td = st->times + runs;
+  for (int i = 0; i < runs; i++) {
+    float a = 0, d = 0;
+    HG_TRY(hg_rt_event_record(rt, st->ev[0], st->stream));
+    HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+    HG_TRY(hg_rt_event_record(rt, st->ev[1], st->stream));
+    HG_TRY(hg_rt_event_record(rt, st->ev[2], st->stream));
+    HG_TRY(hg_rt_copy_d2d(rt, st->dst, st->src, dst_bytes, st->stream));
+    HG_TRY(hg_rt_event_record(rt, st->ev[3], st->stream));
+    HG_TRY(hg_rt_sync(rt, st->stream));
+    HG_TRY(hg_rt_event_elapsed_ms(rt, st->ev[0], st->ev[1], &a));
+    HG_TRY(hg_rt_event_elapsed_ms(rt, st->ev[2], st->ev[3], &d));
+    tr[i] = a;
+    td[i] = d;
+  }
+  /* the timed runs ended with a D2D copy over dst: the repack once more, checked again */
+  HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+  HG_TRY(hg_rt_sync(rt, st->stream));
+  HG_TRY(rp_verify(st, &x, e, src_bytes, &out->verified));
+  double lo = tr[0];
+  for (int i = 0; i < runs; i++) lo = tr[i] < lo ? tr[i] : lo;
+  out->repack_min_ms = lo;
+  out->repack_ms = rp_median(tr, runs);
+  out->d2d_ms = rp_median(td, runs);
+  /* read + write for both: the repack reads the tensor and writes the packed rows; the
+   * copy reads and writes the packed size */
+  out->repack_gbs =
+      (double)(out->bytes_read + out->bytes_written) / (out->repack_ms * 1e-3) / 1e9;
+  out->d2d_gbs = 2.0 * (double)dst_bytes / (out->d2d_ms * 1e-3) / 1e9;
+  out->ratio = out->repack_gbs / out->d2d_gbs;
+  return hg_ok();
+}
+
+hg_status_t hg_repack_bench_run(hg_rt_t *rt, const hg_repack_bench_t *bench, hg_backend_t be,
+                                hg_repack_bench_result_t *out) {
+  if (!out)
+    return hg_error(HG_ERR_INVALID, "hg_repack_bench_run needs somewhere to put the result");
+  memset(out, 0, sizeof *out);
+  HG_TRY(hg_repack_bench_validate(bench));
+  if (!rt) return hg_error(HG_ERR_NO_DRIVER, "no runtime: open the GPU with hg_rt_open first");
+  rp_bench_state_t st;
+  memset(&st, 0, sizeof st);
+  st.rt = rt;
+  hg_status_t s = rp_bench_body(&st, bench, be, out);
+  rp_bench_free(&st);
+  return s;
+}
