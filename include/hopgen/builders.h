@@ -340,6 +340,24 @@ typedef struct hg_mainloop {
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r);
 
+/* fp8 block scaling (block_scale.c): A's f32 scales per row and 128 of K at scale_a + 4 (kb x
+ * lda + row), B's per 128 x 128 block at scale_b + 4 (n / 128 x ldb + kb) (I64 pointers and
+ * leading dimensions). hg_block_scales_load is a hg_mainloop_t.kblock_scales with this as its
+ * context: the factors sa(row, kb) x sb(n0 / 128, kb) of the calling thread's accumulator rows
+ * (f[2 im + half] for row row0 + 64 im + 8 half of the tile). m0, n0, k_first: the unit's
+ * origin and first k-block, set per unit. */
+typedef struct hg_block_scales {
+  hg_val_t scale_a, scale_b, lda, ldb; /* I64 */
+  hg_val_t m;                          /* A's rows (I32): rows past it read row m - 1 */
+  hg_val_t m0, n0, k_first;            /* I32, per unit */
+  hg_val_t row0;                       /* I32: the thread's first row within the tile */
+  int atoms_m;                         /* 64-row M atoms of the consumer's region */
+} hg_block_scales_t;
+/* The thread's first row in wgmma's accumulator fragment: the consumer's first row slot_row0
+ * (I32), then warp w's 16 rows, lane / 4 within them. */
+hg_val_t hg_block_scales_row0(hg_builder_t *b, const hg_roles_t *r, hg_val_t slot_row0);
+void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
+
 /* ---------------------------------------------------------------- tile schedulers */
 
 typedef enum hg_raster {
@@ -430,6 +448,44 @@ hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
  * has fewer k-blocks); the persistent grid needs no more clusters. */
 int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch);
 
+/* ---------------------------------------------------------------- the producer */
+
+/* How one operand's tile reaches a stage: by TMA (plan non-NULL: its boxes from tmap, the
+ * multicast slice of this CTA; batch_zero: the batch coordinate is 0, for a contiguous grouped
+ * GEMM's A, whose rows are every group's) or by cp.async / register copies (cp, from the
+ * (rows, cols, batches):(ld, 1, batch_stride) view at ptr: rows the MN extent for a K-major
+ * operand, else K). */
+typedef struct hg_operand_copy {
+  const hg_tma_plan_t *plan;
+  hg_val_t tmap;
+  bool batch_zero;
+  const hg_cp_async_copy_t *cp;
+  hg_val_t ptr, ld, batch_stride; /* I64; ld and batch_stride in elements */
+  hg_val_t mn, k, batches;        /* I32 extents */
+  hg_dtype_t dtype;
+  bool k_major;
+} hg_operand_copy_t;
+
+/* A warp-specialized producer: for each unit of sched, for each of its k-blocks, acquire the
+ * next stage of pipe, fill it with A (op[0], multicast along the cluster's row) into ring[0]
+ * and B (op[1], along its column) into ring[1], each k-block tile_k deep, and commit it. */
+typedef struct hg_producer {
+  const hg_sched_t *sched;
+  const hg_pipe_t *pipe;
+  const hg_cluster2d_t *cluster;
+  const hg_roles_t *roles;
+  const hg_smem_ring_t *ring[2];
+  hg_operand_copy_t op[2];
+  int tile_k;
+} hg_producer_t;
+
+/* The arrivals that complete a stage's full barrier (hg_pipe_spec_t.full_arrivals) for
+ * operands copied by cp (NULL: by TMA): 1 for an elected TMA producer, 128 per kind of copy. */
+int hg_producer_full_arrivals(const hg_cp_async_copy_t *a, const hg_cp_async_copy_t *b);
+/* Inside hg_roles_producer's branch. An operand with neither a plan nor a copy is recorded in
+ * the builder's status. */
+void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p);
+
 /* ---------------------------------------------------------------- split-K reduction */
 
 /* Named barrier of all consumer warpgroups (cooperative tiles split over them). */
@@ -447,15 +503,29 @@ int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_
  * Workspace (I64 address, 16-byte aligned): for CTA tile t (its index over the batch and the
  * grid of CTA tiles, hg_splitk_tile) and split s, slot t x splits + s of threads x acc_count
  * f32, in (chunk = accumulator / 4, thread, 4) order: 16-byte stores and loads, coalesced. */
+typedef struct hg_splitk_spec {
+  int splits;    /* the scheduler's spec.splits, 2..HG_SCHED_MAX_SPLITS: slots per CTA tile */
+  int acc_count; /* accumulators per consumer thread, a multiple of 4 */
+  int consumers; /* consumer warpgroups, 1..HG_MAX_CONSUMERS */
+  bool pingpong; /* each consumer holds a tile of its own; else they split one along M */
+  int tile_m, tile_n, tile_k, cluster_m, cluster_n; /* the CTA tile and the cluster */
+  hg_val_t workspace;                               /* I64 */
+} hg_splitk_spec_t;
+
 typedef struct hg_splitk {
-  int splits;    /* the scheduler's spec.splits, >= 2: slots per CTA tile */
-  int acc_count; /* accumulators per thread, a multiple of 4 */
+  hg_splitk_spec_t spec;
+  int splits;    /* spec.splits */
+  int acc_count; /* spec.acc_count */
   int threads;   /* threads holding one tile: 128 (ping-pong) or 128 x consumers */
   hg_val_t workspace;
 } hg_splitk_t;
 
-hg_status_t hg_splitk_make(hg_builder_t *b, int splits, int acc_count, int threads,
-                           hg_val_t workspace, hg_splitk_t *out);
+/* Refused with a sentence: splits outside 2..HG_SCHED_MAX_SPLITS, accumulators that are not
+ * whole 16-byte chunks, consumers outside 1..HG_MAX_CONSUMERS, tiles the consumers cannot
+ * split. */
+hg_status_t hg_splitk_make(hg_builder_t *b, const hg_splitk_spec_t *spec, hg_splitk_t *out);
+/* The calling consumer thread's index among the threads holding its tile (the slots' order). */
+hg_val_t hg_splitk_thread(hg_builder_t *b, const hg_splitk_t *s, const hg_roles_t *r);
 /* The CTA tile's index for the slots: (batch x tiles_m + m0 / tile_m) x tiles_n + n0 /
  * tile_n over the CTA-tile grid tiles_m x tiles_n (I32 each) -> I64. */
 hg_val_t hg_splitk_tile(hg_builder_t *b, hg_val_t batch, hg_val_t m0, hg_val_t n0, int tile_m,
@@ -491,6 +561,12 @@ typedef struct hg_acc_map {
 hg_status_t hg_acc_map_make(const hg_tiled_mma_t *tm, int rows, hg_acc_map_t *out);
 int hg_acc_map_at(const hg_acc_map_t *am, int dm, int dn);
 void hg_acc_map_free(hg_acc_map_t *am);
+/* Where a consumer thread's first accumulator sits in the tile (CuTe: the first coordinate of
+ * thr_mma.partition_C): the thread mode of tm's accumulator layout at `thread` (I32, the
+ * thread's index among the TiledMma's 128 x wg_m threads), split over the tile_m x tile_n
+ * tile into row and col (I32). The acc map's offsets are relative to it. */
+hg_status_t hg_acc_thread_origin(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t thread,
+                                 hg_val_t *row, hg_val_t *col);
 
 /* ---------------------------------------------------------------- epilogue */
 
@@ -600,6 +676,34 @@ void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e);
 /* After the consumer's last tile: its TMA stores have finished reading shared memory, and the
  * amax (when e has one) is reduced into the device scalar; every consumer thread calls it. */
 void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r);
+/* Shared memory for TMA stores of D: `buffers` buffers of buf_bytes (1024-byte aligned) per
+ * consumer, each stored with plan_d's boxes as 64-row x epi_n sub-tiles; sets e->tma. */
+void hg_epilogue_reserve_tma(hg_builder_t *b, hg_epilogue_t *e, const hg_tma_plan_t *plan_d,
+                             int epi_n, int buffers, uint32_t buf_bytes, int consumers);
+/* Shared memory for the vector steps' values (every HG_EPI_BIAS step of e->steps, so call it
+ * after the chain is complete), loaded before the main loop (hg_epilogue_prefetch): a copy per
+ * tile in flight, so one per consumer in ping-pong. tile_m/tile_n: the CTA tile. */
+void hg_epilogue_reserve_vectors(hg_builder_t *b, hg_epilogue_t *e, int tile_m, int tile_n,
+                                 int consumers, bool pingpong);
+
+/* ---------------------------------------------------------------- split-K's two halves */
+
+/* The GEMM's half: the unit w's partial tile (acc: am's values of the calling consumer
+ * thread, its first element at row row0 of D, thread: hg_splitk_thread) to its slot, the
+ * chunks past D's m rows skipped (m, n: D's extents, I32). */
+hg_status_t hg_splitk_store_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
+                                 const hg_sched_work_t *w, hg_val_t m, hg_val_t n, hg_val_t row0,
+                                 hg_val_t thread, const hg_val_t *acc);
+/* Host side: the CTAs of the reduction pass per CTA tile (its grid's y): groups of
+ * accumulator chunks, at most 16 of them. */
+int hg_splitk_reduce_groups(int acc_count);
+/* The reduction pass, a kernel of its own launched as the GEMM's programmatic dependent over
+ * a grid of (CTA tiles x batches, hg_splitk_reduce_groups): every consumer thread of the
+ * roles (no producer) sums its chunks of its tile over the splits, in split order, and runs
+ * e (direct stores, no staged vectors) on them. m, n, k: the GEMM's extents (I32). */
+hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const hg_tiled_mma_t *tm,
+                                  hg_epilogue_t *e, const hg_roles_t *r, hg_val_t m, hg_val_t n,
+                                  hg_val_t k);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -65,6 +65,20 @@ void hg_acc_map_free(hg_acc_map_t *am) {
   am->v = NULL;
 }
 
+hg_status_t hg_acc_thread_origin(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t thread,
+                                 hg_val_t *row, hg_val_t *col) {
+  hg_layout_t thr_mode;
+  HG_TRY(hg_layout_mode(&tm->acc_tv, 0, &thr_mode));
+  const hg_dlayout_t thr = hg_dlayout_static(&thr_mode);
+  hg_dint_t first;
+  hg_dtuple_t tile, crd;
+  HG_TRY(hg_dl_eval(b, &thr, hg_dint_val_nonneg(thread), HG_DL_IN_DOMAIN, &first));
+  HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){hg_dint(tm->tile_m), hg_dint(tm->tile_n)}, &tile));
+  HG_TRY(hg_dl_idx2crd(b, &tile, NULL, first, HG_DL_IN_DOMAIN, &crd));
+  HG_TRY(hg_dint_emit(b, crd.d[1], HG_T_I32, row));
+  return hg_dint_emit(b, crd.d[2], HG_T_I32, col);
+}
+
 /* ---------------------------------------------------------------- element visits */
 
 /* A row-major matrix of the epilogue (C, D, the residual, aux): (m, n, batches):(ld, 1,
@@ -727,4 +741,31 @@ void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t
   hg_b_if(b, hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0)));
   hg_b_bulk_wait(b, 0, false);
   hg_b_endif(b);
+}
+
+void hg_epilogue_reserve_tma(hg_builder_t *b, hg_epilogue_t *e, const hg_tma_plan_t *plan_d,
+                             int epi_n, int buffers, uint32_t buf_bytes, int consumers) {
+  e->tma = true;
+  e->plan_d = plan_d;
+  e->epi_n = epi_n;
+  e->buffers = buffers;
+  e->buf_bytes = buf_bytes;
+  e->buf_offset = hg_b_smem_reserve(b, buf_bytes * (uint32_t)(buffers * consumers), 1024);
+}
+
+void hg_epilogue_reserve_vectors(hg_builder_t *b, hg_epilogue_t *e, int tile_m, int tile_n,
+                                 int consumers, bool pingpong) {
+  e->vectors = e->vec_lines = 0;
+  for (int i = 0; i < e->nsteps; i++) {
+    const int lines = e->steps[i].along_n ? tile_n : tile_m;
+    if (e->steps[i].kind != HG_EPI_BIAS) continue;
+    e->vectors++;
+    if (lines > e->vec_lines) e->vec_lines = lines;
+  }
+  if (!e->vectors) return;
+  /* ping-pong: a tile per consumer in flight, each with its own slots */
+  e->vec_per_consumer = pingpong;
+  e->vec_threads = pingpong ? 128 : 128 * consumers;
+  e->vec_offset = hg_b_smem_reserve(
+      b, (uint32_t)(4 * e->vec_lines * e->vectors * (pingpong ? consumers : 1)), 16);
 }

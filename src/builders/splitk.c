@@ -1,6 +1,6 @@
 /* Split-K partial tiles (builders.h, hg_splitk_*): each split stores its partial sums to its
- * own slot; the reduction pass (a second kernel, gemm_gen.c) sums a tile's slots in split
- * order.
+ * own slot (hg_splitk_store_tile); the reduction pass (a second kernel: hg_splitk_reduce_emit)
+ * sums a tile's slots in split order and runs the epilogue on them.
  *
  * Why a second kernel and not the last split to finish: that CTA would either read every
  * slot of its tile alone (S x 32-64 KB through one SM: about 0.5 us a split on the H100) or
@@ -8,6 +8,7 @@
  * level, log2(S) levels). The pass instead hands each group of accumulator chunks of each
  * tile to its own CTA, so every SM reads a share of the partials with many loads in flight,
  * while they are still in L2; the launch costs about what the counters' memset did. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "hopgen/builders.h"
@@ -20,25 +21,33 @@ size_t hg_splitk_workspace_bytes(int splits, int64_t cta_tiles, int64_t tile_ele
   return (size_t)cta_tiles * (size_t)splits * (size_t)tile_elems * 4;
 }
 
-hg_status_t hg_splitk_make(hg_builder_t *b, int splits, int acc_count, int threads,
-                           hg_val_t workspace, hg_splitk_t *out) {
-  if (splits < 2 || splits > HG_SCHED_MAX_SPLITS)
-    return hg_error(HG_ERR_INVALID, "split-K into %d ranges: the reduction takes 2..%d", splits,
-                    HG_SCHED_MAX_SPLITS);
-  if (acc_count < 4 || acc_count % 4 != 0)
+hg_status_t hg_splitk_make(hg_builder_t *b, const hg_splitk_spec_t *spec, hg_splitk_t *out) {
+  const int threads = 128 * (spec->pingpong ? 1 : spec->consumers);
+  if (spec->splits < 2 || spec->splits > HG_SCHED_MAX_SPLITS)
+    return hg_error(HG_ERR_INVALID, "split-K into %d ranges: the reduction takes 2..%d",
+                    spec->splits, HG_SCHED_MAX_SPLITS);
+  if (spec->acc_count < 4 || spec->acc_count % 4 != 0)
     return hg_error(HG_ERR_INVALID,
                     "split-K partials move 4 accumulators a store; %d per thread is not a "
                     "multiple of 4",
-                    acc_count);
-  if (threads < 128 || threads % 128 != 0)
+                    spec->acc_count);
+  if (spec->consumers < 1 || spec->consumers > HG_MAX_CONSUMERS)
     return hg_error(HG_ERR_INVALID,
-                    "split-K partial tiles are held by whole warpgroups; %d threads are not",
-                    threads);
+                    "split-K partial tiles are held by 1..%d consumer warpgroups, not %d",
+                    HG_MAX_CONSUMERS, spec->consumers);
+  if (spec->tile_m < 1 || spec->tile_n < 1 || spec->tile_k < 1 || spec->cluster_m < 1 ||
+      spec->cluster_n < 1 || (!spec->pingpong && spec->tile_m % spec->consumers != 0))
+    return hg_error(HG_ERR_INVALID,
+                    "split-K over %dx%dx%d tiles in %dx%d clusters held by %d consumers: every "
+                    "extent must be positive and the consumers must divide the tile's rows",
+                    spec->tile_m, spec->tile_n, spec->tile_k, spec->cluster_m, spec->cluster_n,
+                    spec->consumers);
   memset(out, 0, sizeof *out);
-  out->splits = splits;
-  out->acc_count = acc_count;
+  out->spec = *spec;
+  out->splits = spec->splits;
+  out->acc_count = spec->acc_count;
   out->threads = threads;
-  out->workspace = workspace;
+  out->workspace = spec->workspace;
   return hg_builder_status(b);
 }
 
@@ -105,4 +114,144 @@ void hg_splitk_sum(hg_builder_t *b, const hg_splitk_t *s, hg_val_t tile, hg_val_
     }
   }
   hg_b_endfor(b);
+}
+
+hg_val_t hg_splitk_thread(hg_builder_t *b, const hg_splitk_t *s, const hg_roles_t *r) {
+  return s->spec.pingpong ? r->wg_tid : hg_b_mad(b, r->consumer, i32(b, 128), r->wg_tid);
+}
+
+/* Chunk c of a consumer thread's accumulators (acc[4c..4c+3], one 16-byte store) holds a row
+ * of D when its first row, the thread's first row + the chunk's smallest row offset in the
+ * map, is one (rows_left = M - the thread's first row): -> PRED. Rows past D (63 of 64 for
+ * the M = 1 of a decode step) are neither stored nor read back. Columns are not tested: a
+ * predicate per chunk on both spilled on 128-row mma.sync tiles, and a tile has few columns
+ * past N. */
+static hg_val_t chunk_keep(hg_builder_t *b, const hg_acc_map_t *am, hg_val_t rows_left, int c) {
+  int dm = -1;
+  for (int i = 0; i < am->rows && dm < 0; i++)
+    for (int j = 0; j < am->cols; j++) {
+      const int v = hg_acc_map_at(am, i, j);
+      if (v >= 4 * c && v < 4 * c + 4) dm = i;
+    }
+  if (dm < 0) {
+    hg_builder_fail(b,
+                    hg_error(HG_ERR_INVALID, "accumulator chunk %d has no place in the %dx%d map",
+                             c, am->rows, am->cols));
+    return hg_b_pred(b, false);
+  }
+  return hg_b_cmp(b, HG_LT_S, i32(b, dm), rows_left);
+}
+
+/* The CTA-tile grid the slots are indexed over: the cluster tiles' CTAs along M and N. */
+static void cta_tiles(hg_builder_t *b, const hg_splitk_spec_t *c, hg_val_t m, hg_val_t n,
+                      hg_val_t *tiles_m, hg_val_t *tiles_n) {
+  for (int i = 0; i < 2; i++) {
+    const int span = i ? c->tile_n * c->cluster_n : c->tile_m * c->cluster_m;
+    hg_val_t ext = i ? n : m;
+    hg_val_t t = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, ext, i32(b, span - 1)), i32(b, span));
+    *(i ? tiles_n : tiles_m) = hg_b_bin(b, HG_MUL, t, i32(b, i ? c->cluster_n : c->cluster_m));
+  }
+}
+
+hg_status_t hg_splitk_store_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
+                                 const hg_sched_work_t *w, hg_val_t m, hg_val_t n, hg_val_t row0,
+                                 hg_val_t thread, const hg_val_t *acc) {
+  hg_val_t tm, tn;
+  cta_tiles(b, &s->spec, m, n, &tm, &tn);
+  hg_val_t tile = hg_splitk_tile(b, w->batch, w->m0, w->n0, s->spec.tile_m, s->spec.tile_n, tm, tn);
+  hg_b_comment(b, "split-K: this split's partial tile to its slot");
+  hg_val_t at = hg_splitk_slot(b, s, tile, w->split, thread);
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
+  for (int c = 0; c < s->acc_count / 4; c++) {
+    hg_b_if(b, chunk_keep(b, am, rows_left, c));
+    hg_splitk_store(b, s, at, c, &acc[4 * c]);
+    hg_b_endif(b);
+  }
+  return hg_builder_status(b);
+}
+
+/* Chunks a CTA of the reduction pass sums: one, or enough that a tile takes at most 16
+ * CTAs (each group is a copy of the sum and the epilogue in the code). */
+static int reduce_chunks(int acc_count) {
+  const int chunks = acc_count / 4;
+  int q = 1;
+  while (chunks / q > 16 && chunks % (2 * q) == 0) q *= 2;
+  return q;
+}
+
+int hg_splitk_reduce_groups(int acc_count) {
+  return acc_count / 4 / reduce_chunks(acc_count);
+}
+
+/* CTA (tile, group) of a grid (CTA tiles, groups) sums the tile's partials for its group of
+ * accumulator chunks, in split order, and runs the epilogue on them. Its threads stand for
+ * the GEMM's consumer threads one to one (the slots' order), so the accumulator map and the
+ * epilogue are the GEMM's, cropped to the group's values. */
+hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const hg_tiled_mma_t *tm,
+                                  hg_epilogue_t *e, const hg_roles_t *r, hg_val_t m, hg_val_t n,
+                                  hg_val_t k) {
+  const hg_splitk_spec_t *c = &s->spec;
+  const bool pp = c->pingpong;
+  const int rows = pp ? c->tile_m : c->tile_m / c->consumers;
+  const int chunks = s->acc_count / 4, q = reduce_chunks(s->acc_count);
+  hg_b_comment(b, "split-K reduction pass: one group of accumulator chunks of one tile");
+  /* launched as the GEMM's programmatic dependent: its partials are complete and visible
+   * only past this wait */
+  hg_b_griddep_wait(b);
+  hg_acc_map_t am, crop = {0};
+  HG_TRY(hg_acc_map_make(tm, rows, &am));
+  hg_val_t thread = hg_splitk_thread(b, s, r);
+  hg_val_t t_row, t_col;
+  hg_status_t st = hg_acc_thread_origin(b, tm, thread, &t_row, &t_col);
+  crop.rows = am.rows;
+  crop.cols = am.cols;
+  crop.v = malloc(sizeof(int) * (size_t)am.rows * (size_t)am.cols);
+  hg_val_t *keep = malloc(sizeof(hg_val_t) * (size_t)q);
+  hg_val_t *sum = malloc(sizeof(hg_val_t) * 4 * (size_t)q);
+  if (hg_is_ok(&st) && (!crop.v || !keep || !sum))
+    st = hg_error(HG_ERR_NOMEM, "out of memory for the split-K reduction pass");
+  if (hg_is_ok(&st)) {
+    hg_val_t tiles_m, tiles_n;
+    cta_tiles(b, c, m, n, &tiles_m, &tiles_n);
+    /* blockIdx.x -> (batch, CTA tile along M, along N), row-major as hg_splitk_tile counts */
+    hg_val_t tile32 = hg_b_sreg(b, HG_CTAID_X), group = hg_b_sreg(b, HG_CTAID_Y);
+    hg_val_t tn = hg_b_bin(b, HG_REM_U, tile32, tiles_n);
+    hg_val_t rest = hg_b_bin(b, HG_DIV_U, tile32, tiles_n);
+    hg_val_t tmi = hg_b_bin(b, HG_REM_U, rest, tiles_m);
+    hg_val_t batch = hg_b_bin(b, HG_DIV_U, rest, tiles_m);
+    hg_val_t m0 = hg_b_bin(b, HG_MUL, tmi, i32(b, c->tile_m));
+    hg_val_t n0 = hg_b_bin(b, HG_MUL, tn, i32(b, c->tile_n));
+    hg_val_t tile = hg_b_sext(b, tile32);
+    hg_val_t kblocks =
+        hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, k, i32(b, c->tile_k - 1)), i32(b, c->tile_k));
+    hg_val_t splits = hg_b_bin(b, HG_MIN_S, i32(b, c->splits), kblocks);
+    hg_val_t wm = pp ? i32(b, 0) : r->consumer;
+    hg_val_t row0 = hg_b_bin(b, HG_ADD, m0, t_row), col0 = hg_b_bin(b, HG_ADD, n0, t_col);
+    hg_val_t m_base = hg_b_bin(b, HG_ADD, m0, hg_b_bin(b, HG_MUL, wm, i32(b, rows)));
+    hg_epilogue_begin(b, e);
+    /* CTA tiles past D (a cluster's CTAs beyond M or N) have nothing to sum */
+    hg_b_if(b, hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, m0, m), hg_b_cmp(b, HG_LT_S, n0, n)));
+    hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
+    for (int gi = 0; gi * q < chunks && hg_is_ok(&st); gi++) {
+      hg_b_if(b, hg_b_cmp(b, HG_EQ, group, i32(b, gi)));
+      for (int i = 0; i < 4 * q; i++) sum[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+      for (int i = 0; i < q; i++) keep[i] = chunk_keep(b, &am, rows_left, gi * q + i);
+      hg_splitk_sum(b, s, tile, splits, thread, gi * q, q, keep, sum);
+      /* the map cropped to the group's values, renumbered from 0 */
+      for (int i = 0; i < am.rows * am.cols; i++) {
+        const int v = am.v[i];
+        crop.v[i] = v >= 4 * gi * q && v < 4 * (gi + 1) * q ? v - 4 * gi * q : -1;
+      }
+      st = hg_epilogue_emit(b, e, sum, &crop, row0, col0, m_base, n0, batch, r);
+      hg_b_endif(b);
+    }
+    hg_b_endif(b);
+    /* every thread: the amax's warp reductions need whole warps */
+    hg_epilogue_drain(b, e, r);
+  }
+  free(crop.v);
+  free(keep);
+  free(sum);
+  hg_acc_map_free(&am);
+  return hg_is_ok(&st) ? hg_builder_status(b) : st;
 }

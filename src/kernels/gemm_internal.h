@@ -16,6 +16,29 @@ typedef struct gemm_plan {
   uint32_t epi_bytes; /* one epilogue buffer, 1024-byte aligned */
 } gemm_plan_t;
 
+/* The GEMM kernel's run-time parameters (gemm_params.c); HG_NONE where the kernel has none. */
+typedef struct gemm_params {
+  hg_val_t tmap_a, tmap_b;                /* operands through TMA */
+  hg_val_t a_ptr, b_ptr, lda, ldb;        /* operands through cp.async (I64) */
+  hg_val_t bsa, bsb;                      /* and their batch strides (I64) */
+  hg_val_t M, N, K, batch;                /* I32 */
+  hg_val_t scale_a, scale_b;              /* fp8's scale pointers (I64) */
+  hg_val_t groups;                        /* grouped: the groups' rows on the device (I64) */
+  hg_val_t scale_b_at, vec[2], vec_at[2]; /* grouped: per-unit pointers (variables) of the
+                                           * steps reading a group's scales, and the row and
+                                           * column scale parameters they derive from */
+  hg_val_t workspace;                     /* split-K (I64) */
+  hg_val_t scale_lda, scale_ldb;          /* fp8 block scaling (I64) */
+} gemm_params_t;
+
+/* Declare the parameters of kernel k in the order hg_gemm_op_run passes them and append the
+ * epilogue chain over them to e's steps (e->tma set first: whether tmap_d feeds it). */
+hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, gemm_params_t *x,
+                                   hg_epilogue_t *e);
+/* Grouped, per unit w: D's row bound and the steps' scale pointers become its group's. */
+void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t *e,
+                         const hg_sched_work_t *w);
+
 /* Normalise p, resolve the mainloop, check c, and plan every operand and the epilogue into
  * k (problem, config, paths, TMA plans) and g. */
 hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,

@@ -1,0 +1,148 @@
+/* The GEMM kernel's parameters (gemm_internal.h, hg_gemm_params_*): declared in the order
+ * hg_gemm_op_run passes them (kernels.h), and the epilogue chain they feed - alpha, fp8's
+ * scales, beta * C, the row and column scales, bias, aux, activation, residual, fp8 D's
+ * scale - built from the problem. The GEMM and its split-K reduction pass take the same
+ * list. */
+#include "hopgen/kernels.h"
+#include "kernels/gemm_internal.h"
+
+static hg_val_t param64(hg_builder_t *b, const char *name) {
+  return hg_b_param(b, HG_T_I64, name);
+}
+
+static void add_step(hg_epilogue_t *e, hg_epi_step_t st) {
+  e->steps[e->nsteps++] = st;
+}
+
+/* A vector step of f32 factors along M (A's rows) or N (multiply: scales, not a bias). */
+static hg_epi_step_t scale_vector(hg_val_t ptr, bool along_n) {
+  return (hg_epi_step_t){
+      .kind = HG_EPI_BIAS, .ptr = ptr, .dtype = HG_F32, .along_n = along_n, .multiply = true};
+}
+
+hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, gemm_params_t *x,
+                                   hg_epilogue_t *e) {
+  const hg_gemm_problem_t *p = &k->problem;
+  const bool grouped = p->group != HG_GROUP_NONE;
+  *x = (gemm_params_t){0};
+  for (int i = 0; i < 2; i++) {
+    const bool a = i == 0;
+    if (a ? k->a_tma : k->b_tma) {
+      *(a ? &x->tmap_a : &x->tmap_b) = hg_b_param_tmap(b, a ? "tmap_a" : "tmap_b");
+    } else {
+      *(a ? &x->a_ptr : &x->b_ptr) = param64(b, a ? "a" : "b");
+      *(a ? &x->lda : &x->ldb) = param64(b, a ? "lda" : "ldb");
+      *(a ? &x->bsa : &x->bsb) = param64(b, a ? "batch_stride_a" : "batch_stride_b");
+    }
+  }
+  if (k->tma_store) {
+    hg_val_t tmap_d = hg_b_param_tmap(b, "tmap_d");
+    if (e->tma) e->tmap_d = tmap_d;
+  }
+  e->d_ptr = param64(b, "d");
+  hg_val_t c_ptr = param64(b, "c");
+  x->M = e->m = hg_b_param(b, HG_T_I32, "m");
+  x->N = e->n = hg_b_param(b, HG_T_I32, "n");
+  x->K = hg_b_param(b, HG_T_I32, "k");
+  x->batch = e->batches = hg_b_param(b, HG_T_I32, "batch");
+  hg_val_t ldc = param64(b, "ldc");
+  e->ldd = param64(b, "ldd");
+  hg_val_t bsc = param64(b, "batch_stride_c");
+  e->batch_stride_d = param64(b, "batch_stride_d");
+  hg_val_t alpha = hg_b_param(b, HG_T_F32, "alpha");
+  hg_val_t beta = hg_b_param(b, HG_T_F32, "beta");
+  /* D = alpha (* scale_a * scale_b for fp8: device pointers, null meaning 1) * A x B + beta C */
+  add_step(e, (hg_epi_step_t){.kind = HG_EPI_SCALE, .value = alpha});
+  if (hg_dtype_bits(p->a_type) == 8)
+    for (int i = 0; i < 2; i++) {
+      hg_val_t ptr = param64(b, i ? "scale_b" : "scale_a");
+      *(i ? &x->scale_b : &x->scale_a) = ptr;
+      /* grouped: one B scale per group: the step reads the unit's group's, set per unit */
+      if (i && grouped) ptr = x->scale_b_at = hg_b_var(b, HG_T_I64, ptr);
+      /* per tensor: one factor; row-wise: vectors along M (A's) and N (B's), staged like the
+       * chain's; block-wise: applied in the main loop */
+      if (p->scale == HG_SCALE_TENSOR)
+        add_step(e, (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = ptr});
+      else if (p->scale == HG_SCALE_ROW)
+        add_step(e, scale_vector(ptr, i == 1));
+    }
+  add_step(e, (hg_epi_step_t){.kind = HG_EPI_BETA_C,
+                              .value = beta,
+                              .ptr = c_ptr,
+                              .ld = ldc,
+                              .batch_stride = bsc,
+                              .dtype = p->c_type});
+  /* the epilogue chain (kernels.h): row and column scales, bias, activation, residual */
+  for (int i = 0; i < 2; i++)
+    if (i ? p->colscale : p->rowscale) {
+      hg_val_t ptr = x->vec[i] = param64(b, i ? "colscale" : "rowscale");
+      /* grouped: column scales are per group (groups x N), and a masked GEMM's row scales
+       * per group's batch (groups x M): the step reads the unit's group's, set per unit */
+      if (grouped && (i == 1 || p->group == HG_GROUP_MASKED))
+        ptr = x->vec_at[i] = hg_b_var(b, HG_T_I64, ptr);
+      add_step(e, scale_vector(ptr, i == 1));
+    }
+  if (p->bias != HG_BIAS_NONE)
+    add_step(e, (hg_epi_step_t){.kind = HG_EPI_BIAS,
+                                .ptr = param64(b, "bias"),
+                                .dtype = p->bias_type,
+                                .along_n = p->bias == HG_BIAS_N});
+  /* the aux output (the values the activation takes) is stored as the chain reaches it, but
+   * its parameters come after the residual's: see below */
+  int aux_step = -1;
+  if (p->aux) {
+    aux_step = e->nsteps;
+    add_step(e, (hg_epi_step_t){.kind = HG_EPI_AUX, .dtype = p->aux_type});
+  }
+  if (p->act != HG_ACT_NONE)
+    add_step(e,
+             (hg_epi_step_t){.kind = HG_EPI_ACT, .act = p->act, .lo = p->act_lo, .hi = p->act_hi});
+  /* the residual: + 1 x R, R of C's type laid out as D */
+  if (p->residual)
+    add_step(e, (hg_epi_step_t){.kind = HG_EPI_BETA_C,
+                                .value = hg_b_f32(b, 1.0f),
+                                .ptr = param64(b, "residual"),
+                                .ld = e->ldd,
+                                .batch_stride = e->batch_stride_d,
+                                .dtype = p->c_type});
+  /* fp8 D: its output scale (a device pointer, null meaning 1) last, before the saturating
+   * conversion */
+  if (hg_dtype_bits(p->d_type) == 8)
+    add_step(e, (hg_epi_step_t){.kind = HG_EPI_SCALE_PTR, .ptr = param64(b, "scale_d")});
+  if (aux_step >= 0) {
+    hg_epi_step_t *st = &e->steps[aux_step];
+    st->ptr = param64(b, "aux");
+    st->ld = param64(b, "ldaux");
+    st->batch_stride = param64(b, "batch_stride_aux");
+  }
+  if (p->amax) e->amax_ptr = param64(b, "amax");
+  if (grouped) {
+    /* the groups' rows on the device (gemm_op.c passes it after the epilogue's pointers); D's
+     * row bound becomes the unit's group's end */
+    x->groups = param64(b, "groups");
+    e->m = hg_b_var(b, HG_T_I32, x->M);
+  }
+  if (k->config.splits > 1) x->workspace = param64(b, "workspace");
+  /* fp8 block scaling's leading dimensions, the last parameters */
+  if (p->scale == HG_SCALE_BLOCK) {
+    x->scale_lda = param64(b, "scale_lda");
+    x->scale_ldb = param64(b, "scale_ldb");
+  }
+  return hg_builder_status(b);
+}
+
+void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t *e,
+                         const hg_sched_work_t *w) {
+  /* D's rows end with the unit's group; fp8 B's scale is the group's */
+  hg_b_assign(b, e->m, w->m_end);
+  if (!hg_val_is_none(x->scale_b_at))
+    hg_b_assign(b, x->scale_b_at,
+                hg_b_select(b, hg_b_cmp(b, HG_EQ, x->scale_b, hg_b_i64(b, 0)), x->scale_b,
+                            hg_b_mad(b, hg_b_sext(b, w->batch), hg_b_i64(b, 4), x->scale_b)));
+  /* row-wise: the group's vector, (group x extent) f32 in */
+  for (int i = 0; i < 2; i++)
+    if (!hg_val_is_none(x->vec_at[i]))
+      hg_b_assign(b, x->vec_at[i],
+                  hg_b_mad(b, hg_b_sext(b, hg_b_bin(b, HG_MUL, w->batch, i ? x->N : x->M)),
+                           hg_b_i64(b, 4), x->vec[i]));
+}
