@@ -126,8 +126,7 @@ static inline void ex_pipe_init(hg_builder_t *b, const hg_roles_t *r, const hg_p
  * slot's region; where its first element sits in the tile, from the thread mode of the
  * accumulator layout at its index among the TiledMma's threads; and the map from (row,
  * column) offsets to accumulator indices, which hg_epilogue_emit walks. Release with
- * hg_acc_map_free(&f->map). The builders layer has no call for the first element yet
- * (gemm_gen.c computes the same). */
+ * hg_acc_map_free(&f->map). */
 #define EX_MAX_ACC 128
 typedef struct ex_frag_c {
   hg_val_t acc[EX_MAX_ACC];
@@ -145,12 +144,8 @@ static inline hg_status_t ex_frag_c_make(hg_builder_t *b, const hg_mma_builder_t
   for (int i = 0; i < mma->acc_count; i++) f->acc[i] = hg_b_var(b, HG_T_F32, HG_NONE);
   f->slot = tm->wg_m > 1 ? r->consumer : hg_b_i32(b, 0);
   f->region_row = hg_b_bin(b, HG_MUL, f->slot, hg_b_i32(b, rows));
-  hg_layout_t thr_mode;
-  hg_val_t first;
-  HG_TRY(hg_layout_mode(&tm->acc_tv, 0, &thr_mode));
-  HG_TRY(hg_layout_emit(b, &thr_mode, hg_b_mad(b, f->slot, hg_b_i32(b, 128), r->wg_tid), &first));
-  f->row = hg_b_bin(b, HG_REM_U, first, hg_b_i32(b, tm->tile_m));
-  f->col = hg_b_bin(b, HG_DIV_U, first, hg_b_i32(b, tm->tile_m));
+  HG_TRY(hg_acc_thread_origin(b, tm, hg_b_mad(b, f->slot, hg_b_i32(b, 128), r->wg_tid), &f->row,
+                              &f->col));
   return hg_acc_map_make(tm, rows, &f->map);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|epilogue|outputs|unaligned2|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|epilogue|outputs|unaligned2|dedup|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -149,6 +149,19 @@ case "$mode" in
     step examples bash -c "bash tests/cli/examples.sh $H > $LOG/examples-out.log 2>&1; rc=\$?; grep -h 'PASS\|FAIL\|rel' build-gpu/examples.log 2>/dev/null; tail -3 $LOG/examples-out.log; exit \$rc"
     compare
     step gemm-odd "$H" bench gemm --set odd --json "$OUT/gemm-odd.json" ;;
+  # issue 9's de-duplication: the GEMM generator composed from the producer, split-K, block
+  # scale and epilogue builders (emitted PTX unchanged on the CPU), the check/bench drivers'
+  # shared kits (gemm_bench.c, grouped.c) and the CLI's shared run options: every path's
+  # --check, the examples, then the shape set's ratios against cuBLASLt
+  dedup) rt; step gemm-awkward gemm_awkward
+    step gemm-combos-quick scripts/gemm-combos.sh "$H" quick
+    step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    step gemm-fp8-check scripts/gemm-fp8.sh "$H" check
+    step gemm-grouped-check scripts/gemm-grouped.sh "$H" check
+    step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
+    step examples bash -c "bash tests/cli/examples.sh $H > $LOG/examples-out.log 2>&1; rc=\$?; tail -3 $LOG/examples-out.log; exit \$rc"
+    step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
+    step grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;

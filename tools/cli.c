@@ -321,6 +321,60 @@ bool hg_cli_check(hg_cli_args_t *a, hg_status_t s) {
   return hg_cli_bad(a, "%s: %s", a->current ? a->current : "value", s.msg);
 }
 
+/* ---------------------------------------------------------------- options of GEMM runs */
+
+void hg_cli_run_init(hg_cli_run_t *r) {
+  memset(r, 0, sizeof *r);
+  r->be = HG_BACKEND_PTX;
+  r->iters = 30;
+  r->warmup = 5;
+}
+
+bool hg_cli_run_arg(hg_cli_args_t *a, int id, const char *v, hg_cli_run_t *r) {
+  int64_t x = 0;
+  switch (id) {
+  case HG_RUN_CONFIG:
+    r->have_cfg = true;
+    return hg_cli_check(a, hg_gemm_config_parse(v, &r->cfg));
+  case HG_RUN_BACKEND:
+    return hg_cli_check(a, hg_backend_parse(v, &r->be));
+  case HG_RUN_CHECK:
+    return r->check = true;
+  case HG_RUN_BENCH:
+    return r->bench = true;
+  case HG_RUN_ITERS:
+    if (!hg_cli_int(a, v, 1, 100000, &x)) return false;
+    r->iters = (int)x;
+    return true;
+  case HG_RUN_WARMUP:
+    if (!hg_cli_int(a, v, 0, 10000, &x)) return false; /* 0: no warm-up runs */
+    r->warmup = (int)x;
+    return true;
+  case HG_RUN_SEED:
+    if (!hg_cli_int(a, v, 0, INT64_MAX, &x)) return false; /* 0: from the clock */
+    r->seed = (uint64_t)x;
+    return true;
+  case HG_RUN_EMIT:
+    r->emit = v;
+    return true;
+  case HG_RUN_JSON:
+    return r->json = true;
+  }
+  return hg_cli_bad(a, "internal: option %d has no handling", id);
+}
+
+hg_gemm_run_options_t hg_cli_run_options(const hg_cli_run_t *r) {
+  hg_gemm_run_options_t o = hg_gemm_run_options_default();
+  o.backend = r->be;
+  o.config = r->have_cfg ? &r->cfg : NULL;
+  o.check = r->check;
+  o.bench = r->bench;
+  o.iters = r->iters;
+  o.warmup = r->warmup;
+  o.seed = r->seed;
+  return o;
+}
+
 /* ---------------------------------------------------------------- failures and JSON */
 
 void hg_cli_json_str(FILE *f, const char *name, const char *v, const char *sep) {

@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "hopgen/emit.h"
+#include "hopgen/kernels.h"
 #include "hopgen/runtime.h"
 #include "hopgen/status.h"
 
@@ -142,6 +143,55 @@ int hg_cli_usagef(hg_cli_args_t *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* ---------------------------------------------------------------- options of GEMM runs */
+
+/* What hopgen gemm, export gemm and grouped-gemm share: which kernel (--config, --backend),
+ * what to do with it (--check, --bench, --emit FILE), how (--iters, --warmup, --seed) and
+ * --json. A command puts HG_CLI_RUN_OPTS in its table and hands these ids to hg_cli_run_arg;
+ * its own ids stay below HG_RUN_FIRST (and every id below 64, for HG_CLI_BIT). */
+enum {
+  HG_RUN_FIRST = 50,
+  HG_RUN_CONFIG = HG_RUN_FIRST,
+  HG_RUN_BACKEND,
+  HG_RUN_CHECK,
+  HG_RUN_BENCH,
+  HG_RUN_ITERS,
+  HG_RUN_WARMUP,
+  HG_RUN_SEED,
+  HG_RUN_EMIT,
+  HG_RUN_JSON,
+  HG_RUN_LAST = HG_RUN_JSON
+};
+
+#define HG_CLI_RUN_OPTS                                                                            \
+  {HG_RUN_CONFIG, "--config", NULL, HG_CLI_VALUE, 0},                                              \
+      {HG_RUN_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},                                        \
+      {HG_RUN_CHECK, "--check", NULL, HG_CLI_FLAG, 0},                                             \
+      {HG_RUN_BENCH, "--bench", NULL, HG_CLI_FLAG, 0},                                             \
+      {HG_RUN_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},                                            \
+      {HG_RUN_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},                                          \
+      {HG_RUN_SEED, "--seed", NULL, HG_CLI_VALUE, 0},                                              \
+      {HG_RUN_EMIT, "--emit", NULL, HG_CLI_VALUE, 0}, {                                            \
+    HG_RUN_JSON, "--json", NULL, HG_CLI_JSON, 0                                                    \
+  }
+
+typedef struct hg_cli_run {
+  hg_gemm_config_t cfg; /* --config, when have_cfg */
+  bool have_cfg, check, bench, json;
+  hg_backend_t be;
+  int iters, warmup; /* 30 and 5 unless given */
+  uint64_t seed;     /* 0: from the clock */
+  const char *emit;  /* NULL: not asked */
+} hg_cli_run_t;
+
+/* The defaults: PTX backend, 30 iterations after 5 warm-up runs, the rest unset. */
+void hg_cli_run_init(hg_cli_run_t *r);
+/* Convert option id (an HG_RUN_* id) with value v into r; false with a->error set when v is
+ * not one (or id is not an HG_RUN_* id). */
+bool hg_cli_run_arg(hg_cli_args_t *a, int id, const char *v, hg_cli_run_t *r);
+/* The GEMM drivers' options from r (its configuration when --config was given). */
+hg_gemm_run_options_t hg_cli_run_options(const hg_cli_run_t *r);
 
 /* ---------------------------------------------------------------- output */
 

@@ -81,13 +81,10 @@ typedef struct gemm_args {
   bool export_mode;
   const char *out, *name;
   bool ptx_only;
-  hg_gemm_config_t cfg;
-  bool have_cfg, check, bench, tune, json, compare_repack;
+  hg_cli_run_t run; /* --config, --backend, --check, --bench, --iters, ... */
+  bool tune, compare_repack;
   hg_gemm_mainloop_t mainloop;
-  hg_backend_t be;
-  int iters, warmup;
-  uint64_t seed;
-  const char *emit, *emit_mlir;
+  const char *emit_mlir;
   float scale_d;
 } gemm_args_t;
 
@@ -107,17 +104,8 @@ enum {
   G_LDD,
   G_ALPHA,
   G_BETA,
-  G_CONFIG,
-  G_BACKEND,
-  G_CHECK,
-  G_BENCH,
   G_TUNE,
-  G_ITERS,
-  G_WARMUP,
-  G_SEED,
-  G_EMIT,
   G_EMIT_MLIR,
-  G_JSON,
   G_MAINLOOP,
   G_COMPARE_REPACK,
   G_BATCH_INVARIANT,
@@ -161,17 +149,9 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_LDD, "--ldd", NULL, HG_CLI_VALUE, 0},
     {G_ALPHA, "--alpha", NULL, HG_CLI_VALUE, 0},
     {G_BETA, "--beta", NULL, HG_CLI_VALUE, 0},
-    {G_CONFIG, "--config", NULL, HG_CLI_VALUE, 0},
-    {G_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
-    {G_CHECK, "--check", NULL, HG_CLI_FLAG, 0},
-    {G_BENCH, "--bench", NULL, HG_CLI_FLAG, 0},
+    HG_CLI_RUN_OPTS,
     {G_TUNE, "--tune", NULL, HG_CLI_FLAG, 0},
-    {G_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},
-    {G_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
-    {G_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
-    {G_EMIT, "--emit", NULL, HG_CLI_VALUE, 0},
     {G_EMIT_MLIR, "--emit-mlir", NULL, HG_CLI_VALUE, 0},
-    {G_JSON, "--json", NULL, HG_CLI_JSON, 0},
     {G_MAINLOOP, "--mainloop", NULL, HG_CLI_VALUE, 0},
     {G_COMPARE_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
     {G_BATCH_INVARIANT, "--batch-invariant", NULL, HG_CLI_FLAG, 0},
@@ -275,37 +255,11 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     if (!hg_cli_int(a, v, 1, HG_FP8_PROMOTE_MAX, &x)) return false;
     g->p.fp8_promote = (int)x;
     return true;
-  case G_CONFIG:
-    g->have_cfg = true;
-    return hg_cli_check(a, hg_gemm_config_parse(v, &g->cfg));
-  case G_BACKEND:
-    return hg_cli_check(a, hg_backend_parse(v, &g->be));
-  case G_CHECK:
-    return g->check = true;
-  case G_BENCH:
-    return g->bench = true;
   case G_TUNE:
     return g->tune = true;
-  case G_ITERS:
-    if (!hg_cli_int(a, v, 1, 100000, &x)) return false;
-    g->iters = (int)x;
-    return true;
-  case G_WARMUP:
-    if (!hg_cli_int(a, v, 0, 10000, &x)) return false; /* 0: no warm-up runs */
-    g->warmup = (int)x;
-    return true;
-  case G_SEED:
-    if (!hg_cli_int(a, v, 0, INT64_MAX, &x)) return false; /* 0: from the clock */
-    g->seed = (uint64_t)x;
-    return true;
-  case G_EMIT:
-    g->emit = v;
-    return true;
   case G_EMIT_MLIR:
     g->emit_mlir = v;
     return true;
-  case G_JSON:
-    return g->json = true;
   case G_MAINLOOP:
     return hg_cli_check(a, hg_gemm_mainloop_parse(v, &g->mainloop));
   case G_COMPARE_REPACK:
@@ -325,7 +279,8 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
   case G_ANY_D:
     return g->p.d_no_tma = true;
   }
-  return hg_cli_bad(a, "internal: option %d has no handling", id);
+  /* the options every GEMM run shares (hg_cli_run_arg refuses any other id) */
+  return hg_cli_run_arg(a, id, v, &g->run);
 }
 
 static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
@@ -339,9 +294,7 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
                              .b_k_major = true,
                              .alpha = 1.0f,
                              .beta = 0.0f};
-  g->be = HG_BACKEND_PTX;
-  g->iters = 30;
-  g->warmup = 5;
+  hg_cli_run_init(&g->run);
   int operands = 0;
   const char *v;
   for (int id; (id = hg_cli_next(a, &v)) != HG_CLI_END;)
@@ -372,32 +325,33 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   if ((a->seen & HG_CLI_BIT(G_SCALE_D)) && !d8)
     return hg_cli_bad(a, "--scale-d scales an fp8 D (--d-type e4m3 or e5m2); D is %s",
                       hg_dtype_name(g->p.d_type));
-  const bool gpu = g->check || g->bench || g->tune;
+  const bool gpu = g->run.check || g->run.bench || g->tune;
   const uint64_t export_opts =
       HG_CLI_BIT(G_OUT) | HG_CLI_BIT(G_NAME) | HG_CLI_BIT(G_PTX_ONLY) | HG_CLI_BIT(G_ANY_D);
   if (!g->export_mode && (a->seen & export_opts))
     return hg_cli_bad(a, "--out, --name, --ptx-only and --any-d are options of hopgen export "
                          "gemm");
-  if (g->export_mode &&
-      (gpu || g->emit || g->emit_mlir || g->compare_repack ||
-       (a->seen & (HG_CLI_BIT(G_ITERS) | HG_CLI_BIT(G_WARMUP) | HG_CLI_BIT(G_SEED)))))
+  if (g->export_mode && (gpu || g->run.emit || g->emit_mlir || g->compare_repack ||
+                         (a->seen & (HG_CLI_BIT(HG_RUN_ITERS) | HG_CLI_BIT(HG_RUN_WARMUP) |
+                                     HG_CLI_BIT(HG_RUN_SEED)))))
     return hg_cli_bad(a, "hopgen export gemm writes files without running anything: --check, "
                          "--bench, --tune, --emit, --iters, --warmup and --seed do not apply");
   /* Options that would be silently ignored are refused. */
-  if (gpu && (g->emit || g->emit_mlir))
+  if (gpu && (g->run.emit || g->emit_mlir))
     return hg_cli_bad(a, "--emit and --emit-mlir write the generated kernel without running it: "
                          "leave out --check, --bench and --tune");
-  if (g->emit_mlir && g->be != HG_BACKEND_MLIR)
+  if (g->emit_mlir && g->run.be != HG_BACKEND_MLIR)
     return hg_cli_bad(a, "--emit-mlir needs --backend mlir (the PTX backend makes no MLIR)");
-  if (!g->bench && !g->tune && (a->seen & (HG_CLI_BIT(G_ITERS) | HG_CLI_BIT(G_WARMUP))))
+  if (!g->run.bench && !g->tune &&
+      (a->seen & (HG_CLI_BIT(HG_RUN_ITERS) | HG_CLI_BIT(HG_RUN_WARMUP))))
     return hg_cli_bad(a, "--iters and --warmup time runs: they apply with --bench or --tune");
-  if (g->compare_repack && !g->bench)
+  if (g->compare_repack && !g->run.bench)
     return hg_cli_bad(a, "--compare-repack times the repack path beside the run: it applies with "
                          "--bench");
   if (!gpu && (a->seen & HG_CLI_BIT(G_SCALE_D)))
     return hg_cli_bad(a, "--scale-d is data the driver uploads for a GPU run: it applies with "
                          "--check, --bench or --tune");
-  if (!gpu && (a->seen & HG_CLI_BIT(G_SEED)))
+  if (!gpu && (a->seen & HG_CLI_BIT(HG_RUN_SEED)))
     return hg_cli_bad(a, "--seed picks the data of a GPU run: it applies with --check, --bench "
                          "or --tune");
   return true;
@@ -550,15 +504,16 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
 /* Without --check/--bench/--tune: pick the configuration, generate, write what --emit and
  * --emit-mlir ask for, assemble with ptxas. */
 static int gemm_generate(const gemm_args_t *g) {
-  if (g->be == HG_BACKEND_MLIR) hg_cli_cache_note(); /* lowerings are cached */
+  if (g->run.be == HG_BACKEND_MLIR) hg_cli_cache_note(); /* lowerings are cached */
   /* The library's one step from problem to kernel (no device here: the heuristic for an
    * H100/H200's 132 SMs). */
   hg_gemm_kernel_t k;
-  hg_status_t s = hg_gemm_build(&g->p, g->have_cfg ? &g->cfg : NULL, g->mainloop, NULL, g->be, &k);
+  hg_status_t s =
+      hg_gemm_build(&g->p, g->run.have_cfg ? &g->run.cfg : NULL, g->mainloop, NULL, g->run.be, &k);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   const hg_gemm_config_t c = k.config;
   /* The files first: the kernel is worth having even where ptxas is missing or refuses it. */
-  if (g->emit) s = hg_cli_write_file(g->emit, k.k.ptx.data);
+  if (g->run.emit) s = hg_cli_write_file(g->run.emit, k.k.ptx.data);
   if (hg_is_ok(&s) && g->emit_mlir) s = hg_cli_write_file(g->emit_mlir, k.k.mlir.data);
   hg_ptxas_report_t rep;
   memset(&rep, 0, sizeof rep);
@@ -570,14 +525,14 @@ static int gemm_generate(const gemm_args_t *g) {
   const bool ptxas_ok = !strcmp(ptxas, "ok");
   char cfg[128];
   hg_gemm_config_print(&c, cfg, sizeof cfg);
-  if (g->json) {
+  if (g->run.json) {
     printf("{\"command\": \"gemm\", \"ok\": %s, ", hg_is_ok(&s) ? "true" : "false");
     hg_cli_json_str(stdout, "kernel", k.k.name, ", ");
     hg_cli_json_str(stdout, "config", cfg, ", ");
     printf("\"backend\": \"%s\", \"gen_ms\": %.3f, \"smem_bytes\": %u, \"threads\": %u, "
            "\"tma_store\": %s, \"ptxas\": %s, \"registers\": %d, \"spill_bytes\": %d, "
            "\"mainloop\": \"%s\", \"a_path\": \"%s\", \"b_path\": \"%s\", \"from_cache\": %s",
-           hg_backend_name(g->be), k.k.gen_ms, k.k.smem_bytes, k.k.threads,
+           hg_backend_name(g->run.be), k.k.gen_ms, k.k.smem_bytes, k.k.threads,
            k.tma_store ? "true" : "false", ptxas_ok ? "true" : "false", rep.registers,
            rep.spill_store_bytes + rep.spill_load_bytes, hg_gemm_mainloop_name(c.mainloop),
            k.a_tma ? "tma" : "cp.async", k.b_tma ? "tma" : "cp.async",
@@ -592,8 +547,8 @@ static int gemm_generate(const gemm_args_t *g) {
     printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
            "  generated in %.2f ms (%s backend%s); ptxas: %s, %d registers, %d B spilled\n",
            k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
-           k.k.gen_ms, hg_backend_name(g->be), k.from_cache ? ", from the kernel cache" : "", ptxas,
-           rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
+           k.k.gen_ms, hg_backend_name(g->run.be), k.from_cache ? ", from the kernel cache" : "",
+           ptxas, rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
     for (int i = 0; i < 2; i++)
       if (i ? k.repack_b : k.repack_a)
         printf("  %c is repacked into packed 16-byte rows before each run (TMA cannot address "
@@ -618,18 +573,18 @@ static int gemm_export(const gemm_args_t *g, bool json) {
                                  .name = g->name ? g->name : "hopgen_gemm",
                                  .cubin = !g->ptx_only};
   hg_export_result_t r;
-  hg_gemm_config_t c = g->cfg;
+  hg_gemm_config_t c = g->run.cfg;
   if (g->mainloop != HG_MAINLOOP_AUTO) c.mainloop = g->mainloop;
-  const bool have_c = g->have_cfg || g->mainloop != HG_MAINLOOP_AUTO;
-  if (!g->have_cfg && have_c) {
+  const bool have_c = g->run.have_cfg || g->mainloop != HG_MAINLOOP_AUTO;
+  if (!g->run.have_cfg && have_c) {
     /* a mainloop without a configuration: the heuristic's for that mainloop */
     hg_gemm_kernel_t k;
-    hg_status_t s = hg_gemm_build(&g->p, NULL, g->mainloop, NULL, g->be, &k);
+    hg_status_t s = hg_gemm_build(&g->p, NULL, g->mainloop, NULL, g->run.be, &k);
     if (!hg_is_ok(&s)) return hg_cli_fail(s);
     c = k.config;
     hg_gemm_kernel_free(&k);
   }
-  hg_status_t s = hg_export_gemm(&g->p, have_c ? &c : NULL, g->be, &o, &r);
+  hg_status_t s = hg_export_gemm(&g->p, have_c ? &c : NULL, g->run.be, &o, &r);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   if (json) {
     printf("{\"command\": \"export\", \"ok\": true, \"cubin\": %s, ",
@@ -669,7 +624,7 @@ int hg_cmd_export(int argc, char **argv) {
   }
   gemm_args_t g;
   if (!parse_args(&a, &g, true)) return hg_cli_usage(&a);
-  return gemm_export(&g, (a.seen & HG_CLI_BIT(G_JSON)) != 0);
+  return gemm_export(&g, (a.seen & HG_CLI_BIT(HG_RUN_JSON)) != 0);
 }
 
 int hg_cmd_gemm(int argc, char **argv) {
@@ -682,21 +637,15 @@ int hg_cmd_gemm(int argc, char **argv) {
   }
   gemm_args_t g;
   if (!parse_args(&a, &g, false)) return hg_cli_usage(&a);
-  if (!g.check && !g.bench && !g.tune) return gemm_generate(&g);
+  if (!g.run.check && !g.run.bench && !g.tune) return gemm_generate(&g);
   hg_cli_cache_note(); /* compiled kernels and tuned configurations are cached */
   hg_rt_t *rt;
   hg_status_t s = hg_cli_rt_open(0, &rt);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
-  hg_gemm_run_options_t o = hg_gemm_run_options_default();
-  o.backend = g.be;
-  o.check = g.check;
-  o.bench = g.bench;
-  o.iters = g.iters;
-  o.warmup = g.warmup;
-  o.seed = g.seed;
+  hg_gemm_run_options_t o = hg_cli_run_options(&g.run);
   o.compare_repack = g.compare_repack;
   o.scale_d = g.scale_d;
-  if (g.mainloop != HG_MAINLOOP_AUTO && !g.have_cfg) {
+  if (g.mainloop != HG_MAINLOOP_AUTO && !g.run.have_cfg) {
     /* A mainloop without a configuration: the heuristic's for that mainloop. */
     hg_gemm_kernel_t k;
     s = hg_gemm_build(&g.p, NULL, g.mainloop, hg_rt_device(rt), HG_BACKEND_PTX, &k);
@@ -704,23 +653,23 @@ int hg_cmd_gemm(int argc, char **argv) {
       hg_rt_close(rt);
       return hg_cli_fail(s);
     }
-    g.cfg = k.config;
-    g.have_cfg = true;
+    g.run.cfg = k.config;
+    g.run.have_cfg = true;
     hg_gemm_kernel_free(&k);
   }
-  if (g.mainloop != HG_MAINLOOP_AUTO) g.cfg.mainloop = g.mainloop;
-  o.config = g.have_cfg ? &g.cfg : NULL;
+  if (g.mainloop != HG_MAINLOOP_AUTO) g.run.cfg.mainloop = g.mainloop;
+  o.config = g.run.have_cfg ? &g.run.cfg : NULL;
   hg_gemm_report_t r;
   memset(&r, 0, sizeof r);
   if (g.tune) {
     hg_gemm_config_t best;
     s = hg_gemm_tune(rt, &g.p, &o, &best, &r);
-    if (hg_is_ok(&s) && !g.json) {
+    if (hg_is_ok(&s) && !g.run.json) {
       char cfg[128];
       hg_gemm_config_print(&best, cfg, sizeof cfg);
       printf("tuned: %s (kept in the cache)\n", cfg);
     }
-    if (hg_is_ok(&s) && (g.check || g.bench)) {
+    if (hg_is_ok(&s) && (g.run.check || g.run.bench)) {
       o.config = &best;
       s = hg_gemm_run(rt, &g.p, &o, &r);
     }
@@ -730,7 +679,7 @@ int hg_cmd_gemm(int argc, char **argv) {
   if (r.kernel[0]) {
     hg_gemm_problem_t p = g.p;
     hg_gemm_problem_normalize(&p);
-    if (g.json) {
+    if (g.run.json) {
       print_report_json(stdout, &p, &r, s);
       printf("\n");
       hg_cli_json_printed();

@@ -48,15 +48,6 @@ enum {
   O_TYPE,
   O_D,
   O_SCALE,
-  O_CONFIG,
-  O_BACKEND,
-  O_CHECK,
-  O_BENCH,
-  O_ITERS,
-  O_WARMUP,
-  O_SEED,
-  O_EMIT,
-  O_JSON,
   O_SET,
   O_FP8_ACCUM
 };
@@ -72,15 +63,7 @@ static const hg_cli_opt_t grouped_opts[] = {
     {O_TYPE, "--type", NULL, HG_CLI_VALUE, 0},
     {O_D, "--d", NULL, HG_CLI_VALUE, 0},
     {O_SCALE, "--scale", NULL, HG_CLI_VALUE, 0},
-    {O_CONFIG, "--config", NULL, HG_CLI_VALUE, 0},
-    {O_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
-    {O_CHECK, "--check", NULL, HG_CLI_FLAG, 0},
-    {O_BENCH, "--bench", NULL, HG_CLI_FLAG, 0},
-    {O_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},
-    {O_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
-    {O_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
-    {O_EMIT, "--emit", NULL, HG_CLI_VALUE, 0},
-    {O_JSON, "--json", NULL, HG_CLI_JSON, 0},
+    HG_CLI_RUN_OPTS,
     {O_FP8_ACCUM, "--fp8-accum", NULL, HG_CLI_VALUE, 0},
 };
 
@@ -90,12 +73,8 @@ typedef struct gargs {
   int64_t *counts; /* per expert (malloc'd) */
   int ncounts;     /* --tokens-per-expert items */
   int64_t list[HG_GROUPED_MAX_GROUPS];
-  uint64_t uneven, seed;
-  bool have_cfg, check, bench, json;
-  hg_gemm_config_t cfg;
-  hg_backend_t be;
-  int iters, warmup;
-  const char *emit;
+  uint64_t uneven;
+  hg_cli_run_t run; /* --config, --backend, --check, --bench, --iters, ... */
 } gargs_t;
 
 static bool grouped_arg(hg_cli_args_t *a, int id, const char *v, gargs_t *g) {
@@ -140,36 +119,11 @@ static bool grouped_arg(hg_cli_args_t *a, int id, const char *v, gargs_t *g) {
       return hg_cli_bad(a, "--scale block: block-wise fp8 scaling of the grouped GEMM is not "
                            "built yet (tensor, row)");
     return hg_cli_bad(a, "--scale '%s' is not one of tensor, row, block", v);
-  case O_CONFIG:
-    g->have_cfg = true;
-    return hg_cli_check(a, hg_gemm_config_parse(v, &g->cfg));
-  case O_BACKEND:
-    return hg_cli_check(a, hg_backend_parse(v, &g->be));
-  case O_CHECK:
-    return g->check = true;
-  case O_BENCH:
-    return g->bench = true;
-  case O_ITERS:
-    if (!hg_cli_int(a, v, 1, 100000, &x)) return false;
-    g->iters = (int)x;
-    return true;
-  case O_WARMUP:
-    if (!hg_cli_int(a, v, 0, 10000, &x)) return false;
-    g->warmup = (int)x;
-    return true;
-  case O_SEED:
-    if (!hg_cli_int(a, v, 0, INT64_MAX, &x)) return false;
-    g->seed = (uint64_t)x;
-    return true;
-  case O_EMIT:
-    g->emit = v;
-    return true;
-  case O_JSON:
-    return g->json = true;
   case O_FP8_ACCUM:
     return hg_cli_check(a, hg_gemm_fp8_accum_parse(v, &g->p.fp8_accum));
   }
-  return hg_cli_bad(a, "internal: option %d has no handling", id);
+  /* the options every GEMM run shares (hg_cli_run_arg refuses any other id) */
+  return hg_cli_run_arg(a, id, v, &g->run);
 }
 
 /* The options into g, the counts made (g->counts, freed by the caller), the rows set. */
@@ -181,9 +135,7 @@ static bool grouped_parse(hg_cli_args_t *a, gargs_t *g) {
                                      .d_type = HG_BF16,
                                      .b_k_major = true,
                                      .alpha = 1.0f};
-  g->be = HG_BACKEND_PTX;
-  g->iters = 30;
-  g->warmup = 5;
+  hg_cli_run_init(&g->run);
   const char *v;
   for (int id; (id = hg_cli_next(a, &v)) != HG_CLI_END;)
     if (id == HG_CLI_ERROR || !grouped_arg(a, id, v, g)) return false;
@@ -199,12 +151,13 @@ static bool grouped_parse(hg_cli_args_t *a, gargs_t *g) {
   if (g->uneven && g->ncounts)
     return hg_cli_bad(a, "--uneven redistributes --tokens; --tokens-per-expert gives the counts "
                          "already");
-  const bool gpu = g->check || g->bench;
-  if (!gpu && (a->seen & (HG_CLI_BIT(O_SEED) | HG_CLI_BIT(O_ITERS) | HG_CLI_BIT(O_WARMUP))))
+  const bool gpu = g->run.check || g->run.bench;
+  if (!gpu &&
+      (a->seen & (HG_CLI_BIT(HG_RUN_SEED) | HG_CLI_BIT(HG_RUN_ITERS) | HG_CLI_BIT(HG_RUN_WARMUP))))
     return hg_cli_bad(a, "--seed, --iters and --warmup apply with --check or --bench");
-  if (!g->bench && (a->seen & (HG_CLI_BIT(O_ITERS) | HG_CLI_BIT(O_WARMUP))))
+  if (!g->run.bench && (a->seen & (HG_CLI_BIT(HG_RUN_ITERS) | HG_CLI_BIT(HG_RUN_WARMUP))))
     return hg_cli_bad(a, "--iters and --warmup time runs: they apply with --bench");
-  if (gpu && g->emit) return hg_cli_bad(a, "--emit writes the kernel without running it");
+  if (gpu && g->run.emit) return hg_cli_bad(a, "--emit writes the kernel without running it");
   g->counts = calloc((size_t)g->p.groups, sizeof *g->counts);
   if (!g->counts) return hg_cli_bad(a, "out of memory for %d counts", g->p.groups);
   if (g->ncounts)
@@ -286,17 +239,17 @@ static void print_text(const gargs_t *g, const hg_grouped_gemm_report_t *r) {
 static int grouped_generate(const gargs_t *g) {
   hg_gemm_problem_t p;
   hg_status_t s = hg_grouped_gemm_problem(&g->p, &p);
-  hg_gemm_config_t cfg = g->cfg;
-  if (hg_is_ok(&s) && !g->have_cfg) {
+  hg_gemm_config_t cfg = g->run.cfg;
+  if (hg_is_ok(&s) && !g->run.have_cfg) {
     hg_gemm_problem_t h = p;
     h.m = p.group == HG_GROUP_CONTIGUOUS ? g->p.expected_rows * g->p.groups : g->p.expected_rows;
     if (h.m < 1) h.m = 1;
     s = hg_gemm_heuristic(&h, 132, &cfg);
   }
   hg_gemm_kernel_t k;
-  if (hg_is_ok(&s)) s = hg_gemm_build(&p, &cfg, HG_MAINLOOP_AUTO, NULL, g->be, &k);
+  if (hg_is_ok(&s)) s = hg_gemm_build(&p, &cfg, HG_MAINLOOP_AUTO, NULL, g->run.be, &k);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
-  if (g->emit) s = hg_cli_write_file(g->emit, k.k.ptx.data);
+  if (g->run.emit) s = hg_cli_write_file(g->run.emit, k.k.ptx.data);
   hg_ptxas_report_t rep;
   memset(&rep, 0, sizeof rep);
   const char *ptxas = "not run";
@@ -306,7 +259,7 @@ static int grouped_generate(const gargs_t *g) {
   }
   char c[128];
   hg_gemm_config_print(&k.config, c, sizeof c);
-  if (g->json) {
+  if (g->run.json) {
     printf("{\"command\": \"grouped-gemm\", \"ok\": %s, ", hg_is_ok(&s) ? "true" : "false");
     hg_cli_json_str(stdout, "kernel", k.k.name, ", ");
     hg_cli_json_str(stdout, "config", c, ", ");
@@ -326,7 +279,7 @@ static int grouped_generate(const gargs_t *g) {
            k.k.name, c, k.k.threads, k.k.smem_bytes,
            k.tma_store ? "TMA stores for whole tiles, a group's last tile element by element"
                        : "direct-store epilogue",
-           k.k.gen_ms, hg_backend_name(g->be), ptxas, rep.registers,
+           k.k.gen_ms, hg_backend_name(g->run.be), ptxas, rep.registers,
            rep.spill_store_bytes + rep.spill_load_bytes);
   }
   hg_gemm_kernel_free(&k);
@@ -349,7 +302,7 @@ int hg_cmd_grouped_gemm(int argc, char **argv) {
     return hg_cli_usage(&a);
   }
   int rc;
-  if (!g->check && !g->bench) {
+  if (!g->run.check && !g->run.bench) {
     rc = grouped_generate(g);
   } else {
     hg_cli_cache_note();
@@ -358,17 +311,11 @@ int hg_cmd_grouped_gemm(int argc, char **argv) {
     if (!hg_is_ok(&s)) {
       rc = hg_cli_fail(s);
     } else {
-      hg_gemm_run_options_t o = hg_gemm_run_options_default();
-      o.backend = g->be;
-      o.check = g->check;
-      o.bench = g->bench;
-      o.iters = g->iters;
-      o.warmup = g->warmup;
-      o.seed = g->seed;
+      const hg_gemm_run_options_t o = hg_cli_run_options(&g->run);
       hg_grouped_gemm_report_t r;
-      s = hg_grouped_gemm_run(rt, &g->p, g->counts, g->have_cfg ? &g->cfg : NULL, &o, &r);
+      s = hg_grouped_gemm_run(rt, &g->p, g->counts, o.config, &o, &r);
       if (r.kernel[0]) {
-        if (g->json)
+        if (g->run.json)
           print_json(g, &r, s);
         else
           print_text(g, &r);

@@ -160,6 +160,12 @@ hg_status_t hg_pipe_make(hg_builder_t *b, const hg_pipe_spec_t *spec, hg_pipe_t 
 /* mbarrier.init of every stage's barriers: one thread, before the CTA's (or cluster's)
  * barrier that precedes any use. */
 void hg_pipe_init(hg_builder_t *b, const hg_pipe_t *p);
+/* The kernel's prologue around hg_pipe_init: thread tid == 0 (I32) prefetches the descriptors
+ * of the tensor maps (tmaps[0..ntmaps), HG_NONE entries skipped) and initialises the barriers,
+ * fenced so that the async proxy and (with a cluster) the peer CTAs see them, then the whole
+ * cluster synchronises: no peer multicasts into a barrier before it exists. */
+void hg_pipe_init_cluster(hg_builder_t *b, const hg_pipe_t *p, const hg_cluster2d_t *cl,
+                          hg_val_t tid, const hg_val_t *tmaps, int ntmaps);
 /* Variables at stage 0, phase 0. */
 hg_pipe_pos_t hg_pipe_start(hg_builder_t *b);
 hg_val_t hg_pipe_full_bar(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage);
@@ -186,6 +192,16 @@ void hg_pipe_release(hg_builder_t *b, const hg_pipe_t *p, hg_val_t stage,
 /* pos <- the next stage; pos <- n stages further (n >= 0, run time). */
 void hg_pipe_advance(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos);
 void hg_pipe_skip(hg_builder_t *b, const hg_pipe_t *p, hg_pipe_pos_t pos, hg_val_t n);
+/* A consumer's turn at a unit (iter: the unit's index in the consumer's loop, I32). Ping-pong
+ * consumers take alternate units: the other one only moves its ring position pos past the
+ * unit's kblocks (I32) of pipe p, and the one whose unit it is waits until the other has
+ * issued the previous unit's main loop. Opens the branch of the consumer whose unit it is
+ * (every consumer's, cooperative), closed with hg_b_endif. hg_roles_turn_handover (ping-pong
+ * only), after the main loop, lets the other consumer go on when a unit follows (has_next:
+ * PRED). */
+void hg_roles_turn_begin(hg_builder_t *b, const hg_roles_t *r, bool pingpong, const hg_pipe_t *p,
+                         hg_pipe_pos_t pos, hg_val_t iter, hg_val_t kblocks);
+void hg_roles_turn_handover(hg_builder_t *b, const hg_roles_t *r, hg_val_t has_next);
 
 /* ---------------------------------------------------------------- TiledCopy: TMA */
 

@@ -38,6 +38,11 @@ typedef struct hg_kernel {
 void hg_kernel_free(hg_kernel_t *k);
 /* Print the builder's program through a backend into k (the common tail of generators). */
 hg_status_t hg_kernel_finish(hg_builder_t *b, hg_backend_t be, hg_kernel_t *k);
+/* A second kernel in k's module: more's PTX from its first `.visible .entry` on appended to
+ * k's (the module-level lines, PTX version, target and the dynamic shared memory's
+ * declaration, must be the same in both: kernels of one generator). Refused with a sentence
+ * when more's PTX has no entry. */
+hg_status_t hg_kernel_append_entry(hg_kernel_t *k, const hg_kernel_t *more);
 
 /* ---------------------------------------------------------------- utility kernels */
 

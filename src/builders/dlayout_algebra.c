@@ -350,26 +350,17 @@ static hg_status_t tiler_op(hg_builder_t *b, tiler_op_t op, const char *name, co
   return hgd_builder_ok(b);
 }
 
-hg_status_t hg_dl_composition_tiler(hg_builder_t *b, const hg_dlayout_t *a, const hg_tiler_t *t,
-                                    hg_dlayout_t *out) {
-  return tiler_op(b, OP_COMPOSE, "composition", a, t, out);
-}
-hg_status_t hg_dl_logical_divide(hg_builder_t *b, const hg_dlayout_t *l, const hg_tiler_t *t,
-                                 hg_dlayout_t *out) {
-  return tiler_op(b, OP_LOGICAL, "logical_divide", l, t, out);
-}
-hg_status_t hg_dl_zipped_divide(hg_builder_t *b, const hg_dlayout_t *l, const hg_tiler_t *t,
-                                hg_dlayout_t *out) {
-  return tiler_op(b, OP_ZIPPED, "zipped_divide", l, t, out);
-}
-hg_status_t hg_dl_tiled_divide(hg_builder_t *b, const hg_dlayout_t *l, const hg_tiler_t *t,
-                               hg_dlayout_t *out) {
-  return tiler_op(b, OP_TILED, "tiled_divide", l, t, out);
-}
-hg_status_t hg_dl_flat_divide(hg_builder_t *b, const hg_dlayout_t *l, const hg_tiler_t *t,
-                              hg_dlayout_t *out) {
-  return tiler_op(b, OP_FLAT, "flat_divide", l, t, out);
-}
+/* Each public tiler operation is tiler_op under its CuTe name (for messages). */
+#define DL_TILER_API(name, op, cute)                                                               \
+  hg_status_t name(hg_builder_t *b, const hg_dlayout_t *l, const hg_tiler_t *t,                    \
+                   hg_dlayout_t *out) {                                                            \
+    return tiler_op(b, op, cute, l, t, out);                                                       \
+  }
+DL_TILER_API(hg_dl_composition_tiler, OP_COMPOSE, "composition")
+DL_TILER_API(hg_dl_logical_divide, OP_LOGICAL, "logical_divide")
+DL_TILER_API(hg_dl_zipped_divide, OP_ZIPPED, "zipped_divide")
+DL_TILER_API(hg_dl_tiled_divide, OP_TILED, "tiled_divide")
+DL_TILER_API(hg_dl_flat_divide, OP_FLAT, "flat_divide")
 
 /* ---------------------------------------------------------------- local_tile, partition */
 

@@ -641,26 +641,12 @@ static hg_status_t store_tma(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t
           off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
           hg_b_stmatrix(b, 4, false, hg_b_bin(b, HG_ADD, buf, off), regs);
         }
-      } else if (es == 1) {
-        /* fp8 (stmatrix moves 16-bit elements only): each thread converts its pairs (row,
-         * 2q..2q+1) with one saturating cvt and stores the two bytes with one 16-bit st.shared;
-         * a warp's 32 stores of 2 bytes cover 8 rows x 8 bytes, in distinct banks under the
-         * swizzle (the 16-byte chunk index XORs with the row). */
-        hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
-                                  hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
-        hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
-        for (int dm = 0; dm < sub_rows; dm += 8)
-          for (int dn = 0; dn < epi_n; dn += 8) {
-            const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
-            const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
-            if (v0 < 0 || v1 < 0) continue;
-            hg_val_t off = hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn));
-            off = hg_swizzle_emit_bytes(b, pd->smem.sw, 1, off);
-            hg_val_t pk = hg_b_pack_f32x2(b, e->d_type, x->acc[v0], x->acc[v1]);
-            hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
-          }
       } else {
-        /* f32: each thread stores its pairs (row, 2q..2q+1) as 8-byte vectors. */
+        /* fp8 (stmatrix moves 16-bit elements only) and f32: each thread stores its pairs
+         * (row, 2q..2q+1). fp8 converts a pair with one saturating cvt and stores the two bytes
+         * with one 16-bit st.shared (a warp's 32 stores of 2 bytes cover 8 rows x 8 bytes, in
+         * distinct banks under the swizzle: the 16-byte chunk index XORs with the row); f32
+         * stores it as an 8-byte vector. */
         hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
                                   hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
         hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
@@ -669,11 +655,18 @@ static hg_status_t store_tma(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t
             const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
             const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
             if (v0 < 0 || v1 < 0) continue;
-            hg_val_t off = hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
-                                    hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
+            hg_val_t off = es == 1
+                               ? hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn))
+                               : hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
+                                          hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
             off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
-            hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
-            hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
+            if (es == 1) {
+              hg_val_t pk = hg_b_pack_f32x2(b, e->d_type, x->acc[v0], x->acc[v1]);
+              hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
+            } else {
+              hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
+              hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
+            }
           }
       }
       hg_b_fence_proxy_async(b);

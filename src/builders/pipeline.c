@@ -119,6 +119,18 @@ void hg_pipe_init(hg_builder_t *b, const hg_pipe_t *p) {
   }
 }
 
+void hg_pipe_init_cluster(hg_builder_t *b, const hg_pipe_t *p, const hg_cluster2d_t *cl,
+                          hg_val_t tid, const hg_val_t *tmaps, int ntmaps) {
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, tid, i32(b, 0)));
+  for (int i = 0; i < ntmaps; i++)
+    if (!hg_val_is_none(tmaps[i])) hg_b_tmap_prefetch(b, tmaps[i]);
+  hg_pipe_init(b, p);
+  if (cl->m * cl->n > 1) hg_b_fence_mbarrier_init(b);
+  hg_b_fence_proxy_async(b);
+  hg_b_endif(b);
+  hg_cluster2d_sync(b, cl);
+}
+
 hg_pipe_pos_t hg_pipe_start(hg_builder_t *b) {
   hg_pipe_pos_t pos = {hg_b_var(b, HG_T_I32, i32(b, 0)), hg_b_var(b, HG_T_I32, i32(b, 0))};
   return pos;

@@ -118,3 +118,31 @@ void hg_roles_order_wait(hg_builder_t *b, const hg_roles_t *r) {
 void hg_roles_order_signal(hg_builder_t *b, const hg_roles_t *r) {
   order(b, r, false, "hg_roles_order_signal");
 }
+
+void hg_roles_turn_begin(hg_builder_t *b, const hg_roles_t *r, bool pingpong, const hg_pipe_t *p,
+                         hg_pipe_pos_t pos, hg_val_t iter, hg_val_t kblocks) {
+  hg_val_t mine = hg_b_pred(b, true);
+  if (pingpong) {
+    /* Units alternate between the two consumers; the other's only moves the ring. */
+    mine = hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_AND, iter, hg_b_i32(b, 1)), r->consumer);
+    hg_b_if(b, hg_b_not(b, mine));
+    hg_pipe_skip(b, p, pos, kblocks);
+    hg_b_endif(b);
+  }
+  hg_b_if(b, mine);
+  if (pingpong) {
+    /* An mbarrier wait sees only the parity of a phase: the consumer that skipped the other's
+     * unit would otherwise wait on stage phases a whole unit ahead and be released by an
+     * earlier phase of the same parity. It starts its main loop only once the other has
+     * issued the previous unit's. */
+    hg_b_if(b, hg_b_cmp(b, HG_GT_S, iter, hg_b_i32(b, 0)));
+    hg_roles_order_wait(b, r);
+    hg_b_endif(b);
+  }
+}
+
+void hg_roles_turn_handover(hg_builder_t *b, const hg_roles_t *r, hg_val_t has_next) {
+  hg_b_if(b, has_next);
+  hg_roles_order_signal(b, r);
+  hg_b_endif(b);
+}

@@ -37,6 +37,20 @@ static hg_status_t check_spec(const hg_sched_spec_t *s) {
   return hg_ok();
 }
 
+/* Both schedulers: the spec's cluster must be the kernel's; out starts with the spec. */
+static hg_status_t start(const hg_sched_spec_t *spec, const hg_cluster2d_t *cluster, hg_val_t batch,
+                         hg_val_t kblocks, hg_sched_t *out) {
+  if (cluster->m != spec->cluster_m || cluster->n != spec->cluster_n)
+    return hg_error(HG_ERR_INVALID, "the scheduler's cluster %dx%d is not the kernel's %dx%d",
+                    spec->cluster_m, spec->cluster_n, cluster->m, cluster->n);
+  memset(out, 0, sizeof *out);
+  out->spec = *spec;
+  out->cluster = cluster;
+  out->batch = batch;
+  out->kblocks = kblocks;
+  return hg_ok();
+}
+
 /* An extent of the scheduler: a run-time count of cluster tiles (or the batch), >= 1. */
 static hg_dint_t extent(hg_val_t v) {
   return hg_dint_val_sign(v, HG_DINT_POS);
@@ -54,14 +68,7 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
   if (spec->kind != HG_SCHED_PERSISTENT)
     return hg_error(HG_ERR_INVALID, "hg_sched_make builds the persistent scheduler; a grouped "
                                     "one comes from hg_sched_make_grouped");
-  if (cluster->m != spec->cluster_m || cluster->n != spec->cluster_n)
-    return hg_error(HG_ERR_INVALID, "the scheduler's cluster %dx%d is not the kernel's %dx%d",
-                    spec->cluster_m, spec->cluster_n, cluster->m, cluster->n);
-  memset(out, 0, sizeof *out);
-  out->spec = *spec;
-  out->cluster = cluster;
-  out->batch = batch;
-  out->kblocks = kblocks;
+  HG_TRY(start(spec, cluster, batch, kblocks, out));
   /* The grid of cluster tiles (M, N, batch >= 1, so every count is >= 1) and the bands the
    * raster walks: raster_group cluster tiles across the banded dimension, the other
    * dimension along. */
@@ -266,15 +273,9 @@ hg_status_t hg_sched_make_grouped(hg_builder_t *b, const hg_sched_spec_t *spec,
   if (max_groups < 1 || nthreads < 1)
     return hg_error(HG_ERR_INVALID, "grouped scheduler: %d groups at most, %d threads: both >= 1",
                     max_groups, nthreads);
-  if (cluster->m != spec->cluster_m || cluster->n != spec->cluster_n)
-    return hg_error(HG_ERR_INVALID, "the scheduler's cluster %dx%d is not the kernel's %dx%d",
-                    spec->cluster_m, spec->cluster_n, cluster->m, cluster->n);
-  memset(out, 0, sizeof *out);
-  out->spec = *spec;
-  out->cluster = cluster;
-  out->batch = out->groups = groups;
+  HG_TRY(start(spec, cluster, groups, kblocks, out));
+  out->groups = groups;
   out->rows = rows;
-  out->kblocks = kblocks;
   out->splits = i32(b, 1);
   const uint32_t off = hg_b_smem_reserve(b, hg_sched_grouped_smem_bytes(max_groups), 16);
   out->ends = hg_b_smem_addr(b, off);

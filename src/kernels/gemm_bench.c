@@ -61,8 +61,7 @@ static double fp8_round(hg_dtype_t t, double x, bool *saturated) {
   return x < 0 ? -r : r;
 }
 
-/* Host view of one element of D (bf16, f16, f32, e4m3, e5m2) as a double. */
-static double host_elem(hg_dtype_t t, const uint8_t *p) {
+double hg_gemm_host_elem(hg_dtype_t t, const uint8_t *p) {
   if (t == HG_E4M3 || t == HG_E5M2) return fp8_value(t, p[0]);
   if (t == HG_F32) {
     float f;
@@ -117,14 +116,8 @@ static hg_status_t op_run(hg_gemm_op_t *op, const bufs_t *b) {
   return hg_gemm_op_run_args(op, &x, NULL);
 }
 
-typedef struct kits {
-  hg_kernel_t fill[3], ref;
-  hg_module_t *fill_mod[3], *ref_mod;
-  hg_function_t *fill_fn[3], *ref_fn;
-} kits_t;
-
-static void kits_free(hg_rt_t *rt, kits_t *k) {
-  for (int i = 0; i < 3; i++) {
+void hg_gemm_kits_free(hg_rt_t *rt, hg_gemm_kits_t *k) {
+  for (int i = 0; i < HG_GEMM_FILL_SLOTS; i++) {
     if (k->fill_mod[i]) hg_rt_module_unload(rt, k->fill_mod[i]);
     hg_kernel_free(&k->fill[i]);
   }
@@ -145,8 +138,11 @@ static void bufs_free(hg_rt_t *rt, bufs_t *b) {
     if (*all[i]) hg_rt_free(rt, *all[i]);
 }
 
-static hg_status_t fill_random(hg_rt_t *rt, kits_t *k, int slot, hg_dtype_t t, hg_devptr_t p,
-                               size_t bytes, uint64_t seed) {
+hg_status_t hg_gemm_kits_fill(hg_rt_t *rt, hg_gemm_kits_t *k, int slot, hg_dtype_t t, hg_devptr_t p,
+                              size_t bytes, uint64_t seed) {
+  if (slot < 0 || slot >= HG_GEMM_FILL_SLOTS)
+    return hg_error(HG_ERR_INVALID, "fill slot %d: the kits hold %d (0..%d)", slot,
+                    HG_GEMM_FILL_SLOTS, HG_GEMM_FILL_SLOTS - 1);
   if (!k->fill_fn[slot]) {
     HG_TRY(hg_gen_fill_random(t, HG_BACKEND_PTX, &k->fill[slot]));
     HG_TRY(hg_kernels_load(rt, &k->fill[slot], &k->fill_mod[slot], &k->fill_fn[slot], NULL));
@@ -157,26 +153,46 @@ static hg_status_t fill_random(hg_rt_t *rt, kits_t *k, int slot, hg_dtype_t t, h
   return hg_rt_launch(rt, k->fill_fn[slot], &l, args);
 }
 
-static hg_status_t run_reference(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t *p,
-                                 const bufs_t *b, float alpha_eff) {
+hg_status_t hg_gemm_kits_reference(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                                   const hg_gemm_ref_args_t *a) {
   if (!k->ref_fn) {
     HG_TRY(hg_gen_gemm_reference(p, HG_BACKEND_PTX, &k->ref));
     HG_TRY(hg_kernels_load(rt, &k->ref, &k->ref_mod, &k->ref_fn, NULL));
   }
-  hg_devptr_t a = b->a, bb = b->b, c = b->c ? b->c : b->d, d = b->dref;
-  int32_t m = (int32_t)p->m, n = (int32_t)p->n, kk = (int32_t)p->k;
-  int64_t lda = p->lda, ldb = p->ldb, ldc = p->ldc;
-  int64_t sa = p->batch_stride_a, sb = p->batch_stride_b, sc = p->batch_stride_c;
-  float alpha = alpha_eff, beta = p->beta;
-  hg_devptr_t scale_a = b->scale_a, scale_b = b->scale_b;
-  int64_t slda = p->scale_lda, sldb = p->scale_ldb;
-  void *args[] = {&a,  &bb, &c,  &d,     &m,    &n,       &kk,      &lda,  &ldb, &ldc,
-                  &sa, &sb, &sc, &alpha, &beta, &scale_a, &scale_b, &slda, &sldb};
+  hg_gemm_ref_args_t x = *a;
+  void *args[] = {&x.a,    &x.b,       &x.c,       &x.d,         &x.m,        &x.n,  &x.k,
+                  &x.lda,  &x.ldb,     &x.ldc,     &x.sa,        &x.sb,       &x.sc, &x.alpha,
+                  &x.beta, &x.scale_a, &x.scale_b, &x.scale_lda, &x.scale_ldb};
   hg_launch_t l = {
-      .grid = {(uint32_t)((p->n + 15) / 16), (uint32_t)((p->m + 15) / 16), (uint32_t)p->batch},
+      .grid = {(uint32_t)((x.n + 15) / 16), (uint32_t)((x.m + 15) / 16), (uint32_t)x.batch},
       .block = {256, 1, 1},
       .smem_bytes = k->ref.smem_bytes};
   return hg_rt_launch(rt, k->ref_fn, &l, args);
+}
+
+static hg_status_t run_reference(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                                 const bufs_t *b, float alpha_eff) {
+  const hg_gemm_ref_args_t x = {.a = b->a,
+                                .b = b->b,
+                                .c = b->c ? b->c : b->d,
+                                .d = b->dref,
+                                .m = (int32_t)p->m,
+                                .n = (int32_t)p->n,
+                                .k = (int32_t)p->k,
+                                .batch = (int32_t)p->batch,
+                                .lda = p->lda,
+                                .ldb = p->ldb,
+                                .ldc = p->ldc,
+                                .sa = p->batch_stride_a,
+                                .sb = p->batch_stride_b,
+                                .sc = p->batch_stride_c,
+                                .alpha = alpha_eff,
+                                .beta = p->beta,
+                                .scale_a = b->scale_a,
+                                .scale_b = b->scale_b,
+                                .scale_lda = p->scale_lda,
+                                .scale_ldb = p->scale_ldb};
+  return hg_gemm_kits_reference(rt, k, p, &x);
 }
 
 /* What the main check compares besides D: the aux output, the amax, fp8 saturation. */
@@ -251,7 +267,7 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
     for (int64_t z = 0; z < p->batch; z++)
       for (int64_t i = 0; i < p->m; i++)
         for (int64_t j = 0; j < p->n; j++) {
-          const double x_d = host_elem(
+          const double x_d = hg_gemm_host_elem(
               p->d_type, hd + (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e);
           /* the reference is alpha A B + beta C in f32; the epilogue chain (scales, bias,
            * activation, residual) is applied here */
@@ -261,14 +277,14 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
           if (cs) acc *= cs[j];
           if (bias) acc += bias[p->bias == HG_BIAS_N ? j : i];
           if (haux) {
-            const double ax =
-                host_elem(p->aux_type, haux + (size_t)(z * p->batch_stride_aux + i * p->ldaux + j) *
-                                                  (size_t)eaux);
+            const double ax = hg_gemm_host_elem(
+                p->aux_type,
+                haux + (size_t)(z * p->batch_stride_aux + i * p->ldaux + j) * (size_t)eaux);
             anum += isfinite(ax) ? (ax - acc) * (ax - acc) : INFINITY;
             aden += acc * acc;
           }
           double y = hg_gemm_act_ref(p->act, acc, p->act_lo, p->act_hi);
-          if (hres) y += host_elem(p->c_type, hres + at * (size_t)ec);
+          if (hres) y += hg_gemm_host_elem(p->c_type, hres + at * (size_t)ec);
           if (fp8) {
             bool sat = false;
             y = fp8_round(p->d_type, y * scale_d, &sat);
@@ -353,10 +369,8 @@ static int cmp_float(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Median milliseconds of iters timed runs of fn after warmup untimed ones. */
-typedef hg_status_t (*run_fn)(void *ctx);
-static hg_status_t time_median(hg_rt_t *rt, run_fn fn, void *ctx, int warmup, int iters,
-                               float *ms) {
+hg_status_t hg_gemm_time_median(hg_rt_t *rt, hg_gemm_run_fn fn, void *ctx, int warmup, int iters,
+                                float *ms) {
   hg_event_t e0, e1;
   HG_TRY(hg_rt_event_create(rt, &e0));
   hg_status_t s = hg_rt_event_create(rt, &e1);
@@ -403,8 +417,9 @@ hg_gemm_run_options_t hg_gemm_run_options_default(void) {
 
 /* Allocate and fill the buffers of p with fresh random data (seed), scales 1.25 and 0.75
  * for fp8 so that they are really applied. */
-static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t *p, bool need_ref,
-                                 bool need_blas, uint64_t seed, float scale_d, bufs_t *b) {
+static hg_status_t setup_buffers(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                                 bool need_ref, bool need_blas, uint64_t seed, float scale_d,
+                                 bufs_t *b) {
   memset(b, 0, sizeof *b);
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type), ec = hg_dtype_bytes(p->c_type);
@@ -420,9 +435,9 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
   if (p->beta != 0) HG_TRY(hg_rt_alloc(rt, b->c_bytes, &b->c));
   if (need_ref) HG_TRY(hg_rt_alloc(rt, b->ref_bytes, &b->dref));
   if (need_blas) HG_TRY(hg_rt_alloc(rt, b->d_bytes, &b->dblas));
-  HG_TRY(fill_random(rt, k, 0, p->a_type, b->a, b->a_bytes, seed * 3 + 1));
-  HG_TRY(fill_random(rt, k, 1, p->b_type, b->b, b->b_bytes, seed * 3 + 2));
-  if (b->c) HG_TRY(fill_random(rt, k, 2, p->c_type, b->c, b->c_bytes, seed * 3 + 3));
+  HG_TRY(hg_gemm_kits_fill(rt, k, 0, p->a_type, b->a, b->a_bytes, seed * 3 + 1));
+  HG_TRY(hg_gemm_kits_fill(rt, k, 1, p->b_type, b->b, b->b_bytes, seed * 3 + 2));
+  if (b->c) HG_TRY(hg_gemm_kits_fill(rt, k, 2, p->c_type, b->c, b->c_bytes, seed * 3 + 3));
   /* fp8 D: its output scale; the amax (poisoned: the run must zero it); the aux (poisoned) */
   if (is_fp8(p->d_type)) {
     b->scale_d_host = scale_d != 0 ? scale_d : 1.0f;
@@ -521,7 +536,7 @@ static hg_status_t setup_buffers(hg_rt_t *rt, kits_t *k, const hg_gemm_problem_t
   /* the residual: D's layout in C's type, random like C */
   if (p->residual) {
     HG_TRY(hg_rt_alloc(rt, b->res_bytes, &b->residual));
-    HG_TRY(fill_random(rt, k, 2, p->c_type, b->residual, b->res_bytes, seed * 3 + 4));
+    HG_TRY(hg_gemm_kits_fill(rt, k, 2, p->c_type, b->residual, b->res_bytes, seed * 3 + 4));
   }
   return hg_rt_sync(rt, NULL);
 }
@@ -620,7 +635,7 @@ static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
   alt_ctx_t x = {.op = NULL, .b = b};
   HG_TRY(hg_gemm_op_create(rt, p, repack_run ? &c : NULL, o->backend, &x.op));
   *repacked = !repack_run;
-  hg_status_t s = time_median(rt, run_alt, &x, o->warmup, o->iters, ms);
+  hg_status_t s = hg_gemm_time_median(rt, run_alt, &x, o->warmup, o->iters, ms);
   hg_gemm_op_destroy(x.op);
   return s;
 }
@@ -670,7 +685,7 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
   hg_module_t *mod = NULL;
   hg_status_t s = hg_kernels_load(rt, &k, &mod, &u.fn, NULL);
   if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &plain, NULL, o->backend, &u.op);
-  if (hg_is_ok(&s)) s = time_median(rt, run_unfused, &u, o->warmup, o->iters, ms);
+  if (hg_is_ok(&s)) s = hg_gemm_time_median(rt, run_unfused, &u, o->warmup, o->iters, ms);
   /* what was timed computes the chain: D after the last run against the reference */
   if (hg_is_ok(&s) && b->dref) {
     double rel = 0;
@@ -724,7 +739,7 @@ static hg_status_t time_plain(hg_rt_t *rt, const hg_gemm_problem_t *p,
   plain_ctx_t x = {.op = NULL, .b = b, .d = 0};
   hg_status_t s = hg_rt_alloc(rt, span_bytes(q.m, q.ldd, q.batch, q.batch_stride_d, 2), &x.d);
   if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &q, NULL, o->backend, &x.op);
-  if (hg_is_ok(&s)) s = time_median(rt, run_plain, &x, o->warmup, o->iters, ms);
+  if (hg_is_ok(&s)) s = hg_gemm_time_median(rt, run_plain, &x, o->warmup, o->iters, ms);
   if (x.op) hg_gemm_op_destroy(x.op);
   if (x.d) hg_rt_free(rt, x.d);
   return s;
@@ -825,7 +840,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   HG_TRY(hg_gemm_problem_normalize(&p));
   const uint64_t seed = o->seed ? o->seed : (uint64_t)time(NULL) ^ (uint64_t)(hg_now_ms() * 1000);
   r->seed = seed;
-  kits_t kits;
+  hg_gemm_kits_t kits;
   memset(&kits, 0, sizeof kits);
   bufs_t b;
   hg_blas_t *blas = NULL;
@@ -958,10 +973,10 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
      * median of each, so that a clock change during the run hits both alike. */
     for (int round = 0; round < 2 && hg_is_ok(&s); round++) {
       float ms;
-      s = time_median(rt, run_hopgen, &ctx, o->warmup, o->iters, &ms);
+      s = hg_gemm_time_median(rt, run_hopgen, &ctx, o->warmup, o->iters, &ms);
       if (hg_is_ok(&s) && (r->ms == 0 || ms < r->ms)) r->ms = ms;
       if (hg_is_ok(&s) && blas_ok) {
-        s = time_median(rt, run_blas, &ctx, o->warmup, o->iters, &ms);
+        s = hg_gemm_time_median(rt, run_blas, &ctx, o->warmup, o->iters, &ms);
         if (hg_is_ok(&s) && (r->blas_ms == 0 || ms < r->blas_ms)) r->blas_ms = ms;
       }
     }
@@ -995,7 +1010,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   if (op) hg_gemm_op_destroy(op);
   if (blas) hg_blas_close(blas);
   bufs_free(rt, &b);
-  kits_free(rt, &kits);
+  hg_gemm_kits_free(rt, &kits);
   if (hg_is_ok(&s) && o->check && !(r->rel_err <= r->tolerance))
     return hg_error(HG_ERR_MISMATCH,
                     "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): relative error %.3g against "

@@ -14,22 +14,9 @@
  *     tiles, so one's epilogue overlaps the other's main loop. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "hopgen/dlayout.h"
 #include "hopgen/kernels.h"
 #include "kernels/gemm_internal.h"
-
-/* Registers per thread after setmaxnreg (PTX ISA: 24..256, multiples of 8): the producer
- * keeps few, consumers get what the register file leaves (40 x 128 + 232 x 256 = 64512).
- * cp.async producers compute an address for every chunk, and LLVM (the MLIR backend) hoists
- * them: they keep more (56 x 128 + 224 x 256 = 64512; with one consumer 112 + 240). */
-#define PRODUCER_REGS 40
-#define CONSUMER_REGS_2WG 232
-#define CONSUMER_REGS_1WG 240
-#define PRODUCER_REGS_CPASYNC_2WG 56
-#define CONSUMER_REGS_CPASYNC_2WG 224
-#define PRODUCER_REGS_CPASYNC_1WG 112
 
 typedef struct gemm_gen {
   hg_builder_t *b;
@@ -64,33 +51,13 @@ static hg_val_t tile_thread(gemm_gen_t *x) {
 }
 
 static void emit_producer(gemm_gen_t *x) {
-  const hg_gemm_kernel_t *k = x->k;
-  const hg_gemm_problem_t *p = &k->problem;
-  const gemm_params_t *q = &x->prm;
   hg_producer_t pr = {.sched = &x->sched,
                       .pipe = &x->pipe,
                       .cluster = &x->cl,
                       .roles = &x->roles,
                       .ring = {&x->ring_a, &x->ring_b},
-                      .tile_k = k->config.tile_k};
-  for (int i = 0; i < 2; i++) {
-    const bool a = i == 0;
-    pr.op[i] = (hg_operand_copy_t){.plan = !(a ? k->a_tma : k->b_tma) ? NULL
-                                           : a                        ? &k->plan_a
-                                                                      : &k->plan_b,
-                                   .tmap = a ? q->tmap_a : q->tmap_b,
-                                   /* a contiguous grouped GEMM's A is one matrix */
-                                   .batch_zero = a && p->group == HG_GROUP_CONTIGUOUS,
-                                   .cp = a ? &x->g->cp_a : &x->g->cp_b,
-                                   .ptr = a ? q->a_ptr : q->b_ptr,
-                                   .ld = a ? q->lda : q->ldb,
-                                   .batch_stride = a ? q->bsa : q->bsb,
-                                   .mn = a ? q->M : q->N,
-                                   .k = q->K,
-                                   .batches = q->batch,
-                                   .dtype = a ? p->a_type : p->b_type,
-                                   .k_major = a ? p->a_k_major : p->b_k_major};
-  }
+                      .tile_k = x->k->config.tile_k};
+  for (int i = 0; i < 2; i++) pr.op[i] = hg_gemm_params_operand(x->k, x->g, &x->prm, i);
   hg_producer_emit(x->b, &pr);
 }
 
@@ -124,13 +91,8 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     return st;
   }
   hg_val_t slot_row0 = hg_b_bin(b, HG_MUL, wm, i32(x, rows));
-  hg_block_scales_t bs = {.scale_a = x->prm.scale_a,
-                          .scale_b = x->prm.scale_b,
-                          .lda = x->prm.scale_lda,
-                          .ldb = x->prm.scale_ldb,
-                          .m = x->prm.M,
-                          .row0 = hg_block_scales_row0(b, r, slot_row0),
-                          .atoms_m = tm->atoms_m};
+  hg_block_scales_t bs =
+      hg_gemm_params_block_scales(&x->prm, hg_block_scales_row0(b, r, slot_row0), tm->atoms_m);
   const bool block = x->k->problem.scale == HG_SCALE_BLOCK;
   const hg_mainloop_t ml = {.mma = &x->g->mma,
                             .pipe = &x->pipe,
@@ -149,60 +111,36 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   {
     hg_sched_work_t w;
     hg_sched_work(b, &x->sched, t, &w);
-    hg_val_t mine = hg_b_pred(b, true);
-    if (pp) {
-      /* Units alternate between the two consumers; the other's only moves the ring. */
-      mine = hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_AND, iter, i32(x, 1)), r->consumer);
-      hg_b_if(b, hg_b_not(b, mine));
-      hg_pipe_skip(b, &x->pipe, pos, w.k_count);
-      hg_b_endif(b);
+    hg_roles_turn_begin(b, r, pp, &x->pipe, pos, iter, w.k_count);
+    if (grouped(x)) hg_gemm_params_unit(b, &x->prm, &x->epi, &w);
+    hg_epi_prefetch_t pf;
+    if (x->epi.vectors) {
+      st = hg_epilogue_prefetch(b, &x->epi, w.m0, w.n0, r, &pf);
+      x->epi.prefetch = x->epi_direct.prefetch = &pf;
     }
-    hg_b_if(b, mine);
-    {
-      if (pp) {
-        /* An mbarrier wait sees only the parity of a phase: the consumer that skipped the
-         * other's tile would otherwise wait on stage phases a whole tile ahead and be
-         * released by an earlier phase of the same parity. It starts its main loop only once
-         * the other has issued the previous tile's. */
-        hg_b_if(b, hg_b_cmp(b, HG_GT_S, iter, i32(x, 0)));
-        hg_roles_order_wait(b, r);
+    bs.m0 = w.m0;
+    bs.n0 = w.n0;
+    bs.k_first = w.k_first;
+    hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
+    if (pp) hg_roles_turn_handover(b, r, hg_sched_has_next(b, &x->sched, t));
+    /* grouped: TMA stores only for a tile whose rows all lie in its group (a uniform
+     * branch: the tile's origin and its group's end are the CTA's) */
+    const bool two = grouped(x) && x->epi.tma;
+    if (c->splits > 1) {
+      /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
+      st = hg_splitk_store_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N,
+                                hg_b_bin(b, HG_ADD, w.m0, t_row), tile_thread(x), acc);
+    } else {
+      if (two)
+        hg_b_if(b, hg_b_cmp(b, HG_LE_S, hg_b_bin(b, HG_ADD, w.m0, i32(x, c->tile_m)), w.m_end));
+      st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
+      if (two) {
+        hg_b_else(b);
+        if (hg_is_ok(&st)) st = emit_tile(x, &x->epi_direct, acc, &am, &w, t_row, t_col, slot_row0);
         hg_b_endif(b);
       }
-      if (grouped(x)) hg_gemm_params_unit(b, &x->prm, &x->epi, &w);
-      hg_epi_prefetch_t pf;
-      if (x->epi.vectors) {
-        st = hg_epilogue_prefetch(b, &x->epi, w.m0, w.n0, r, &pf);
-        x->epi.prefetch = x->epi_direct.prefetch = &pf;
-      }
-      bs.m0 = w.m0;
-      bs.n0 = w.n0;
-      bs.k_first = w.k_first;
-      hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
-      if (pp) {
-        hg_b_if(b, hg_sched_has_next(b, &x->sched, t));
-        hg_roles_order_signal(b, r);
-        hg_b_endif(b);
-      }
-      /* grouped: TMA stores only for a tile whose rows all lie in its group (a uniform
-       * branch: the tile's origin and its group's end are the CTA's) */
-      const bool two = grouped(x) && x->epi.tma;
-      if (c->splits > 1) {
-        /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
-        st = hg_splitk_store_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N,
-                                  hg_b_bin(b, HG_ADD, w.m0, t_row), tile_thread(x), acc);
-      } else {
-        if (two)
-          hg_b_if(b, hg_b_cmp(b, HG_LE_S, hg_b_bin(b, HG_ADD, w.m0, i32(x, c->tile_m)), w.m_end));
-        st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
-        if (two) {
-          hg_b_else(b);
-          if (hg_is_ok(&st))
-            st = emit_tile(x, &x->epi_direct, acc, &am, &w, t_row, t_col, slot_row0);
-          hg_b_endif(b);
-        }
-      }
-      x->epi.prefetch = x->epi_direct.prefetch = NULL;
     }
+    x->epi.prefetch = x->epi_direct.prefetch = NULL;
     hg_b_endif(b);
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
   }
@@ -243,29 +181,14 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   const hg_gemm_problem_t *p = &k->problem;
   const hg_gemm_config_t *c = &k->config;
   const gemm_plan_t *g = x->g;
-  const bool cpasync = !k->a_tma || !k->b_tma;
-  const bool one = g->consumers == 1;
   const bool split = c->splits > 1;
-  /* the reduction pass: the consumer warpgroups that hold one tile, no producer */
-  const hg_roles_spec_t rs_reduce = {.producers = 0, .consumers = g->pingpong ? 1 : g->consumers};
-  const hg_roles_spec_t rs =
-      x->reduce ? rs_reduce
-                : (hg_roles_spec_t){.producers = 1,
-                                    .consumers = g->consumers,
-                                    .producer_regs = !cpasync ? PRODUCER_REGS
-                                                     : one    ? PRODUCER_REGS_CPASYNC_1WG
-                                                              : PRODUCER_REGS_CPASYNC_2WG,
-                                    .consumer_regs = one       ? CONSUMER_REGS_1WG
-                                                     : cpasync ? CONSUMER_REGS_CPASYNC_2WG
-                                                               : CONSUMER_REGS_2WG};
+  const hg_roles_spec_t rs = hg_gemm_roles_spec(k, g, x->reduce);
   HG_TRY(hg_roles_make(b, &rs, &x->roles));
   /* split-K: the reduction pass may be scheduled now, to start as this grid's CTAs leave (it
    * waits for the whole grid before it reads a partial) */
   if (split && !x->reduce) hg_b_griddep_launch_dependents(b);
   hg_epilogue_t *e = &x->epi;
   if (!x->reduce) HG_TRY(build_ring(x));
-  e->d_type = p->d_type;
-  e->amax_ptr = e->amax_var = HG_NONE;
   /* split-K's GEMM stores partial tiles and its reduction pass stores D directly */
   if (k->tma_store && !split)
     hg_epilogue_reserve_tma(b, e, &k->plan_d, g->epi_n, g->epi_buffers, g->epi_bytes, g->consumers);
@@ -273,19 +196,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   /* vector steps' values staged in shared memory, loaded before the main loop */
   if (hg_gemm_vectors_staged(p, c) && !split)
     hg_epilogue_reserve_vectors(b, e, c->tile_m, c->tile_n, g->consumers, g->pingpong);
-  if (split) {
-    const hg_splitk_spec_t sk = {.splits = c->splits,
-                                 .acc_count = g->mma.acc_count,
-                                 .consumers = g->consumers,
-                                 .pingpong = g->pingpong,
-                                 .tile_m = c->tile_m,
-                                 .tile_n = c->tile_n,
-                                 .tile_k = c->tile_k,
-                                 .cluster_m = c->cluster_m,
-                                 .cluster_n = c->cluster_n,
-                                 .workspace = x->prm.workspace};
-    HG_TRY(hg_splitk_make(b, &sk, &x->splitk));
-  }
+  const hg_splitk_spec_t sk = hg_gemm_splitk_spec(k, g, x->prm.workspace);
+  if (split) HG_TRY(hg_splitk_make(b, &sk, &x->splitk));
   if (x->reduce)
     return hg_splitk_reduce_emit(b, &x->splitk, &g->mma.tm, e, &x->roles, x->prm.M, x->prm.N,
                                  x->prm.K);
@@ -303,16 +215,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     HG_TRY(hg_sched_make(b, &ss, &x->cl, x->prm.M, x->prm.N, x->prm.batch, kblocks, &x->sched));
   }
 
-  /* Barriers initialised, visible to the cluster, before any peer multicasts into them. */
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, x->roles.tid, i32(x, 0)));
-  if (k->a_tma) hg_b_tmap_prefetch(b, x->prm.tmap_a);
-  if (k->b_tma) hg_b_tmap_prefetch(b, x->prm.tmap_b);
-  if (e->tma) hg_b_tmap_prefetch(b, e->tmap_d);
-  hg_pipe_init(b, &x->pipe);
-  if (x->cl.m * x->cl.n > 1) hg_b_fence_mbarrier_init(b);
-  hg_b_fence_proxy_async(b);
-  hg_b_endif(b);
-  hg_cluster2d_sync(b, &x->cl);
+  const hg_val_t tmaps[3] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
+                             e->tma ? e->tmap_d : HG_NONE};
+  hg_pipe_init_cluster(b, &x->pipe, &x->cl, x->roles.tid, tmaps, 3);
 
   hg_roles_producer(b, &x->roles);
   emit_producer(x);
@@ -341,27 +246,14 @@ static hg_status_t generate_reduce(hg_gemm_kernel_t *out, const gemm_plan_t *g, 
   HG_TRY(hg_builder_create(out->reduce_name, &b));
   gemm_gen_t x = {.b = b, .k = out, .g = g, .reduce = true};
   hg_kernel_t rk = {0};
+  snprintf(rk.name, sizeof rk.name, "%s", out->reduce_name);
   hg_status_t st = build(&x, NULL);
   if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, &rk);
   hg_builder_destroy(b);
-  const char *entry = hg_is_ok(&st) ? strstr(rk.ptx.data, "\n.visible .entry") : NULL;
-  if (hg_is_ok(&st) && !entry)
-    st = hg_error(HG_ERR_INVALID, "the split-K reduction pass's PTX has no .visible .entry");
-  if (hg_is_ok(&st)) {
-    const size_t add = rk.ptx.len - (size_t)(entry - rk.ptx.data);
-    char *grown = realloc(out->k.ptx.data, out->k.ptx.len + add + 1);
-    if (!grown) {
-      st = hg_error(HG_ERR_NOMEM, "out of memory joining the split-K reduction pass's PTX");
-    } else {
-      memcpy(grown + out->k.ptx.len, entry, add + 1);
-      out->k.ptx.data = grown;
-      out->k.ptx.len += add;
-      out->reduce_threads = (uint32_t)x.roles.threads;
-      out->reduce_smem = rk.smem_bytes;
-      out->reduce_groups = hg_splitk_reduce_groups(g->mma.acc_count);
-      out->k.gen_ms += rk.gen_ms;
-    }
-  }
+  if (hg_is_ok(&st)) st = hg_kernel_append_entry(&out->k, &rk);
+  out->reduce_threads = (uint32_t)x.roles.threads;
+  out->reduce_smem = rk.smem_bytes;
+  out->reduce_groups = hg_splitk_reduce_groups(g->mma.acc_count);
   hg_kernel_free(&rk);
   return st;
 }

@@ -35,6 +35,12 @@ typedef struct gemm_params {
  * epilogue chain over them to e's steps (e->tma set first: whether tmap_d feeds it). */
 hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, gemm_params_t *x,
                                    hg_epilogue_t *e);
+/* Operand i (0: A, 1: B) of kernel k as the producer copies it, over the parameters x. */
+hg_operand_copy_t hg_gemm_params_operand(const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                                         const gemm_params_t *x, int i);
+/* fp8 block scaling's factors over the parameters, for a thread whose first accumulator row
+ * is row0 (I32) in a region of atoms_m 64-row atoms. */
+hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t row0, int atoms_m);
 /* Grouped, per unit w: D's row bound and the steps' scale pointers become its group's. */
 void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t *e,
                          const hg_sched_work_t *w);
@@ -43,6 +49,12 @@ void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t 
  * k (problem, config, paths, TMA plans) and g. */
 hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                               hg_gemm_kernel_t *k, gemm_plan_t *g);
+/* The warp roles of k's kernel (reduce: of its split-K reduction pass): warpgroups and the
+ * registers setmaxnreg gives each. */
+hg_roles_spec_t hg_gemm_roles_spec(const hg_gemm_kernel_t *k, const gemm_plan_t *g, bool reduce);
+/* Split-K's partial tiles of k's kernel (config.splits > 1) in the workspace parameter. */
+hg_splitk_spec_t hg_gemm_splitk_spec(const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                                     hg_val_t workspace);
 /* "hg_gemm_bf16_bf16_tn_128x256x64_c2x1_s4_coop" and the mainloop's and cp.async's suffixes. */
 void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size);
 /* The tile scheduler of a configuration (the kernel's and the grid size's). */
@@ -79,6 +91,45 @@ void hg_gemm_spec_store(const hg_gemm_spec_key_t *k, const hg_gemm_kernel_t *ker
  * of the groups' rows (hg_gemm_group_t). The grouped operation (grouped.c) runs through it. */
 hg_status_t hg_gemm_op_run_grouped(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_devptr_t groups,
                                    hg_stream_t stream);
+
+/* ---------------------------------------------------------------- the check/bench drivers'
+ * shared pieces (gemm_bench.c; the grouped driver in grouped.c uses them too) */
+
+/* Helper kernels loaded once per run: fresh random data (a fill kernel per slot, one slot per
+ * element type the run fills) and the f32-accumulating reference GEMM (hg_gen_gemm_reference
+ * of the first problem it is asked for). Zero-initialise; hg_gemm_kits_free unloads. */
+#define HG_GEMM_FILL_SLOTS 3
+typedef struct hg_gemm_kits {
+  hg_kernel_t fill[HG_GEMM_FILL_SLOTS], ref;
+  hg_module_t *fill_mod[HG_GEMM_FILL_SLOTS], *ref_mod;
+  hg_function_t *fill_fn[HG_GEMM_FILL_SLOTS], *ref_fn;
+} hg_gemm_kits_t;
+
+/* One launch of the reference: D(f32) = alpha A B + beta C over m x n x batch (its parameter
+ * list, util_kernels.c; fp8 block scaling's pointers and leading dimensions last). */
+typedef struct hg_gemm_ref_args {
+  hg_devptr_t a, b, c, d;
+  int32_t m, n, k, batch;
+  int64_t lda, ldb, ldc, sa, sb, sc;
+  float alpha, beta;
+  hg_devptr_t scale_a, scale_b;
+  int64_t scale_lda, scale_ldb;
+} hg_gemm_ref_args_t;
+
+void hg_gemm_kits_free(hg_rt_t *rt, hg_gemm_kits_t *k);
+/* bytes of fresh random data of type t at p with the fill kernel of slot (0..2). */
+hg_status_t hg_gemm_kits_fill(hg_rt_t *rt, hg_gemm_kits_t *k, int slot, hg_dtype_t t, hg_devptr_t p,
+                              size_t bytes, uint64_t seed);
+/* Launch the reference for problem p's types (generated and loaded on the first call). */
+hg_status_t hg_gemm_kits_reference(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                                   const hg_gemm_ref_args_t *a);
+/* The host value of one element (bf16, f16, f32, e4m3, e5m2) as a double. */
+double hg_gemm_host_elem(hg_dtype_t t, const uint8_t *p);
+/* Median milliseconds of iters runs of fn(ctx), each between two events on the default
+ * stream, after warmup untimed ones. */
+typedef hg_status_t (*hg_gemm_run_fn)(void *ctx);
+hg_status_t hg_gemm_time_median(hg_rt_t *rt, hg_gemm_run_fn fn, void *ctx, int warmup, int iters,
+                                float *ms);
 
 /* JIT-load a generated kernel through the cache and get its function (shared memory opted
  * in); the module is unloaded again when the function cannot be had. */

@@ -25,6 +25,8 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   const hg_gemm_problem_t *p = &k->problem;
   const bool grouped = p->group != HG_GROUP_NONE;
   *x = (gemm_params_t){0};
+  e->d_type = p->d_type;
+  e->amax_ptr = e->amax_var = HG_NONE;
   for (int i = 0; i < 2; i++) {
     const bool a = i == 0;
     if (a ? k->a_tma : k->b_tma) {
@@ -145,4 +147,35 @@ void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t 
       hg_b_assign(b, x->vec_at[i],
                   hg_b_mad(b, hg_b_sext(b, hg_b_bin(b, HG_MUL, w->batch, i ? x->N : x->M)),
                            hg_b_i64(b, 4), x->vec[i]));
+}
+
+hg_operand_copy_t hg_gemm_params_operand(const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                                         const gemm_params_t *x, int i) {
+  const hg_gemm_problem_t *p = &k->problem;
+  const bool a = i == 0;
+  return (hg_operand_copy_t){.plan = !(a ? k->a_tma : k->b_tma) ? NULL
+                                     : a                        ? &k->plan_a
+                                                                : &k->plan_b,
+                             .tmap = a ? x->tmap_a : x->tmap_b,
+                             /* a contiguous grouped GEMM's A is one matrix */
+                             .batch_zero = a && p->group == HG_GROUP_CONTIGUOUS,
+                             .cp = a ? &g->cp_a : &g->cp_b,
+                             .ptr = a ? x->a_ptr : x->b_ptr,
+                             .ld = a ? x->lda : x->ldb,
+                             .batch_stride = a ? x->bsa : x->bsb,
+                             .mn = a ? x->M : x->N,
+                             .k = x->K,
+                             .batches = x->batch,
+                             .dtype = a ? p->a_type : p->b_type,
+                             .k_major = a ? p->a_k_major : p->b_k_major};
+}
+
+hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t row0, int atoms_m) {
+  return (hg_block_scales_t){.scale_a = x->scale_a,
+                             .scale_b = x->scale_b,
+                             .lda = x->scale_lda,
+                             .ldb = x->scale_ldb,
+                             .m = x->M,
+                             .row0 = row0,
+                             .atoms_m = atoms_m};
 }

@@ -364,3 +364,43 @@ hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t 
   if (keyed) hg_gemm_spec_store(&key, out);
   return hg_ok();
 }
+
+/* Registers per thread after setmaxnreg (PTX ISA: 24..256, multiples of 8): the producer
+ * keeps few, consumers get what the register file leaves (40 x 128 + 232 x 256 = 64512).
+ * cp.async producers compute an address for every chunk, and LLVM (the MLIR backend) hoists
+ * them: they keep more (56 x 128 + 224 x 256 = 64512; with one consumer 112 + 240). */
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS_2WG 232
+#define CONSUMER_REGS_1WG 240
+#define PRODUCER_REGS_CPASYNC_2WG 56
+#define CONSUMER_REGS_CPASYNC_2WG 224
+#define PRODUCER_REGS_CPASYNC_1WG 112
+
+hg_roles_spec_t hg_gemm_roles_spec(const hg_gemm_kernel_t *k, const gemm_plan_t *g, bool reduce) {
+  /* the reduction pass: the consumer warpgroups that hold one tile, no producer */
+  if (reduce) return (hg_roles_spec_t){.producers = 0, .consumers = g->pingpong ? 1 : g->consumers};
+  const bool cpasync = !k->a_tma || !k->b_tma, one = g->consumers == 1;
+  return (hg_roles_spec_t){.producers = 1,
+                           .consumers = g->consumers,
+                           .producer_regs = !cpasync ? PRODUCER_REGS
+                                            : one    ? PRODUCER_REGS_CPASYNC_1WG
+                                                     : PRODUCER_REGS_CPASYNC_2WG,
+                           .consumer_regs = one       ? CONSUMER_REGS_1WG
+                                            : cpasync ? CONSUMER_REGS_CPASYNC_2WG
+                                                      : CONSUMER_REGS_2WG};
+}
+
+hg_splitk_spec_t hg_gemm_splitk_spec(const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                                     hg_val_t workspace) {
+  const hg_gemm_config_t *c = &k->config;
+  return (hg_splitk_spec_t){.splits = c->splits,
+                            .acc_count = g->mma.acc_count,
+                            .consumers = g->consumers,
+                            .pingpong = g->pingpong,
+                            .tile_m = c->tile_m,
+                            .tile_n = c->tile_n,
+                            .tile_k = c->tile_k,
+                            .cluster_m = c->cluster_m,
+                            .cluster_n = c->cluster_n,
+                            .workspace = workspace};
+}

@@ -157,21 +157,6 @@ typedef struct gbufs {
   float *ra, *cb;
 } gbufs_t;
 
-typedef struct gkits {
-  hg_kernel_t fill[2], ref;
-  hg_module_t *fill_mod[2], *ref_mod;
-  hg_function_t *fill_fn[2], *ref_fn;
-} gkits_t;
-
-static void gkits_free(hg_rt_t *rt, gkits_t *k) {
-  for (int i = 0; i < 2; i++) {
-    if (k->fill_mod[i]) hg_rt_module_unload(rt, k->fill_mod[i]);
-    hg_kernel_free(&k->fill[i]);
-  }
-  if (k->ref_mod) hg_rt_module_unload(rt, k->ref_mod);
-  hg_kernel_free(&k->ref);
-}
-
 static void gbufs_free(hg_rt_t *rt, gbufs_t *b) {
   hg_devptr_t *all[] = {&b->a,      &b->b,       &b->d,       &b->dref,     &b->dblas,
                         &b->groups, &b->scale_a, &b->scale_b, &b->scale_b16};
@@ -182,67 +167,32 @@ static void gbufs_free(hg_rt_t *rt, gbufs_t *b) {
   free(b->cb);
 }
 
-static hg_status_t fill(hg_rt_t *rt, gkits_t *k, int slot, hg_dtype_t t, hg_devptr_t p,
-                        size_t bytes, uint64_t seed) {
-  if (!k->fill_fn[slot]) {
-    HG_TRY(hg_gen_fill_random(t, HG_BACKEND_PTX, &k->fill[slot]));
-    HG_TRY(hg_kernels_load(rt, &k->fill[slot], &k->fill_mod[slot], &k->fill_fn[slot], NULL));
-  }
-  int64_t count = (int64_t)(bytes / (size_t)hg_dtype_bytes(t));
-  void *args[] = {&p, &count, &seed};
-  hg_launch_t l = {.grid = {1024, 1, 1}, .block = {256, 1, 1}};
-  return hg_rt_launch(rt, k->fill_fn[slot], &l, args);
-}
-
-/* Host value of one element of D (bf16, f16 or f32). */
-static double elem(hg_dtype_t t, const uint8_t *p) {
-  if (t == HG_F32) {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  uint16_t h;
-  memcpy(&h, p, 2);
-  if (t == HG_BF16) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-  }
-  const int sign = h >> 15, ex = (h >> 10) & 31, fr = h & 1023;
-  const double v = ex == 0    ? ldexp(fr, -24)
-                   : ex == 31 ? (fr ? NAN : INFINITY)
-                              : ldexp(1024 + fr, ex - 25);
-  return sign ? -v : v;
-}
-
 /* The reference for every non-empty group: hg_gen_gemm_reference on the group's rows, alpha
  * times its scales, into dref (f32, D's rows packed). */
-static hg_status_t reference(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p, const gbufs_t *b,
-                             const int64_t *counts, const float *sb) {
+static hg_status_t reference(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                             const gbufs_t *b, const int64_t *counts, const float *sb) {
   hg_gemm_problem_t one = *p;
   one.group = HG_GROUP_NONE;
   one.batch = 1;
-  if (!k->ref_fn) {
-    HG_TRY(hg_gen_gemm_reference(&one, HG_BACKEND_PTX, &k->ref));
-    HG_TRY(hg_kernels_load(rt, &k->ref, &k->ref_mod, &k->ref_fn, NULL));
-  }
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const bool fp8 = hg_dtype_bits(p->a_type) == 8;
   for (int g = 0; g < p->batch; g++) {
     if (!counts[g]) continue;
-    hg_devptr_t a = b->a + (hg_devptr_t)(b->start[g] * p->lda * ea);
-    hg_devptr_t bb = b->b + (hg_devptr_t)((int64_t)g * p->batch_stride_b * eb);
     hg_devptr_t d = b->dref + (hg_devptr_t)(b->start[g] * p->n * 4);
-    int32_t m = (int32_t)counts[g], n = (int32_t)p->n, kk = (int32_t)p->k;
-    int64_t lda = p->lda, ldb = p->ldb, ldc = p->n, z = 0;
     /* per-tensor scales fold into alpha; row-wise ones are applied by compare() */
-    float alpha = p->alpha * (fp8 && !p->rowscale ? 1.25f * sb[g] : 1.0f), beta = 0;
-    void *args[] = {&a, &bb, &d, &d, &m, &n, &kk, &lda, &ldb, &ldc, &z, &z, &z, &alpha, &beta};
-    hg_launch_t l = {.grid = {(uint32_t)((n + 15) / 16), (uint32_t)((m + 15) / 16), 1},
-                     .block = {256, 1, 1},
-                     .smem_bytes = k->ref.smem_bytes};
-    HG_TRY(hg_rt_launch(rt, k->ref_fn, &l, args));
+    const hg_gemm_ref_args_t x = {.a = b->a + (hg_devptr_t)(b->start[g] * p->lda * ea),
+                                  .b = b->b + (hg_devptr_t)((int64_t)g * p->batch_stride_b * eb),
+                                  .c = d,
+                                  .d = d,
+                                  .m = (int32_t)counts[g],
+                                  .n = (int32_t)p->n,
+                                  .k = (int32_t)p->k,
+                                  .batch = 1,
+                                  .lda = p->lda,
+                                  .ldb = p->ldb,
+                                  .ldc = p->n,
+                                  .alpha = p->alpha * (fp8 && !p->rowscale ? 1.25f * sb[g] : 1.0f)};
+    HG_TRY(hg_gemm_kits_reference(rt, k, &one, &x));
   }
   return hg_rt_sync(rt, NULL);
 }
@@ -279,7 +229,7 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const gbufs_
           if (!poison && touched++ == 0) first_touched = i * p->n + j;
           continue;
         }
-        const double x = elem(p->d_type, at);
+        const double x = hg_gemm_host_elem(p->d_type, at);
         double y = hr[i * p->n + j];
         if (b->ra) y *= (double)b->ra[i] * b->cb[inside[i] * p->n + j];
         if (!isfinite(x)) {
@@ -320,13 +270,15 @@ typedef struct gctx {
   hg_devptr_t d;
 } gctx_t;
 
-static hg_status_t run_hopgen(const gctx_t *c) {
+static hg_status_t run_hopgen(void *v) {
+  const gctx_t *c = v;
   return hg_grouped_gemm_op_run(c->op, c->b->a, c->b->b, c->d, c->b->groups, c->b->scale_a,
                                 c->b->scale_b, NULL);
 }
 
 /* cuBLASLt: one GEMM per non-empty group, in order on the default stream. */
-static hg_status_t run_blas(const gctx_t *c) {
+static hg_status_t run_blas(void *v) {
+  const gctx_t *c = v;
   const hg_gemm_problem_t *p = c->p;
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type);
@@ -360,41 +312,10 @@ static hg_status_t run_blas(const gctx_t *c) {
   return hg_ok();
 }
 
-static int cmp_f(const void *x, const void *y) {
-  const float a = *(const float *)x, b = *(const float *)y;
-  return a < b ? -1 : a > b;
-}
-
-/* Median milliseconds of iters runs (after warmup) of hopgen (blas false) or cuBLASLt. */
-static hg_status_t median_ms(hg_rt_t *rt, const gctx_t *c, bool blas, int warmup, int iters,
-                             double *ms) {
-  hg_event_t e0, e1;
-  HG_TRY(hg_rt_event_create(rt, &e0));
-  hg_status_t s = hg_rt_event_create(rt, &e1);
-  float *t = calloc((size_t)iters, sizeof *t);
-  if (!t) s = hg_error(HG_ERR_NOMEM, "out of memory for timings");
-  for (int i = 0; i < warmup && hg_is_ok(&s); i++) s = blas ? run_blas(c) : run_hopgen(c);
-  for (int i = 0; i < iters && hg_is_ok(&s); i++) {
-    s = hg_rt_event_record(rt, e0, NULL);
-    if (hg_is_ok(&s)) s = blas ? run_blas(c) : run_hopgen(c);
-    if (hg_is_ok(&s)) s = hg_rt_event_record(rt, e1, NULL);
-    if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
-    if (hg_is_ok(&s)) s = hg_rt_event_elapsed_ms(rt, e0, e1, &t[i]);
-  }
-  if (hg_is_ok(&s)) {
-    qsort(t, (size_t)iters, sizeof *t, cmp_f);
-    *ms = t[iters / 2];
-  }
-  free(t);
-  hg_rt_event_destroy(rt, e0);
-  hg_rt_event_destroy(rt, e1);
-  return s;
-}
-
 /* Buffers of the problem, random operands, the groups' array from the counts, per-group B
  * scales (fp8) that differ from group to group. */
-static hg_status_t setup(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p, const int64_t *counts,
-                         bool blas, uint64_t seed, gbufs_t *b, float *sb) {
+static hg_status_t setup(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                         const int64_t *counts, bool blas, uint64_t seed, gbufs_t *b, float *sb) {
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
   const int ed = hg_dtype_bytes(p->d_type);
   const bool contiguous = p->group == HG_GROUP_CONTIGUOUS;
@@ -421,8 +342,8 @@ static hg_status_t setup(hg_rt_t *rt, gkits_t *k, const hg_gemm_problem_t *p, co
   if (hg_is_ok(&s) && blas) s = hg_rt_alloc(rt, b->d_bytes, &b->dblas);
   if (hg_is_ok(&s)) s = hg_rt_alloc(rt, (size_t)p->batch * 4, &b->groups);
   if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->groups, arr, (size_t)p->batch * 4);
-  if (hg_is_ok(&s)) s = fill(rt, k, 0, p->a_type, b->a, b->a_bytes, seed * 3 + 1);
-  if (hg_is_ok(&s)) s = fill(rt, k, 1, p->b_type, b->b, b->b_bytes, seed * 3 + 2);
+  if (hg_is_ok(&s)) s = hg_gemm_kits_fill(rt, k, 0, p->a_type, b->a, b->a_bytes, seed * 3 + 1);
+  if (hg_is_ok(&s)) s = hg_gemm_kits_fill(rt, k, 1, p->b_type, b->b, b->b_bytes, seed * 3 + 2);
   for (int g = 0; g < p->batch; g++) sb[g] = 0.5f + 0.125f * (float)(g % 5);
   if (hg_is_ok(&s) && p->rowscale) {
     /* scales that differ by row and by group and column, exact in f32 */
@@ -469,7 +390,7 @@ hg_status_t hg_grouped_gemm_run(hg_rt_t *rt, const hg_grouped_gemm_problem_t *gp
   r->config = gk->config;
   snprintf(r->kernel, sizeof r->kernel, "%s", gk->k.name);
   r->grid = hg_grouped_gemm_op_grid(op);
-  gkits_t k = {0};
+  hg_gemm_kits_t k = {0};
   gbufs_t b = {0};
   hg_blas_t *blas = NULL;
   float *sb = calloc((size_t)p.batch, sizeof *sb);
@@ -523,12 +444,15 @@ hg_status_t hg_grouped_gemm_run(hg_rt_t *rt, const hg_grouped_gemm_problem_t *gp
   if (hg_is_ok(&s) && o->bench) {
     const int warm = o->warmup > 0 ? o->warmup : 0, iters = o->iters > 0 ? o->iters : 30;
     const double flop = 2.0 * (double)r->total_rows * (double)p.n * (double)p.k;
-    s = median_ms(rt, &ctx, false, warm, iters, &r->ms);
+    float ms = 0;
+    s = hg_gemm_time_median(rt, run_hopgen, &ctx, warm, iters, &ms);
+    r->ms = ms;
     if (hg_is_ok(&s)) r->tflops = flop / (r->ms * 1e9);
     if (hg_is_ok(&s) && blas) {
       gctx_t bc = ctx;
       bc.d = b.dblas;
-      hg_status_t bs = median_ms(rt, &bc, true, warm, iters, &r->blas_ms);
+      hg_status_t bs = hg_gemm_time_median(rt, run_blas, &bc, warm, iters, &ms);
+      r->blas_ms = ms;
       if (!hg_is_ok(&bs)) snprintf(r->note, sizeof r->note, "cuBLASLt not timed: %.130s", bs.msg);
       if (hg_is_ok(&bs)) {
         r->blas_tflops = flop / (r->blas_ms * 1e9);
@@ -545,7 +469,7 @@ hg_status_t hg_grouped_gemm_run(hg_rt_t *rt, const hg_grouped_gemm_problem_t *gp
                  r->kernel, r->rel_err, r->tolerance, r->where[0] ? r->where : "rows written");
   if (blas) hg_blas_close(blas);
   gbufs_free(rt, &b);
-  gkits_free(rt, &k);
+  hg_gemm_kits_free(rt, &k);
   free(sb);
   hg_grouped_gemm_op_destroy(op);
   return s;

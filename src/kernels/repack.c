@@ -37,7 +37,8 @@ static void window_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t q2, hg
   for (int i = 0; i < 6; i++) v[i] = hg_b_select(b, q2, w[i + 2], w[i]);
   for (int i = 0; i < 5; i++) u[i] = hg_b_select(b, q1, v[i + 1], v[i]);
   for (int i = 0; i < 4; i++)
-    out[i] = hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHR_U, u[i], bs), hg_b_bin(b, HG_SHL, u[i + 1], inv));
+    out[i] =
+        hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHR_U, u[i], bs), hg_b_bin(b, HG_SHL, u[i + 1], inv));
 }
 
 hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
@@ -55,14 +56,13 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
   hg_val_t lw = hg_b_param(b, HG_T_I32, "lanes_log2");
 
   hg_val_t tid = hg_b_sreg(b, HG_TID_X);
-  hg_val_t lane = hg_b_bin(b, HG_AND, tid, hg_b_bin(b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), lw),
-                                                    i32(b, 1)));
+  hg_val_t lane =
+      hg_b_bin(b, HG_AND, tid, hg_b_bin(b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), lw), i32(b, 1)));
   hg_val_t lanes = hg_b_bin(b, HG_SHL, i32(b, 1), lw);
-  hg_val_t r = hg_b_bin(
-      b, HG_ADD,
-      hg_b_bin(b, HG_MUL, hg_b_zext(b, hg_b_sreg(b, HG_CTAID_X)),
-               hg_b_zext(b, hg_b_bin(b, HG_SHR_U, i32(b, REPACK_THREADS), lw))),
-      hg_b_zext(b, hg_b_bin(b, HG_SHR_U, tid, lw)));
+  hg_val_t r = hg_b_bin(b, HG_ADD,
+                        hg_b_bin(b, HG_MUL, hg_b_zext(b, hg_b_sreg(b, HG_CTAID_X)),
+                                 hg_b_zext(b, hg_b_bin(b, HG_SHR_U, i32(b, REPACK_THREADS), lw))),
+                        hg_b_zext(b, hg_b_bin(b, HG_SHR_U, tid, lw)));
   hg_b_name(b, r, "row");
   hg_b_if(b, hg_b_cmp(b, HG_GE_S, r, rows));
   hg_b_return(b);
@@ -70,8 +70,8 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
   hg_val_t es = hg_b_i64(b, esize);
   /* byte counts within one row fit 32 bits (hg_repack_launch checks) */
   hg_val_t row_bytes = hg_b_trunc(b, hg_b_bin(b, HG_MUL, cols, es));
-  hg_val_t dst_chunks = hg_b_bin(b, HG_SHR_U, hg_b_trunc(b, hg_b_bin(b, HG_MUL, ld_dst, es)),
-                                 i32(b, 4));
+  hg_val_t dst_chunks =
+      hg_b_bin(b, HG_SHR_U, hg_b_trunc(b, hg_b_bin(b, HG_MUL, ld_dst, es)), i32(b, 4));
   hg_val_t step = hg_b_bin(b, HG_MUL, lanes, i32(b, REPACK_UNROLL));
 
   hg_val_t z = hg_b_var(b, HG_T_I64, hg_b_zext(b, hg_b_sreg(b, HG_CTAID_Z)));
@@ -79,12 +79,12 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
   hg_b_loop(b);
   hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, z, batch));
   {
-    hg_val_t s = hg_b_bin(b, HG_ADD, src,
-                          hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bs_src, hg_b_bin(b, HG_MUL, r, ld_src)),
-                                   es));
-    hg_val_t d = hg_b_bin(b, HG_ADD, dst,
-                          hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bs_dst, hg_b_bin(b, HG_MUL, r, ld_dst)),
-                                   es));
+    hg_val_t s =
+        hg_b_bin(b, HG_ADD, src,
+                 hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bs_src, hg_b_bin(b, HG_MUL, r, ld_src)), es));
+    hg_val_t d =
+        hg_b_bin(b, HG_ADD, dst,
+                 hg_b_bin(b, HG_MUL, hg_b_mad(b, z, bs_dst, hg_b_bin(b, HG_MUL, r, ld_dst)), es));
     /* The source row from the 16-byte aligned block that holds its first byte: sh bytes in */
     hg_val_t sh = hg_b_bin(b, HG_AND, hg_b_trunc(b, s), i32(b, 15));
     hg_val_t a = hg_b_bin(b, HG_SUB, s, hg_b_zext(b, sh));
@@ -128,14 +128,13 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
         /* the row's last chunk and the padding: bytes past the row's end are zeros */
         hg_b_if(b, hg_b_cmp(b, HG_LT_S, nb[u], i32(b, 16)));
         for (int i = 0; i < 4; i++) {
-          hg_val_t valid = hg_b_bin(
-              b, HG_MAX_S, i32(b, 0),
-              hg_b_bin(b, HG_MIN_S, i32(b, 4), hg_b_bin(b, HG_SUB, nb[u], i32(b, 4 * i))));
+          hg_val_t valid =
+              hg_b_bin(b, HG_MAX_S, i32(b, 0),
+                       hg_b_bin(b, HG_MIN_S, i32(b, 4), hg_b_bin(b, HG_SUB, nb[u], i32(b, 4 * i))));
           /* (1 << 32) - 1 = all ones: PTX shifts saturate */
-          hg_val_t mask = hg_b_bin(b, HG_SUB,
-                                   hg_b_bin(b, HG_SHL, i32(b, 1),
-                                            hg_b_bin(b, HG_SHL, valid, i32(b, 3))),
-                                   i32(b, 1));
+          hg_val_t mask = hg_b_bin(
+              b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), hg_b_bin(b, HG_SHL, valid, i32(b, 3))),
+              i32(b, 1));
           hg_b_assign(b, o[i], hg_b_bin(b, HG_AND, o[i], mask));
         }
         hg_b_endif(b);
@@ -223,7 +222,7 @@ hg_status_t hg_repack_launch(hg_rt_t *rt, hg_function_t *fn, int esize, const hg
   if (x->rows == 0 || x->batch == 0 || x->ld_dst == 0) return hg_ok();
   l.stream = stream;
   hg_repack_args_t v = *x;
-  void *args[] = {&v.dst,    &v.src,    &v.rows,   &v.cols, &v.batch,
+  void *args[] = {&v.dst,    &v.src,    &v.rows,   &v.cols,   &v.batch,
                   &v.ld_dst, &v.ld_src, &v.bs_dst, &v.bs_src, &lw};
   return hg_rt_launch(rt, fn, &l, args);
 }
@@ -277,8 +276,7 @@ static hg_status_t rp_bench_args(const hg_repack_bench_t *in, int *esize, hg_rep
                     " x %" PRId64 " x %" PRId64 ")",
                     in->rows, in->cols, in->batch);
   if (in->offset < 0 || in->offset > 15)
-    return hg_error(HG_ERR_INVALID, "a source offset of %d elements is outside 0..15",
-                    in->offset);
+    return hg_error(HG_ERR_INVALID, "a source offset of %d elements is outside 0..15", in->offset);
   if (in->warmup < 0 || in->runs < 0)
     return hg_error(HG_ERR_INVALID, "warm-up and run counts are >= 0 (0: the defaults)");
   const int64_t q = 16 / e;
@@ -335,8 +333,8 @@ static hg_status_t rp_verify(rp_bench_state_t *st, const hg_repack_args_t *x, in
   return hg_ok();
 }
 
-static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *in,
-                                 hg_backend_t be, hg_repack_bench_result_t *out) {
+static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *in, hg_backend_t be,
+                                 hg_repack_bench_result_t *out) {
   hg_rt_t *rt = st->rt;
   int e;
   hg_repack_args_t x;
@@ -428,8 +426,7 @@ static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *
   out->d2d_ms = rp_median(td, runs);
   /* read + write for both: the repack reads the tensor and writes the packed rows; the
    * copy reads and writes the packed size */
-  out->repack_gbs =
-      (double)(out->bytes_read + out->bytes_written) / (out->repack_ms * 1e-3) / 1e9;
+  out->repack_gbs = (double)(out->bytes_read + out->bytes_written) / (out->repack_ms * 1e-3) / 1e9;
   out->d2d_gbs = 2.0 * (double)dst_bytes / (out->d2d_ms * 1e-3) / 1e9;
   out->ratio = out->repack_gbs / out->d2d_gbs;
   return hg_ok();

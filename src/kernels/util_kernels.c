@@ -3,6 +3,7 @@
  * activation (the operand repack is in repack.c). They go through the builder like every
  * other kernel, so they exist in both backends and need no nvcc. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hopgen/kernels.h"
@@ -27,6 +28,22 @@ hg_status_t hg_kernel_finish(hg_builder_t *b, hg_backend_t be, hg_kernel_t *k) {
   }
   k->gen_ms += hg_now_ms() - t0;
   return s;
+}
+
+hg_status_t hg_kernel_append_entry(hg_kernel_t *k, const hg_kernel_t *more) {
+  const char *entry = more->ptx.data ? strstr(more->ptx.data, "\n.visible .entry") : NULL;
+  if (!entry)
+    return hg_error(HG_ERR_INVALID, "kernel %s's PTX has no .visible .entry to append to %s",
+                    more->name, k->name);
+  const size_t add = more->ptx.len - (size_t)(entry - more->ptx.data);
+  char *grown = realloc(k->ptx.data, k->ptx.len + add + 1);
+  if (!grown)
+    return hg_error(HG_ERR_NOMEM, "out of memory appending kernel %s's PTX to %s", more->name,
+                    k->name);
+  memcpy(grown + k->ptx.len, entry, add + 1);
+  k->ptx.data = grown;
+  k->ptx.len += add;
+  return hg_ok();
 }
 
 /* Start a kernel artefact: builder, name, threads, no cluster. */

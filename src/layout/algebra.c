@@ -42,12 +42,7 @@ hg_status_t hgl_coalesce(const hg_layout_t *l, hg_layout_t *out) {
 
 hg_status_t hg_coalesce(const hg_layout_t *l, hg_layout_t *out) {
   HG_TRY(hgl_check_layout(l, "coalesce"));
-  hg_status_t s = hgl_coalesce(l, out);
-  if (!hg_is_ok(&s)) {
-    char a[256];
-    return hg_status_wrap(s, "coalesce %s: ", hgl_lstr(l, a, sizeof a));
-  }
-  return s;
+  return hgl_wrap(hgl_coalesce(l, out), "coalesce", l, NULL);
 }
 
 /* By-mode coalesce: a tuple profile recurses into the first len(profile) modes and keeps
@@ -311,12 +306,7 @@ hg_status_t hgl_right_inverse(const hg_layout_t *l, hg_layout_t *out) {
 
 hg_status_t hg_right_inverse(const hg_layout_t *l, hg_layout_t *out) {
   HG_TRY(hgl_check_layout(l, "right_inverse"));
-  hg_status_t s = hgl_right_inverse(l, out);
-  if (!hg_is_ok(&s)) {
-    char x[256];
-    return hg_status_wrap(s, "right_inverse of %s: ", hgl_lstr(l, x, sizeof x));
-  }
-  return s;
+  return hgl_wrap(hgl_right_inverse(l, out), "right_inverse of", l, NULL);
 }
 
 hg_status_t hg_left_inverse(const hg_layout_t *l, hg_layout_t *out) {

@@ -180,18 +180,10 @@ hg_status_t hgl_tiler_op(hgl_tiler_op_t op, const char *name, const hg_layout_t 
   return s;
 }
 
-hg_status_t hg_logical_divide(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_LOGICAL_DIVIDE, "logical_divide", l, t, out);
-}
-hg_status_t hg_zipped_divide(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_ZIPPED_DIVIDE, "zipped_divide", l, t, out);
-}
-hg_status_t hg_tiled_divide(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_TILED_DIVIDE, "tiled_divide", l, t, out);
-}
-hg_status_t hg_flat_divide(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_FLAT_DIVIDE, "flat_divide", l, t, out);
-}
+HGL_TILER_API(hg_logical_divide, HGL_OP_LOGICAL_DIVIDE)
+HGL_TILER_API(hg_zipped_divide, HGL_OP_ZIPPED_DIVIDE)
+HGL_TILER_API(hg_tiled_divide, HGL_OP_TILED_DIVIDE)
+HGL_TILER_API(hg_flat_divide, HGL_OP_FLAT_DIVIDE)
 
 /* ---------------------------------------------------------------- local_tile */
 

@@ -96,6 +96,13 @@ hg_status_t hgl_size(const hg_layout_t *l, int64_t *out) {
   return hg_ok();
 }
 
+/* Subtree i of tuple t as text (into buf, 256 bytes), for a sentence. */
+static const char *subtree_str(const hg_tuple_t *t, int i, char *buf) {
+  hg_tuple_t sub;
+  hgl_subtree(t, i, &sub);
+  return hgl_tstr(&sub, buf, 256);
+}
+
 static hg_status_t crd2idx_int(int64_t crd, const hg_tuple_t *shape, const hg_tuple_t *stride,
                                int si, int64_t *out) {
   if (shape->arity[si] == HG_LEAF) return hgl_mul(crd, stride->v[si], out);
@@ -130,26 +137,16 @@ hg_status_t hgl_crd2idx(const hg_tuple_t *crd, int ci, const hg_tuple_t *shape,
     int64_t v = crd->v[ci] == HG_UNDERSCORE ? 0 : crd->v[ci]; /* `_` contributes nothing */
     return crd2idx_int(v, shape, stride, si, out);
   }
-  if (shape->arity[si] == HG_LEAF) {
-    char a[256], b[256];
-    hg_tuple_t sub, ssub;
-    hgl_subtree(crd, ci, &sub);
-    hgl_subtree(shape, si, &ssub);
+  char a[256], b[256];
+  if (shape->arity[si] == HG_LEAF)
     return hg_error(HG_ERR_INVALID,
                     "coordinate %s is a tuple where the shape has the integer %s (a coordinate "
                     "must be congruent to the shape, or flatter)",
-                    hgl_tstr(&sub, a, sizeof a), hgl_tstr(&ssub, b, sizeof b));
-  }
-  if (crd->arity[ci] != shape->arity[si]) {
-    char a[256], b[256];
-    hg_tuple_t sub, ssub;
-    hgl_subtree(crd, ci, &sub);
-    hgl_subtree(shape, si, &ssub);
-    return hg_error(HG_ERR_INVALID,
-                    "coordinate %s has rank %d but the shape %s has rank %d (ranks must match)",
-                    hgl_tstr(&sub, a, sizeof a), crd->arity[ci], hgl_tstr(&ssub, b, sizeof b),
-                    shape->arity[si]);
-  }
+                    subtree_str(crd, ci, a), subtree_str(shape, si, b));
+  if (crd->arity[ci] != shape->arity[si])
+    return hg_error(
+        HG_ERR_INVALID, "coordinate %s has rank %d but the shape %s has rank %d (ranks must match)",
+        subtree_str(crd, ci, a), crd->arity[ci], subtree_str(shape, si, b), shape->arity[si]);
   int64_t acc = 0;
   int c = ci + 1, s = si + 1;
   for (int j = 0; j < crd->arity[ci]; j++) {
@@ -401,12 +398,7 @@ hg_status_t hg_size(const hg_layout_t *l, int64_t *out) {
 
 hg_status_t hg_cosize(const hg_layout_t *l, int64_t *out) {
   HG_TRY(hgl_check_layout(l, "cosize"));
-  hg_status_t s = hgl_cosize(l, out);
-  if (!hg_is_ok(&s)) {
-    char a[256];
-    return hg_status_wrap(s, "cosize of %s: ", hgl_lstr(l, a, sizeof a));
-  }
-  return s;
+  return hgl_wrap(hgl_cosize(l, out), "cosize of", l, NULL);
 }
 
 hg_status_t hg_crd2idx(const hg_layout_t *l, const hg_tuple_t *crd, int64_t *out) {
@@ -459,13 +451,10 @@ static hg_status_t slice_into(const hg_tuple_t *crd, int ci, const hg_tuple_t *t
   }
   if (trg->arity[ti] == HG_LEAF || trg->arity[ti] != crd->arity[ci]) {
     char a[256], b[256];
-    hg_tuple_t sub, tsub;
-    hgl_subtree(crd, ci, &sub);
-    hgl_subtree(trg, ti, &tsub);
     return hg_error(HG_ERR_INVALID,
                     "slice: coordinate %s does not match the shape %s (a tuple coordinate needs a "
                     "tuple of the same rank)",
-                    hgl_tstr(&sub, a, sizeof a), hgl_tstr(&tsub, b, sizeof b));
+                    subtree_str(crd, ci, a), subtree_str(trg, ti, b));
   }
   int c = ci + 1, t = ti + 1;
   for (int j = 0; j < crd->arity[ci]; j++) {

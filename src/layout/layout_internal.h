@@ -54,6 +54,9 @@ hg_status_t hgl_size(const hg_layout_t *l, int64_t *out);
 hg_status_t hgl_cosize(const hg_layout_t *l, int64_t *out);
 /* Text of a layout or tuple for error messages (truncated to fit buf). */
 const char *hgl_lstr(const hg_layout_t *l, char *buf, size_t size);
+/* A public operation's failure s prefixed with what it was doing: "<what> <l>: " (and " and
+ * <b>" after l when b is not NULL); s itself when it is a success. */
+hg_status_t hgl_wrap(hg_status_t s, const char *what, const hg_layout_t *l, const hg_layout_t *b);
 const char *hgl_tstr(const hg_tuple_t *t, char *buf, size_t size);
 
 /* Unchecked algebra used between the public entry points (inputs already validated). */
@@ -96,6 +99,13 @@ typedef enum hgl_tiler_op {
   HGL_OP_TILED_PRODUCT,
   HGL_OP_FLAT_PRODUCT,
 } hgl_tiler_op_t;
+
+/* The public entry point `name` (hg_logical_divide, ...) of tiler operation op: every one is
+ * hgl_tiler_op under the CuTe name (`name` without "hg_", for messages). */
+#define HGL_TILER_API(name, op)                                                                    \
+  hg_status_t name(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {                  \
+    return hgl_tiler_op(op, #name + 3, l, t, out);                                                 \
+  }
 /* The by-mode list (first, count) of t applied mode by mode with the splitter (or, for
  * HGL_COMPOSE, composition), recursing into nested lists; modes past the list stay. */
 hg_status_t hgl_by_mode(hgl_splitter_t f, const hg_layout_t *a, const hg_tiler_t *t, int first,

@@ -9,18 +9,10 @@
 
 #include "layout_internal.h"
 
-hg_status_t hg_logical_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_LOGICAL_PRODUCT, "logical_product", l, t, out);
-}
-hg_status_t hg_zipped_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_ZIPPED_PRODUCT, "zipped_product", l, t, out);
-}
-hg_status_t hg_tiled_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_TILED_PRODUCT, "tiled_product", l, t, out);
-}
-hg_status_t hg_flat_product(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {
-  return hgl_tiler_op(HGL_OP_FLAT_PRODUCT, "flat_product", l, t, out);
-}
+HGL_TILER_API(hg_logical_product, HGL_OP_LOGICAL_PRODUCT)
+HGL_TILER_API(hg_zipped_product, HGL_OP_ZIPPED_PRODUCT)
+HGL_TILER_API(hg_tiled_product, HGL_OP_TILED_PRODUCT)
+HGL_TILER_API(hg_flat_product, HGL_OP_FLAT_PRODUCT)
 
 /* ---------------------------------------------------------------- blocked / raked */
 
@@ -247,40 +239,28 @@ static hg_status_t common_of(const hg_layout_t *a, const hg_layout_t *b, hg_layo
   return hg_ok();
 }
 
-hg_status_t hg_max_common_vector(const hg_layout_t *a, const hg_layout_t *b, int64_t *out) {
-  HG_TRY(hgl_check_layout(a, "max_common_vector"));
-  HG_TRY(hgl_check_layout(b, "max_common_vector"));
+/* max_common_vector (layout false: the run's length into *len) or max_common_layout (its
+ * layout into *out: right_inverse(b) o the run, 1:0 when there is none). */
+static hg_status_t max_common(const hg_layout_t *a, const hg_layout_t *b, bool layout, int64_t *len,
+                              hg_layout_t *out) {
+  const char *name = layout ? "max_common_layout" : "max_common_vector";
+  HG_TRY(hgl_check_layout(a, name));
+  HG_TRY(hgl_check_layout(b, name));
   hg_layout_t inv, first;
   bool contiguous;
   hg_status_t s = common_of(a, b, &inv, &first, &contiguous);
-  if (!hg_is_ok(&s)) {
-    char x[256], y[256];
-    return hg_status_wrap(s, "max_common_vector of %s and %s: ", hgl_lstr(a, x, sizeof x),
-                          hgl_lstr(b, y, sizeof y));
-  }
-  *out = contiguous ? first.shape.v[0] : 1;
-  return hg_ok();
+  if (hg_is_ok(&s) && !layout) *len = contiguous ? first.shape.v[0] : 1;
+  if (hg_is_ok(&s) && layout && !contiguous) *out = hg_layout_1d(1, 0);
+  if (hg_is_ok(&s) && layout && contiguous) s = hgl_composition(&inv, &first, out);
+  return hgl_wrap(s, layout ? "max_common_layout of" : "max_common_vector of", a, b);
+}
+
+hg_status_t hg_max_common_vector(const hg_layout_t *a, const hg_layout_t *b, int64_t *out) {
+  return max_common(a, b, false, out, NULL);
 }
 
 hg_status_t hg_max_common_layout(const hg_layout_t *a, const hg_layout_t *b, hg_layout_t *out) {
-  HG_TRY(hgl_check_layout(a, "max_common_layout"));
-  HG_TRY(hgl_check_layout(b, "max_common_layout"));
-  hg_layout_t inv, first;
-  bool contiguous;
-  hg_status_t s = common_of(a, b, &inv, &first, &contiguous);
-  if (hg_is_ok(&s)) {
-    if (!contiguous) {
-      *out = hg_layout_1d(1, 0);
-      return hg_ok();
-    }
-    s = hgl_composition(&inv, &first, out);
-  }
-  if (!hg_is_ok(&s)) {
-    char x[256], y[256];
-    return hg_status_wrap(s, "max_common_layout of %s and %s: ", hgl_lstr(a, x, sizeof x),
-                          hgl_lstr(b, y, sizeof y));
-  }
-  return s;
+  return max_common(a, b, true, NULL, out);
 }
 
 /* ---------------------------------------------------------------- recast */

@@ -128,6 +128,13 @@ const char *hgl_lstr(const hg_layout_t *l, char *buf, size_t size) {
   return buf;
 }
 
+hg_status_t hgl_wrap(hg_status_t s, const char *what, const hg_layout_t *l, const hg_layout_t *b) {
+  if (hg_is_ok(&s)) return s;
+  char x[256], y[256];
+  return hg_status_wrap(s, "%s %s%s%s: ", what, hgl_lstr(l, x, sizeof x), b ? " and " : "",
+                        b ? hgl_lstr(b, y, sizeof y) : "");
+}
+
 const char *hgl_tstr(const hg_tuple_t *t, char *buf, size_t size) {
   hg_tuple_print(t, buf, size);
   if (strlen(buf) + 1 >= size && size > 4) memcpy(buf + size - 4, "...", 4);

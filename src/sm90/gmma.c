@@ -172,32 +172,41 @@ static hg_status_t divide2(const hg_layout_t *l, int64_t t0, int64_t t1, hg_layo
  * LBO of swizzled K-major operands). */
 #define UNUSED_OFFSET_BYTES 16u
 
-hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_major_t major,
-                              uint32_t smem_addr, hg_gmma_desc_fields_t *out) {
-  int e = 0;
-  HG_TRY(check_elem(t, &e));
-  const int kdim = hg_wgmma_k(t);
-  if (kdim == 0)
+/* What a descriptor and an operand plan both start from: the element's bytes e, wgmma's K for
+ * the type, a majorness the type may have (only 16-bit operands MN-major), the swizzle mode and
+ * the sizes of the layout's two modes (MN, K). what names the layout in the rank's sentence. */
+static hg_status_t operand_shape(const hg_composed_t *layout, hg_dtype_t t, hg_major_t major,
+                                 const char *what, int *e, int *kdim, hg_swizzle_mode_t *sw,
+                                 int64_t *mn, int64_t *k) {
+  HG_TRY(check_elem(t, e));
+  *kdim = hg_wgmma_k(t);
+  if (*kdim == 0)
     return hg_error(HG_ERR_INVALID, "%s is not a wgmma operand type", hg_dtype_name(t));
-  if (major == HG_MAJOR_MN && e != 2)
+  if (major == HG_MAJOR_MN && *e != 2)
     return hg_error(HG_ERR_INVALID,
                     "an MN-major %s operand is not a legal wgmma operand: only 16-bit operands "
                     "may be MN-major (transposed)",
                     hg_dtype_name(t));
   if (major != HG_MAJOR_K && major != HG_MAJOR_MN)
     return hg_error(HG_ERR_INVALID, "majorness %d is neither K nor MN", (int)major);
-  hg_swizzle_mode_t sw;
-  HG_TRY(hg_sm90_swizzle_of(layout->sw, e, &sw));
+  HG_TRY(hg_sm90_swizzle_of(layout->sw, *e, sw));
   const hg_layout_t *l = &layout->layout;
   if (hg_layout_rank(l) != 2)
-    return hg_error(HG_ERR_INVALID, "a wgmma operand layout has two modes (MN, K), not %d",
-                    hg_layout_rank(l));
+    return hg_error(HG_ERR_INVALID, "%s has two modes (MN, K), not %d", what, hg_layout_rank(l));
   hg_layout_t m0, m1;
-  int64_t mn, kx;
   HG_TRY(hg_layout_mode(l, 0, &m0));
   HG_TRY(hg_layout_mode(l, 1, &m1));
-  HG_TRY(hg_size(&m0, &mn));
-  HG_TRY(hg_size(&m1, &kx));
+  HG_TRY(hg_size(&m0, mn));
+  return hg_size(&m1, k);
+}
+
+hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_major_t major,
+                              uint32_t smem_addr, hg_gmma_desc_fields_t *out) {
+  int e = 0, kdim = 0;
+  hg_swizzle_mode_t sw;
+  int64_t mn, kx;
+  HG_TRY(operand_shape(layout, t, major, "a wgmma operand layout", &e, &kdim, &sw, &mn, &kx));
+  const hg_layout_t *l = &layout->layout;
   if (kx != kdim)
     return hg_error(HG_ERR_INVALID,
                     "the operand view has K = %" PRId64 " but one %s wgmma reads K = %d", kx,
@@ -214,25 +223,39 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
   int64_t lbo = -1, sbo = -1;
   hg_layout_t div;
   int64_t sz, st;
-  if (major == HG_MAJOR_K) {
-    /* ((8, MN/8), (T, K/T)): rows of a core matrix, groups of 8 rows, elements of a 16-byte
-     * chunk, chunks along K. */
-    if (mn % 8 != 0) return hg_error(HG_ERR_INVALID, "a K-major operand needs rows in groups of 8");
-    HG_TRY(divide2(l, 8, T, &div));
-    HG_TRY(sub_mode(&div, 1, 0, "the elements of a 16-byte core-matrix row", &sz, &st));
-    if (st != 1)
-      return hg_error(HG_ERR_INVALID,
-                      "not a %s GMMA layout: K is not contiguous (stride %" PRId64
-                      " between k and k+1; a K-major operand needs 16-byte rows along K)",
-                      mname, st);
-    HG_TRY(sub_mode(&div, 0, 0, "the 8 rows of a core matrix", &sz, &st));
-    if (st != W * T)
-      return hg_error(HG_ERR_INVALID,
-                      "not a %s GMMA layout for a %s swizzle: rows of a core matrix are %" PRId64
-                      " B apart, the layout needs %" PRId64 " B",
-                      mname, hg_swizzle_mode_name(sw), st * e, W * 16);
-    HG_TRY(sub_mode(&div, 0, 1, "groups of 8 rows", &sz, &st));
-    sbo = sz > 1 ? st * e : -1;
+  /* K-major: ((8, MN/8), (T, K/T)), rows of a core matrix, groups of 8 rows, elements of a
+   * 16-byte chunk, chunks along K. MN-major: ((T, MN/T), (8, K/8)), elements of a 16-byte
+   * chunk, chunks along MN, the 8 k-rows of a core matrix, groups of 8 k. Either way mode c
+   * holds the 16-byte core-matrix rows and mode 1 - c their 8 rows and groups of 8. */
+  const bool kmaj = major == HG_MAJOR_K;
+  const int c = kmaj ? 1 : 0;
+  if (kmaj && mn % 8 != 0)
+    return hg_error(HG_ERR_INVALID, "a K-major operand needs rows in groups of 8");
+  if (!kmaj && (mn * e) % 16 != 0)
+    return hg_error(HG_ERR_INVALID, "an MN-major operand needs whole 16-byte chunks along MN");
+  HG_TRY(divide2(l, kmaj ? 8 : T, kmaj ? T : 8, &div));
+  HG_TRY(sub_mode(&div, c, 0,
+                  kmaj ? "the elements of a 16-byte core-matrix row"
+                       : "the elements of a 16-byte chunk along MN",
+                  &sz, &st));
+  if (st != 1)
+    return hg_error(HG_ERR_INVALID,
+                    "not a %s GMMA layout: %s is not contiguous (stride %" PRId64 "%s)", mname,
+                    kmaj ? "K" : "MN", st,
+                    kmaj ? " between k and k+1; a K-major operand needs 16-byte rows along K"
+                         : " between neighbours along MN");
+  HG_TRY(sub_mode(&div, 1 - c, 0,
+                  kmaj ? "the 8 rows of a core matrix" : "the 8 k-rows of a core matrix", &sz,
+                  &st));
+  if (st != W * T)
+    return hg_error(HG_ERR_INVALID,
+                    "not a %s GMMA layout for a %s swizzle: %s of a core matrix are %" PRId64
+                    " B apart, the layout needs %" PRId64 " B",
+                    mname, hg_swizzle_mode_name(sw), kmaj ? "rows" : "k-rows", st * e, W * 16);
+  HG_TRY(sub_mode(&div, 1 - c, 1, kmaj ? "groups of 8 rows" : "groups of 8 k", &sz, &st));
+  const int64_t groups = sz > 1 ? st * e : -1;
+  if (kmaj) {
+    sbo = groups;
     HG_TRY(sub_mode(&div, 1, 1, "the 16-byte chunks along K", &sz, &st));
     if (span) {
       if (sz > 1 && st != T)
@@ -244,26 +267,8 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
       lbo = sz > 1 ? st * e : -1;
     }
   } else {
-    /* ((T, MN/T), (8, K/8)): elements of a 16-byte chunk, chunks along MN, the 8 k-rows of a
-     * core matrix, groups of 8 k. The chunks along MN are divided again by W: chunks within
-     * a swizzle row, then swizzle atoms. */
-    if ((mn * e) % 16 != 0)
-      return hg_error(HG_ERR_INVALID, "an MN-major operand needs whole 16-byte chunks along MN");
-    HG_TRY(divide2(l, T, 8, &div));
-    HG_TRY(sub_mode(&div, 0, 0, "the elements of a 16-byte chunk along MN", &sz, &st));
-    if (st != 1)
-      return hg_error(HG_ERR_INVALID,
-                      "not a %s GMMA layout: MN is not contiguous (stride %" PRId64
-                      " between neighbours along MN)",
-                      mname, st);
-    HG_TRY(sub_mode(&div, 1, 0, "the 8 k-rows of a core matrix", &sz, &st));
-    if (st != W * T)
-      return hg_error(HG_ERR_INVALID,
-                      "not a %s GMMA layout for a %s swizzle: k-rows of a core matrix are %" PRId64
-                      " B apart, the layout needs %" PRId64 " B",
-                      mname, hg_swizzle_mode_name(sw), st * e, W * 16);
-    HG_TRY(sub_mode(&div, 1, 1, "groups of 8 k", &sz, &st));
-    const int64_t kgroup = sz > 1 ? st * e : -1;
+    /* The chunks along MN are divided again by W: chunks within a swizzle row, then swizzle
+     * atoms. */
     hg_layout_t d0, chunks, cdiv;
     HG_TRY(hg_layout_mode(&div, 0, &d0));
     HG_TRY(hg_layout_mode(&d0, 1, &chunks));
@@ -288,10 +293,10 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
     const int64_t atoms = sz > 1 ? st * e : -1;
     if (span) {
       lbo = atoms;
-      sbo = kgroup;
+      sbo = groups;
     } else {
       sbo = atoms;
-      lbo = kgroup;
+      lbo = groups;
     }
   }
   const int64_t start = (int64_t)smem_addr + layout->offset * e;
@@ -351,23 +356,11 @@ hg_status_t hg_gmma_desc_make(const hg_composed_t *layout, hg_dtype_t t, hg_majo
 
 hg_status_t hg_gmma_operand_from_layout(const hg_composed_t *layout, hg_dtype_t t, hg_major_t major,
                                         int atom_mn, hg_gmma_operand_t *out) {
-  int e = 0;
-  HG_TRY(check_elem(t, &e));
-  const int kdim = hg_wgmma_k(t);
-  if (kdim == 0)
-    return hg_error(HG_ERR_INVALID, "%s is not a wgmma operand type", hg_dtype_name(t));
+  int e = 0, kdim = 0;
   hg_swizzle_mode_t sw;
-  HG_TRY(hg_sm90_swizzle_of(layout->sw, e, &sw));
-  const hg_layout_t *l = &layout->layout;
-  if (hg_layout_rank(l) != 2)
-    return hg_error(HG_ERR_INVALID, "a stage layout has two modes (MN, K), not %d",
-                    hg_layout_rank(l));
-  hg_layout_t m0, m1;
   int64_t mn, k;
-  HG_TRY(hg_layout_mode(l, 0, &m0));
-  HG_TRY(hg_layout_mode(l, 1, &m1));
-  HG_TRY(hg_size(&m0, &mn));
-  HG_TRY(hg_size(&m1, &k));
+  HG_TRY(operand_shape(layout, t, major, "a stage layout", &e, &kdim, &sw, &mn, &k));
+  const hg_layout_t *l = &layout->layout;
   if (atom_mn < 8 || atom_mn > 256 || atom_mn % 8 != 0)
     return hg_error(HG_ERR_INVALID,
                     "an instruction reads %d rows; wgmma reads 64 (A) or N = 8..256 in steps of "

@@ -268,6 +268,31 @@ static void test_blas_fast_accum(void) {
   hg_blas_close(blas);
 }
 
+/* The e4m3 x e4m3 -> bf16 GEMM (m x n x k, K-major operands, alpha 1) on device buffers, with
+ * cuBLASLt scale mode `scale` (1 row-wise, 2 block-wise) and the scales' leading dimensions. */
+static hg_blas_gemm_args_t scaled_e4m3(int64_t m, int64_t n, int64_t k, hg_devptr_t a,
+                                       hg_devptr_t b, hg_devptr_t d, hg_devptr_t sa, hg_devptr_t sb,
+                                       int scale, int64_t slda, int64_t sldb) {
+  return (hg_blas_gemm_args_t){.m = m,
+                               .n = n,
+                               .k = k,
+                               .batch = 1,
+                               .a_type = HG_E4M3,
+                               .b_type = HG_E4M3,
+                               .cd_type = HG_BF16,
+                               .a_k_major = true,
+                               .b_k_major = true,
+                               .alpha = 1,
+                               .a = a,
+                               .b = b,
+                               .d = d,
+                               .scale_a = sa,
+                               .scale_b = sb,
+                               .scale = scale,
+                               .scale_lda = slda,
+                               .scale_ldb = sldb};
+}
+
 /* fp8 row- and block-wise scales through cuBLASLt's scale modes: hopgen's layouts (kernels.h)
  * reach the mock's documented meaning (OUTER_VEC_32F on both; BLK128x128_32F on its A = hopgen's
  * B, VEC128_32F on its B = hopgen's A) and give hopgen's definition, computed here in double:
@@ -297,24 +322,8 @@ static void test_blas_scale_modes(void) {
   CHECK_OK(hg_rt_upload(suite_rt, dsa, sa, sizeof sa));
   CHECK_OK(hg_rt_upload(suite_rt, dsb, sb, sizeof sb));
   for (int mode = 1; mode <= 2; mode++) {
-    hg_blas_gemm_args_t g = {.m = M,
-                             .n = N,
-                             .k = K,
-                             .batch = 1,
-                             .a_type = HG_E4M3,
-                             .b_type = HG_E4M3,
-                             .cd_type = HG_BF16,
-                             .a_k_major = true,
-                             .b_k_major = true,
-                             .alpha = 1,
-                             .a = da,
-                             .b = db,
-                             .d = dd,
-                             .scale_a = dsa,
-                             .scale_b = dsb,
-                             .scale = mode,
-                             .scale_lda = mode == 2 ? M : 0,
-                             .scale_ldb = mode == 2 ? KB : 0};
+    const hg_blas_gemm_args_t g =
+        scaled_e4m3(M, N, K, da, db, dd, dsa, dsb, mode, mode == 2 ? M : 0, mode == 2 ? KB : 0);
     CHECK_OK(hg_blas_gemm(blas, &g));
     CHECK_EQ(mock_blas()->last_scale_mode_a, mode == 1 ? 3 : 5);
     CHECK_EQ(mock_blas()->last_scale_mode_b, mode == 1 ? 3 : 4);
@@ -340,24 +349,7 @@ static void test_blas_scale_modes(void) {
     if (!(rel < 1e-2)) HG_FAIL("scale mode %d: relative error %.3g", mode, rel);
   }
   /* block scales must be packed for cuBLASLt */
-  hg_blas_gemm_args_t g = {.m = M,
-                           .n = N,
-                           .k = K,
-                           .batch = 1,
-                           .a_type = HG_E4M3,
-                           .b_type = HG_E4M3,
-                           .cd_type = HG_BF16,
-                           .a_k_major = true,
-                           .b_k_major = true,
-                           .alpha = 1,
-                           .a = da,
-                           .b = db,
-                           .d = dd,
-                           .scale_a = dsa,
-                           .scale_b = dsb,
-                           .scale = 2,
-                           .scale_lda = M + 4,
-                           .scale_ldb = KB};
+  const hg_blas_gemm_args_t g = scaled_e4m3(M, N, K, da, db, dd, dsa, dsb, 2, M + 4, KB);
   CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "cuBLASLt takes block scales packed");
   hg_rt_free(suite_rt, da);
   hg_rt_free(suite_rt, db);
