@@ -109,18 +109,6 @@ static inline hg_val_t ex_add(hg_builder_t *b, hg_val_t x, hg_val_t y) {
   return hg_b_bin(b, HG_ADD, x, y);
 }
 
-/* Thread 0 initialises the ring's mbarriers and fences them for the async proxy (TMA and
- * wgmma see them there); the whole CTA waits until it has, before any producer or consumer
- * touches them. */
-static inline void ex_pipe_init(hg_builder_t *b, const hg_roles_t *r, const hg_pipe_t *pipe,
-                                const hg_cluster2d_t *cl) {
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, r->tid, hg_b_i32(b, 0)));
-  hg_pipe_init(b, pipe);
-  hg_b_fence_proxy_async(b);
-  hg_b_endif(b);
-  hg_cluster2d_sync(b, cl);
-}
-
 /* A consumer thread's part of the C tile (CuTe: thr_mma.partition_fragment_C): its f32
  * accumulators; its warpgroup's slot along M (the TiledMma's wm) and the first row of that
  * slot's region; where its first element sits in the tile, from the thread mode of the

@@ -103,7 +103,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 8);
   HG_TRY(
       hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
-  ex_pipe_init(b, &r, &pipe, &cl);
+  hg_pipe_init_cluster(b, &pipe, &cl, r.tid, NULL, 0);
 
   /* Producer: all 128 threads. Per k-block each waits for the stage to be free, issues its
    * 16 chunks of A's 128 x 64 tile and 16 of B's (8 bytes each, zero-filled past M, N or K)

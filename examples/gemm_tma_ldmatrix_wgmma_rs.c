@@ -78,7 +78,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 1);
   HG_TRY(
       hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
-  ex_pipe_init(b, &r, &pipe, &cl);
+  hg_pipe_init_cluster(b, &pipe, &cl, r.tid, NULL, 0);
   hg_sched_work_t w;
 
   /* Producer: as in gemm_tma_wgmma.c, one elected thread fills the ring with TMA. */

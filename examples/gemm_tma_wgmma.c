@@ -91,7 +91,7 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   const hg_sched_spec_t ss = ex_sched_spec(TILE_M, TILE_N, 8);
   HG_TRY(
       hg_sched_make(b, &ss, &cl, epi.m, epi.n, hg_b_i32(b, 1), ex_ceil_div(b, k, TILE_K), &sched));
-  ex_pipe_init(b, &r, &pipe, &cl);
+  hg_pipe_init_cluster(b, &pipe, &cl, r.tid, NULL, 0);
 
   /* Producer (CollectiveMma::load): one elected thread walks the same tiles as the consumers;
    * per k-block it waits for a free stage, tells the full barrier how many bytes will land,

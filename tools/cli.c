@@ -523,6 +523,13 @@ hg_status_t hg_cli_ptxas(const char *ptx, hg_ptxas_report_t *r) {
   return hg_ptxas_check(ptx, r);
 }
 
+const char *hg_cli_ptxas_verdict(const char *ptx, hg_status_t *s, hg_ptxas_report_t *rep) {
+  memset(rep, 0, sizeof *rep);
+  if (!hg_is_ok(s)) return "not run";
+  *s = hg_cli_ptxas(ptx, rep);
+  return hg_is_ok(s) ? "ok" : s->code == HG_ERR_TOOL ? "not available" : "REJECTED";
+}
+
 hg_status_t hg_cli_rt_open(int ordinal, hg_rt_t **rt) {
   *rt = NULL;
   if (sandbox) return hg_error(HG_ERR_NO_DRIVER, "no GPU is opened in the sandbox");

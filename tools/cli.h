@@ -226,6 +226,10 @@ FILE *hg_cli_open_read(const char *path, hg_status_t *s);
 
 /* hg_ptxas_check and hg_rt_open, or a failure in the sandbox. */
 hg_status_t hg_cli_ptxas(const char *ptx, hg_ptxas_report_t *r);
+/* The generate-only commands' check: rep zeroed, then, when *s is a success (the kernel's
+ * files written), ptx assembled with ptxas (rep filled, *s its status). Returns how it went:
+ * "ok", "not available" (no ptxas), "REJECTED", or "not run" (*s a failure already). */
+const char *hg_cli_ptxas_verdict(const char *ptx, hg_status_t *s, hg_ptxas_report_t *rep);
 hg_status_t hg_cli_rt_open(int ordinal, hg_rt_t **rt);
 
 #endif

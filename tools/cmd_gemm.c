@@ -516,12 +516,7 @@ static int gemm_generate(const gemm_args_t *g) {
   if (g->run.emit) s = hg_cli_write_file(g->run.emit, k.k.ptx.data);
   if (hg_is_ok(&s) && g->emit_mlir) s = hg_cli_write_file(g->emit_mlir, k.k.mlir.data);
   hg_ptxas_report_t rep;
-  memset(&rep, 0, sizeof rep);
-  const char *ptxas = "not run";
-  if (hg_is_ok(&s)) {
-    s = hg_cli_ptxas(k.k.ptx.data, &rep);
-    ptxas = hg_is_ok(&s) ? "ok" : s.code == HG_ERR_TOOL ? "not available" : "REJECTED";
-  }
+  const char *ptxas = hg_cli_ptxas_verdict(k.k.ptx.data, &s, &rep);
   const bool ptxas_ok = !strcmp(ptxas, "ok");
   char cfg[128];
   hg_gemm_config_print(&c, cfg, sizeof cfg);

@@ -251,12 +251,7 @@ static int grouped_generate(const gargs_t *g) {
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   if (g->run.emit) s = hg_cli_write_file(g->run.emit, k.k.ptx.data);
   hg_ptxas_report_t rep;
-  memset(&rep, 0, sizeof rep);
-  const char *ptxas = "not run";
-  if (hg_is_ok(&s)) {
-    s = hg_cli_ptxas(k.k.ptx.data, &rep);
-    ptxas = hg_is_ok(&s) ? "ok" : s.code == HG_ERR_TOOL ? "not available" : "REJECTED";
-  }
+  const char *ptxas = hg_cli_ptxas_verdict(k.k.ptx.data, &s, &rep);
   char c[128];
   hg_gemm_config_print(&k.config, c, sizeof c);
   if (g->run.json) {

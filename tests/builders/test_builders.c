@@ -12,6 +12,7 @@
 
 #include "hg_test.h"
 #include "hopgen/builders.h"
+#include "hopgen/kernels.h"
 #include "support/ir_eval.h"
 
 /* ---------------------------------------------------------------- refusals */
@@ -168,6 +169,72 @@ static void test_refusals(void) {
             "needs D's plan");
   hg_acc_map_free(&am);
   hg_builder_destroy(b);
+}
+
+/* The pieces a generator composes (split-K's halves, the producer, a second entry of a
+ * module): their refusals, and what they derive. */
+static void test_orchestration_pieces(void) {
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("k", &b));
+  hg_splitk_t sk;
+  hg_splitk_spec_t s = {.splits = 1,
+                        .acc_count = 64,
+                        .consumers = 2,
+                        .tile_m = 128,
+                        .tile_n = 128,
+                        .tile_k = 64,
+                        .cluster_m = 1,
+                        .cluster_n = 1,
+                        .workspace = hg_b_param(b, HG_T_I64, "workspace")};
+  CHECK_ERR(hg_splitk_make(b, &s, &sk), HG_ERR_INVALID, "the reduction takes 2..64");
+  s.splits = 4;
+  s.acc_count = 62;
+  CHECK_ERR(hg_splitk_make(b, &s, &sk), HG_ERR_INVALID, "62 per thread is not a multiple of 4");
+  s.acc_count = 64;
+  s.consumers = 4;
+  CHECK_ERR(hg_splitk_make(b, &s, &sk), HG_ERR_INVALID, "1..3 consumer warpgroups, not 4");
+  s.consumers = 3; /* 128 rows do not split 3 ways */
+  CHECK_ERR(hg_splitk_make(b, &s, &sk), HG_ERR_INVALID, "the consumers must divide");
+  s.consumers = 2;
+  CHECK_OK(hg_splitk_make(b, &s, &sk));
+  CHECK_EQ(sk.threads, 256); /* cooperative: both consumers hold the tile */
+  s.pingpong = true;
+  CHECK_OK(hg_splitk_make(b, &s, &sk));
+  CHECK_EQ(sk.threads, 128); /* ping-pong: each its own */
+  /* the pass's CTAs per tile: 16 chunks one each; 32 in pairs; 60 in fours (15 CTAs) */
+  CHECK_EQ(hg_splitk_reduce_groups(64), 16);
+  CHECK_EQ(hg_splitk_reduce_groups(128), 16);
+  CHECK_EQ(hg_splitk_reduce_groups(240), 15);
+  /* a stage completes on one elected TMA arrival, or on 128 per kind of copy */
+  const hg_cp_async_copy_t async = {.async = true}, regs = {.async = false};
+  CHECK_EQ(hg_producer_full_arrivals(NULL, NULL), 1);
+  CHECK_EQ(hg_producer_full_arrivals(&async, NULL), 128);
+  CHECK_EQ(hg_producer_full_arrivals(&async, &async), 128);
+  CHECK_EQ(hg_producer_full_arrivals(&regs, &async), 256);
+  const hg_producer_t none = {.tile_k = 64};
+  hg_producer_emit(b, &none);
+  CHECK_ERR(hg_builder_status(b), HG_ERR_INVALID, "operand A has neither a TMA plan nor");
+  hg_builder_destroy(b);
+
+  /* a second entry appended to a module: from its `.visible .entry` on, or refused */
+  hg_kernel_t k = {.name = "first"}, more = {.name = "second"};
+  char no_entry[] = "//\n.version 8.0\n";
+  more.ptx = (hg_text_t){no_entry, strlen(no_entry)};
+  k.ptx.data = malloc(32);
+  if (!k.ptx.data) {
+    HG_FAIL("out of memory");
+    return;
+  }
+  strcpy(k.ptx.data, "//\n.visible .entry first()\n");
+  k.ptx.len = strlen(k.ptx.data);
+  CHECK_ERR(hg_kernel_append_entry(&k, &more), HG_ERR_INVALID,
+            "kernel second's PTX has no .visible .entry to append to first");
+  char two[] = "//\n.version 8.0\n.visible .entry second()\n";
+  more.ptx = (hg_text_t){two, strlen(two)};
+  CHECK_OK(hg_kernel_append_entry(&k, &more));
+  CHECK_STR(k.ptx.data, "//\n.visible .entry first()\n\n.visible .entry second()\n");
+  CHECK_EQ(k.ptx.len, strlen(k.ptx.data));
+  hg_text_free(&k.ptx);
 }
 
 /* ---------------------------------------------------------------- cp.async on the CPU */
@@ -539,6 +606,7 @@ static void test_ldmatrix_addresses(void) {
 
 int main(void) {
   HG_RUN(test_refusals);
+  HG_RUN(test_orchestration_pieces);
   HG_RUN(test_cp_async_copies);
   HG_RUN(test_direct_epilogue);
   HG_RUN(test_ldmatrix_addresses);
