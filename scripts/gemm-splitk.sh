@@ -4,9 +4,9 @@
 # mainloops, batches with beta, fewer k-blocks than splits, fp8 and epilogue chains; then the
 # splitk shape set timed against cuBLASLt at several split counts, for the heuristic to
 # learn from (sweep2: the compact sweep of tile x splits on the splitk and decode shapes).
-#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|all]
+#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|all]
 set -u
-H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|all]}
+H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|all]}
 what=${2:-all}
 fails=0; runs=0
 run() { # one --check, one line
@@ -65,6 +65,32 @@ if [ "$what" = decode-sweep ]; then
         cfg=$tile; [ $k -gt 1 ] && cfg=$cfg,k$k
         r=$("$H" gemm $mnk --config $cfg --bench --iters 20 2>&1 | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
         [ -n "$r" ] && echo "$mnk $cfg :: $r"
+      done
+    done
+  done
+  exit 0
+fi
+if [ "$what" = decode2 ]; then
+  # decode shapes: weight tile widths x split counts where the units make one or two waves,
+  # the most stages up to 8; hopgen's time, cuBLASLt's, and the memory line (A+B+D bytes over
+  # time against the D2D copy), timed over rotated operand sets past the L2
+  sms=${SMS:-132}
+  for mnk in ${DECODE_SHAPES:-"1 7168 2048" "8 7168 2048" "24 7168 2048" "48 7168 2048" "1 2048 7168" \
+             "8 2048 7168" "24 2048 7168" "1 28672 4096" "8 28672 4096" "1 4096 28672" "8 4096 28672"}; do
+    set -- $mnk; n=$2
+    for tn in 64 96 112 128 160 192 256; do
+      for k in 1 2 3 4 6 8; do
+        units=$(( (n + tn - 1) / tn * k ))
+        [ $units -gt $((2 * sms)) ] && continue
+        [ $units -lt $((sms / 3)) ] && continue
+        for st in 8 6 4; do
+          cfg=64x${tn}x64,s$st; [ $k -gt 1 ] && cfg=$cfg,k$k
+          out=$("$H" gemm $mnk --config $cfg --bench --iters 30 2>&1) || continue
+          r=$(echo "$out" | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
+          bw=$(echo "$out" | grep -o '= [0-9.]* of the driver' | grep -o '[0-9.]*' | head -1)
+          echo "$mnk $cfg units $units :: $r :: bw $bw"
+          break
+        done
       done
     done
   done

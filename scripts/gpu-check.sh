@@ -119,6 +119,11 @@ case "$mode" in
     step gemm-splitk-set "$H" bench gemm --set splitk --json "$OUT/gemm-splitk.json"
     step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
     STEP_TIMEOUT=420 step gemm-splitk-sweep2 scripts/gemm-splitk.sh "$H" sweep2 ;;
+  # issue 10 item 2: the decode set (heuristic), then tile widths x splits on decode shapes,
+  # with the memory line (bytes over time against the D2D copy, rotated operands)
+  decode) step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
+    STEP_TIMEOUT=${DECODE_SWEEP_TIMEOUT:-420} step gemm-decode-sweep scripts/gemm-splitk.sh "$H" decode2
+    grep -hE '^(bf16|e4m3|decode)' "$LOG/gemm-decode-set.log" | cut -c1-150 ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check

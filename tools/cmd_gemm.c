@@ -415,6 +415,10 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   json_num(f, "ratio", r->ratio, true);
   json_num(f, "repack_ms", r->repack_ms, true);
   json_num(f, "cpasync_ms", r->cpasync_ms, true);
+  json_num(f, "gbs", r->gbs, true);
+  json_num(f, "d2d_gbs", r->d2d_gbs, true);
+  json_num(f, "bw_frac", r->bw_frac, true);
+  fprintf(f, "\"rotated\": %d, ", r->rotated);
   json_num(f, "run_host_us", r->run_host_us, true);
   json_num(f, "warm_create_ms", r->warm_create_ms, true);
   fprintf(f, "\"repacked_a\": %s, \"repacked_b\": %s, ", r->repacked_a ? "true" : "false",
@@ -483,6 +487,10 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
            "%.3f\n",
            r->ms, r->tflops, r->blas_epilogue[0] ? " fused " : "", r->blas_epilogue, r->blas_ms,
            r->blas_tflops, r->ratio);
+  if (r->benched && r->d2d_gbs > 0)
+    printf("  memory   A+B+D at %.0f GB/s = %.3f of the driver's D2D copy (%.0f GB/s, same run); "
+           "timed over %d operand set%s\n",
+           r->gbs, r->bw_frac, r->d2d_gbs, r->rotated, r->rotated == 1 ? "" : "s (past the L2)");
   if (r->benched)
     printf("  host     hg_gemm_op_run %.2f us a call (median), a warm hg_gemm_op_create %.3f ms\n",
            r->run_host_us, r->warm_create_ms);
@@ -814,8 +822,10 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       const hg_dtype_t ty = types[ti];
       const char *t = hg_dtype_name(ty);
       if (scale != HG_SCALE_TENSOR && hg_dtype_bits(ty) != 8) continue;
-      printf("set %s\n%-5s %6s %6s %6s  %-30s %9s %9s %7s %9s%s\n", set_list[si], "type", "M", "N",
-             "K", "config", "hopgen", "cuBLASLt", "ratio", "rel.err", repack ? "  repack" : "");
+      /* bw: hopgen's bytes moved (A + B + D) over its time, as a fraction of the D2D copy's */
+      printf("set %s\n%-5s %6s %6s %6s  %-30s %9s %9s %7s %9s %5s%s\n", set_list[si], "type", "M",
+             "N", "K", "config", "hopgen", "cuBLASLt", "ratio", "rel.err", "bw",
+             repack ? "  repack" : "");
       double log_sum = 0, min_ratio = 1e9, run_us_max = 0, create_ms_max = 0;
       int n_ratio = 0;
       for (int i = 0; i < set_n && i < nshapes; i++) {
@@ -844,8 +854,9 @@ int hg_cli_bench_gemm(int argc, char **argv) {
         if (repack && (r.repack_ms > 0 || r.cpasync_ms > 0))
           snprintf(rp, sizeof rp, "  %s %.3fx", r.repack_ms > 0 ? "repack" : "in-place",
                    (r.repack_ms > 0 ? r.repack_ms : r.cpasync_ms) / r.ms);
-        printf("%-5s %6" PRId64 " %6" PRId64 " %6" PRId64 "  %-30s %9.1f %9.1f %7.3f %9.2e%s%s\n",
-               t, p.m, p.n, p.k, cfg, r.tflops, r.blas_tflops, r.ratio, r.rel_err, rp,
+        printf("%-5s %6" PRId64 " %6" PRId64 " %6" PRId64
+               "  %-30s %9.1f %9.1f %7.3f %9.2e %5.2f%s%s\n",
+               t, p.m, p.n, p.k, cfg, r.tflops, r.blas_tflops, r.ratio, r.rel_err, r.bw_frac, rp,
                hg_is_ok(&s) ? "" : "  FAILED");
         if (!hg_is_ok(&s)) {
           fprintf(stderr, "  %s\n", s.msg);

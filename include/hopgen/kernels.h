@@ -737,6 +737,12 @@ typedef struct hg_gemm_report {
   /* bench with fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain,
    * timed alongside (plain_ms); over_plain = ms / plain_ms - 1 */
   double plain_ms, over_plain;
+  /* bench: bytes of A, B, D (and C) over hopgen's time, the driver's device-to-device copy
+   * of 256 MiB in the same run (bytes read and written over its time), their ratio; and how
+   * many operand sets the timed runs rotated among (more than one when A and B fit twice in
+   * the L2 cache: a run on one buffer would time the cache) */
+  double gbs, d2d_gbs, bw_frac;
+  int rotated;
 } hg_gemm_report_t;
 
 hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,

@@ -125,8 +125,9 @@ hg_status_t hg_gemm_kits_reference(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm
                                    const hg_gemm_ref_args_t *a);
 /* The host value of one element (bf16, f16, f32, e4m3, e5m2) as a double. */
 double hg_gemm_host_elem(hg_dtype_t t, const uint8_t *p);
-/* Median milliseconds of iters runs of fn(ctx), each between two events on the default
- * stream, after warmup untimed ones. */
+/* Median milliseconds of one run of fn(ctx) over iters samples on the default stream, after
+ * warmup untimed runs; a sample times runs back to back between two events (as many as fill
+ * 0.25 ms, at most 64) and divides, so that the host's launch is not timed with the kernel. */
 typedef hg_status_t (*hg_gemm_run_fn)(void *ctx);
 hg_status_t hg_gemm_time_median(hg_rt_t *rt, hg_gemm_run_fn fn, void *ctx, int warmup, int iters,
                                 float *ms);
