@@ -398,7 +398,8 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                    .block = {gk->k.threads, 1, 1},
                    .cluster = {cs, 1, 1},
                    .smem_bytes = gk->k.smem_bytes,
-                   .stream = stream};
+                   .stream = stream,
+                   .pdl = true};
   HG_TRY(hg_rt_launch(op->rt, op->fn, &l, args));
   if (!op->split_bytes) return hg_ok();
   /* split-K: the reduction pass, same parameters, after the GEMM on the stream */
