@@ -218,12 +218,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   const hg_val_t tmaps[3] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
                              e->tma ? e->tmap_d : HG_NONE};
   hg_pipe_init_cluster(b, &x->pipe, &x->cl, x->roles.tid, tmaps, 3);
-  /* Programmatic dependent launch (the op launches the GEMM with it): the set-up above
-   * overlaps the previous kernel on the stream; the wait returns when that kernel has
-   * finished and its writes are visible, and every read of an input and write of an output
-   * comes after it. A previous kernel that never triggers, or a launch without the
-   * attribute, makes the wait return at once. Then the next kernel may be scheduled onto
-   * the SMs this grid leaves idle (split-K's GEMM triggered at its start already). */
+  /* Launched as a programmatic dependent: the set-up above overlaps the previous kernel;
+   * every input read and output write comes after the wait (PTX ISA "griddepcontrol"). */
   hg_b_griddep_wait(b);
   if (!split) hg_b_griddep_launch_dependents(b);
 
