@@ -4,9 +4,12 @@
 # row-wise and block-wise scales; each checked against the f32 reference with cuBLASLt in the
 # same mode beside it (--check prints both errors), then the accuracy table over K and the
 # benchmarks against cuBLASLt in the same mode (the fp8block and fp8row sets).
-#   scripts/gemm-fp8.sh path/to/hopgen [check|accuracy|bench|all]
+# overlap: the accurate mode's promotions staggered between the two consumer warpgroups (",ps",
+# the heuristic's choice on cooperative tiles) against the same tiles in step, on the llm and
+# fp8 shapes, each checked and timed beside cuBLASLt in the same process, then a table.
+#   scripts/gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all]
 set -u
-H=${1:?usage: gemm-fp8.sh path/to/hopgen [check|accuracy|bench|all]}
+H=${1:?usage: gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all]}
 what=${2:-all}
 fails=0; runs=0
 run() {
@@ -69,5 +72,35 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       "$H" gemm $mnk --type e4m3 $mode --check --bench --iters 30 2>&1 | grep -E 'config|kernel|bench|check' | head -4
     done
   done
+fi
+if [ "$what" = overlap ] || [ "$what" = all ]; then
+  # the heuristic's configuration (ps where it applies), then the same without ps; the config
+  # comes from a generation without the GPU (hopgen gemm without --check/--bench)
+  printf '%-22s %-8s %-40s %9s %9s %7s %10s\n' shape scale config hopgen cublaslt ratio rel_err
+  for sc in tensor row; do
+    for mnk in "4096 7168 16384" "4096 2112 7168" "8192 8192 8192" "128 7168 2048" "4096 4096 4096" \
+               "8192 28672 8192" "4096 24576 1536" "64 7168 16384" "2048 2048 65536"; do
+      cfg=$("$H" gemm $mnk --type e4m3 --scale $sc 2>&1 | awk '$1 == "config" {sub(",$", "", $2); print $2}')
+      [ -n "$cfg" ] || { echo "FAIL $mnk $sc: no configuration"; fails=$((fails+1)); continue; }
+      for c in "$cfg" "$(echo "$cfg" | sed 's/,ps//')"; do
+        out=$("$H" gemm $mnk --type e4m3 --scale $sc --config "$c" --check --bench --iters 30 --json 2>&1)
+        rc=$?
+        runs=$((runs+1))
+        [ $rc -eq 0 ] || fails=$((fails+1))
+        echo "$out" | python3 -c '
+import json, sys
+shape, sc, cfg, rc = sys.argv[1:5]
+try:
+    r = json.loads(sys.stdin.read().strip().splitlines()[-1])
+    f = lambda k: "-" if r.get(k) is None else "%.4g" % r[k]
+    print("%-22s %-8s %-40s %9s %9s %7s %10s" % (shape, sc, cfg, f("tflops"), f("cublas_tflops"),
+                                                 f("ratio"), f("rel_err")))
+except Exception:
+    print("%-22s %-8s %-40s FAIL (rc %s, no report)" % (shape, sc, cfg, rc))
+' "$(echo $mnk | tr ' ' x)" $sc "$c" $rc
+      done
+    done
+  done
+  echo "overlap: $runs runs, $fails failed"
 fi
 exit $((fails > 0))

@@ -351,6 +351,11 @@ typedef struct hg_mainloop {
    * the promotion is acc = partial * f + acc. kb: the k-block's index within the unit. */
   void (*kblock_scales)(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
   void *scales_ctx;
+  /* With promote: I32 (HG_NONE: 0), k-blocks of the unit's first group counted as done before
+   * it starts. Consumers of different phases promote at different k-blocks, so one's MMAs
+   * keep the tensor cores busy while the other waits and adds (a short first group still
+   * starts its partial sums from zero). */
+  hg_val_t phase;
 } hg_mainloop_t;
 
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,

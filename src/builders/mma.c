@@ -250,13 +250,14 @@ static void promote_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r) {
   const hg_mma_builder_t *m = ml->mma;
-  const bool promote = ml->promote > 0;
-  if (promote && (!m->async || !ml->partial || (ml->kblock_scales && ml->promote != 1) ||
-                  m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) {
+  const bool promote = ml->promote > 0, phased = !hg_val_is_none(ml->phase);
+  if ((promote && (!m->async || !ml->partial || (ml->kblock_scales && ml->promote != 1) ||
+                   m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) ||
+      (phased && !promote)) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "promotion every %d k-blocks needs a wgmma kind, a partial "
                                 "accumulator set, and (with block scales) a promotion every "
-                                "k-block",
+                                "k-block; a promotion phase needs promotions",
                                 ml->promote));
     return;
   }
@@ -272,7 +273,8 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     hg_val_t zero = hg_b_f32(b, 0.0f);
     for (int v = 0; v < m->acc_count; v++) hg_b_assign(b, acc[v], zero);
   }
-  if (promote) group = hg_b_var(b, HG_T_I32, i32(b, 0)); /* k-blocks in the partial sums */
+  /* k-blocks in the partial sums; a phase counts some of the unit's first group as done */
+  if (promote) group = hg_b_var(b, HG_T_I32, phased ? ml->phase : i32(b, 0));
   hg_val_t kb = hg_b_for(b, i32(b, 0), kblocks, i32(b, 1));
   {
     /* Block scales first: their loads are in flight during the wait and the MMAs. */
@@ -285,10 +287,12 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     if (ml->fence_proxy && m->kind != HG_MMA_SYNC) hg_b_fence_proxy_async(b);
     hg_val_t a_stage = hg_smem_ring_addr(b, ml->ring_a, pos.stage);
     hg_val_t b_stage = hg_smem_ring_addr(b, ml->ring_b, pos.stage);
-    /* A group's first k-block overwrites the partial sums (scale-d = 0). */
+    /* A group's first k-block overwrites the partial sums (scale-d = 0), and so does the
+     * unit's first when a phase makes its first group look started. */
     hg_val_t accumulate = !m->async ? hg_b_pred(b, true)
                           : promote ? hg_b_cmp(b, HG_NE, group, i32(b, 0))
                                     : sd;
+    if (phased) accumulate = hg_b_bin(b, HG_AND, accumulate, sd);
     hg_mma_builder_kblock(b, m, dst, wm, a_stage, b_stage, accumulate, r);
     if (m->async) {
       hg_b_assign(b, sd, hg_b_pred(b, true));

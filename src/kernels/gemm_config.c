@@ -230,6 +230,11 @@ static int acc_per_thread(const hg_gemm_problem_t *p, const hg_gemm_config_t *c)
   return (int)(hg_gemm_promote(p) ? 2 * one : one);
 }
 
+/* Two consumer warpgroups share each tile (cooperative, 128 rows or more). */
+static bool two_consumers(const hg_gemm_config_t *c) {
+  return c->schedule != HG_SCHED_PINGPONG && c->tile_m >= 128;
+}
+
 hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
   if (p->m < 1 || p->n < 1 || p->k < 1)
     return hg_error(HG_ERR_INVALID,
@@ -531,6 +536,25 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "per row and k-block) and tile N must divide 128 (one scale of B per tile "
                     "and k-block): 16, 32, 64 or 128",
                     c->tile_m, c->tile_n, c->tile_k);
+  if (c->promote_overlap < 0 || c->promote_overlap > HG_PROMOTE_STAGGER)
+    return hg_error(HG_ERR_INVALID,
+                    "promotion overlap %d is not known (0, or HG_PROMOTE_STAGGER 1)",
+                    c->promote_overlap);
+  if (c->promote_overlap && !hg_gemm_promote(p))
+    return hg_error(HG_ERR_INVALID,
+                    "staggered promotions (ps) apply to fp8's accurate accumulation, and this "
+                    "GEMM promotes nothing (%s)",
+                    is8(p->a_type) ? "--fp8-accum fast" : "16-bit operands");
+  if ((c->promote_overlap & HG_PROMOTE_STAGGER) && !two_consumers(c))
+    return hg_error(HG_ERR_INVALID,
+                    "staggered promotions (ps) need two consumer warpgroups on one tile (a "
+                    "cooperative tile of 128 rows or more); this %dx%d %s tile has one",
+                    c->tile_m, c->tile_n, c->schedule == HG_SCHED_PINGPONG ? "ping-pong" : "coop");
+  if ((c->promote_overlap & HG_PROMOTE_STAGGER) && hg_gemm_promote(p) < 2)
+    return hg_error(HG_ERR_INVALID,
+                    "staggered promotions (ps) offset the second warpgroup by half a group, and a "
+                    "promotion every k-block (fp8_promote 1%s) has no half",
+                    p->scale == HG_SCALE_BLOCK ? ", block-wise scales" : "");
   if (hg_gemm_promote(p) && acc_per_thread(p, c) > promote_acc_max(p))
     return hg_error(HG_ERR_UNSUPPORTED,
                     "a %dx%d %s tile with fp8's accurate accumulation holds two accumulator sets "
@@ -574,10 +598,11 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   char split[16] = "";
   if (c->splits > 1) snprintf(split, sizeof split, ",k%d", c->splits);
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s", c->tile_m, c->tile_n,
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s", c->tile_m, c->tile_n,
                   c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
+                  c->promote_overlap & HG_PROMOTE_STAGGER ? ",ps" : "",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
@@ -609,9 +634,10 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   if (!text[0]) return hg_error(HG_ERR_PARSE, "configuration is empty");
   strcpy(buf, text);
   /* Each field once: a second one would silently win. */
-  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS };
-  static const char *const what[] = {"tile",   "cluster",        "stage count", "schedule",
-                                     "raster", "epilogue width", "mainloop",    "split-K count"};
+  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS, OVERLAP };
+  static const char *const what[] = {"tile",     "cluster",       "stage count",
+                                     "schedule", "raster",        "epilogue width",
+                                     "mainloop", "split-K count", "promotion overlap"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -651,10 +677,14 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       kind = EPI;
     } else if (tok[0] == 'k' && parse_ints(tok + 1, &c.splits, 1)) {
       kind = SPLITS;
+    } else if (!strcmp(tok, "ps")) {
+      kind = OVERLAP;
+      c.promote_overlap = HG_PROMOTE_STAGGER;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS or a mainloop such as tma-wgmma, separated by single commas)",
+                      "mG|nG, eN, kS, ps or a mainloop such as tma-wgmma, separated by "
+                      "single commas)",
                       text, tok);
     }
     if (seen & (1u << kind))
@@ -721,6 +751,16 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   if (splits < 2) return;
   s.splits = (int)splits;
   add_fitting(p, s, c, 1, 0);
+}
+
+/* Staggered promotions wherever two consumer warpgroups share the tile and a group has two
+ * k-blocks or more: no registers, no extra instructions. Unmeasured on the GPU as written:
+ * scripts/gemm-fp8.sh overlap times the tiles with and without. */
+static void promote_overlap(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
+  hg_gemm_config_t t = *c;
+  t.promote_overlap = HG_PROMOTE_STAGGER;
+  hg_status_t ok = hg_gemm_config_check(p, &t);
+  c->promote_overlap = hg_gemm_promote(p) && hg_is_ok(&ok) ? HG_PROMOTE_STAGGER : 0;
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
@@ -809,6 +849,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
   /* a grouped GEMM's scheduler does not split K */
   if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, &best);
+  promote_overlap(&asked, &best);
   *out = best;
   return hg_ok();
 }
@@ -839,6 +880,12 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
         if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
         n = add_fitting(&p, c, out, cap, n);
+        /* fp8's accurate accumulation: staggered promotions too, where they apply */
+        if (hg_gemm_promote(&p) && two_consumers(&c) && hg_gemm_promote(&p) >= 2) {
+          c.promote_overlap = HG_PROMOTE_STAGGER;
+          n = add_fitting(&p, c, out, cap, n);
+          c.promote_overlap = 0;
+        }
       }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
    * quarter of 132 SMs) and each split keeps 256 of K or more. */

@@ -94,6 +94,12 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   hg_block_scales_t bs =
       hg_gemm_params_block_scales(&x->prm, hg_block_scales_row0(b, r, slot_row0), tm->atoms_m);
   const bool block = x->k->problem.scale == HG_SCALE_BLOCK;
+  /* staggered promotions: the second consumer's first group is half a group short */
+  const int promote = hg_gemm_promote(&x->k->problem);
+  const hg_val_t phase = c->promote_overlap & HG_PROMOTE_STAGGER
+                             ? hg_b_select(b, hg_b_cmp(b, HG_EQ, r->consumer, i32(x, 1)),
+                                           i32(x, promote / 2), i32(x, 0))
+                             : HG_NONE;
   const hg_mainloop_t ml = {.mma = &x->g->mma,
                             .pipe = &x->pipe,
                             .ring_a = &x->ring_a,
@@ -103,7 +109,8 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
                             .promote = hg_gemm_promote(&x->k->problem),
                             .partial = partial,
                             .kblock_scales = block ? hg_block_scales_load : NULL,
-                            .scales_ctx = &bs};
+                            .scales_ctx = &bs,
+                            .phase = phase};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);

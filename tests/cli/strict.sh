@@ -259,6 +259,13 @@ bad 2 "--fp8-accum, --fp8-promote and --scale apply to fp8 operands" gemm 64 64 
 bad 2 "--fp8-accum fast never promotes" gemm 64 64 64 --type e4m3 --fp8-accum fast --fp8-promote 2
 bad 2 "--fp8-promote" gemm 64 64 64 --type e4m3 --fp8-promote 17
 bad 1 "two accumulator sets of 128 registers" gemm 4096 4096 4096 --type e4m3 --config 128x256x128,c2x1
+# staggered promotions (the heuristic's choice on two-consumer tiles), and their refusals
+ok "_p4_ps" gemm 4096 4096 4096 --type e4m3
+ok "_p4_ps" gemm 4096 4096 4096 --type e4m3 --config 128x128x128,c2x1,ps
+bad 1 "need two consumer warpgroups on one tile" gemm 4096 4096 4096 --type e4m3 --config 64x128x128,pp,ps
+bad 1 "this GEMM promotes nothing (--fp8-accum fast)" gemm 4096 4096 4096 --type e4m3 --fp8-accum fast --config 128x128x128,ps
+bad 1 "has no half" gemm 4096 4096 4096 --type e4m3 --scale block --config 128x128x128,ps
+bad 2 "unknown field 'pd'" gemm 4096 4096 4096 --type e4m3 --config 128x128x128,pd
 # fp8 scaling: row-wise (epilogue vectors), block-wise (1x128 / 128x128 in the main loop)
 ok "_srow_p4" gemm 4096 4096 4096 --type e4m3 --scale row
 ok "_sblk" gemm 4096 7168 16384 --type e4m3 --scale block

@@ -449,7 +449,11 @@ static void add_gemm_matrix(void) {
       fp8_promote = (t + c) % 2 ? 1 : 4;
       add_gemm_k(f8[t][0], f8[t][1], f8[t][2], true, true, false, configs8_acc[c], 4096 + 64);
     }
+  /* staggered promotions: the second consumer's group counter starts at promote / 2 */
+  fp8_promote = 3;
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x176x128,c2x1,s4,ps", 4096 + 64);
   fp8_promote = 0;
+  add_gemm_k(HG_E4M3, HG_E5M2, HG_F32, true, true, false, "256x64x128,c1x1,s4,ps", 4096);
   /* fp8 row-wise scales (epilogue vectors) and block-wise ones (main loop), split-K too */
   fp8_scale = HG_SCALE_ROW;
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x176x128,c2x1,s4", 4096);

@@ -206,6 +206,8 @@ static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *
             p->a_k_major ? 'k' : 'm', p->b_k_major ? 'k' : 'n', hg_dtype_name(p->d_type),
             r.spill_store_bytes + r.spill_load_bytes, r.stack_frame_bytes);
   if (r.setmaxnreg_ignored) HG_FAIL("%s: ptxas ignored setmaxnreg", cfg);
+  /* C7514: ptxas serializes every wgmma when registers an MMA may still write are touched */
+  if (strstr(r.notes, "serialized")) HG_FAIL("%s: ptxas: %s", cfg, r.notes);
   /* The mainloop's instructions are there: the MMA and how operands arrive. */
   const hg_gemm_mainloop_t ml = k.config.mainloop;
   CHECK(strstr(k.k.ptx.data, ml == HG_MAINLOOP_TMA_MMASYNC ? "mma.sync.aligned.m16n8k16"
@@ -858,6 +860,112 @@ static void test_fp8_accum(void) {
   CHECK_EQ(adds[1], adds[2]);
 }
 
+/* Staggered promotions (HG_PROMOTE_STAGGER, ",ps"): the text form round-trips, the rules and
+ * their sentences (accurate fp8 only, two consumer warpgroups on a tile, two k-blocks or more
+ * a group), the heuristic takes them on cooperative tiles with two consumers and the tuner
+ * tries both, and the kernel (named _ps) starts the second consumer's group counter at
+ * promote / 2 (a selp of 2 for promote 4, of 1 for 3) and assembles without spills or
+ * serialized wgmma. */
+static void test_fp8_stagger(void) {
+  hg_gemm_config_t c;
+  char text[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4,ps", &c));
+  CHECK_EQ(c.promote_overlap, HG_PROMOTE_STAGGER);
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK(strstr(text, ",ps") != NULL);
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,ps,ps", &c), HG_ERR_PARSE,
+            "gives the promotion overlap twice");
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,pd", &c), HG_ERR_PARSE, "ps or a mainloop");
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4", &c));
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK(strstr(text, "ps") == NULL);
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  c.promote_overlap = 2;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 2 is not known");
+  CHECK_OK(hg_gemm_config_parse("64x128x128,pp,ps", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "need two consumer warpgroups");
+  CHECK_OK(hg_gemm_config_parse("64x128x128,ps", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "need two consumer warpgroups");
+  CHECK_OK(hg_gemm_config_parse("128x128x128,ps", &c));
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  hg_gemm_problem_t q = problem(4096, 4096, 4096, HG_E4M3);
+  q.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_INVALID, "promotes nothing (--fp8-accum fast)");
+  q = problem(4096, 4096, 4096, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,ps", &c));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_INVALID, "promotes nothing (16-bit operands)");
+  CHECK_OK(hg_gemm_config_parse("128x128x128,ps", &c));
+  q = problem(4096, 4096, 4096, HG_E4M3);
+  q.fp8_promote = 1;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_INVALID, "has no half");
+  q = problem(4096, 4096, 4096, HG_E4M3);
+  q.scale = HG_SCALE_BLOCK;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_INVALID, "block-wise scales) has no half");
+  /* the heuristic: staggered on two-consumer tiles of accurate fp8, never otherwise */
+  static const int64_t shapes[][3] = {{4096, 7168, 16384}, {4096, 2112, 7168}, {8192, 8192, 8192},
+                                      {128, 7168, 2048},   {64, 7168, 16384},  {256, 256, 32768}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (int mode = 0; mode < 4; mode++) {
+      q = problem(shapes[i][0], shapes[i][1], shapes[i][2], mode == 3 ? HG_BF16 : HG_E4M3);
+      q.fp8_accum = mode == 1 ? HG_FP8_ACCUM_FAST : HG_FP8_ACCUM_ACCURATE;
+      q.scale = mode == 2 ? HG_SCALE_ROW : HG_SCALE_TENSOR;
+      CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
+      const bool two = c.schedule == HG_SCHED_COOPERATIVE && c.tile_m >= 128;
+      CHECK_EQ(c.promote_overlap, (mode == 0 || mode == 2) && two ? HG_PROMOTE_STAGGER : 0);
+      CHECK_OK(hg_gemm_problem_normalize(&q));
+      CHECK_OK(hg_gemm_config_check(&q, &c));
+      if (c.promote_overlap) check_generates(&q, &c);
+    }
+  /* the tuner tries each two-consumer accurate tile both ways */
+  hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
+  const int k = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
+  CHECK(k > 0 && k < HG_GEMM_TUNE_MAX);
+  int staggered = 0;
+  for (int i = 0; i < k; i++)
+    if (space[i].promote_overlap) {
+      staggered++;
+      bool plain = false;
+      for (int j = 0; j < k; j++) {
+        hg_gemm_config_t t = space[i];
+        t.promote_overlap = 0;
+        plain = plain || !memcmp(&t, &space[j], sizeof t);
+      }
+      CHECK(plain);
+    }
+  CHECK(staggered >= 4);
+  /* the kernel, against the same tile unstaggered: one selp more (the second consumer's
+   * counter starts at promote / 2) and one and.pred more (a unit's first k-block overwrites
+   * the partial sums whatever the counter says) */
+  for (int promote = 3; promote <= 4; promote++) {
+    int selp[2] = {0}, andp[2] = {0};
+    for (int ps = 0; ps < 2; ps++) {
+      q = problem(1000, 3000, 4112, HG_E4M3);
+      q.fp8_promote = promote;
+      CHECK_OK(hg_gemm_problem_normalize(&q));
+      CHECK_OK(hg_gemm_config_parse(ps ? "128x128x128,c2x1,s4,ps" : "128x128x128,c2x1,s4", &c));
+      if (ps) check_generates(&q, &c);
+      hg_gemm_kernel_t kk;
+      hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &kk);
+      CHECK_OK(st);
+      if (!hg_is_ok(&st)) continue;
+      char name[32];
+      snprintf(name, sizeof name, ps ? "_p%d_ps" : "_p%d", promote);
+      const char *at = strstr(kk.k.name, name);
+      if (!at || (!ps && at[strlen(name)] != '\0')) HG_FAIL("%s: not ending %s", kk.k.name, name);
+      selp[ps] = count(kk.k.ptx.data, "selp.b32");
+      andp[ps] = count(kk.k.ptx.data, "and.pred");
+      hg_gemm_kernel_free(&kk);
+    }
+    CHECK_EQ(selp[1], selp[0] + 1);
+    CHECK_EQ(andp[1], andp[0] + 1);
+  }
+}
+
 /* fp8 row- and block-wise scales: the problem rules and their sentences (fp8 only; block
  * promotes every k-block, so fast accumulation and other intervals are refused; its scale
  * leading dimensions default to the packed ones and may not be smaller), the tile rules (tile
@@ -1180,6 +1288,7 @@ int main(void) {
   HG_RUN(test_smem_accounting);
   HG_RUN(test_split_k);
   HG_RUN(test_fp8_accum);
+  HG_RUN(test_fp8_stagger);
   HG_RUN(test_fp8_scaling);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
