@@ -134,7 +134,13 @@ case "$mode" in
   # issue 11: fp8 accurate/fast accumulation (and the scaling modes as they land)
   fp8) step gemm-fp8-check scripts/gemm-fp8.sh "$H" check
     step gemm-fp8-accuracy scripts/gemm-fp8.sh "$H" accuracy
-    step gemm-fp8-bench scripts/gemm-fp8.sh "$H" bench ;;
+    step gemm-fp8-bench scripts/gemm-fp8.sh "$H" bench
+    STEP_TIMEOUT=600 step gemm-fp8-overlap scripts/gemm-fp8.sh "$H" overlap
+    grep -E '^[0-9]+x|overlap:' "$LOG/gemm-fp8-overlap.log" ;;
+  # fp8 row- and block-wise against torch._scaled_mm in the same mode (same process, same data)
+  fp8torch) step fp8-torch env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
+      PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 scripts/fp8-torch.py
+    grep -vE '^\s*$' "$LOG/fp8-torch.log" | cut -c1-170 ;;
   # issue 12's output conversions alone: fp8 D (saturating), amax (bitwise), aux, C's type;
   # then their cost over the plain bf16-D GEMM and against cuBLASLt's GELU_AUX_BIAS; Python
   outputs) STEP_TIMEOUT=600 step epilogue-outputs-check scripts/gemm-epilogue.sh "$H" outputs

@@ -205,7 +205,8 @@ typedef struct hg_blas_gemm_args {
   /* fp8 scaling, with hopgen's meaning and layouts (hg_gemm_scale_t, kernels.h: the same
    * values): per tensor; row-wise (scale_a M values, scale_b N: cuBLASLt's OUTER_VEC_32F);
    * block-wise (scale_a 1x128 M-major, scale_b 128x128: cuBLASLt's VEC128_32F and
-   * BLK128x128_32F, which take them packed: scale_lda = M, scale_ldb = ceil(K / 128)) */
+   * BLK128x128_32F, which take scale_lda = M and scale_ldb = ceil(K / 128) rounded up to 4,
+   * with M and N multiples of 4 and 16-byte aligned scale pointers) */
   int scale;
   int64_t scale_lda, scale_ldb;
 } hg_blas_gemm_args_t;

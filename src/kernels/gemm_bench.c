@@ -928,6 +928,9 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
   memset(r, 0, sizeof *r);
   r->rel_err = r->rel_err_blas = NAN;
   hg_gemm_problem_t p = *p_in;
+  /* Block scales of B as cuBLASLt's BLK128x128_32F takes them: a row stride of ceil(K / 128)
+   * rounded up to 4 (cuBLAS "Scaling factors layouts"); hopgen reads any scale_ldb. */
+  if (p.scale == HG_SCALE_BLOCK && p.scale_ldb == 0) p.scale_ldb = ((p.k + 127) / 128 + 3) / 4 * 4;
   HG_TRY(hg_gemm_problem_normalize(&p));
   const uint64_t seed = o->seed ? o->seed : (uint64_t)time(NULL) ^ (uint64_t)(hg_now_ms() * 1000);
   r->seed = seed;

@@ -409,7 +409,10 @@ static void destroy_plan(hg_blas_t *b, plan_t *p) {
     }                                                                                              \
   } while (0)
 
-static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, plan_t *p) {
+static hg_status_t set_scales(hg_blas_t *b, plan_t *p, const hg_blas_gemm_args_t *g);
+
+static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, const hg_blas_gemm_args_t *g,
+                              plan_t *p) {
   hg_status_t s = hg_ok();
   memset(p, 0, sizeof *p);
   p->key = *k;
@@ -454,6 +457,12 @@ static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, plan_t *p) {
     LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &sb,
                                              sizeof sb),
            "setting CUBLASLT_MATMUL_DESC_B_SCALE_MODE");
+    /* The scale vectors' pointers before the heuristic, as torch's scaled_gemm does: a vector
+     * or block scale mode with no pointer yet is a descriptor cuBLASLt may reject
+     * (AlgoGetHeuristic's CUBLAS_STATUS_INVALID_VALUE on an H100, cuBLASLt 13, when they
+     * were set only before each cublasLtMatmul). Each run sets them again. */
+    s = set_scales(b, p, g);
+    if (!hg_is_ok(&s)) goto fail;
   }
   if (k->fast_accum) {
     const int8_t on = 1;
@@ -671,11 +680,28 @@ hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
     return hg_error(HG_ERR_INVALID, "fp8 scaling %d is not known (hg_gemm_scale_t)", g.scale);
   if (g.scale && !key.scaled)
     return hg_error(HG_ERR_INVALID, "row- and block-wise scales are for fp8 operands");
-  if (g.scale == 2 && (g.scale_lda != g.m || g.scale_ldb != (g.k + 127) / 128))
+  /* cuBLAS "128-element 1D and 128x128 2D Block Scaling": the 1x128 scales (its B's, hopgen's
+   * A's) are M-major and packed; the 128x128 ones (its A's, hopgen's B's) K-major with a
+   * column stride that is a multiple of 4 (ceil(K / 128) rounded up to 4: hopgen's
+   * scale_ldb); M and N multiples of 4; scale pointers 16-byte aligned. */
+  const int64_t l4 = ((g.k + 127) / 128 + 3) / 4 * 4;
+  if (g.scale == 2 && (g.scale_lda != g.m || g.scale_ldb != l4))
     return hg_error(HG_ERR_UNSUPPORTED,
-                    "cuBLASLt takes block scales packed (scale_lda = M = %" PRId64
-                    ", scale_ldb = ceil(K / 128) = %" PRId64 "), not %" PRId64 " and %" PRId64,
-                    g.m, (g.k + 127) / 128, g.scale_lda, g.scale_ldb);
+                    "cuBLASLt takes 1x128 block scales packed (scale_lda = M = %" PRId64
+                    ") and 128x128 ones with a row stride of ceil(K / 128) rounded up to 4 "
+                    "(scale_ldb = %" PRId64 "), not %" PRId64 " and %" PRId64,
+                    g.m, l4, g.scale_lda, g.scale_ldb);
+  if (g.scale == 2 && (g.m % 4 || g.n % 4))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "cuBLASLt's block scaling needs M and N multiples of 4 (M = %" PRId64
+                    ", N = %" PRId64 ")",
+                    g.m, g.n);
+  if (g.scale && ((g.scale_a % 16) || (g.scale_b % 16)))
+    return hg_error(
+        HG_ERR_UNSUPPORTED,
+        "cuBLASLt's vector and block scales start 16-byte aligned (scale_a at 0x%" PRIx64
+        ", scale_b at 0x%" PRIx64 ")",
+        (uint64_t)g.scale_a, (uint64_t)g.scale_b);
   if (g.scale && (!g.scale_a || !g.scale_b))
     return hg_error(HG_ERR_INVALID, "%s-wise fp8 scales need both scale pointers",
                     g.scale == 1 ? "row" : "block");
@@ -689,7 +715,7 @@ hg_status_t hg_blas_gemm(hg_blas_t *b, const hg_blas_gemm_args_t *args) {
     p = &b->plans[b->next_victim];
     b->next_victim = (b->next_victim + 1) % HG_BLAS_PLANS;
     if (p->used) destroy_plan(b, p);
-    HG_TRY(build_plan(b, &key, p));
+    HG_TRY(build_plan(b, &key, &g, p));
   }
   if (key.scaled) HG_TRY(set_scales(b, p, &g));
   if (key.epilogue != HG_BLAS_EPI_NONE) HG_TRY(set_epilogue_pointers(b, p, &g));

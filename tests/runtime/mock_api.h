@@ -42,6 +42,9 @@ typedef struct mock_blas_state {
   int workspace_missing;
   int last_fast_accum;                      /* CUBLASLT_MATMUL_DESC_FAST_ACCUM of the last matmul */
   int last_scale_mode_a, last_scale_mode_b; /* A_SCALE_MODE / B_SCALE_MODE of the last matmul */
+  /* AlgoGetHeuristic refused a vector or block scale mode (INVALID_VALUE: pointers not yet on
+   * the descriptor, or misaligned) */
+  int scale_rejected;
 } mock_blas_state_t;
 
 typedef mock_blas_state_t *(*mock_blas_state_fn)(void);

@@ -309,6 +309,31 @@ static cublasStatus_t check(const struct desc *d, const struct layout *a, const 
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Vector and block scale modes as cuBLAS documents them for sm90 ("Outer Vector Scaling",
+ * "128-element 1D and 128x128 2D Block Scaling"): OUTER_VEC on both, or 1x128 / 128x128 on
+ * either side but not 128x128 on both; block modes need m and n multiples of 4; scale pointers
+ * 16-byte aligned. And, as the H100 run showed (AlgoGetHeuristic: INVALID_VALUE while hopgen
+ * set the pointers only before cublasLtMatmul), a vector or block mode needs its pointers on
+ * the descriptor when the heuristic runs. */
+static cublasStatus_t check_scale_modes(const struct desc *d, const uint64_t *mnk) {
+  const int ma = d->scale_mode_a, mb = d->scale_mode_b;
+  if (!ma && !mb) return CUBLAS_STATUS_SUCCESS;
+  const int outer = ma == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F &&
+                    mb == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  const int blk_a = ma == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F ||
+                    ma == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  const int blk_b = mb == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F ||
+                    mb == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  if (!outer && !(blk_a && blk_b)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (ma == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F &&
+      mb == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (!outer && (mnk[0] % 4 || mnk[1] % 4)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (!d->scale_a || !d->scale_b) return CUBLAS_STATUS_INVALID_VALUE;
+  if ((uintptr_t)d->scale_a % 16 || (uintptr_t)d->scale_b % 16) return CUBLAS_STATUS_INVALID_VALUE;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t CUBLASWINAPI cublasLtMatmulAlgoGetHeuristic(
     cublasLtHandle_t h, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t A,
     cublasLtMatrixLayout_t B, cublasLtMatrixLayout_t C, cublasLtMatrixLayout_t D,
@@ -324,7 +349,11 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulAlgoGetHeuristic(
   cublasStatus_t s =
       check((const struct desc *)desc, (const struct layout *)A, (const struct layout *)B,
             (const struct layout *)C, (const struct layout *)D, mnk);
-  if (s != CUBLAS_STATUS_SUCCESS) return s;
+  if (s == CUBLAS_STATUS_SUCCESS) s = check_scale_modes((const struct desc *)desc, mnk);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    if (s == CUBLAS_STATUS_INVALID_VALUE) state.scale_rejected++;
+    return s;
+  }
   memset(&results[0], 0, sizeof results[0]);
   results[0].algo.data[0] = 0x4D4F434B;
   for (int i = 0; i < 4; i++) results[0].algo.data[1 + i] = p->align[i];
@@ -418,18 +447,21 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
   double sa = 1.0, sb = 1.0;
   /* Scale modes (cuBLASLt's documented meaning, op(A) m x k, op(B) k x n): OUTER_VEC on both,
    * vectors of m and n; BLK128x128 on A with VEC128 on B: A's scale of block (i / 128, kb) at
-   * sA[(i / 128) * ceil(k / 128) + kb], B's of (kb, j) at sB[kb * n + j], each k-block's
-   * product scaled by both. Any other mix is refused, as cuBLASLt does on sm90. */
+   * sA[(i / 128) * L4 + kb] (K-major, L4 = ceil(k / 128) rounded up to 4), B's of (kb, j) at
+   * sB[kb * n + j], each k-block's product scaled by both. Other mixes are not modelled. */
   const int ma = d->scale_mode_a, mb = d->scale_mode_b;
   const int outer = ma == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F &&
                     mb == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
   const int block = ma == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F &&
                     mb == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
   if ((ma || mb) && !outer && !block) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (check_scale_modes(d, mnk) != CUBLAS_STATUS_SUCCESS) return CUBLAS_STATUS_INVALID_VALUE;
+  const uint64_t l4 = ((mnk[2] + 127) / 128 + 3) / 4 * 4;
   const float *va = NULL, *vb = NULL;
   if (outer || block) {
     const uint64_t kb = (mnk[2] + 127) / 128;
-    const size_t na = outer ? mnk[0] : (mnk[0] + 127) / 128 * kb, nb = outer ? mnk[1] : kb * mnk[1];
+    const size_t na = outer ? mnk[0] : ((mnk[0] + 127) / 128 - 1) * l4 + kb,
+                 nb = outer ? mnk[1] : kb * mnk[1];
     if (!d->scale_a || !d->scale_b || !in_range(d->scale_a, 4 * na) ||
         !in_range(d->scale_b, 4 * nb)) {
       state.out_of_range++;
@@ -471,7 +503,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDes
           part += load(ab, a->type, ia) * load(bb, b->type, ib);
           if (block && (p % 128 == 127 || p + 1 == k)) {
             const uint64_t q = p / 128;
-            part *= (double)va[(i / 128) * kbs + q] * vb[q * n + j];
+            part *= (double)va[(i / 128) * l4 + q] * vb[q * n + j];
           }
           if (!block || p % 128 == 127 || p + 1 == k) {
             acc += part;

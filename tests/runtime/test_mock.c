@@ -296,15 +296,19 @@ static hg_blas_gemm_args_t scaled_e4m3(int64_t m, int64_t n, int64_t k, hg_devpt
 /* fp8 row- and block-wise scales through cuBLASLt's scale modes: hopgen's layouts (kernels.h)
  * reach the mock's documented meaning (OUTER_VEC_32F on both; BLK128x128_32F on its A = hopgen's
  * B, VEC128_32F on its B = hopgen's A) and give hopgen's definition, computed here in double:
- * row D(i, j) = sa[i] sb[j] (A B)(i, j); block D(i, j) = sum_kb sa[kb M + i] sb[(j / 128) KB + kb]
- * (A B over kb)(i, j), K = 300 ending in a partial k-block, N = 160 in two column blocks. */
+ * row D(i, j) = sa[i] sb[j] (A B)(i, j); block D(i, j) = sum_kb sa[kb M + i] sb[(j / 128) L4 + kb]
+ * (A B over kb)(i, j), K = 300 ending in a partial k-block, N = 160 in two column blocks, B's
+ * scale rows ceil(K / 128) = 3 rounded up to L4 = 4 (cuBLAS's BLK128x128 layout). The scale
+ * pointers are on the descriptor before the heuristic (the mock refuses a vector mode without
+ * them, as cuBLASLt did on the H100); the rules' sentences: B's row stride, M and N multiples
+ * of 4. */
 static void test_blas_scale_modes(void) {
   hg_blas_t *blas = NULL;
   CHECK_OK(hg_blas_open(suite_rt, &blas));
   if (!blas) return;
-  enum { M = 48, N = 160, K = 300, KB = 3, NB = 2 };
+  enum { M = 48, N = 160, K = 300, KB = 3, L4 = 4, NB = 2 };
   static uint8_t ha[M * K], hb[N * K];
-  static float sa[KB * M], sb[N]; /* block: the first NB x KB of sb */
+  static float sa[KB * M], sb[N]; /* block: the first NB x L4 of sb */
   static uint16_t hd[M * N];
   uint64_t rng = 12345;
   for (int i = 0; i < M * K; i++) ha[i] = hgt_f32_to_fp8(hgt_rand_quarter(&rng) * 4, 0);
@@ -323,8 +327,10 @@ static void test_blas_scale_modes(void) {
   CHECK_OK(hg_rt_upload(suite_rt, dsb, sb, sizeof sb));
   for (int mode = 1; mode <= 2; mode++) {
     const hg_blas_gemm_args_t g =
-        scaled_e4m3(M, N, K, da, db, dd, dsa, dsb, mode, mode == 2 ? M : 0, mode == 2 ? KB : 0);
+        scaled_e4m3(M, N, K, da, db, dd, dsa, dsb, mode, mode == 2 ? M : 0, mode == 2 ? L4 : 0);
+    const int rejected = mock_blas()->scale_rejected;
     CHECK_OK(hg_blas_gemm(blas, &g));
+    CHECK_EQ(mock_blas()->scale_rejected, rejected);
     CHECK_EQ(mock_blas()->last_scale_mode_a, mode == 1 ? 3 : 5);
     CHECK_EQ(mock_blas()->last_scale_mode_b, mode == 1 ? 3 : 4);
     CHECK_OK(hg_rt_download(suite_rt, hd, dd, sizeof hd));
@@ -336,7 +342,7 @@ static void test_blas_scale_modes(void) {
           part += (double)hgt_e4m3_to_f32(ha[i * K + k]) * hgt_e4m3_to_f32(hb[j * K + k]);
           if (k % 128 == 127 || k + 1 == K) {
             const int kb = k / 128;
-            ref += mode == 2 ? part * sa[kb * M + i] * sb[(j / 128) * KB + kb] : part;
+            ref += mode == 2 ? part * sa[kb * M + i] * sb[(j / 128) * L4 + kb] : part;
             part = 0;
           }
         }
@@ -348,9 +354,16 @@ static void test_blas_scale_modes(void) {
     const double rel = sqrt(num / den);
     if (!(rel < 1e-2)) HG_FAIL("scale mode %d: relative error %.3g", mode, rel);
   }
-  /* block scales must be packed for cuBLASLt */
-  const hg_blas_gemm_args_t g = scaled_e4m3(M, N, K, da, db, dd, dsa, dsb, 2, M + 4, KB);
-  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "cuBLASLt takes block scales packed");
+  /* cuBLASLt's block layouts: A's scales packed, B's rows of L4 */
+  hg_blas_gemm_args_t g = scaled_e4m3(M, N, K, da, db, dd, dsa, dsb, 2, M + 4, L4);
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "1x128 block scales packed");
+  g.scale_lda = M;
+  g.scale_ldb = KB;
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "rounded up to 4 (scale_ldb = 4)");
+  g.scale_ldb = L4;
+  g.m = M - 2;
+  g.scale_lda = M - 2;
+  CHECK_ERR(hg_blas_gemm(blas, &g), HG_ERR_UNSUPPORTED, "M and N multiples of 4 (M = 46");
   hg_rt_free(suite_rt, da);
   hg_rt_free(suite_rt, db);
   hg_rt_free(suite_rt, dd);
