@@ -5,8 +5,10 @@
 # same mode beside it (--check prints both errors), then the accuracy table over K and the
 # benchmarks against cuBLASLt in the same mode (the fp8block and fp8row sets).
 # overlap: the accurate mode's promotions staggered between the two consumer warpgroups (",ps",
-# the heuristic's choice on cooperative tiles) against the same tiles in step, on the llm and
-# fp8 shapes, each checked and timed beside cuBLASLt in the same process, then a table.
+# the heuristic's choice on cooperative tiles) or with two partial sets (",pd", its choice with
+# block scales) against the same tiles without, on the llm and fp8 shapes (tensor scales also
+# on 128x128 coop tiles: plain, ps, pd), each checked and timed beside cuBLASLt in the same
+# process, then a table.
 #   scripts/gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all]
 set -u
 H=${1:?usage: gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all]}
@@ -77,12 +79,14 @@ if [ "$what" = overlap ] || [ "$what" = all ]; then
   # the heuristic's configuration (ps where it applies), then the same without ps; the config
   # comes from a generation without the GPU (hopgen gemm without --check/--bench)
   printf '%-22s %-8s %-40s %9s %9s %7s %10s\n' shape scale config hopgen cublaslt ratio rel_err
-  for sc in tensor row; do
+  for sc in tensor row block; do
     for mnk in "4096 7168 16384" "4096 2112 7168" "8192 8192 8192" "128 7168 2048" "4096 4096 4096" \
                "8192 28672 8192" "4096 24576 1536" "64 7168 16384" "2048 2048 65536"; do
       cfg=$("$H" gemm $mnk --type e4m3 --scale $sc 2>&1 | awk '$1 == "config" {sub(",$", "", $2); print $2}')
       [ -n "$cfg" ] || { echo "FAIL $mnk $sc: no configuration"; fails=$((fails+1)); continue; }
-      for c in "$cfg" "$(echo "$cfg" | sed 's/,ps//')"; do
+      extra=()
+      [ $sc = tensor ] && extra=(128x128x128,c2x1 128x128x128,c2x1,ps 128x128x128,c2x1,pd)
+      for c in "$cfg" "$(echo "$cfg" | sed -E 's/,p[sd]//')" "${extra[@]}"; do
         out=$("$H" gemm $mnk --type e4m3 --scale $sc --config "$c" --check --bench --iters 30 --json 2>&1)
         rc=$?
         runs=$((runs+1))

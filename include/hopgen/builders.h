@@ -356,7 +356,18 @@ typedef struct hg_mainloop {
    * keep the tensor cores busy while the other waits and adds (a short first group still
    * starts its partial sums from zero). */
   hg_val_t phase;
+  /* With promote (and no phase): acc_count more F32 variables, a second partial set. The loop
+   * then runs bodies of hg_mainloop_unroll(promote) k-blocks whose groups alternate between
+   * the two sets, each group added while the next one's MMAs run (wgmma.wait_group 1; one
+   * wait_group 0 per body), then the k-blocks left one by one as without it: the same sums in
+   * the same order. NULL: one partial set. */
+  const hg_val_t *partial2;
 } hg_mainloop_t;
+
+/* k-blocks per body with two partial sets: two groups, and at least 4 (block scales promote
+ * every k-block). */
+#define HG_MAINLOOP_MAX_UNROLL 8
+int hg_mainloop_unroll(int promote);
 
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r);

@@ -501,17 +501,23 @@ typedef struct hg_gemm_config {
    * (deterministic) before the epilogue; 0 or 1: none, 2..64 (text ",kS"). */
   int splits;
   /* fp8's accurate accumulation: how promotions overlap the MMAs (HG_PROMOTE_* flags; 0: each
-   * consumer waits for its group's MMAs, then adds them, both consumers in step). Text ",ps";
-   * printed only when not 0. */
+   * consumer waits for its group's MMAs, then adds them, both consumers in step). Text ",ps"
+   * (stagger) or ",pd" (double); printed only when not 0. */
   int promote_overlap;
 } hg_gemm_config_t;
 /* Cooperative tiles (two consumer warpgroups): the second promotes half a group after the
  * first (its first group is promote - promote / 2 k-blocks), so one warpgroup's MMAs keep the
  * tensor cores busy while the other waits and adds. Needs fp8_promote >= 2. Changes which
  * k-blocks share a group for the second warpgroup's rows; results stay bitwise repeatable.
- * (Two partial sets alternating, a promotion waiting only for the group before with
- * wgmma.wait_group 1, make ptxas serialize every wgmma: docs/fp8.md.) */
+ */
 #define HG_PROMOTE_STAGGER 1
+/* A second partial set: the k-loop runs bodies of two groups or more (4 k-blocks for a
+ * promotion every k-block, i.e. block scales; 2 x fp8_promote otherwise, so fp8_promote <= 4)
+ * whose groups alternate between the sets, each added while the next group's MMAs run;
+ * one drain (wgmma.wait_group 0) per body instead of one per group. Three accumulator sets
+ * (hg_gemm_config_check refuses tiles that would spill). The same sums in the same order.
+ * Not with STAGGER. */
+#define HG_PROMOTE_DOUBLE 2
 
 /* The f32-accumulating reference: dref (packed f32, batch x M x N) = alpha * A x B + beta *
  * C, one thread per output through 16x16 shared-memory tiles; grid (ceil(N/16),
@@ -529,7 +535,7 @@ int hg_gen_bias_act_chunk(const hg_gemm_problem_t *p);
 
 /* Text form "128x256x64,c2x1,s4,coop,m8,e64,k4,ps,tma-wgmma": tile, cluster, stages, schedule
  * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), split-K (printed only
- * when > 1), staggered promotions (ps, printed only when set), mainloop (printed only
+ * when > 1), promotion overlap (ps or pd, printed only when set), mainloop (printed only
  * when not auto). Fields after the tile may be omitted (defaults: c1x1,s4,coop,m8,e0,k1,auto). */
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);

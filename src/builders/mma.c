@@ -229,36 +229,98 @@ void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n) {
 
 /* ---------------------------------------------------------------- the main loop */
 
-/* partial into acc after a group's MMAs are done: acc += partial, or with block scales acc +=
- * partial * f[row's factor] (the fragment's value v of atom (im, in) sits in row half
- * (v / 2) % 2 of the warp's 16 rows: PTX ISA "Matrix fragments for wgmma .m64nNk*"). */
-static void promote_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
-                            const hg_val_t *f) {
+/* src (a partial set whose MMAs are done) into acc: acc += src, or with block scales acc +=
+ * src * f[row's factor] (the fragment's value v of atom (im, in) sits in row half (v / 2) % 2
+ * of the warp's 16 rows: PTX ISA "Matrix fragments for wgmma .m64nNk*"). */
+static void add_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                        const hg_val_t *src, const hg_val_t *f) {
   const hg_tiled_mma_t *tm = &ml->mma->tm;
   const int acc_regs = tm->atom.acc_regs;
-  hg_mma_builder_wait(b, ml->mma, 0);
   for (int v = 0; v < ml->mma->acc_count; v++) {
     if (f) {
       const int im = (v / acc_regs) % tm->atoms_m, half = (v % acc_regs / 2) % 2;
-      hg_b_assign(b, acc[v], hg_b_ffma(b, ml->partial[v], f[2 * im + half], acc[v]));
+      hg_b_assign(b, acc[v], hg_b_ffma(b, src[v], f[2 * im + half], acc[v]));
     } else {
-      hg_b_assign(b, acc[v], hg_b_bin(b, HG_FADD, acc[v], ml->partial[v]));
+      hg_b_assign(b, acc[v], hg_b_bin(b, HG_FADD, acc[v], src[v]));
     }
   }
+}
+
+/* partial into acc after a group's MMAs are done. */
+static void promote_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                            const hg_val_t *f) {
+  hg_mma_builder_wait(b, ml->mma, 0);
+  add_partial(b, ml, acc, ml->partial, f);
+}
+
+/* Two partial sets, the k-loop unrolled by `unroll` k-blocks (two groups or more, alternating
+ * between the sets): each group is added once the next group's first k-block is issued
+ * (wgmma.wait_group 1), and the body ends with wait_group 0 and the last group's add, so that
+ * no MMA is in flight across the loop's back edge. ptxas serializes every wgmma of the kernel
+ * (C7514) when a set written by a wgmma issued before a back edge is read after it, even
+ * behind wait_group 1; within one iteration it keeps them asynchronous (what FlashAttention-3's
+ * intra-warpgroup overlap relies on). The sums and their order are those of the plain loop. */
+static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                            hg_pipe_pos_t pos, hg_val_t iters, int unroll, hg_val_t wm,
+                            const hg_roles_t *r) {
+  const hg_mma_builder_t *m = ml->mma;
+  const int p = ml->promote;
+  hg_val_t f[HG_MAINLOOP_MAX_UNROLL][2 * HG_GMMA_MAX_BLOCKS], stage[HG_MAINLOOP_MAX_UNROLL];
+  hg_val_t it = hg_b_for(b, i32(b, 0), iters, i32(b, 1));
+  {
+    hg_val_t base = hg_b_bin(b, HG_MUL, it, i32(b, unroll));
+    for (int j = 0; j < unroll; j++) {
+      const int g = j / p; /* the body's group: sets alternate */
+      const hg_val_t *set = g % 2 ? ml->partial2 : ml->partial;
+      hg_val_t kb = j ? hg_b_bin(b, HG_ADD, base, i32(b, j)) : base;
+      if (ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f[j]);
+      hg_pipe_wait(b, ml->pipe, pos);
+      if (ml->fence_proxy) hg_b_fence_proxy_async(b);
+      /* the stage's index now: pos.stage moves on with the ring */
+      stage[j] = hg_b_var(b, HG_T_I32, pos.stage);
+      hg_mma_builder_kblock(b, m, set, wm, hg_smem_ring_addr(b, ml->ring_a, pos.stage),
+                            hg_smem_ring_addr(b, ml->ring_b, pos.stage), hg_b_pred(b, j % p != 0),
+                            r);
+      if (j > 0) {
+        /* the previous k-block's MMAs are done: its stage is free, and when this k-block
+         * starts a group, the group before is complete */
+        hg_mma_builder_wait(b, m, 1);
+        hg_pipe_release(b, ml->pipe, stage[j - 1], ml->cluster, r->lane);
+        if (j % p == 0)
+          add_partial(b, ml, acc, (g - 1) % 2 ? ml->partial2 : ml->partial,
+                      ml->kblock_scales ? f[j - 1] : NULL);
+      }
+      hg_pipe_advance(b, ml->pipe, pos);
+    }
+    hg_mma_builder_wait(b, m, 0);
+    hg_pipe_release(b, ml->pipe, stage[unroll - 1], ml->cluster, r->lane);
+    add_partial(b, ml, acc, (unroll / p - 1) % 2 ? ml->partial2 : ml->partial,
+                ml->kblock_scales ? f[unroll - 1] : NULL);
+  }
+  hg_b_endfor(b);
+}
+
+int hg_mainloop_unroll(int promote) {
+  return promote == 1 ? 4 : 2 * promote;
 }
 
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r) {
   const hg_mma_builder_t *m = ml->mma;
   const bool promote = ml->promote > 0, phased = !hg_val_is_none(ml->phase);
+  const bool dbl = promote && ml->partial2;
+  const int unroll = dbl ? hg_mainloop_unroll(ml->promote) : 0;
   if ((promote && (!m->async || !ml->partial || (ml->kblock_scales && ml->promote != 1) ||
                    m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) ||
-      (phased && !promote)) {
+      (phased && !promote) || (ml->partial2 && (!promote || phased)) ||
+      unroll > HG_MAINLOOP_MAX_UNROLL) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "promotion every %d k-blocks needs a wgmma kind, a partial "
                                 "accumulator set, and (with block scales) a promotion every "
-                                "k-block; a promotion phase needs promotions",
-                                ml->promote));
+                                "k-block; a promotion phase or a second partial set needs "
+                                "promotions, not both, and two sets at most %d k-blocks "
+                                "unrolled",
+                                ml->promote, HG_MAINLOOP_MAX_UNROLL));
     return;
   }
   /* The MMAs' destination: acc itself, or the partial set promoted into it. */
@@ -275,7 +337,14 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   }
   /* k-blocks in the partial sums; a phase counts some of the unit's first group as done */
   if (promote) group = hg_b_var(b, HG_T_I32, phased ? ml->phase : i32(b, 0));
-  hg_val_t kb = hg_b_for(b, i32(b, 0), kblocks, i32(b, 1));
+  /* two partial sets: whole bodies of `unroll` k-blocks, then the rest one by one */
+  hg_val_t first = i32(b, 0);
+  if (dbl) {
+    hg_val_t iters = hg_b_bin(b, HG_DIV_U, kblocks, i32(b, unroll));
+    mainloop_double(b, ml, acc, pos, iters, unroll, wm, r);
+    first = hg_b_var(b, HG_T_I32, hg_b_bin(b, HG_MUL, iters, i32(b, unroll)));
+  }
+  hg_val_t kb = hg_b_for(b, first, kblocks, i32(b, 1));
   {
     /* Block scales first: their loads are in flight during the wait and the MMAs. */
     hg_val_t f[2 * HG_GMMA_MAX_BLOCKS];
@@ -298,7 +367,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
       hg_b_assign(b, sd, hg_b_pred(b, true));
       /* Keep this k-block's MMAs in flight; the previous k-block's are done reading. */
       hg_mma_builder_wait(b, m, 1);
-      hg_b_if(b, hg_b_cmp(b, HG_GT_S, kb, i32(b, 0)));
+      hg_b_if(b, hg_b_cmp(b, HG_GT_S, kb, first));
       hg_pipe_release(b, ml->pipe, prev, ml->cluster, r->lane);
       hg_b_endif(b);
       hg_b_assign(b, prev, pos.stage);
@@ -320,6 +389,9 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   hg_b_endfor(b);
   if (m->async) {
     hg_mma_builder_wait(b, m, 0);
+    /* the last k-block's stage (none when the unrolled bodies took every k-block) */
+    if (dbl) hg_b_if(b, hg_b_cmp(b, HG_GT_S, kblocks, first));
     hg_pipe_release(b, ml->pipe, prev, ml->cluster, r->lane);
+    if (dbl) hg_b_endif(b);
   }
 }

@@ -222,12 +222,18 @@ int hg_gemm_promote(const hg_gemm_problem_t *p) {
              : 0;
 }
 
+/* Accumulator sets a consumer thread holds: the f32 one, a partial one when partial sums are
+ * promoted, a second partial one with HG_PROMOTE_DOUBLE. */
+static int acc_sets(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  return !hg_gemm_promote(p) ? 1 : c->promote_overlap & HG_PROMOTE_DOUBLE ? 3 : 2;
+}
+
 /* Accumulators one consumer thread holds: its share of the tile (a warpgroup's 128 threads
- * per consumer region), twice when partial sums are promoted. */
+ * per consumer region), once per set. */
 static int acc_per_thread(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   const int consumers = c->schedule == HG_SCHED_PINGPONG ? 1 : (c->tile_m >= 128 ? 2 : 1);
   const int64_t one = (int64_t)c->tile_m * c->tile_n / (128 * consumers);
-  return (int)(hg_gemm_promote(p) ? 2 * one : one);
+  return (int)(acc_sets(p, c) * one);
 }
 
 /* Two consumer warpgroups share each tile (cooperative, 128 rows or more). */
@@ -536,14 +542,20 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "per row and k-block) and tile N must divide 128 (one scale of B per tile "
                     "and k-block): 16, 32, 64 or 128",
                     c->tile_m, c->tile_n, c->tile_k);
-  if (c->promote_overlap < 0 || c->promote_overlap > HG_PROMOTE_STAGGER)
+  if (c->promote_overlap < 0 || c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE))
     return hg_error(HG_ERR_INVALID,
-                    "promotion overlap %d is not known (0, or HG_PROMOTE_STAGGER 1)",
+                    "promotion overlap %d is not known (0, HG_PROMOTE_STAGGER 1 or "
+                    "HG_PROMOTE_DOUBLE 2)",
                     c->promote_overlap);
+  if (c->promote_overlap == (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE))
+    return hg_error(HG_ERR_INVALID,
+                    "staggered promotions (ps) and two partial sets (pd) do not combine: the "
+                    "unrolled bodies of pd put every group boundary at the same k-block for "
+                    "both consumers");
   if (c->promote_overlap && !hg_gemm_promote(p))
     return hg_error(HG_ERR_INVALID,
-                    "staggered promotions (ps) apply to fp8's accurate accumulation, and this "
-                    "GEMM promotes nothing (%s)",
+                    "a promotion overlap (ps, pd) applies to fp8's accurate accumulation, and "
+                    "this GEMM promotes nothing (%s)",
                     is8(p->a_type) ? "--fp8-accum fast" : "16-bit operands");
   if ((c->promote_overlap & HG_PROMOTE_STAGGER) && !two_consumers(c))
     return hg_error(HG_ERR_INVALID,
@@ -555,14 +567,24 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "staggered promotions (ps) offset the second warpgroup by half a group, and a "
                     "promotion every k-block (fp8_promote 1%s) has no half",
                     p->scale == HG_SCALE_BLOCK ? ", block-wise scales" : "");
-  if (hg_gemm_promote(p) && acc_per_thread(p, c) > promote_acc_max(p))
+  if ((c->promote_overlap & HG_PROMOTE_DOUBLE) &&
+      hg_mainloop_unroll(hg_gemm_promote(p)) > HG_MAINLOOP_MAX_UNROLL)
+    return hg_error(HG_ERR_INVALID,
+                    "two partial sets (pd) unroll the k-loop by two groups: fp8_promote %d "
+                    "would be %d k-blocks, over the %d the builder unrolls (fp8_promote 1..%d)",
+                    hg_gemm_promote(p), hg_mainloop_unroll(hg_gemm_promote(p)),
+                    HG_MAINLOOP_MAX_UNROLL, HG_MAINLOOP_MAX_UNROLL / 2);
+  if (hg_gemm_promote(p) && acc_per_thread(p, c) > promote_acc_max(p)) {
+    const int sets = acc_sets(p, c);
     return hg_error(HG_ERR_UNSUPPORTED,
-                    "a %dx%d %s tile with fp8's accurate accumulation holds two accumulator sets "
+                    "a %dx%d %s tile with fp8's accurate accumulation holds %s accumulator sets "
                     "of %d registers a consumer thread, over the %d that fit without spilling; "
-                    "use a narrower tile (e.g. 128x128 coop or 64-row ping-pong) or "
+                    "use a narrower tile (e.g. 128x128 coop or 64-row ping-pong)%s or "
                     "--fp8-accum fast",
                     c->tile_m, c->tile_n, c->schedule == HG_SCHED_PINGPONG ? "ping-pong" : "coop",
-                    acc_per_thread(p, c) / 2, promote_acc_max(p));
+                    sets == 3 ? "three (two partial sets: pd)" : "two", acc_per_thread(p, c) / sets,
+                    promote_acc_max(p), sets == 3 ? ", one partial set (no pd)" : "");
+  }
   const int ed = hg_dtype_bytes(p->d_type);
   if (c->epi_n < 0 ||
       (c->epi_n != 0 && (c->tile_n % c->epi_n != 0 || c->epi_n % (ed == 2 ? 16 : 8) != 0 ||
@@ -602,7 +624,10 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                   c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
-                  c->promote_overlap & HG_PROMOTE_STAGGER ? ",ps" : "",
+                  c->promote_overlap == HG_PROMOTE_STAGGER  ? ",ps"
+                  : c->promote_overlap == HG_PROMOTE_DOUBLE ? ",pd"
+                  : c->promote_overlap                      ? ",p?"
+                                                            : "",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
@@ -677,13 +702,13 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       kind = EPI;
     } else if (tok[0] == 'k' && parse_ints(tok + 1, &c.splits, 1)) {
       kind = SPLITS;
-    } else if (!strcmp(tok, "ps")) {
+    } else if (!strcmp(tok, "ps") || !strcmp(tok, "pd")) {
       kind = OVERLAP;
-      c.promote_overlap = HG_PROMOTE_STAGGER;
+      c.promote_overlap = tok[1] == 's' ? HG_PROMOTE_STAGGER : HG_PROMOTE_DOUBLE;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, ps or a mainloop such as tma-wgmma, separated by "
+                      "mG|nG, eN, kS, ps|pd or a mainloop such as tma-wgmma, separated by "
                       "single commas)",
                       text, tok);
     }
@@ -754,13 +779,17 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
 }
 
 /* Staggered promotions wherever two consumer warpgroups share the tile and a group has two
- * k-blocks or more: no registers, no extra instructions. Unmeasured on the GPU as written:
- * scripts/gemm-fp8.sh overlap times the tiles with and without. */
+ * k-blocks or more (no registers, no extra instructions); with a promotion every k-block
+ * (block scales), where nothing can be staggered, two partial sets where the third set fits
+ * (one drain per 4 k-blocks instead of one per k-block). Unmeasured on the GPU as written:
+ * scripts/gemm-fp8.sh overlap times the tiles each way. */
 static void promote_overlap(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
+  c->promote_overlap = 0;
+  if (!hg_gemm_promote(p)) return;
   hg_gemm_config_t t = *c;
-  t.promote_overlap = HG_PROMOTE_STAGGER;
+  t.promote_overlap = hg_gemm_promote(p) == 1 ? HG_PROMOTE_DOUBLE : HG_PROMOTE_STAGGER;
   hg_status_t ok = hg_gemm_config_check(p, &t);
-  c->promote_overlap = hg_gemm_promote(p) && hg_is_ok(&ok) ? HG_PROMOTE_STAGGER : 0;
+  if (hg_is_ok(&ok)) c->promote_overlap = t.promote_overlap;
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
@@ -880,12 +909,13 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
         if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
         n = add_fitting(&p, c, out, cap, n);
-        /* fp8's accurate accumulation: staggered promotions too, where they apply */
-        if (hg_gemm_promote(&p) && two_consumers(&c) && hg_gemm_promote(&p) >= 2) {
-          c.promote_overlap = HG_PROMOTE_STAGGER;
+        /* fp8's accurate accumulation: each promotion overlap too, where it applies (the
+         * check refuses the rest) */
+        for (int ov = HG_PROMOTE_STAGGER; hg_gemm_promote(&p) && ov <= HG_PROMOTE_DOUBLE; ov++) {
+          c.promote_overlap = ov;
           n = add_fitting(&p, c, out, cap, n);
-          c.promote_overlap = 0;
         }
+        c.promote_overlap = 0;
       }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
    * quarter of 132 SMs) and each split keeps 256 of K or more. */

@@ -100,17 +100,19 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
                              ? hg_b_select(b, hg_b_cmp(b, HG_EQ, r->consumer, i32(x, 1)),
                                            i32(x, promote / 2), i32(x, 0))
                              : HG_NONE;
-  const hg_mainloop_t ml = {.mma = &x->g->mma,
-                            .pipe = &x->pipe,
-                            .ring_a = &x->ring_a,
-                            .ring_b = &x->ring_b,
-                            .cluster = &x->cl,
-                            .fence_proxy = !x->k->a_tma || !x->k->b_tma,
-                            .promote = hg_gemm_promote(&x->k->problem),
-                            .partial = partial,
-                            .kblock_scales = block ? hg_block_scales_load : NULL,
-                            .scales_ctx = &bs,
-                            .phase = phase};
+  const hg_mainloop_t ml = {
+      .mma = &x->g->mma,
+      .pipe = &x->pipe,
+      .ring_a = &x->ring_a,
+      .ring_b = &x->ring_b,
+      .cluster = &x->cl,
+      .fence_proxy = !x->k->a_tma || !x->k->b_tma,
+      .promote = hg_gemm_promote(&x->k->problem),
+      .partial = partial,
+      .kblock_scales = block ? hg_block_scales_load : NULL,
+      .scales_ctx = &bs,
+      .phase = phase,
+      .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + x->g->mma.acc_count : NULL};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);
@@ -233,8 +235,10 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   hg_roles_producer(b, &x->roles);
   emit_producer(x);
   hg_roles_consumer(b, &x->roles);
-  /* fp8's promotion: a second set for the partial sums, after the f32 ones */
-  const int sets = hg_gemm_promote(p) ? 2 : 1, n = g->mma.acc_count;
+  /* fp8's promotion: a set for the partial sums after the f32 ones, and a second one with
+   * HG_PROMOTE_DOUBLE */
+  const int sets = !hg_gemm_promote(p) ? 1 : k->config.promote_overlap & HG_PROMOTE_DOUBLE ? 3 : 2;
+  const int n = g->mma.acc_count;
   *acc = malloc(sizeof(hg_val_t) * (size_t)(n * sets));
   if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
   for (int i = 0; i < n * sets; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);

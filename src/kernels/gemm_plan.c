@@ -120,9 +120,10 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
       snprintf(split + strlen(split), sizeof split - strlen(split), "_p%d", hg_gemm_promote(p));
     else
       snprintf(split + strlen(split), sizeof split - strlen(split), "_fast");
-    /* the consumers' promotions staggered */
-    if (c->promote_overlap & HG_PROMOTE_STAGGER)
-      snprintf(split + strlen(split), sizeof split - strlen(split), "_ps");
+    /* the promotions' overlap: staggered consumers, two partial sets */
+    if (c->promote_overlap)
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_%s",
+               c->promote_overlap == HG_PROMOTE_STAGGER ? "ps" : "pd");
   }
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),

@@ -265,7 +265,12 @@ ok "_p4_ps" gemm 4096 4096 4096 --type e4m3 --config 128x128x128,c2x1,ps
 bad 1 "need two consumer warpgroups on one tile" gemm 4096 4096 4096 --type e4m3 --config 64x128x128,pp,ps
 bad 1 "this GEMM promotes nothing (--fp8-accum fast)" gemm 4096 4096 4096 --type e4m3 --fp8-accum fast --config 128x128x128,ps
 bad 1 "has no half" gemm 4096 4096 4096 --type e4m3 --scale block --config 128x128x128,ps
-bad 2 "unknown field 'pd'" gemm 4096 4096 4096 --type e4m3 --config 128x128x128,pd
+bad 2 "unknown field 'px'" gemm 4096 4096 4096 --type e4m3 --config 128x128x128,px
+# two partial sets (the heuristic's choice with block scales where the third set fits)
+ok "_sblk_pd" gemm 4096 7168 16384 --type e4m3 --scale block
+ok "_p4_pd" gemm 4096 4096 4096 --type e4m3 --config 128x128x128,c2x1,pd
+bad 1 "three (two partial sets: pd) accumulator sets" gemm 4096 4096 4096 --type e4m3 --config 128x192x128,c2x1,pd
+bad 1 "fp8_promote 1..4" gemm 4096 4096 4096 --type e4m3 --fp8-promote 8 --config 128x128x128,pd
 # fp8 scaling: row-wise (epilogue vectors), block-wise (1x128 / 128x128 in the main loop)
 ok "_srow_p4" gemm 4096 4096 4096 --type e4m3 --scale row
 ok "_sblk" gemm 4096 7168 16384 --type e4m3 --scale block

@@ -454,6 +454,10 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x176x128,c2x1,s4,ps", 4096 + 64);
   fp8_promote = 0;
   add_gemm_k(HG_E4M3, HG_E5M2, HG_F32, true, true, false, "256x64x128,c1x1,s4,ps", 4096);
+  /* two partial sets: unrolled bodies of two groups, then the k-blocks left */
+  fp8_promote = 2;
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4,pd", 4096 + 64);
+  fp8_promote = 0;
   /* fp8 row-wise scales (epilogue vectors) and block-wise ones (main loop), split-K too */
   fp8_scale = HG_SCALE_ROW;
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x176x128,c2x1,s4", 4096);
@@ -462,6 +466,7 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4", 4112);
   add_gemm_k(HG_E5M2, HG_E4M3, HG_F16, true, true, false, "64x128x128,pp,s5", 4096);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x64x128,s4,k3", 16384);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4,pd", 4112);
   fp8_scale = HG_SCALE_TENSOR;
   /* The other three mainloops of the builders layer, every layout, with aligned operands
    * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 2-byte register copies for

@@ -875,14 +875,16 @@ static void test_fp8_stagger(void) {
   CHECK(strstr(text, ",ps") != NULL);
   CHECK_ERR(hg_gemm_config_parse("128x128x128,ps,ps", &c), HG_ERR_PARSE,
             "gives the promotion overlap twice");
-  CHECK_ERR(hg_gemm_config_parse("128x128x128,pd", &c), HG_ERR_PARSE, "ps or a mainloop");
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,px", &c), HG_ERR_PARSE, "ps|pd or a mainloop");
   CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4", &c));
   hg_gemm_config_print(&c, text, sizeof text);
   CHECK(strstr(text, "ps") == NULL);
   hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
   CHECK_OK(hg_gemm_problem_normalize(&p));
-  c.promote_overlap = 2;
-  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 2 is not known");
+  c.promote_overlap = 4;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 4 is not known");
+  c.promote_overlap = HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "do not combine");
   CHECK_OK(hg_gemm_config_parse("64x128x128,pp,ps", &c));
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "need two consumer warpgroups");
   CHECK_OK(hg_gemm_config_parse("64x128x128,ps", &c));
@@ -921,13 +923,13 @@ static void test_fp8_stagger(void) {
       CHECK_OK(hg_gemm_config_check(&q, &c));
       if (c.promote_overlap) check_generates(&q, &c);
     }
-  /* the tuner tries each two-consumer accurate tile both ways */
+  /* the tuner tries each two-consumer accurate tile both ways (and pd where it fits) */
   hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
   const int k = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
   CHECK(k > 0 && k < HG_GEMM_TUNE_MAX);
   int staggered = 0;
   for (int i = 0; i < k; i++)
-    if (space[i].promote_overlap) {
+    if (space[i].promote_overlap == HG_PROMOTE_STAGGER) {
       staggered++;
       bool plain = false;
       for (int j = 0; j < k; j++) {
@@ -963,6 +965,82 @@ static void test_fp8_stagger(void) {
     }
     CHECK_EQ(selp[1], selp[0] + 1);
     CHECK_EQ(andp[1], andp[0] + 1);
+  }
+}
+
+/* Two partial sets (HG_PROMOTE_DOUBLE, ",pd"): the text form, the rules and their sentences
+ * (not with ps, fp8_promote 1..4, three sets within the register budget), the heuristic takes
+ * it for block scales where the third set fits, and each kernel (named _pd) assembles without
+ * spills or serialized wgmma and holds the unrolled bodies: (unroll + 1) times the plain
+ * kernel's wgmma instructions (the body, then the k-blocks left one by one). */
+static void test_fp8_double(void) {
+  hg_gemm_config_t c;
+  char text[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4,pd", &c));
+  CHECK_EQ(c.promote_overlap, HG_PROMOTE_DOUBLE);
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK(strstr(text, ",pd") != NULL);
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,ps,pd", &c), HG_ERR_PARSE,
+            "gives the promotion overlap twice");
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  p.fp8_promote = 8;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,pd", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "fp8_promote 1..4");
+  p.fp8_promote = 4;
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  CHECK_OK(hg_gemm_config_parse("128x192x128,pd", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "three (two partial sets: pd)");
+  hg_gemm_problem_t q = problem(4096, 4096, 4096, HG_E4M3);
+  q.scale = HG_SCALE_ROW; /* 176 a thread: 3 x 64 is over */
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,pd", &c));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "over the 176");
+  /* the heuristic: pd with block scales on DeepSeek-V3's projections where the set fits */
+  static const int64_t mnk[][3] = {{4096, 7168, 16384}, {128, 7168, 2048}, {64, 2112, 7168}};
+  for (size_t i = 0; i < sizeof mnk / sizeof mnk[0]; i++) {
+    q = problem(mnk[i][0], mnk[i][1], mnk[i][2], HG_E4M3);
+    q.scale = HG_SCALE_BLOCK;
+    CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    hg_gemm_config_t t = c;
+    t.promote_overlap = HG_PROMOTE_DOUBLE;
+    hg_status_t fits = hg_gemm_config_check(&q, &t);
+    CHECK_EQ(c.promote_overlap, hg_is_ok(&fits) ? HG_PROMOTE_DOUBLE : 0);
+  }
+  /* the kernels against the same tiles without pd */
+  static const struct {
+    hg_gemm_scale_t scale;
+    int promote;
+    const char *config;
+    int unroll;
+  } kernels[] = {
+      {HG_SCALE_BLOCK, 0, "128x128x128,c2x1,s4", 4}, {HG_SCALE_BLOCK, 0, "64x128x128,pp,s5", 4},
+      {HG_SCALE_BLOCK, 0, "128x64x128,s4,k3", 4},    {HG_SCALE_TENSOR, 4, "128x128x128,c2x1,s4", 8},
+      {HG_SCALE_TENSOR, 3, "64x128x128,pp,s4", 6},   {HG_SCALE_TENSOR, 1, "128x64x128,c1x2,s6", 4},
+      {HG_SCALE_ROW, 2, "128x64x128,c2x1,s4", 4}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    int wgmmas[2] = {0};
+    for (int pd = 0; pd < 2; pd++) {
+      q = problem(1000, 3000, 4112, HG_E4M3);
+      q.scale = kernels[i].scale;
+      q.fp8_promote = kernels[i].promote;
+      CHECK_OK(hg_gemm_problem_normalize(&q));
+      CHECK_OK(hg_gemm_config_parse(kernels[i].config, &c));
+      c.promote_overlap = pd ? HG_PROMOTE_DOUBLE : 0;
+      CHECK_OK(hg_gemm_config_check(&q, &c));
+      if (pd) check_generates(&q, &c);
+      hg_gemm_kernel_t kk;
+      hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &kk);
+      CHECK_OK(st);
+      if (!hg_is_ok(&st)) continue;
+      if (pd && !strstr(kk.k.name, "_pd")) HG_FAIL("%s: no _pd", kk.k.name);
+      wgmmas[pd] = count(kk.k.ptx.data, "wgmma.mma_async");
+      hg_gemm_kernel_free(&kk);
+    }
+    if (wgmmas[1] != (kernels[i].unroll + 1) * wgmmas[0])
+      HG_FAIL("%s: %d wgmma with pd, %d without (unroll %d)", kernels[i].config, wgmmas[1],
+              wgmmas[0], kernels[i].unroll);
   }
 }
 
@@ -1289,6 +1367,7 @@ int main(void) {
   HG_RUN(test_split_k);
   HG_RUN(test_fp8_accum);
   HG_RUN(test_fp8_stagger);
+  HG_RUN(test_fp8_double);
   HG_RUN(test_fp8_scaling);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
