@@ -445,8 +445,8 @@ static hg_status_t run_blas(void *v) {
 }
 
 /* How many operand sets the timed runs rotate among (rot_t), and the extra sets' buffers. */
-static hg_status_t rot_setup(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p, const bufs_t *b,
-                             uint64_t seed, rot_t *r) {
+static hg_status_t rot_setup(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t *p,
+                             const bufs_t *b, uint64_t seed, rot_t *r) {
   memset(r, 0, sizeof *r);
   r->n = 1;
   r->a[0] = b->a;
