@@ -4,9 +4,9 @@
 # mainloops, batches with beta, fewer k-blocks than splits, fp8 and epilogue chains; then the
 # splitk shape set timed against cuBLASLt at several split counts, for the heuristic to
 # learn from (sweep2: the compact sweep of tile x splits on the splitk and decode shapes).
-#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|all]
+#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]
 set -u
-H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|all]}
+H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]}
 what=${2:-all}
 fails=0; runs=0
 run() { # one --check, one line
@@ -65,6 +65,36 @@ if [ "$what" = decode-sweep ]; then
         cfg=$tile; [ $k -gt 1 ] && cfg=$cfg,k$k
         r=$("$H" gemm $mnk --config $cfg --bench --iters 20 2>&1 | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
         [ -n "$r" ] && echo "$mnk $cfg :: $r"
+      done
+    done
+  done
+  exit 0
+fi
+if [ "$what" = clusters ]; then
+  # few-tile shapes: tile x cluster x splits (one wave of units, and half of one), the most
+  # stages up to 8: whether multicast (less L2 traffic for the operand the tiles share) pays
+  sms=${SMS:-132}
+  for mnk in ${SPLIT_SHAPES:-"128 128 32768" "512 512 16384" "64 1024 65536" "192 320 40000" \
+             "256 256 16384" "96 768 32768" "384 640 12288"}; do
+    set -- $mnk; m=$1; n=$2
+    for tile in 64x128 128x128 128x64 64x256 128x256; do
+      tm=${tile%x*}; tn=${tile#*x}
+      tiles=$(( (m + tm - 1) / tm * ((n + tn - 1) / tn) ))
+      for cl in c1x1 c2x1 c1x2; do
+        # a cluster needs two tiles along its direction
+        [ $cl = c2x1 ] && [ $(( (m + tm - 1) / tm )) -lt 2 ] && continue
+        [ $cl = c1x2 ] && [ $(( (n + tn - 1) / tn )) -lt 2 ] && continue
+        full=$(( sms / tiles )); [ $full -gt 64 ] && full=64
+        for k in $full $(( full / 2 )); do
+          [ $k -lt 2 ] && continue
+          for st in 8 6 4; do
+            cfg=${tile}x64,$cl,s$st,k$k
+            out=$("$H" gemm $mnk --config $cfg --bench --iters 30 2>&1) || continue
+            r=$(echo "$out" | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
+            echo "$mnk $cfg tiles $tiles :: $r"
+            break
+          done
+        done
       done
     done
   done
