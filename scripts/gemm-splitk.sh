@@ -104,7 +104,7 @@ if [ "$what" = decode2 ]; then
   # decode shapes: weight tile widths x split counts where the units make one or two waves,
   # the most stages up to 8; hopgen's time, cuBLASLt's, and the memory line (A+B+D bytes over
   # time against the D2D copy), timed over rotated operand sets past the L2
-  sms=${SMS:-132}
+  sms=${SMS:-132}; ty=${TYPE:-bf16}; tk=64; [ "$ty" = e4m3 ] || [ "$ty" = e5m2 ] && tk=128
   for mnk in ${DECODE_SHAPES:-"1 7168 2048" "8 7168 2048" "24 7168 2048" "48 7168 2048" "1 2048 7168" \
              "8 2048 7168" "24 2048 7168" "1 28672 4096" "8 28672 4096" "1 4096 28672" "8 4096 28672"}; do
     set -- $mnk; n=$2
@@ -114,8 +114,8 @@ if [ "$what" = decode2 ]; then
         [ $units -gt $((2 * sms)) ] && continue
         [ $units -lt $((sms / 3)) ] && continue
         for st in 8 6 4; do
-          cfg=64x${tn}x64,s$st; [ $k -gt 1 ] && cfg=$cfg,k$k
-          out=$("$H" gemm $mnk --config $cfg --bench --iters 30 2>&1) || continue
+          cfg=64x${tn}x$tk,s$st; [ $k -gt 1 ] && cfg=$cfg,k$k
+          out=$("$H" gemm $mnk --type $ty --config $cfg --bench --iters 30 2>&1) || continue
           r=$(echo "$out" | grep -o 'hopgen [0-9.]* ms.*ratio [0-9.]*' | head -1)
           bw=$(echo "$out" | grep -o '= [0-9.]* of the driver' | grep -o '[0-9.]*' | head -1)
           echo "$mnk $cfg units $units :: $r :: bw $bw"

@@ -765,14 +765,31 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   s.tile_n = 128;
   s.cluster_m = s.cluster_n = 1;
   s.epi_n = 0;
-  const int64_t tiles =
-      (p->m + s.tile_m - 1) / s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
+  int64_t tiles = (p->m + s.tile_m - 1) / s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
   if (tiles * 4 > sm_count) return;
+  /* Past one 64-row tile, 128-row tiles (two consumer warpgroups) read less of A and B again
+   * per MMA: H100, operands from memory, 192x320x40000 0.0287 ms at 128x128 k22 against
+   * 0.0318 at 64x128 k14, 96x768x32768 0.0295 against 0.0362, 384x640x12288 0.0235 against
+   * 0.0266 (gemm-splitk.sh clusters); unless that leaves under half the SMs a unit
+   * (128x128x32768 is one such tile). Such units keep 1024 of K or more: 256x256x16384 ran
+   * 0.0160 ms in 33 splits of 512, 0.0151 in 16. */
+  int64_t kmin = 512;
+  if (s.tile_m == 64 && p->m > 64) {
+    const int64_t t128 = (p->m + 127) / 128 * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
+    int64_t per = sm_count / t128;
+    if (per > p->k / 1024) per = p->k / 1024;
+    if (per > HG_SCHED_MAX_SPLITS) per = HG_SCHED_MAX_SPLITS;
+    if (2 * t128 * per >= sm_count) {
+      s.tile_m = 128;
+      tiles = t128;
+      kmin = 1024;
+    }
+  }
   /* as many splits as fill one wave (not only powers of two: 192x320x40000 ran 25% faster at
    * 14 splits of its 9 tiles than at 8, H100), each with 512 of K or more */
   int64_t splits = sm_count / tiles;
   if (splits > HG_SCHED_MAX_SPLITS) splits = HG_SCHED_MAX_SPLITS;
-  if (splits > p->k / 512) splits = p->k / 512;
+  if (splits > p->k / kmin) splits = p->k / kmin;
   if (splits < 2) return;
   s.splits = (int)splits;
   add_fitting(p, s, c, 1, 0);
