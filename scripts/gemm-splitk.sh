@@ -105,8 +105,9 @@ if [ "$what" = decode2 ]; then
   # the most stages up to 8; hopgen's time, cuBLASLt's, and the memory line (A+B+D bytes over
   # time against the D2D copy), timed over rotated operand sets past the L2
   sms=${SMS:-132}; ty=${TYPE:-bf16}; tk=64; [ "$ty" = e4m3 ] || [ "$ty" = e5m2 ] && tk=128
-  for mnk in ${DECODE_SHAPES:-"1 7168 2048" "8 7168 2048" "24 7168 2048" "48 7168 2048" "1 2048 7168" \
-             "8 2048 7168" "24 2048 7168" "1 28672 4096" "8 28672 4096" "1 4096 28672" "8 4096 28672"}; do
+  # DECODE_SHAPES: shapes separated by ';' ("1 2048 7168;8 2048 7168")
+  IFS=';' read -r -a shapes <<< "${DECODE_SHAPES:-1 7168 2048;8 7168 2048;24 7168 2048;48 7168 2048;1 2048 7168;8 2048 7168;24 2048 7168;1 28672 4096;8 28672 4096;1 4096 28672;8 4096 28672}"
+  for mnk in "${shapes[@]}"; do
     set -- $mnk; n=$2
     for tn in 64 96 112 128 160 192 256; do
       for k in 1 2 3 4 6 8; do
