@@ -48,6 +48,16 @@ if [ "$what" = check ] || [ "$what" = all ]; then
     run 256 256 32768 --type e4m3 --scale $sc --config 128x128x128,k8
     run 4096 2112 7168 --type e4m3 --scale $sc --config 64x128x128,pp
   done
+  # promotion overlap: staggered consumers (ps), two partial sets (pd) with k-blocks left over
+  # after the unrolled bodies (kb % 4 or % 2 promote), none at all (kb < unroll), split-K
+  run 1000 1000 1000 --type e4m3 --fp8-promote 3 --config 128x128x128,c2x1,ps
+  run 4096 4096 4096 --type e4m3 --config 256x64x128,ps
+  run 513 300 4097 --type e4m3 --config 128x128x128,c2x1,pd
+  run 777 1001 640 --type e4m3 --fp8-promote 3 --config 64x128x128,pp,pd --beta 0.5 --d f32
+  run 1000 3000 700 --type e4m3 --scale block --config 128x128x128,c2x1,pd
+  run 1000 3000 720 --type e4m3 --scale block --config 64x128x128,pp,pd
+  run 256 256 32768 --type e4m3 --scale block --config 128x128x128,k8,pd
+  run 4096 4096 4096 --type e4m3 --fp8-promote 1 --config 128x64x128,c1x2,pd
   run 4096 4096 4096 --type e4m3 --scale row --fp8-accum fast
   run 1000 1000 1000 --type e4m3 --scale block --epilogue bias,gelu --config 128x64x128,c1x2
   echo "fp8 checks: $runs runs, $fails failed"
@@ -78,16 +88,19 @@ fi
 if [ "$what" = overlap ] || [ "$what" = all ]; then
   # the heuristic's configuration (ps where it applies), then the same without ps; the config
   # comes from a generation without the GPU (hopgen gemm without --check/--bench)
-  printf '%-22s %-8s %-40s %9s %9s %7s %10s\n' shape scale config hopgen cublaslt ratio rel_err
-  for sc in tensor row block; do
-    for mnk in "4096 7168 16384" "4096 2112 7168" "8192 8192 8192" "128 7168 2048" "4096 4096 4096" \
-               "8192 28672 8192" "4096 24576 1536" "64 7168 16384" "2048 2048 65536"; do
+  printf '%-18s %-7s %-46s %8s %8s %6s %9s\n' shape scale config hopgen cublaslt ratio rel_err
+  # OVERLAP_SCALES / OVERLAP_SHAPES narrow a run that must fit a time limit
+  for sc in ${OVERLAP_SCALES:-tensor block row}; do
+    shapes=${OVERLAP_SHAPES:-"4096x7168x16384 4096x2112x7168 8192x8192x8192 128x7168x2048 4096x24576x1536 64x7168x16384 2048x2048x65536"}
+    for mnk in $shapes; do
+      mnk=$(echo $mnk | tr x ' ')
       cfg=$("$H" gemm $mnk --type e4m3 --scale $sc 2>&1 | awk '$1 == "config" {sub(",$", "", $2); print $2}')
       [ -n "$cfg" ] || { echo "FAIL $mnk $sc: no configuration"; fails=$((fails+1)); continue; }
       extra=()
+      # tensor scales: also a 128x128 coop tile plain, staggered and with two partial sets
       [ $sc = tensor ] && extra=(128x128x128,c2x1 128x128x128,c2x1,ps 128x128x128,c2x1,pd)
       for c in "$cfg" "$(echo "$cfg" | sed -E 's/,p[sd]//')" "${extra[@]}"; do
-        out=$("$H" gemm $mnk --type e4m3 --scale $sc --config "$c" --check --bench --iters 30 --json 2>&1)
+        out=$("$H" gemm $mnk --type e4m3 --scale $sc --config "$c" --check --bench --iters ${ITERS:-20} --json 2>&1)
         rc=$?
         runs=$((runs+1))
         [ $rc -eq 0 ] || fails=$((fails+1))
@@ -97,10 +110,10 @@ shape, sc, cfg, rc = sys.argv[1:5]
 try:
     r = json.loads(sys.stdin.read().strip().splitlines()[-1])
     f = lambda k: "-" if r.get(k) is None else "%.4g" % r[k]
-    print("%-22s %-8s %-40s %9s %9s %7s %10s" % (shape, sc, cfg, f("tflops"), f("cublas_tflops"),
+    print("%-18s %-7s %-46s %8s %8s %6s %9s" % (shape, sc, cfg, f("tflops"), f("cublas_tflops"),
                                                  f("ratio"), f("rel_err")))
 except Exception:
-    print("%-22s %-8s %-40s FAIL (rc %s, no report)" % (shape, sc, cfg, rc))
+    print("%-18s %-7s %-46s FAIL (rc %s, no report)" % (shape, sc, cfg, rc))
 ' "$(echo $mnk | tr ' ' x)" $sc "$c" $rc
       done
     done
