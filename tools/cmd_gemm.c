@@ -558,11 +558,11 @@ static int gemm_generate(const gemm_args_t *g) {
                "its rows; --mainloop tma-wgmma reads them in place)\n",
                i ? 'B' : 'A');
       else if (!(i ? k.b_tma : k.a_tma))
-        printf("  %c is read %s %d-byte %s\n", i ? 'B' : 'A',
-               (i ? k.b_vec : k.a_vec) >= 4 ? "with cp.async in" : "by", i ? k.b_vec : k.a_vec,
-               (i ? k.b_vec : k.a_vec) >= 4
-                   ? "chunks (TMA cannot address its rows)"
-                   : "register copies (rows TMA and cp.async cannot take)");
+        printf((i ? k.b_vec : k.a_vec) >= 4
+                   ? "  %c is read with cp.async in %d-byte chunks (TMA cannot address its rows)\n"
+                   : "  %c is read by register copies of 16-byte windows (%d-byte aligned rows: "
+                     "TMA and cp.async cannot take them)\n",
+               i ? 'B' : 'A', i ? k.b_vec : k.a_vec);
   }
   hg_gemm_kernel_free(&k);
   return hg_is_ok(&s) ? 0 : hg_cli_fail(s);

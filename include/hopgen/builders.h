@@ -232,7 +232,9 @@ void hg_tma_copy_store(hg_builder_t *b, const hg_tma_plan_t *p, hg_val_t tmap, h
  * GEMM operand rows = MN and cols = K) copied by `threads` threads into a stage layout, with
  * zero fill for everything outside the tensor's extents. vec_bytes is the chunk each copy
  * moves: 16, 8 or 4 go through cp.async (the global rows and base must be multiples of it);
- * the element size (1 or 2) goes through registers (ld.global + st.shared) - any alignment. */
+ * the element size (1 or 2) goes through registers - any alignment: 16-byte chunks built from
+ * the aligned global blocks around them (ld.global.v4, funnel shifts, st.shared.v4) where the
+ * stage keeps 16 bytes together, else one element each (ld.global + st.shared). */
 typedef struct hg_cp_async_spec {
   hg_dtype_t dtype;
   int rows, cols;     /* the tile */
@@ -248,6 +250,7 @@ typedef struct hg_cp_async_copy {
   int chunks;     /* per tile */
   int per_thread; /* chunks per thread (ceil) */
   bool async;     /* cp.async (vec_bytes >= 4), else registers */
+  bool window;    /* registers, 16-byte chunks from aligned global blocks (vec = 16 / size) */
   /* When the threads cover whole rows (step_rows = threads / chunks per row), a thread's
    * chunk j sits step_rows * j rows below its first; when the stage offsets of those chunks
    * repeat with a period of `period` chunks, shifted by period_elems each time (swizzled
@@ -256,6 +259,13 @@ typedef struct hg_cp_async_copy {
   int step_rows, period;
   int64_t period_elems;
 } hg_cp_async_copy_t;
+
+/* out[0..3] = the 16 bytes at byte sh (I32, 0..15) of the 32 bytes in w[0..7] (two aligned
+ * 16-byte global blocks, little-endian I32 words): how a copy builds a 16-byte chunk of rows
+ * that are not 16-byte aligned (the window copy, the operand repack). */
+void hg_window16_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, hg_val_t out[4]);
+/* out[i] with the bytes at positions >= nbytes (I32; <= 0: every byte) zeroed. */
+void hg_window16_mask(hg_builder_t *b, hg_val_t nbytes, hg_val_t out[4]);
 
 /* Check that every chunk is contiguous and aligned in the stage layout and in global memory. */
 hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_copy_t *out);

@@ -627,10 +627,16 @@ hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_
  * the heuristic's choice for the device's SM count; dev NULL: no device, the heuristic for
  * 132 SMs, an H100/H200 SXM), with mainloop (when not AUTO) overriding the configuration's,
  * then generation. With AUTO everywhere, operands TMA cannot address are repacked (the
- * kernel's repack_a/repack_b, its problem the packed one). */
+ * kernel's repack_a/repack_b, its problem the packed one) where hg_gemm_repack_rule says so,
+ * else read in place (cp.async or 16-byte window copies). */
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                           hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
                           hg_gemm_kernel_t *out);
+
+/* AUTO's choice for operand (0 A, 1 B) of p when TMA cannot address it: true, repack it into
+ * packed rows before each run (then TMA with multicast reads it); false, read it in place.
+ * False also for an operand TMA can address. The rule and its thresholds: gemm_plan.c. */
+bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand);
 
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at

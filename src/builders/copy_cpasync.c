@@ -7,14 +7,52 @@
  * goes to thread i % threads. A chunk of 4, 8 or 16 bytes is one cp.async (PTX ISA
  * "cp.async": .cg for 16 bytes, .ca below) whose src-size operand zero-fills what lies
  * outside the tensor, so ragged edges need no branch; rows outside the tensor read nothing
- * (src-size 0). When the rows or the base are only 2- or 1-byte aligned the chunk is one
- * element, loaded into a register and stored to shared memory (any alignment). */
+ * (src-size 0).
+ *
+ * When the rows or the base are only 2- or 1-byte aligned, cp.async cannot move them: the
+ * chunk is still 16 bytes of the stage (the "window" copy), built in registers. Its bytes lie
+ * in two 16-byte aligned global blocks; the thread loads both (ld.global.v4, the second only
+ * when the chunk reaches into it), picks the chunk's 16 bytes with word selects and funnel
+ * shifts (hg_window16_extract), zeroes the bytes past the row's end and stores one
+ * st.shared.v4. A thread issues the loads of WINDOW_BATCH chunks before their stores. Where
+ * the stage layout does not keep 16-byte chunks contiguous, one element per register copy. */
 #include <string.h>
 
 #include "hopgen/builders.h"
 
 static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
+}
+
+#define WINDOW_BATCH 2 /* window chunks whose loads are issued together (16 registers) */
+
+void hg_window16_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, hg_val_t out[4]) {
+  /* word selection by sh / 4 in two steps (8 bytes, then 4), then a funnel shift of
+   * 8 * (sh % 4) bits per word; a shift by 32 gives 0 in PTX (and in the MLIR printer's
+   * shifts), which is what a shift of 0 needs from the upper word */
+  hg_val_t q2 = hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, sh, i32(b, 8)), i32(b, 0));
+  hg_val_t q1 = hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, sh, i32(b, 4)), i32(b, 0));
+  hg_val_t bs = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, sh, i32(b, 3)), i32(b, 3));
+  hg_val_t inv = hg_b_bin(b, HG_SUB, i32(b, 32), bs);
+  hg_val_t v[6], u[5];
+  for (int i = 0; i < 6; i++) v[i] = hg_b_select(b, q2, w[i + 2], w[i]);
+  for (int i = 0; i < 5; i++) u[i] = hg_b_select(b, q1, v[i + 1], v[i]);
+  for (int i = 0; i < 4; i++)
+    out[i] =
+        hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHR_U, u[i], bs), hg_b_bin(b, HG_SHL, u[i + 1], inv));
+}
+
+void hg_window16_mask(hg_builder_t *b, hg_val_t nbytes, hg_val_t out[4]) {
+  for (int i = 0; i < 4; i++) {
+    hg_val_t valid =
+        hg_b_bin(b, HG_MAX_S, i32(b, 0),
+                 hg_b_bin(b, HG_MIN_S, i32(b, 4), hg_b_bin(b, HG_SUB, nbytes, i32(b, 4 * i))));
+    /* (1 << 32) - 1 = all ones: PTX shifts saturate */
+    hg_val_t mask =
+        hg_b_bin(b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), hg_b_bin(b, HG_SHL, valid, i32(b, 3))),
+                 i32(b, 1));
+    out[i] = hg_b_bin(b, HG_AND, out[i], mask);
+  }
 }
 
 /* The tile coordinate (mode 0, mode 1) of view element (r, c). */
@@ -64,6 +102,33 @@ static hg_status_t find_period(hg_cp_async_copy_t *cp) {
   return hg_ok();
 }
 
+/* Every chunk of vec elements (vb bytes) must land contiguously and aligned in the stage. */
+static hg_status_t check_chunks(const hg_cp_async_spec_t *spec, int vec, int vb) {
+  const int e = hg_dtype_bytes(spec->dtype);
+  for (int64_t r = 0; r < spec->rows; r++)
+    for (int64_t c = 0; c < spec->cols; c += vec) {
+      int64_t first = 0;
+      for (int i = 0; i < vec; i++) {
+        hg_tuple_t crd;
+        int64_t off;
+        tile_coord(spec, r, c + i, &crd);
+        HG_TRY(hg_composed_eval(&spec->smem, &crd, &off));
+        if (i == 0 && (off * e) % vb)
+          return hg_error(HG_ERR_INVALID,
+                          "the chunk at view (%lld,%lld) starts at stage byte %lld, not a "
+                          "multiple of its %d bytes",
+                          (long long)r, (long long)c, (long long)(off * e), vb);
+        if (i == 0) first = off;
+        if (off != first + i)
+          return hg_error(HG_ERR_INVALID,
+                          "the chunk at view (%lld,%lld) is not contiguous in the stage layout "
+                          "(element %d at offset %lld, expected %lld)",
+                          (long long)r, (long long)c, i, (long long)off, (long long)(first + i));
+      }
+    }
+  return hg_ok();
+}
+
 hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_copy_t *out) {
   memset(out, 0, sizeof *out);
   const int e = hg_dtype_bytes(spec->dtype);
@@ -90,40 +155,94 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
   if (hg_layout_rank(&spec->smem.layout) != 2)
     return hg_error(HG_ERR_INVALID, "the stage layout has rank %d; cp.async tiles are 2-D",
                     hg_layout_rank(&spec->smem.layout));
-  /* Every chunk must land contiguously and aligned in the stage buffer. */
-  for (int64_t r = 0; r < spec->rows; r++)
-    for (int64_t c = 0; c < spec->cols; c += vec) {
-      int64_t first = 0;
-      for (int i = 0; i < vec; i++) {
-        hg_tuple_t crd;
-        int64_t off;
-        tile_coord(spec, r, c + i, &crd);
-        HG_TRY(hg_composed_eval(&spec->smem, &crd, &off));
-        if (i == 0 && (off * e) % vb)
-          return hg_error(HG_ERR_INVALID,
-                          "the chunk at view (%lld,%lld) starts at stage byte %lld, not a "
-                          "multiple of its %d bytes",
-                          (long long)r, (long long)c, (long long)(off * e), vb);
-        if (i == 0) first = off;
-        if (off != first + i)
-          return hg_error(HG_ERR_INVALID,
-                          "the chunk at view (%lld,%lld) is not contiguous in the stage layout "
-                          "(element %d at offset %lld, expected %lld)",
-                          (long long)r, (long long)c, i, (long long)off, (long long)(first + i));
-      }
-    }
+  HG_TRY(check_chunks(spec, vec, vb));
+  /* Rows only 2- or 1-byte aligned: 16-byte window chunks where the stage keeps 16 bytes
+   * together (GMMA layouts do: their swizzles move 16-byte units), else one element each. */
+  const int wvec = 16 / e;
+  bool window = false;
+  if (vb == e && e < 4 && spec->cols % wvec == 0) {
+    const hg_status_t ws = check_chunks(spec, wvec, 16);
+    window = hg_is_ok(&ws);
+  }
   out->spec = *spec;
-  out->vec = vec;
-  out->chunks = spec->rows * spec->cols / vec;
+  out->window = window;
+  out->vec = window ? wvec : vec;
+  out->chunks = spec->rows * spec->cols / out->vec;
   out->per_thread = (out->chunks + spec->threads - 1) / spec->threads;
   out->async = vb >= 4;
   HG_TRY(find_period(out));
   return hg_ok();
 }
 
+/* The window copy (see the top of the file): chunks thread, thread + threads, ... in rounds
+ * of WINDOW_BATCH, each round's loads before its stores. The global block pair of a chunk is
+ * read only where it holds bytes of the row: never a read outside the tensor but within an
+ * aligned 16-byte block that holds one of its bytes; rows past the tensor read nothing. */
+static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t dst,
+                         hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
+                         hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
+  const hg_cp_async_spec_t *s = &cp->spec;
+  const int e = hg_dtype_bytes(s->dtype), cpr = s->cols / cp->vec, T = s->threads;
+  /* every round full when the chunks divide into whole rounds */
+  const bool ragged = cp->chunks % (T * WINDOW_BATCH) != 0;
+  hg_val_t c0 = hg_b_for(b, thread, i32(b, cp->chunks), i32(b, T * WINDOW_BATCH));
+  hg_val_t w[WINDOW_BATCH][8], sh[WINDOW_BATCH], left[WINDOW_BATCH], saddr[WINDOW_BATCH],
+      valid[WINDOW_BATCH];
+  for (int g = 0; g < WINDOW_BATCH; g++) {
+    hg_val_t chunk = hg_b_bin(b, HG_ADD, c0, i32(b, g * T));
+    valid[g] = ragged ? hg_b_cmp(b, HG_LT_S, chunk, i32(b, cp->chunks)) : HG_NONE;
+    hg_val_t r = hg_b_bin(b, HG_DIV_U, chunk, i32(b, cpr));
+    hg_val_t c = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, chunk, i32(b, cpr)), i32(b, cp->vec));
+    hg_val_t crd[2] = {s->transposed ? c : r, s->transposed ? r : c}, off;
+    hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
+    if (!hg_is_ok(&st)) {
+      hg_builder_fail(b, st);
+      return;
+    }
+    saddr[g] = hg_b_mad(b, off, i32(b, e), dst);
+    hg_val_t gr = hg_b_bin(b, HG_ADD, row0, r), gc = hg_b_bin(b, HG_ADD, col0, c);
+    left[g] = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
+    hg_val_t in_row = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, gr, rows_ext),
+                               hg_b_cmp(b, HG_GT_S, left[g], i32(b, 0)));
+    if (ragged) in_row = hg_b_bin(b, HG_AND, in_row, valid[g]);
+    hg_val_t gaddr = hg_b_bin(
+        b, HG_ADD, gbase,
+        hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
+    sh[g] = hg_b_bin(b, HG_AND, hg_b_trunc(b, gaddr), i32(b, 15));
+    hg_val_t blk = hg_b_bin(b, HG_SUB, gaddr, hg_b_zext(b, sh[g]));
+    for (int i = 0; i < 8; i++) w[g][i] = hg_b_var(b, HG_T_I32, i32(b, 0));
+    hg_val_t x[4];
+    hg_b_if(b, in_row);
+    {
+      hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, blk, x);
+      for (int i = 0; i < 4; i++) hg_b_assign(b, w[g][i], x[i]);
+      /* the second block holds row bytes when the chunk reaches past the first */
+      hg_b_if(b, hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, left[g], sh[g]), i32(b, 16)));
+      hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), x);
+      for (int i = 0; i < 4; i++) hg_b_assign(b, w[g][4 + i], x[i]);
+      hg_b_endif(b);
+    }
+    hg_b_endif(b);
+  }
+  for (int g = 0; g < WINDOW_BATCH; g++) {
+    if (ragged) hg_b_if(b, valid[g]);
+    hg_val_t out[4];
+    hg_window16_extract(b, w[g], sh[g], out);
+    /* bytes past the row's end (all of them for a chunk outside the tensor) are zeros */
+    hg_window16_mask(b, left[g], out);
+    hg_b_store(b, HG_SHARED, 0, 4, saddr[g], out);
+    if (ragged) hg_b_endif(b);
+  }
+  hg_b_endfor(b);
+}
+
 void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t dst,
                             hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
                             hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
+  if (cp->window) {
+    issue_window(b, cp, dst, gbase, ld, row0, col0, rows_ext, cols_ext, thread);
+    return;
+  }
   const hg_cp_async_spec_t *s = &cp->spec;
   const int e = hg_dtype_bytes(s->dtype), vb = s->vec_bytes;
   const int cpr = s->cols / cp->vec; /* chunks per view row */

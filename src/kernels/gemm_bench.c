@@ -710,8 +710,9 @@ static hg_status_t run_alt(void *v) {
 }
 
 /* The run repacked such operands: time reading them in place (tma-wgmma names the mainloop,
- * so they go through cp.async); it read them in place: time AUTO's repack. *ms 0: neither
- * applies (every operand TMA-addressable). */
+ * so they go through cp.async); it read them in place: time the repack of every one of them
+ * (AUTO's path where hg_gemm_repack_rule says repack). *ms 0: neither applies (every operand
+ * TMA-addressable). */
 static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
                                    const hg_gemm_kernel_t *main, const hg_gemm_run_options_t *o,
                                    bufs_t *b, bool *repacked, float *ms) {
@@ -724,7 +725,7 @@ static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
   /* in place, the operands read with cp.async cannot be multicast */
   if (repack_run) c.cluster_m = c.cluster_n = 1;
   alt_ctx_t x = {.op = NULL, .b = b};
-  HG_TRY(hg_gemm_op_create(rt, p, repack_run ? &c : NULL, o->backend, &x.op));
+  HG_TRY(hg_gemm_op_create_repack(rt, p, repack_run ? &c : NULL, o->backend, !repack_run, &x.op));
   *repacked = !repack_run;
   hg_status_t s = hg_gemm_time_median(rt, run_alt, &x, o->warmup, o->iters, ms);
   hg_gemm_op_destroy(x.op);

@@ -131,6 +131,15 @@ double hg_gemm_host_elem(hg_dtype_t t, const uint8_t *p);
 typedef hg_status_t (*hg_gemm_run_fn)(void *ctx);
 hg_status_t hg_gemm_time_median(hg_rt_t *rt, hg_gemm_run_fn fn, void *ctx, int warmup, int iters,
                                 float *ms);
+/* hg_gemm_build, with force_repack: AUTO repacks every operand TMA cannot address, whatever
+ * hg_gemm_repack_rule says (the bench's --compare-repack times that path). */
+hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                                 hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev,
+                                 hg_backend_t be, bool force_repack, hg_gemm_kernel_t *out);
+/* hg_gemm_op_create over hg_gemm_build_repack. */
+hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
+                                     const hg_gemm_config_t *c, hg_backend_t be, bool force_repack,
+                                     hg_gemm_op_t **out);
 
 /* JIT-load a generated kernel through the cache and get its function (shared memory opted
  * in); the module is unloaded again when the function cannot be had. */

@@ -93,6 +93,12 @@ static hg_status_t size_grid(hg_gemm_op_t *op) {
 
 hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                               hg_backend_t be, hg_gemm_op_t **out) {
+  return hg_gemm_op_create_repack(rt, p, c, be, false, out);
+}
+
+hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
+                                     const hg_gemm_config_t *c, hg_backend_t be, bool force_repack,
+                                     hg_gemm_op_t **out) {
   const double t0 = hg_now_ms();
   *out = NULL;
   hg_gemm_op_t *op = calloc(1, sizeof *op);
@@ -101,7 +107,8 @@ hg_status_t hg_gemm_op_create(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_
   op->user = *p;
   hg_status_t s = hg_gemm_problem_normalize(&op->user);
   if (hg_is_ok(&s))
-    s = hg_gemm_build(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be, &op->gk);
+    s = hg_gemm_build_repack(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be,
+                             force_repack, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
   /* Split-K: a partial tile per split (hg_splitk_*), first in the workspace, and the
    * reduction pass's entry. */

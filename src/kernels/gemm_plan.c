@@ -303,14 +303,38 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   return hg_ok();
 }
 
-/* q = p with the operands TMA cannot address given packed rows of 16-byte multiples (what
- * the repack kernels write); says which. */
-static void packed_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *q, bool *ra, bool *rb) {
+/* AUTO's rule for an operand TMA cannot address (kernels.h): in place when the GEMM reads the
+ * operand about once, so that a repack (read and write it, then the GEMM reads the copy)
+ * would triple its traffic and add a launch: B when M, the other dimension, fits one tile of
+ * INPLACE_MAX_OTHER rows or fewer (decode against a weight whose rows TMA cannot address), A
+ * when N does. Everywhere else the repack: since the repack kernel streams near the copy
+ * bandwidth (repack.c), it costs a few microseconds per 16 MB, and the packed operand then
+ * goes through TMA with multicast, which an in-place loader does not match (bench/RESULTS.md,
+ * "Operands TMA cannot address": in place 9-31 TFLOP/s with element copies, 99-135 with
+ * 4-byte cp.async, against 180-313 repacked at 4096-8192). A grouped problem is always
+ * repacked (its groups' rows are read through TMA). The basis of the threshold is the
+ * measured decode case (1x12345x678: in place 0.7 TFLOP/s, repacked 0.1 with the old
+ * repack); retune INPLACE_MAX_OTHER from `hopgen bench gemm --set odd --compare-repack`
+ * and `--set unaligned` (scripts/gemm-unaligned.sh bench). */
+#define INPLACE_MAX_OTHER 64
+
+bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand) {
+  if (!p || (operand != 0 && operand != 1) || hg_gemm_operand_align(p, operand) == 16) return false;
+  if (p->group != HG_GROUP_NONE) return true;
+  const int64_t other = operand == 0 ? p->n : p->m;
+  return other > INPLACE_MAX_OTHER;
+}
+
+/* q = p with the operands TMA cannot address that AUTO repacks (force: every one of them;
+ * else as hg_gemm_repack_rule says) given packed rows of 16-byte multiples (what the repack
+ * kernels write); says which. */
+static void packed_problem(const hg_gemm_problem_t *p, bool force, hg_gemm_problem_t *q, bool *ra,
+                           bool *rb) {
   *q = *p;
   for (int i = 0; i < 2; i++) {
     const bool a = i == 0;
     bool *need = a ? ra : rb;
-    *need = hg_gemm_operand_align(p, i) != 16;
+    *need = hg_gemm_operand_align(p, i) != 16 && (force || hg_gemm_repack_rule(p, i));
     if (!*need) continue;
     const int e = hg_dtype_bytes(a ? p->a_type : p->b_type);
     const bool kmaj = a ? p->a_k_major : p->b_k_major;
@@ -326,19 +350,25 @@ static void packed_problem(const hg_gemm_problem_t *p, hg_gemm_problem_t *q, boo
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
                           hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
                           hg_gemm_kernel_t *out) {
+  return hg_gemm_build_repack(p_in, c, mainloop, dev, be, false, out);
+}
+
+hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
+                                 hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev,
+                                 hg_backend_t be, bool force_repack, hg_gemm_kernel_t *out) {
   memset(out, 0, sizeof *out);
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
-  /* AUTO throughout: operands TMA cannot address are repacked per run (faster than reading
-   * them in place below 16-byte alignment, bench/RESULTS.md); the kernel is then the packed
-   * problem's tma-wgmma. */
+  /* AUTO throughout: operands TMA cannot address are repacked per run where
+   * hg_gemm_repack_rule says so (the kernel then reads the packed copy with TMA), else read
+   * in place. */
   const hg_gemm_mainloop_t asked = mainloop != HG_MAINLOOP_AUTO ? mainloop
                                    : c                          ? c->mainloop
                                                                 : HG_MAINLOOP_AUTO;
   bool ra = false, rb = false;
   if (asked == HG_MAINLOOP_AUTO) {
     hg_gemm_problem_t q;
-    packed_problem(&p, &q, &ra, &rb);
+    packed_problem(&p, force_repack, &q, &ra, &rb);
     p = q;
   }
   hg_gemm_config_t cfg;

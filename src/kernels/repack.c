@@ -28,19 +28,6 @@ static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
 }
 
-/* out[0..3] = bytes [sh, sh + 16) of the 32 bytes w[0..7] (little-endian words), given q2 =
- * (sh & 8) != 0, q1 = (sh & 4) != 0 and the bit shift bs = 8 * (sh & 3). A shift by 32 gives
- * 0 in PTX (and in the MLIR printer's shifts), which is what bs = 0 needs. */
-static void window_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t q2, hg_val_t q1,
-                           hg_val_t bs, hg_val_t inv, hg_val_t out[4]) {
-  hg_val_t v[6], u[5];
-  for (int i = 0; i < 6; i++) v[i] = hg_b_select(b, q2, w[i + 2], w[i]);
-  for (int i = 0; i < 5; i++) u[i] = hg_b_select(b, q1, v[i + 1], v[i]);
-  for (int i = 0; i < 4; i++)
-    out[i] =
-        hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHR_U, u[i], bs), hg_b_bin(b, HG_SHL, u[i + 1], inv));
-}
-
 hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
   if (esize != 1 && esize != 2 && esize != 4)
     return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
@@ -88,10 +75,6 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
     /* The source row from the 16-byte aligned block that holds its first byte: sh bytes in */
     hg_val_t sh = hg_b_bin(b, HG_AND, hg_b_trunc(b, s), i32(b, 15));
     hg_val_t a = hg_b_bin(b, HG_SUB, s, hg_b_zext(b, sh));
-    hg_val_t q2 = hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, sh, i32(b, 8)), i32(b, 0));
-    hg_val_t q1 = hg_b_cmp(b, HG_NE, hg_b_bin(b, HG_AND, sh, i32(b, 4)), i32(b, 0));
-    hg_val_t bs = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, sh, i32(b, 3)), i32(b, 3));
-    hg_val_t inv = hg_b_bin(b, HG_SUB, i32(b, 32), bs);
     hg_val_t shifted = hg_b_cmp(b, HG_NE, sh, i32(b, 0));
     hg_val_t c0 = hg_b_for(b, i32(b, 0), dst_chunks, step);
     {
@@ -122,21 +105,13 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
       for (int u = 0; u < REPACK_UNROLL; u++) {
         hg_b_if(b, hg_b_cmp(b, HG_LT_S, j[u], dst_chunks));
         hg_val_t out[4];
-        window_extract(b, w[u], q2, q1, bs, inv, out);
+        hg_window16_extract(b, w[u], sh, out);
         hg_val_t o[4];
         for (int i = 0; i < 4; i++) o[i] = hg_b_var(b, HG_T_I32, out[i]);
         /* the row's last chunk and the padding: bytes past the row's end are zeros */
         hg_b_if(b, hg_b_cmp(b, HG_LT_S, nb[u], i32(b, 16)));
-        for (int i = 0; i < 4; i++) {
-          hg_val_t valid =
-              hg_b_bin(b, HG_MAX_S, i32(b, 0),
-                       hg_b_bin(b, HG_MIN_S, i32(b, 4), hg_b_bin(b, HG_SUB, nb[u], i32(b, 4 * i))));
-          /* (1 << 32) - 1 = all ones: PTX shifts saturate */
-          hg_val_t mask = hg_b_bin(
-              b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), hg_b_bin(b, HG_SHL, valid, i32(b, 3))),
-              i32(b, 1));
-          hg_b_assign(b, o[i], hg_b_bin(b, HG_AND, o[i], mask));
-        }
+        hg_window16_mask(b, nb[u], out);
+        for (int i = 0; i < 4; i++) hg_b_assign(b, o[i], out[i]);
         hg_b_endif(b);
         hg_b_store(b, HG_GLOBAL, 0, 4, hg_b_bin(b, HG_ADD, d, hg_b_zext(b, off[u])), o);
         hg_b_endif(b);

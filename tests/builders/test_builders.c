@@ -252,12 +252,27 @@ static int64_t mark(int64_t i) {
 
 typedef struct copy_sim {
   int e;
+  /* the window copy (16-byte chunks from aligned blocks): bytes move, not elements, so an
+   * element's mark is made of byte marks (wmark) and loads and stores are 32-bit words */
+  bool window;
   int64_t gbase, gbytes; /* the view's bytes [gbase, gbase + gbytes) */
   int64_t *smem;         /* value per stage element, -1: never written */
   int64_t slots;
   int writes_twice;
   char err[160];
 } copy_sim_t;
+
+/* The window copy's marks: byte o of the view (o may lie outside it) holds a hash of o; an
+ * element, the little-endian value of its bytes. */
+static int64_t byte_mark(int64_t o) {
+  return (int64_t)((uint64_t)mark(o) >> 7 & 0xff);
+}
+
+static int64_t wmark(int e, int64_t i) {
+  int64_t v = 0;
+  for (int k = 0; k < e; k++) v |= byte_mark(i * e + k) << (8 * k);
+  return v;
+}
 
 static void put(copy_sim_t *x, int64_t saddr, int64_t value) {
   if (saddr % x->e || saddr < 0 || saddr / x->e >= x->slots) {
@@ -289,6 +304,19 @@ static void sim_cp_async(void *ctx, int bytes, int64_t dst, int64_t src, int64_t
 
 static int64_t sim_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
   copy_sim_t *x = ctx;
+  if (x->window) {
+    /* a word of an aligned 16-byte block that holds a byte of the view */
+    const int64_t blk = (addr - (addr & 15)) - x->gbase;
+    if (space != HG_GLOBAL || bits != 32 || addr % 4 || blk + 16 <= 0 || blk >= x->gbytes) {
+      if (!x->err[0])
+        snprintf(x->err, sizeof x->err, "a window load at view byte %lld (%d bits)",
+                 (long long)(addr - x->gbase), bits);
+      return 0;
+    }
+    int64_t v = 0;
+    for (int k = 0; k < 4; k++) v |= byte_mark(addr - x->gbase + k) << (8 * k);
+    return v;
+  }
   if (space != HG_GLOBAL || bits != 8 * x->e) {
     if (!x->err[0]) snprintf(x->err, sizeof x->err, "unexpected load");
     return 0;
@@ -298,6 +326,11 @@ static int64_t sim_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
 
 static void sim_store(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t value) {
   copy_sim_t *x = ctx;
+  if (x->window && space == HG_SHARED && bits == 32 && addr % 4 == 0) {
+    for (int k = 0; k < 4 / x->e; k++)
+      put(x, addr + k * x->e, (int64_t)((uint64_t)value >> (8 * k * x->e)) & ((1 << 8 * x->e) - 1));
+    return;
+  }
   if (space != HG_SHARED || bits != 8 * x->e) {
     if (!x->err[0]) snprintf(x->err, sizeof x->err, "unexpected store");
     return;
@@ -315,7 +348,7 @@ static int64_t rnd(int64_t n) {
 
 /* One random copy: a GEMM operand's stage (hg_gmma_operand_make), a view of its tensor with
  * a random pitch whose alignment picks the chunk, a random origin with ragged extents. */
-static void one_copy(int trial) {
+static int one_copy(int trial, bool registers) {
   static const hg_dtype_t types[] = {HG_BF16, HG_E4M3, HG_F32};
   const hg_dtype_t t = types[rnd(3)];
   const int e = hg_dtype_bytes(t);
@@ -329,14 +362,14 @@ static void one_copy(int trial) {
   for (int i = (int)rnd(4); i < 4 && !hg_is_ok(&s); i++)
     s = hg_gmma_operand_make(t, mn_major ? HG_MAJOR_MN : HG_MAJOR_K, sws[i], mn_tile, k_tile, 64,
                              &op);
-  if (!hg_is_ok(&s)) return; /* not a stage GMMA has: nothing to copy into */
+  if (!hg_is_ok(&s)) return 0; /* not a stage GMMA has: nothing to copy into */
   const int rows = mn_major ? k_tile : mn_tile, cols = mn_major ? mn_tile : k_tile;
   /* the pitch's alignment (a multiple of the chunk) and the chunk */
   const int64_t cols_ext = 1 + rnd(cols * 3), rows_ext = 1 + rnd(rows * 3);
   int64_t ld = cols_ext + rnd(9);
   static const int vecs[] = {16, 8, 4};
   int vec = vecs[rnd(3)];
-  if (rnd(4) == 0) vec = e;
+  if (rnd(4) == 0 || registers) vec = e;
   if (vec < e) vec = e;
   /* now and then a pitch past 2^31 elements: the row offset needs 64 bits */
   if (rnd(6) == 0) ld += INT64_C(1) << 31;
@@ -356,7 +389,7 @@ static void one_copy(int trial) {
   s = hg_cp_async_copy_make(&cs, &cp);
   if (!hg_is_ok(&s)) {
     HG_FAIL("trial %d: %s", trial, s.msg);
-    return;
+    return 0;
   }
   hg_builder_t *b;
   CHECK_OK(hg_builder_create("copy", &b));
@@ -368,7 +401,11 @@ static void one_copy(int trial) {
   hg_cp_async_copy_issue(b, &cp, hg_b_i32(b, 0), gbase, ldv, r0, c0, re, ce, thread);
   /* a tile somewhere in the view, maybe hanging over its ragged far edges */
   const int64_t row0 = rnd(rows_ext) / rows * rows, col0 = rnd(cols_ext) / cols * cols;
-  copy_sim_t x = {.e = e, .gbase = 1 << 20, .gbytes = (rows_ext * ld) * e};
+  /* the window copy takes any base: now and then one a few elements past 16 bytes */
+  copy_sim_t x = {.e = e,
+                  .window = cp.window,
+                  .gbase = (1 << 20) + (cp.window ? e * rnd(16 / e) : 0),
+                  .gbytes = (rows_ext * ld) * e};
   x.slots = op.stage_bytes / e;
   x.smem = malloc(sizeof(int64_t) * (size_t)x.slots);
   for (int64_t i = 0; i < x.slots; i++) x.smem[i] = -1;
@@ -394,7 +431,8 @@ static void one_copy(int trial) {
       hg_tuple_ints(&crd, 2, v);
       CHECK_OK(hg_composed_eval(&op.layout, &crd, &off));
       const bool in = row0 + r < rows_ext && col0 + c < cols_ext;
-      const int64_t w = in ? mark((row0 + r) * ld + col0 + c) : 0;
+      const int64_t i = (row0 + r) * ld + col0 + c;
+      const int64_t w = !in ? 0 : cp.window ? wmark(e, i) : mark(i);
       if (x.smem[off] != w && bad++ == 0) {
         first_r = r;
         first_c = c;
@@ -413,10 +451,15 @@ static void one_copy(int trial) {
             x.writes_twice);
   free(x.smem);
   hg_builder_destroy(b);
+  return cp.window;
 }
 
 static void test_cp_async_copies(void) {
-  for (int i = 0; i < 120; i++) one_copy(i);
+  int windows = 0;
+  for (int i = 0; i < 120; i++) one_copy(i, false);
+  /* rows only 1- or 2-byte aligned: the window copy where the stage keeps 16 bytes together */
+  for (int i = 120; i < 180; i++) windows += one_copy(i, true);
+  CHECK(windows >= 30);
 }
 
 /* ---------------------------------------------------------------- direct epilogue */

@@ -469,7 +469,7 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4,pd", 4112);
   fp8_scale = HG_SCALE_TENSOR;
   /* The other three mainloops of the builders layer, every layout, with aligned operands
-   * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 2-byte register copies for
+   * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 16-byte window copies for
    * K-major operands), and fp8 through cp.async. */
   static const char *const combos[] = {"128x128x64,c1x1,s4,cpasync-wgmma",
                                        "128x128x64,c1x1,s4,pp,tma-mmasync",

@@ -1181,7 +1181,7 @@ static void test_tuned_record(void) {
 }
 
 /* The four combinations of the builders layer (issue 9): each mainloop, bf16 and f16, every
- * layout, aligned (TMA) and with K = 4097 (rows of 8194 B: cp.async's 2-byte register
+ * layout, aligned (TMA) and with K = 4097 (rows of 8194 B: 16-byte window register
  * copies for K-major operands), pingpong and cooperative; fp8 where the mainloop takes it,
  * and the refusals with their sentences. */
 static void test_mainloops(void) {
@@ -1204,7 +1204,7 @@ static void test_mainloops(void) {
       }
   CHECK_EQ(built, 32);
   /* cp.async chunk sizes follow the rows: 8 (K = 4100), 4 (K = 4098 f16 MN-major: M rows of
-   * 1002 elements), fp8 with 1-byte register copies (K = 4097) and 16-byte chunks. */
+   * 1002 elements), fp8 with window register copies (K = 4097) and 16-byte chunks. */
   hg_gemm_problem_t p = problem(1000, 1000, 4100, HG_BF16);
   hg_gemm_config_t c;
   CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s4", &c));
@@ -1357,6 +1357,35 @@ static void test_grouped(void) {
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "it runs tma-wgmma");
 }
 
+/* AUTO's rule for operands TMA cannot address (hg_gemm_repack_rule): decode against a weight
+ * of odd rows reads the weight in place (16-byte windows from its 2-byte aligned rows, or
+ * cp.async where they allow) and repacks the small activation; large problems repack both. */
+static void test_repack_rule(void) {
+  hg_gemm_problem_t p = problem(1, 12345, 678, HG_BF16); /* rows of 1356 B: 4-byte aligned */
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK(hg_gemm_repack_rule(&p, 0) && !hg_gemm_repack_rule(&p, 1));
+  hg_gemm_kernel_t k;
+  CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK(k.repack_a && !k.repack_b && k.a_tma && !k.b_tma);
+  CHECK_EQ(k.b_vec, 4);
+  CHECK_EQ(k.problem.ldb, 678); /* B as the caller has it */
+  CHECK_EQ(k.config.cluster_m * k.config.cluster_n, 1);
+  hg_gemm_kernel_free(&k);
+  p = problem(64, 4096, 4097, HG_BF16); /* M = 64: still one tile of rows */
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK(k.repack_a && !k.repack_b && !k.b_tma);
+  CHECK_EQ(k.b_vec, 2);
+  hg_gemm_kernel_free(&k);
+  p.m = 65;
+  CHECK(hg_gemm_repack_rule(&p, 1));
+  p.n = 64;
+  CHECK(!hg_gemm_repack_rule(&p, 0));     /* A read about once too */
+  p = problem(1000, 1000, 4096, HG_BF16); /* rows TMA can address: nothing to decide */
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK(!hg_gemm_repack_rule(&p, 0) && !hg_gemm_repack_rule(&p, 1) && !hg_gemm_repack_rule(&p, 2));
+}
+
 int main(void) {
   HG_RUN(test_grouped);
   HG_RUN(test_tuned_record);
@@ -1377,5 +1406,6 @@ int main(void) {
   HG_RUN(test_bias);
   HG_RUN(test_output_conversions);
   HG_RUN(test_mainloops);
+  HG_RUN(test_repack_rule);
   return hg_test_finish();
 }
