@@ -242,6 +242,7 @@ typedef struct hg_cp_async_spec {
   bool transposed;    /* tile mode 0 is the contiguous one (cols of the view): MN-major */
   int vec_bytes;
   int threads;
+  int batch; /* window copies: chunks whose loads go before their stores (0: 2; up to 16) */
 } hg_cp_async_spec_t;
 
 typedef struct hg_cp_async_copy {

@@ -14,7 +14,8 @@
  * in two 16-byte aligned global blocks; the thread loads both (ld.global.v4, the second only
  * when the chunk reaches into it), picks the chunk's 16 bytes with word selects and funnel
  * shifts (hg_window16_extract), zeroes the bytes past the row's end and stores one
- * st.shared.v4. A thread issues the loads of WINDOW_BATCH chunks before their stores. Where
+ * st.shared.v4. A thread issues the loads of spec.batch chunks (8 registers each) before
+ * their stores: the more, the more bytes in flight, as the caller's register budget allows. Where
  * the stage layout does not keep 16-byte chunks contiguous, one element per register copy. */
 #include <string.h>
 
@@ -24,7 +25,8 @@ static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
 }
 
-#define WINDOW_BATCH 2 /* window chunks whose loads are issued together (16 registers) */
+#define WINDOW_BATCH 2 /* window chunks whose loads go together, by default (16 registers) */
+#define WINDOW_BATCH_MAX 16
 
 void hg_window16_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, hg_val_t out[4]) {
   /* word selection by sh / 4 in two steps (8 bytes, then 4), then a funnel shift of
@@ -144,6 +146,9 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
   if (vb < e)
     return hg_error(HG_ERR_INVALID, "a chunk of %d bytes is smaller than a %s element", vb,
                     hg_dtype_name(spec->dtype));
+  if (spec->batch < 0 || spec->batch > WINDOW_BATCH_MAX)
+    return hg_error(HG_ERR_INVALID, "a batch of %d window chunks is outside 0..%d", spec->batch,
+                    WINDOW_BATCH_MAX);
   if (spec->rows < 1 || spec->cols < 1 || spec->threads < 1 || spec->threads > 1024)
     return hg_error(HG_ERR_INVALID, "cp.async tile %dx%d copied by %d threads", spec->rows,
                     spec->cols, spec->threads);
@@ -183,12 +188,15 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
                          hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
   const hg_cp_async_spec_t *s = &cp->spec;
   const int e = hg_dtype_bytes(s->dtype), cpr = s->cols / cp->vec, T = s->threads;
+  /* no more chunks a round than a thread has */
+  int G = s->batch > 0 ? s->batch : WINDOW_BATCH;
+  if (G > cp->per_thread) G = cp->per_thread;
   /* every round full when the chunks divide into whole rounds */
-  const bool ragged = cp->chunks % (T * WINDOW_BATCH) != 0;
-  hg_val_t c0 = hg_b_for(b, thread, i32(b, cp->chunks), i32(b, T * WINDOW_BATCH));
-  hg_val_t w[WINDOW_BATCH][8], sh[WINDOW_BATCH], left[WINDOW_BATCH], saddr[WINDOW_BATCH],
-      valid[WINDOW_BATCH];
-  for (int g = 0; g < WINDOW_BATCH; g++) {
+  const bool ragged = cp->chunks % (T * G) != 0;
+  hg_val_t c0 = hg_b_for(b, thread, i32(b, cp->chunks), i32(b, T * G));
+  hg_val_t w[WINDOW_BATCH_MAX][8], sh[WINDOW_BATCH_MAX], left[WINDOW_BATCH_MAX],
+      saddr[WINDOW_BATCH_MAX], valid[WINDOW_BATCH_MAX];
+  for (int g = 0; g < G; g++) {
     hg_val_t chunk = hg_b_bin(b, HG_ADD, c0, i32(b, g * T));
     valid[g] = ragged ? hg_b_cmp(b, HG_LT_S, chunk, i32(b, cp->chunks)) : HG_NONE;
     hg_val_t r = hg_b_bin(b, HG_DIV_U, chunk, i32(b, cpr));
@@ -224,7 +232,7 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
     }
     hg_b_endif(b);
   }
-  for (int g = 0; g < WINDOW_BATCH; g++) {
+  for (int g = 0; g < G; g++) {
     if (ragged) hg_b_if(b, valid[g]);
     hg_val_t out[4];
     hg_window16_extract(b, w[g], sh[g], out);

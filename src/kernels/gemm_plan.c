@@ -191,6 +191,13 @@ static hg_status_t epilogue_layout(int esize, int epi_n, hg_composed_t *out) {
   return hg_make_layout(&shape, &stride, &out->layout);
 }
 
+/* Window copies (rows only 2- or 1-byte aligned, copy_cpasync.c): chunks a producer thread
+ * loads before it stores them, 8 registers each, as gemm_gen.c's producer budget allows (56
+ * registers beside two consumer warpgroups, 112 beside one): the more in flight, the closer
+ * the copy gets to the memory's bandwidth. */
+#define WINDOW_BATCH_2WG 2
+#define WINDOW_BATCH_1WG 8
+
 /* One operand's path: a TMA plan (multicast across `share` CTAs) or a cp.async copy into
  * the same stage layout. */
 static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kernel_t *k,
@@ -220,7 +227,8 @@ static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kerne
                            .smem = op->layout,
                            .transposed = !kmaj,
                            .vec_bytes = a ? k->a_vec : k->b_vec,
-                           .threads = 128};
+                           .threads = 128,
+                           .batch = g->consumers == 1 ? WINDOW_BATCH_1WG : WINDOW_BATCH_2WG};
   return hg_status_wrap(hg_cp_async_copy_make(&cs, cp), "copying %s with cp.async: ", what);
 }
 

@@ -384,7 +384,8 @@ static int one_copy(int trial, bool registers) {
                            .smem = op.layout,
                            .transposed = mn_major,
                            .vec_bytes = vec,
-                           .threads = threads};
+                           .threads = threads,
+                           .batch = (int)rnd(10)}; /* window chunks per round: 0 (2) .. 9 */
   hg_cp_async_copy_t cp;
   s = hg_cp_async_copy_make(&cs, &cp);
   if (!hg_is_ok(&s)) {
