@@ -22,18 +22,17 @@ run() { # run ARGS...: one --check, one line of output
 }
 check() {
   local shapes=("1 1 1" "7 7 7" "1 4097 127" "127 1000 4097" "4097 127 1000" "1000 4097 7"
-    "1000 1000 4097" "7 127 4097" "4097 4097 1000" "127 7 127")
+    "7 127 4097" "4097 4097 1000")
   for ml in auto cpasync-wgmma; do
     local m=()
     [ "$ml" = auto ] || m=(--mainloop "$ml")
     for mnk in "${shapes[@]}"; do
       set -- $mnk
-      for t in bf16 f16; do
-        for lay in RC CR RR CC; do run "$1" "$2" "$3" --type $t --layout $lay "${m[@]}"; done
-      done
+      for lay in RC CR RR CC; do run "$1" "$2" "$3" --layout $lay "${m[@]}"; done
+      run "$1" "$2" "$3" --type f16 "${m[@]}"
+      run "$1" "$2" "$3" --type f16 --layout CR "${m[@]}"
       run "$1" "$2" "$3" --type e4m3 "${m[@]}"
       # odd leading dimensions on top (K-major A and B: lda, ldb >= K; MN-major: >= M, N)
-      run "$1" "$2" "$3" --lda $(($3 + 1)) --ldb $(($3 + 3)) "${m[@]}"
       run "$1" "$2" "$3" --layout CC --lda $(($1 + 1)) --ldb $(($3 + 5)) "${m[@]}"
       run "$1" "$2" "$3" --type e4m3 --lda $(($3 + 1)) --ldb $(($3 + 7)) "${m[@]}"
     done
