@@ -4,16 +4,22 @@
  *
  *   run-time layouts   a layout or composed layout evaluated at a run-time index
  *   warp roles         producer / consumer warpgroups, setmaxnreg, elected issue,
- *                      named barriers between consumers
+ *                      named barriers between consumers, ping-pong consumers' turns
  *   cluster2d          a cluster of m x n CTAs sharing operands by multicast
  *   stage ring         full/empty mbarriers per stage, phase tracking, producer acquire/
- *                      commit, consumer wait/release (to every CTA that wrote the stage)
+ *                      commit, consumer wait/release (to every CTA that wrote the stage),
+ *                      the kernel's prologue (barriers initialised, cluster in step)
+ *   producer           the warp-specialized producer: per unit and k-block, a stage of two
+ *                      operands by TMA (multicast) or cp.async
  *   TiledCopy          TMA (load, multicast slices, prefetch, store, reduce: the box-issue
  *                      loop lives here once), cp.async (any alignment, zero fill),
  *                      ldmatrix (shared memory -> MMA fragments), stmatrix
  *   TiledMma           wgmma SS, wgmma RS (A through ldmatrix), mma.sync m16n8k16, and
- *                      the consumer main loop over a stage ring
- *   tile schedulers    a tile sequence behind one interface (persistent rasterized today)
+ *                      the consumer main loop over a stage ring (fp8 promotion, block scales)
+ *   tile schedulers    a unit sequence behind one interface (persistent rasterized, split-K
+ *                      ranges, grouped)
+ *   split-K            partial tiles to workspace slots, and the reduction pass summing them
+ *                      in split order through the epilogue
  *   epilogue           accumulators -> a chain of elementwise steps -> TMA store through
  *                      stmatrix and swizzled shared memory, or predicated direct stores
  *

@@ -742,15 +742,16 @@ typedef struct unfused_ctx {
   const hg_gemm_problem_t *p;
 } unfused_ctx_t;
 
+/* One run of the plain GEMM op (no chain) on b's operands into d. */
+static hg_status_t run_plain_op(hg_gemm_op_t *op, const bufs_t *b, hg_devptr_t d) {
+  const hg_gemm_args_t x = {
+      .a = b->a, .b = b->b, .c = b->c, .d = d, .scale_a = b->scale_a, .scale_b = b->scale_b};
+  return hg_gemm_op_run_args(op, &x, NULL);
+}
+
 static hg_status_t run_unfused(void *v) {
   unfused_ctx_t *u = v;
-  const hg_gemm_args_t x = {.a = u->b->a,
-                            .b = u->b->b,
-                            .c = u->b->c,
-                            .d = u->b->d,
-                            .scale_a = u->b->scale_a,
-                            .scale_b = u->b->scale_b};
-  HG_TRY(hg_gemm_op_run_args(u->op, &x, NULL));
+  HG_TRY(run_plain_op(u->op, u->b, u->b->d));
   hg_devptr_t d = u->b->d, bias = u->b->bias;
   int64_t m = u->p->m, n = u->p->n, batch = u->p->batch, ldd = u->p->ldd,
           bsd = u->p->batch_stride_d;
@@ -806,13 +807,7 @@ typedef struct plain_ctx {
 
 static hg_status_t run_plain(void *v) {
   plain_ctx_t *x = v;
-  const hg_gemm_args_t a = {.a = x->b->a,
-                            .b = x->b->b,
-                            .c = x->b->c,
-                            .d = x->d,
-                            .scale_a = x->b->scale_a,
-                            .scale_b = x->b->scale_b};
-  return hg_gemm_op_run_args(x->op, &a, NULL);
+  return run_plain_op(x->op, x->b, x->d);
 }
 
 static hg_status_t time_plain(hg_rt_t *rt, const hg_gemm_problem_t *p,
