@@ -210,26 +210,15 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   if (x->reduce)
     return hg_splitk_reduce_emit(b, &x->splitk, &g->mma.tm, e, &x->roles, x->prm.M, x->prm.N,
                                  x->prm.K);
-  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
-  hg_val_t kblocks = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->prm.K, i32(x, c->tile_k - 1)),
-                              i32(x, c->tile_k));
-  if (grouped(x)) {
-    hg_sched_spec_t gs = ss;
-    gs.kind = HG_SCHED_GROUPED;
-    gs.contiguous = p->group == HG_GROUP_CONTIGUOUS;
-    HG_TRY(hg_sched_make_grouped(b, &gs, &x->cl, x->prm.M, x->prm.N, x->prm.batch, p->batch,
-                                 x->prm.groups, kblocks, x->roles.tid, x->roles.threads,
-                                 &x->sched));
-  } else {
-    HG_TRY(hg_sched_make(b, &ss, &x->cl, x->prm.M, x->prm.N, x->prm.batch, kblocks, &x->sched));
-  }
-
+  /* Launched as a programmatic dependent: the set-up overlaps the previous kernel; every
+   * input read and output write comes after the wait (PTX ISA "griddepcontrol"), the grouped
+   * scheduler's reads of the groups' rows (made with it) too. */
+  if (grouped(x)) hg_b_griddep_wait(b);
+  HG_TRY(hg_gemm_params_sched(b, k, &x->prm, &x->cl, &x->roles, &x->sched));
   const hg_val_t tmaps[3] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
                              e->tma ? e->tmap_d : HG_NONE};
   hg_pipe_init_cluster(b, &x->pipe, &x->cl, x->roles.tid, tmaps, 3);
-  /* Launched as a programmatic dependent: the set-up above overlaps the previous kernel;
-   * every input read and output write comes after the wait (PTX ISA "griddepcontrol"). */
-  hg_b_griddep_wait(b);
+  if (!grouped(x)) hg_b_griddep_wait(b);
   if (!split) hg_b_griddep_launch_dependents(b);
 
   hg_roles_producer(b, &x->roles);

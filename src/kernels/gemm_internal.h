@@ -41,6 +41,11 @@ hg_operand_copy_t hg_gemm_params_operand(const hg_gemm_kernel_t *k, const gemm_p
 /* fp8 block scaling's factors over the parameters, for a thread whose first accumulator row
  * is row0 (I32) in a region of atoms_m 64-row atoms. */
 hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t row0, int atoms_m);
+/* The kernel's tile scheduler over the parameters: persistent, or grouped (whose groups' rows
+ * every thread of roles reads from the device as it is made). */
+hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_params_t *x,
+                                 const hg_cluster2d_t *cl, const hg_roles_t *roles,
+                                 hg_sched_t *out);
 /* Grouped, per unit w: D's row bound and the steps' scale pointers become its group's. */
 void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t *e,
                          const hg_sched_work_t *w);

@@ -179,3 +179,19 @@ hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t r
                              .row0 = row0,
                              .atoms_m = atoms_m};
 }
+
+hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_params_t *x,
+                                 const hg_cluster2d_t *cl, const hg_roles_t *roles,
+                                 hg_sched_t *out) {
+  const hg_gemm_problem_t *p = &k->problem;
+  const hg_gemm_config_t *c = &k->config;
+  hg_sched_spec_t ss = hg_gemm_sched_spec(c);
+  hg_val_t kblocks = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_ADD, x->K, hg_b_i32(b, c->tile_k - 1)),
+                              hg_b_i32(b, c->tile_k));
+  if (p->group == HG_GROUP_NONE)
+    return hg_sched_make(b, &ss, cl, x->M, x->N, x->batch, kblocks, out);
+  ss.kind = HG_SCHED_GROUPED;
+  ss.contiguous = p->group == HG_GROUP_CONTIGUOUS;
+  return hg_sched_make_grouped(b, &ss, cl, x->M, x->N, x->batch, p->batch, x->groups, kblocks,
+                               roles->tid, roles->threads, out);
+}

@@ -184,6 +184,28 @@ static void test_config_rules(void) {
 }
 
 /* Generate, assemble, and require no spills: the consumers hold 128 accumulators. */
+/* Launched as a programmatic dependent (gemm_op.c), a GEMM may read or write global memory
+ * only after griddepcontrol.wait: the previous kernel's outputs (operands, a grouped GEMM's
+ * group rows) are visible only past it. So in the GEMM's entry no global access comes before
+ * the wait. */
+static void check_reads_after_wait(const hg_gemm_kernel_t *k) {
+  const char *ptx = k->k.ptx.data;
+  const char *wait = strstr(ptx, "griddepcontrol.wait");
+  if (!wait) {
+    HG_FAIL("%s has no griddepcontrol.wait", k->k.name);
+    return;
+  }
+  static const char *const access[] = {
+      "ld.global", "cp.async.bulk.tensor", "cp.async.ca", "cp.async.cg",
+      "st.global", "red.global",           "atom.global", "ld.volatile.global"};
+  for (size_t i = 0; i < sizeof access / sizeof access[0]; i++) {
+    const char *at = strstr(ptx, access[i]);
+    if (at && at < wait)
+      HG_FAIL("%s: %s at byte %td, before griddepcontrol.wait at byte %td", k->k.name, access[i],
+              at - ptx, wait - ptx);
+  }
+}
+
 static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   hg_gemm_kernel_t k;
   hg_status_t s = hg_gemm_generate(p, c, HG_BACKEND_PTX, &k);
@@ -193,6 +215,7 @@ static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *
     HG_FAIL("%s (%s): %s", cfg, hg_dtype_name(p->a_type), s.msg);
     return;
   }
+  check_reads_after_wait(&k);
   static long cases;
   if (!hg_test_sampled(cases++)) {
     hg_gemm_kernel_free(&k);
