@@ -795,20 +795,6 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   add_fitting(p, s, c, 1, 0);
 }
 
-/* Staggered promotions wherever two consumer warpgroups share the tile and a group has two
- * k-blocks or more (no registers, no extra instructions); with a promotion every k-block
- * (block scales), where nothing can be staggered, two partial sets where the third set fits
- * (one drain per 4 k-blocks instead of one per k-block). Unmeasured on the GPU as written:
- * scripts/gemm-fp8.sh overlap times the tiles each way. */
-static void promote_overlap(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
-  c->promote_overlap = 0;
-  if (!hg_gemm_promote(p)) return;
-  hg_gemm_config_t t = *c;
-  t.promote_overlap = hg_gemm_promote(p) == 1 ? HG_PROMOTE_DOUBLE : HG_PROMOTE_STAGGER;
-  hg_status_t ok = hg_gemm_config_check(p, &t);
-  if (hg_is_ok(&ok)) c->promote_overlap = t.promote_overlap;
-}
-
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
   return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, out);
 }
@@ -857,6 +843,10 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each
        * (two sets of at most 192 in all with fp8's promotion). */
       if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : max_acc)) continue;
+      /* fp8 with promotion: two sets of 64 accumulators (128x128) keep the tensor cores busier
+       * than two of 88-96 (128x176/192): H100, accurate e4m3, 1202-1243 against 953-1060
+       * TFLOP/s at 4096^3, 4096x7168x16384, 8192^3; 1139 against 769 at 4096x24576x1536. */
+      if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n > 128) continue;
       /* Decode (M <= 32 against a wide weight matrix): tiles under 128 columns lose - bf16
        * Mx7168x2048 on the H100 at 200 iterations ran 6-17% faster at 64x128 than at 64x64
        * for M = 1-24 (at M = 48 64x64 still won); fp8 keeps its choice (1.04-1.13x cuBLASLt
@@ -895,7 +885,11 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
   /* a grouped GEMM's scheduler does not split K */
   if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, &best);
-  promote_overlap(&asked, &best);
+  /* No promotion overlap by default: measured on the H100 (gemm-fp8.sh overlap, same call),
+   * staggered promotions (ps) ran 2-30% slower than none on 128x176/192 tiles and within 3%
+   * either way on 128x128 ones, two partial sets (pd) 2-6x slower under block scales on
+   * 128-row tiles (175 against 914 TFLOP/s at 4096x7168x16384) and 47-58% slower per tensor.
+   * The tuner still tries both. */
   *out = best;
   return hg_ok();
 }

@@ -933,7 +933,8 @@ static void test_fp8_stagger(void) {
   q.scale = HG_SCALE_BLOCK;
   CHECK_OK(hg_gemm_problem_normalize(&q));
   CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_INVALID, "block-wise scales) has no half");
-  /* the heuristic: staggered on two-consumer tiles of accurate fp8, never otherwise */
+  /* the heuristic: no overlap (measured slower, gemm_config.c), but the staggered form of
+   * its two-consumer accurate tiles passes the check and generates */
   static const int64_t shapes[][3] = {{4096, 7168, 16384}, {4096, 2112, 7168}, {8192, 8192, 8192},
                                       {128, 7168, 2048},   {64, 7168, 16384},  {256, 256, 32768}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
@@ -943,10 +944,14 @@ static void test_fp8_stagger(void) {
       q.scale = mode == 2 ? HG_SCALE_ROW : HG_SCALE_TENSOR;
       CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
       const bool two = c.schedule == HG_SCHED_COOPERATIVE && c.tile_m >= 128;
-      CHECK_EQ(c.promote_overlap, (mode == 0 || mode == 2) && two ? HG_PROMOTE_STAGGER : 0);
+      CHECK_EQ(c.promote_overlap, 0);
       CHECK_OK(hg_gemm_problem_normalize(&q));
       CHECK_OK(hg_gemm_config_check(&q, &c));
-      if (c.promote_overlap) check_generates(&q, &c);
+      if ((mode == 0 || mode == 2) && two && c.splits <= 1) {
+        c.promote_overlap = HG_PROMOTE_STAGGER;
+        CHECK_OK(hg_gemm_config_check(&q, &c));
+        check_generates(&q, &c);
+      }
     }
   /* the tuner tries each two-consumer accurate tile both ways (and pd where it fits) */
   hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
@@ -1021,7 +1026,8 @@ static void test_fp8_double(void) {
   CHECK_OK(hg_gemm_problem_normalize(&q));
   CHECK_OK(hg_gemm_config_parse("128x128x128,pd", &c));
   CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "over the 176");
-  /* the heuristic: pd with block scales on DeepSeek-V3's projections where the set fits */
+  /* the heuristic never takes pd (measured 2-6x slower under block scales on 128-row tiles),
+   * though it fits some of its block-scaled tiles on DeepSeek-V3's projections */
   static const int64_t mnk[][3] = {{4096, 7168, 16384}, {128, 7168, 2048}, {64, 2112, 7168}};
   for (size_t i = 0; i < sizeof mnk / sizeof mnk[0]; i++) {
     q = problem(mnk[i][0], mnk[i][1], mnk[i][2], HG_E4M3);
@@ -1031,7 +1037,8 @@ static void test_fp8_double(void) {
     hg_gemm_config_t t = c;
     t.promote_overlap = HG_PROMOTE_DOUBLE;
     hg_status_t fits = hg_gemm_config_check(&q, &t);
-    CHECK_EQ(c.promote_overlap, hg_is_ok(&fits) ? HG_PROMOTE_DOUBLE : 0);
+    CHECK_EQ(c.promote_overlap, 0);
+    if (i == 0) CHECK_OK(fits);
   }
   /* the kernels against the same tiles without pd */
   static const struct {
