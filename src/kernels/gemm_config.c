@@ -847,6 +847,11 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * than two of 88-96 (128x176/192): H100, accurate e4m3, 1202-1243 against 953-1060
        * TFLOP/s at 4096^3, 4096x7168x16384, 8192^3; 1139 against 769 at 4096x24576x1536. */
       if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n > 128) continue;
+      /* ... and narrower ones only where 128-column tiles would not fill the GPU (4096x2112x
+       * 7168: 823 TFLOP/s at 128x64, 1013 at 128x128; 128x7168x2048 keeps 128x64) */
+      if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n < 128 && p.m > 128 &&
+          (p.m + 127) / 128 * ((p.n + 127) / 128) * p.batch >= sm_count)
+        continue;
       /* Decode (M <= 32 against a wide weight matrix): tiles under 128 columns lose - bf16
        * Mx7168x2048 on the H100 at 200 iterations ran 6-17% faster at 64x128 than at 64x64
        * for M = 1-24 (at M = 48 64x64 still won); fp8 keeps its choice (1.04-1.13x cuBLASLt
