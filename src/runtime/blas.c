@@ -409,6 +409,10 @@ static void destroy_plan(hg_blas_t *b, plan_t *p) {
     }                                                                                              \
   } while (0)
 
+/* One attribute of the descriptor p->desc from the lvalue v; a failure names the attribute. */
+#define DESC_SET(attr, v)                                                                          \
+  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, attr, &(v), sizeof(v)), "setting " #attr)
+
 static hg_status_t set_scales(hg_blas_t *b, plan_t *p, const hg_blas_gemm_args_t *g);
 
 static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, const hg_blas_gemm_args_t *g,
@@ -421,42 +425,26 @@ static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, const hg_blas_g
   /* See the mapping at the top of the file. */
   const int32_t transa = k->b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int32_t transb = k->a_k_major ? CUBLAS_OP_N : CUBLAS_OP_T;
-  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa,
-                                           sizeof transa),
-         "setting CUBLASLT_MATMUL_DESC_TRANSA");
-  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb,
-                                           sizeof transb),
-         "setting CUBLASLT_MATMUL_DESC_TRANSB");
+  DESC_SET(CUBLASLT_MATMUL_DESC_TRANSA, transa);
+  DESC_SET(CUBLASLT_MATMUL_DESC_TRANSB, transb);
   if (k->epilogue != HG_BLAS_EPI_NONE) {
     /* cuBLASLt computes D^T (N x M, column-major): its bias runs along its rows, hopgen's N */
     const uint32_t epi = lt_epilogue[k->epilogue];
-    LT_TRY(
-        b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
-        "setting CUBLASLT_MATMUL_DESC_EPILOGUE");
+    DESC_SET(CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
     const int32_t bt = lt_type((hg_dtype_t)k->bias_type);
-    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
-                                             sizeof bt),
-           "setting CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE");
+    DESC_SET(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bt);
     if (k->epilogue == HG_BLAS_EPI_GELU_AUX_BIAS) {
       const int32_t at = lt_type((hg_dtype_t)k->cd_type);
-      LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
-                                               &at, sizeof at),
-             "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE");
-      LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
-                                               &k->ld_aux, sizeof k->ld_aux),
-             "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD");
+      DESC_SET(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, at);
+      DESC_SET(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, k->ld_aux);
     }
   }
   if (k->scale) {
     /* cuBLASLt's A is hopgen's B (the scales swap, set_scales): outer vectors on both, or B's
      * 128x128 blocks on its A and A's 1x128 blocks on its B */
     const int32_t sa = k->scale == 1 ? 3 : 5, sb = k->scale == 1 ? 3 : 4;
-    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &sa,
-                                             sizeof sa),
-           "setting CUBLASLT_MATMUL_DESC_A_SCALE_MODE");
-    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &sb,
-                                             sizeof sb),
-           "setting CUBLASLT_MATMUL_DESC_B_SCALE_MODE");
+    DESC_SET(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, sa);
+    DESC_SET(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, sb);
     /* The scale vectors' pointers before the heuristic, as torch's scaled_gemm does: a vector
      * or block scale mode with no pointer yet is a descriptor cuBLASLt may reject
      * (AlgoGetHeuristic's CUBLAS_STATUS_INVALID_VALUE on an H100, cuBLASLt 13, when they
@@ -466,9 +454,7 @@ static hg_status_t build_plan(hg_blas_t *b, const plan_key_t *k, const hg_blas_g
   }
   if (k->fast_accum) {
     const int8_t on = 1;
-    LT_TRY(
-        b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &on, sizeof on),
-        "setting CUBLASLT_MATMUL_DESC_FAST_ACCUM");
+    DESC_SET(CUBLASLT_MATMUL_DESC_FAST_ACCUM, on);
   }
   const uint64_t a_rows = k->b_k_major ? (uint64_t)k->k : (uint64_t)k->n;
   const uint64_t a_cols = k->b_k_major ? (uint64_t)k->n : (uint64_t)k->k;
@@ -600,12 +586,8 @@ static hg_status_t set_scales(hg_blas_t *b, plan_t *p, const hg_blas_gemm_args_t
   hg_status_t s = hg_ok();
   const void *sa = (const void *)(uintptr_t)g->scale_b;
   const void *sb = (const void *)(uintptr_t)g->scale_a;
-  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa,
-                                           sizeof sa),
-         "setting CUBLASLT_MATMUL_DESC_A_SCALE_POINTER");
-  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb,
-                                           sizeof sb),
-         "setting CUBLASLT_MATMUL_DESC_B_SCALE_POINTER");
+  DESC_SET(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sa);
+  DESC_SET(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sb);
 fail:
   return s;
 }
@@ -615,13 +597,9 @@ static hg_status_t set_epilogue_pointers(hg_blas_t *b, plan_t *p, const hg_blas_
   hg_status_t s = hg_ok();
   const void *bias = (const void *)(uintptr_t)g->bias;
   void *aux = (void *)(uintptr_t)g->aux;
-  LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                           sizeof bias),
-         "setting CUBLASLT_MATMUL_DESC_BIAS_POINTER");
+  DESC_SET(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   if (g->epilogue == HG_BLAS_EPI_GELU_AUX_BIAS)
-    LT_TRY(b->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                                             &aux, sizeof aux),
-           "setting CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER");
+    DESC_SET(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
 fail:
   return s;
 }
