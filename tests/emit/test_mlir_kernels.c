@@ -468,6 +468,10 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x64x128,s4,k3", 16384);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4,pd", 4112);
   fp8_scale = HG_SCALE_TENSOR;
+  /* window copies of 2- and 1-byte aligned rows, 8 chunks a round (one consumer warpgroup) */
+  add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "64x128x64,c1x1,s4,cpasync-wgmma", 4097);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "64x128x128,c1x1,s4,cpasync-wgmma",
+             4097);
   /* The other three mainloops of the builders layer, every layout, with aligned operands
    * (TMA) and with K = 4097 (rows TMA cannot address: cp.async, 16-byte window copies for
    * K-major operands), and fp8 through cp.async. */

@@ -1387,6 +1387,17 @@ static void test_grouped(void) {
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "it runs tma-wgmma");
 }
 
+/* A kernel whose B goes through window copies (8 a round beside one consumer warpgroup):
+ * ptxas takes it with no spill and keeps setmaxnreg; the 16-byte window loads are there. */
+static void window_kernel_ok(const hg_gemm_kernel_t *k) {
+  if (!k->k.ptx.data) return;
+  hg_ptxas_report_t r;
+  CHECK_OK(hg_ptxas_check(k->k.ptx.data, &r));
+  CHECK_EQ(r.spill_store_bytes + r.spill_load_bytes + r.stack_frame_bytes, 0);
+  CHECK(!r.setmaxnreg_ignored);
+  CHECK(strstr(k->k.ptx.data, "ld.global.v4.") != NULL);
+}
+
 /* AUTO's rule for operands TMA cannot address (hg_gemm_repack_rule): decode against a weight
  * of odd rows reads the weight in place (16-byte windows from its 2-byte aligned rows, or
  * cp.async where they allow) and repacks the small activation; large problems repack both. */
@@ -1406,6 +1417,15 @@ static void test_repack_rule(void) {
   CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
   CHECK(k.repack_a && !k.repack_b && !k.b_tma);
   CHECK_EQ(k.b_vec, 2);
+  window_kernel_ok(&k);
+  hg_gemm_kernel_free(&k);
+  /* fp8 decode: rows of 4097 bytes, 1-byte aligned, copied in windows too */
+  hg_gemm_problem_t q = problem(1, 4096, 4097, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_build(&q, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK(k.repack_a && !k.repack_b && !k.b_tma);
+  CHECK_EQ(k.b_vec, 1);
+  window_kernel_ok(&k);
   hg_gemm_kernel_free(&k);
   p.m = 65;
   CHECK(hg_gemm_repack_rule(&p, 1));
