@@ -311,7 +311,7 @@ static hg_status_t rp_verify(rp_bench_state_t *st, const hg_repack_args_t *x, in
 static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *in, hg_backend_t be,
                                  hg_repack_bench_result_t *out) {
   hg_rt_t *rt = st->rt;
-  int e;
+  int e = 0;
   hg_repack_args_t x;
   HG_TRY(rp_bench_args(in, &e, &x));
   const hg_device_info_t *dev = hg_rt_device(rt);
