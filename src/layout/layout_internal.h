@@ -104,7 +104,7 @@ typedef enum hgl_tiler_op {
  * hgl_tiler_op under the CuTe name (`name` without "hg_", for messages). */
 #define HGL_TILER_API(name, op)                                                                    \
   hg_status_t name(const hg_layout_t *l, const hg_tiler_t *t, hg_layout_t *out) {                  \
-    return hgl_tiler_op(op, #name + 3, l, t, out);                                                 \
+    return hgl_tiler_op(op, &(#name)[3], l, t, out);                                               \
   }
 /* The by-mode list (first, count) of t applied mode by mode with the splitter (or, for
  * HGL_COMPOSE, composition), recursing into nested lists; modes past the list stay. */
