@@ -115,6 +115,20 @@ case "$mode" in
     step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
     step gemm-waves-set "$H" bench gemm --set waves --types bf16 --json "$OUT/gemm-waves.json"
     step gemm-llm "$H" bench gemm --json "$OUT/gemm.json" ;;
+  # issue 10 item 1, stream-K: checks (sets, awkward shapes, fp8, epilogues), 10-run
+  # determinism, compute-sanitizer, then splitk/waves/llm: heuristic, heuristic with the
+  # stream-K rule (HOPGEN_STREAM_K=auto), stream-K forced, split-K forced; the table last
+  sk2) STEP_TIMEOUT=500 step gemm-streamk-check scripts/gemm-streamk.sh "$H" check
+    step gemm-streamk-determinism scripts/gemm-streamk.sh "$H" determinism
+    STEP_TIMEOUT=400 step gemm-streamk-sanitize scripts/gemm-streamk.sh "$H" sanitize
+    STEP_TIMEOUT=900 step gemm-streamk-bench scripts/gemm-streamk.sh "$H" bench "$OUT/streamk-table.txt"
+    [ -f "$OUT/streamk-table.txt" ] && cat "$OUT/streamk-table.txt" >> "$summary" ;;
+  # the same in two calls, where one would pass the device's 10 minutes a command
+  sk2check) STEP_TIMEOUT=500 step gemm-streamk-check scripts/gemm-streamk.sh "$H" check
+    step gemm-streamk-determinism scripts/gemm-streamk.sh "$H" determinism
+    STEP_TIMEOUT=400 step gemm-streamk-sanitize scripts/gemm-streamk.sh "$H" sanitize ;;
+  sk2bench) STEP_TIMEOUT=900 step gemm-streamk-bench scripts/gemm-streamk.sh "$H" bench "$OUT/streamk-table.txt"
+    [ -f "$OUT/streamk-table.txt" ] && cat "$OUT/streamk-table.txt" >> "$summary" ;;
   splitk2) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-set "$H" bench gemm --set splitk --json "$OUT/gemm-splitk.json"
     step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"

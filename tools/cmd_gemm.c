@@ -50,10 +50,12 @@ static const char gemm_usage[] =
     "                      dimension not a multiple of 16 bytes - are repacked each run; a\n"
     "                      named mainloop reads them in place with cp.async)\n"
     "  --compare-repack    with --bench: also time the other path (in place or repacked)\n"
-    "  --deterministic     bitwise identical D run to run: what every hopgen GEMM gives (split-K\n"
-    "                      sums its partials in split order); --check verifies it over 3 runs\n"
+    "  --stream-k          stream-K (,sk) on the configuration; --split-k S: split-K (,kS)\n"
+    "  --deterministic     bitwise identical D run to run (every hopgen GEMM); --check then\n"
+    "                      compares 10 runs (else 3)\n"
     "  --batch-invariant   each row of D the same bits whatever M is: the configuration is\n"
-    "                      chosen as for M = 4096, no split-K, no tuned entry; --check also\n"
+    "                      chosen as for M = 4096, no split-K (stream-K refused), no tuned\n"
+    "                      entry; --check also\n"
     "                      runs M = 7 on the same operands and compares those rows bit for bit\n"
     "  --backend ptx|mlir  code generation backend (default ptx)\n"
     "  --check             run on the GPU and compare with an f32 reference and cuBLASLt\n"
@@ -84,6 +86,10 @@ typedef struct gemm_args {
   hg_cli_run_t run; /* --config, --backend, --check, --bench, --iters, ... */
   bool tune, compare_repack;
   hg_gemm_mainloop_t mainloop;
+  /* --stream-k / --split-k S: the configuration's K schedule forced (splits 0: not) */
+  bool stream_k;
+  int splits;
+  bool deterministic;
   const char *emit_mlir;
   float scale_d;
 } gemm_args_t;
@@ -124,7 +130,9 @@ enum {
   G_AUX_TYPE,
   G_FP8_ACCUM,
   G_FP8_PROMOTE,
-  G_SCALE
+  G_SCALE,
+  G_STREAM_K,
+  G_SPLIT_K
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -165,6 +173,8 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_FP8_ACCUM, "--fp8-accum", NULL, HG_CLI_VALUE, 0},
     {G_FP8_PROMOTE, "--fp8-promote", NULL, HG_CLI_VALUE, 0},
     {G_SCALE, "--scale", NULL, HG_CLI_VALUE, 0},
+    {G_STREAM_K, "--stream-k", NULL, HG_CLI_FLAG, HG_CLI_BIT(G_SPLIT_K)},
+    {G_SPLIT_K, "--split-k", NULL, HG_CLI_VALUE, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -264,10 +274,17 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     return hg_cli_check(a, hg_gemm_mainloop_parse(v, &g->mainloop));
   case G_COMPARE_REPACK:
     return g->compare_repack = true;
+  case G_STREAM_K:
+    return g->stream_k = true;
+  case G_SPLIT_K:
+    if (!hg_cli_int(a, v, 2, HG_SCHED_MAX_SPLITS, &x)) return false;
+    g->splits = (int)x;
+    return true;
   case G_BATCH_INVARIANT:
     return g->p.batch_invariant = true;
   case G_DETERMINISTIC:
-    return true; /* what every hopgen GEMM is (the usage says so; --check verifies it) */
+    /* what every hopgen GEMM is (the usage says so); --check verifies it over 10 runs */
+    return g->deterministic = true;
   case G_OUT:
     g->out = v;
     return true;
@@ -509,15 +526,34 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->note[0]) printf("  note     %s\n", r->note);
 }
 
+/* --mainloop, --stream-k and --split-k change a configuration: --config's, else the
+ * heuristic's for the problem on dev (NULL: 132 SMs) with that mainloop. */
+static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
+  if (g->mainloop == HG_MAINLOOP_AUTO && !g->stream_k && !g->splits) return hg_ok();
+  if (!g->run.have_cfg) {
+    hg_gemm_kernel_t k;
+    HG_TRY(hg_gemm_build(&g->p, NULL, g->mainloop, dev, HG_BACKEND_PTX, &k));
+    g->run.cfg = k.config;
+    g->run.have_cfg = true;
+    hg_gemm_kernel_free(&k);
+  }
+  if (g->mainloop != HG_MAINLOOP_AUTO) g->run.cfg.mainloop = g->mainloop;
+  if (g->stream_k) g->run.cfg.stream_k = 1, g->run.cfg.splits = 0;
+  if (g->splits) g->run.cfg.splits = g->splits, g->run.cfg.stream_k = 0;
+  return hg_ok();
+}
+
 /* Without --check/--bench/--tune: pick the configuration, generate, write what --emit and
  * --emit-mlir ask for, assemble with ptxas. */
-static int gemm_generate(const gemm_args_t *g) {
+static int gemm_generate(gemm_args_t *g) {
   if (g->run.be == HG_BACKEND_MLIR) hg_cli_cache_note(); /* lowerings are cached */
   /* The library's one step from problem to kernel (no device here: the heuristic for an
    * H100/H200's 132 SMs). */
   hg_gemm_kernel_t k;
-  hg_status_t s =
-      hg_gemm_build(&g->p, g->run.have_cfg ? &g->run.cfg : NULL, g->mainloop, NULL, g->run.be, &k);
+  hg_status_t s = force_config(g, NULL);
+  if (hg_is_ok(&s))
+    s = hg_gemm_build(&g->p, g->run.have_cfg ? &g->run.cfg : NULL, g->mainloop, NULL, g->run.be,
+                      &k);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   const hg_gemm_config_t c = k.config;
   /* The files first: the kernel is worth having even where ptxas is missing or refuses it. */
@@ -569,25 +605,16 @@ static int gemm_generate(const gemm_args_t *g) {
 }
 
 /* hopgen export gemm: the kernel and its libcuda-only launcher as files. */
-static int gemm_export(const gemm_args_t *g, bool json) {
+static int gemm_export(gemm_args_t *g, bool json) {
   if (hg_cli_sandboxed())
     return hg_cli_fail(hg_error(HG_ERR_IO, "export: files are not written in the sandbox"));
   const hg_export_options_t o = {.dir = g->out ? g->out : ".",
                                  .name = g->name ? g->name : "hopgen_gemm",
                                  .cubin = !g->ptx_only};
   hg_export_result_t r;
-  hg_gemm_config_t c = g->run.cfg;
-  if (g->mainloop != HG_MAINLOOP_AUTO) c.mainloop = g->mainloop;
-  const bool have_c = g->run.have_cfg || g->mainloop != HG_MAINLOOP_AUTO;
-  if (!g->run.have_cfg && have_c) {
-    /* a mainloop without a configuration: the heuristic's for that mainloop */
-    hg_gemm_kernel_t k;
-    hg_status_t s = hg_gemm_build(&g->p, NULL, g->mainloop, NULL, g->run.be, &k);
-    if (!hg_is_ok(&s)) return hg_cli_fail(s);
-    c = k.config;
-    hg_gemm_kernel_free(&k);
-  }
-  hg_status_t s = hg_export_gemm(&g->p, have_c ? &c : NULL, g->run.be, &o, &r);
+  hg_status_t s = force_config(g, NULL);
+  if (hg_is_ok(&s))
+    s = hg_export_gemm(&g->p, g->run.have_cfg ? &g->run.cfg : NULL, g->run.be, &o, &r);
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   if (json) {
     printf("{\"command\": \"export\", \"ok\": true, \"cubin\": %s, ",
@@ -647,20 +674,13 @@ int hg_cmd_gemm(int argc, char **argv) {
   if (!hg_is_ok(&s)) return hg_cli_fail(s);
   hg_gemm_run_options_t o = hg_cli_run_options(&g.run);
   o.compare_repack = g.compare_repack;
+  if (g.deterministic) o.repeat_runs = 9;
   o.scale_d = g.scale_d;
-  if (g.mainloop != HG_MAINLOOP_AUTO && !g.run.have_cfg) {
-    /* A mainloop without a configuration: the heuristic's for that mainloop. */
-    hg_gemm_kernel_t k;
-    s = hg_gemm_build(&g.p, NULL, g.mainloop, hg_rt_device(rt), HG_BACKEND_PTX, &k);
-    if (!hg_is_ok(&s)) {
-      hg_rt_close(rt);
-      return hg_cli_fail(s);
-    }
-    g.run.cfg = k.config;
-    g.run.have_cfg = true;
-    hg_gemm_kernel_free(&k);
+  s = force_config(&g, hg_rt_device(rt));
+  if (!hg_is_ok(&s)) {
+    hg_rt_close(rt);
+    return hg_cli_fail(s);
   }
-  if (g.mainloop != HG_MAINLOOP_AUTO) g.run.cfg.mainloop = g.mainloop;
   o.config = g.run.have_cfg ? &g.run.cfg : NULL;
   hg_gemm_report_t r;
   memset(&r, 0, sizeof r);

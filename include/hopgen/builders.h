@@ -432,6 +432,10 @@ typedef struct hg_sched_spec {
    * none). At run time min(splits, k-blocks) ranges, every one non-empty; the splits of a
    * tile are consecutive units, so they run at the same time on neighbouring clusters. */
   int splits;
+  /* Stream-K (persistent kind, splits 0 or 1): the grid's clusters share the linearized
+   * (cluster tile, k-block) iterations of the last tiles: sched.c's header says which and how
+   * a tile split across clusters is fixed up (hg_streamk_*). */
+  bool stream_k;
   /* HG_SCHED_GROUPED: the groups' rows are contiguous in one (rows, K) A and (rows, N) D, the
    * device array holding each group's cumulative end row (torch's `offs`); else (masked) each
    * group has its own batch of A and D and the array holds its row count. */
@@ -452,6 +456,11 @@ typedef struct hg_sched {
    * shared::cta addresses of ends[0], starts[0]) and the inclusive prefix sums of units per
    * group (address of pre[0]). */
   hg_val_t groups, rows, ends, starts, pre;
+  /* Stream-K: the tiles shared in k-blocks (the first sk_tiles of the order, I32), their
+   * iterations (sk_tiles x kblocks, I64), this cluster's range of them [sk_first, sk_end)
+   * (I64) and its units in that range (sk_units, I32); total is then this cluster's units:
+   * sk_units, then its whole tiles. */
+  hg_val_t sk_tiles, sk_iters, sk_first, sk_end, sk_units;
 } hg_sched_t;
 
 /* One unit of work: this CTA's tile origin (m0, n0), its batch, and its k-blocks
@@ -494,8 +503,23 @@ void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_wo
 /* Whether the loop has a unit after t (ping-pong consumers hand over only when it does). */
 hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
 /* Host side: the units of a problem, cluster tiles x splits (at most: fewer splits when K
- * has fewer k-blocks); the persistent grid needs no more clusters. */
+ * has fewer k-blocks); the persistent grid needs no more clusters. Stream-K: the cluster
+ * tiles (hg_sched_streamk_clusters sizes its grid). */
 int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch);
+/* Stream-K: the first iteration (I64) of the range of cluster `c` (I32, 0..clusters, where
+ * c = clusters gives sk_iters): c x sk_iters / clusters, so the ranges tile the iterations in
+ * cluster order, each within one k-block of the same size. */
+hg_val_t hg_sched_streamk_start(hg_builder_t *b, const hg_sched_t *s, hg_val_t c);
+/* Host side, stream-K: the tiles shared in k-blocks for `tiles` cluster tiles on `clusters`
+ * clusters: 0 when the tiles fill whole waves, all of them when there are fewer tiles than
+ * clusters, else the last partial wave and one full wave before it (so every cluster shares
+ * 1 to 2 tiles' worth of k-blocks, never a sliver). The kernel computes the same. */
+int64_t hg_sched_streamk_tiles(int64_t tiles, int64_t clusters);
+/* Host side, stream-K: the clusters of the grid, at most `resident` (those that run at
+ * once: a cluster waits for others' partials, so all must be resident) and at most one per
+ * shared iteration (every range non-empty). */
+int64_t hg_sched_streamk_clusters(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch,
+                                  int64_t kblocks, int64_t resident);
 
 /* ---------------------------------------------------------------- the producer */
 
@@ -753,6 +777,52 @@ int hg_splitk_reduce_groups(int acc_count);
 hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const hg_tiled_mma_t *tm,
                                   hg_epilogue_t *e, const hg_roles_t *r, hg_val_t m, hg_val_t n,
                                   hg_val_t k);
+
+/* ---------------------------------------------------------------- stream-K's fix-up */
+
+/* Stream-K's fix-up in the same kernel (splitk.c, hg_streamk_*). A CTA whose range starts
+ * inside a tile (k_first > 0: at most its first unit) stores that partial tile to its own
+ * slot (one per CTA of the grid) and raises its flag: stores, the tile threads' barrier, then
+ * one thread's fence.acq_rel.gpu and relaxed atomic add (a release). The CTA holding the
+ * tile's k-block 0 finishes it: for each later cluster whose range starts inside the tile,
+ * in cluster order, one thread spins on that CTA's flag (relaxed atomic reads, then
+ * fence.acq_rel.gpu: an acquire), resets it to 0 for the next launch, the tile threads
+ * meet at a barrier and add the slot into their accumulators; then the normal epilogue. The
+ * sum's order is fixed by the partition (grid, K), not by timing: the same bits run to run.
+ * Waiting is safe because the persistent grid is resident (hg_sched_streamk_clusters) and a
+ * cluster waits only on later clusters' first units, which wait on nothing.
+ *
+ * Workspace (I64, 16-byte aligned): nctaid u32 flags (rounded up to 256 bytes), zero before
+ * the first launch (every flag raised is reset by its reader, so they stay zero between
+ * launches: CUDA-graph replays need no memset), then nctaid slots of threads x acc_count f32
+ * (the split-K slot layout). */
+typedef struct hg_streamk_spec {
+  int acc_count;      /* accumulators per consumer thread, a multiple of 4 */
+  int consumers;      /* consumer warpgroups, 1..HG_MAX_CONSUMERS */
+  bool pingpong;      /* each consumer holds a tile of its own; else they split one along M */
+  hg_val_t workspace; /* I64 */
+} hg_streamk_spec_t;
+
+typedef struct hg_streamk {
+  hg_streamk_spec_t spec;
+  hg_splitk_t slots; /* the slot layout (one split; tile = the CTA), past the flags */
+  hg_val_t flags;    /* I64: the first flag (the workspace) */
+} hg_streamk_t;
+
+hg_status_t hg_streamk_make(hg_builder_t *b, const hg_streamk_spec_t *spec, hg_streamk_t *out);
+/* A unit that starts inside its tile: its partial tile (acc: am's values of the calling tile
+ * thread, whose first row is row0 of D's m rows) to this CTA's slot, then the flag raised. */
+void hg_streamk_publish(hg_builder_t *b, const hg_streamk_t *k, const hg_acc_map_t *am,
+                        const hg_roles_t *r, hg_val_t m, hg_val_t row0, hg_val_t *acc);
+/* A unit holding its tile's k-block 0 but not its last: the later clusters' partials of the
+ * tile added into acc in cluster order (a no-op for a unit that holds the whole tile). */
+void hg_streamk_fixup(hg_builder_t *b, const hg_streamk_t *k, const hg_sched_t *s,
+                      const hg_sched_work_t *w, const hg_acc_map_t *am, const hg_roles_t *r,
+                      hg_val_t m, hg_val_t row0, hg_val_t *acc);
+/* Host side: the workspace's bytes for a grid of ctas CTAs, and those of its flags (the first
+ * bytes, to be zeroed before a first launch). */
+size_t hg_streamk_workspace_bytes(int64_t ctas, int64_t tile_elems);
+size_t hg_streamk_flag_bytes(int64_t ctas);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

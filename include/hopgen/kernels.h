@@ -504,6 +504,13 @@ typedef struct hg_gemm_config {
    * consumer waits for its group's MMAs, then adds them, both consumers in step). Text ",ps"
    * (stagger) or ",pd" (double); printed only when not 0. */
   int promote_overlap;
+  /* Stream-K (text ",sk"): the persistent grid's clusters share the k-blocks of the tiles
+   * that would leave the last wave partial, each shared tile fixed up in the same kernel by
+   * the cluster holding its k-block 0, which adds the others' partials (from the workspace)
+   * in cluster order: deterministic for a given grid (builders.h, hg_streamk_*). Not with
+   * split-K, in a grouped GEMM or for a batch-invariant problem (which tiles share K depends
+   * on M). 0 or 1. */
+  int stream_k;
 } hg_gemm_config_t;
 /* Cooperative tiles (two consumer warpgroups): the second promotes half a group after the
  * first (its first group is promote - promote / 2 k-blocks), so one warpgroup's MMAs keep the
@@ -535,8 +542,9 @@ int hg_gen_bias_act_chunk(const hg_gemm_problem_t *p);
 
 /* Text form "128x256x64,c2x1,s4,coop,m8,e64,k4,ps,tma-wgmma": tile, cluster, stages, schedule
  * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), split-K (printed only
- * when > 1), promotion overlap (ps or pd, printed only when set), mainloop (printed only
- * when not auto). Fields after the tile may be omitted (defaults: c1x1,s4,coop,m8,e0,k1,auto). */
+ * when > 1) or stream-K ("sk"), promotion overlap (ps or pd, printed only when set), mainloop
+ * (printed only when not auto). Fields after the tile may be omitted (defaults:
+ * c1x1,s4,coop,m8,e0,k1,auto). */
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
 /* Whether the generator can build c for p; the sentence names the rule that fails. */
@@ -705,6 +713,8 @@ typedef struct hg_gemm_run_options {
   /* fp8 D: the output scale the driver uploads to args.scale_d (0: 1.0); a large one makes
    * values saturate */
   float scale_d;
+  /* check: launches after the first whose D is compared bit for bit with its D (0: 2) */
+  int repeat_runs;
 } hg_gemm_run_options_t;
 
 hg_gemm_run_options_t hg_gemm_run_options_default(void);

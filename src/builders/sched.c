@@ -11,9 +11,19 @@
  * div/mod formulas; tests/builders/test_sched.c checks them against a walk of the order.
  * Split-K (spec.splits > 1) makes each cluster tile min(splits, k-blocks) units, the splits
  * of a tile consecutive (unit = tile x splits + split), each with a contiguous range of
- * k-blocks: split s takes [s kb / S, (s + 1) kb / S), never empty since S <= kb. Stream-K
- * and grouped schedulers are further kinds of the same interface: they hand out k-block
- * ranges and per-group extents through hg_sched_work_t. */
+ * k-blocks: split s takes [s kb / S, (s + 1) kb / S), never empty since S <= kb. The
+ * grouped scheduler hands out per-group extents through the same hg_sched_work_t.
+ *
+ * Stream-K (spec.stream_k): of T cluster tiles on G clusters, the first S tiles of the order
+ * are shared in k-blocks and the rest, a multiple of G, are whole tiles taken round-robin
+ * (data-parallel waves). S = 0 when G divides T, T when T < G, else T mod G + G: the partial
+ * wave joined by one full wave, so each cluster's share is 1 to 2 tiles of k-blocks (a lone
+ * partial wave would give each cluster a sliver and each tile many contributors). The S x kb
+ * iterations (tile = i / kb, k-block = i mod kb) are cut into G contiguous ranges, cluster c
+ * taking [c I / G, (c + 1) I / G); its units are the pieces of its range in each tile, then
+ * its whole tiles S + c, S + c + G, ... A cluster shares first, so the clusters whose
+ * partials a tile waits for (the later ones, which start their ranges with it) wrote them
+ * at their start: the holder of k-block 0 reaches that tile last in its own range. */
 #include <string.h>
 
 #include "hopgen/builders.h"
@@ -34,6 +44,11 @@ static hg_status_t check_spec(const hg_sched_spec_t *s) {
   if (s->splits < 0 || s->splits > HG_SCHED_MAX_SPLITS)
     return hg_error(HG_ERR_INVALID, "split-K into %d ranges: the scheduler takes 0..%d", s->splits,
                     HG_SCHED_MAX_SPLITS);
+  if (s->stream_k && (s->splits > 1 || s->kind != HG_SCHED_PERSISTENT))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "stream-K shares k-blocks of the persistent scheduler's tiles: not with "
+                    "split-K (%d splits) nor the grouped scheduler",
+                    s->splits);
   return hg_ok();
 }
 
@@ -59,6 +74,54 @@ static hg_dint_t extent(hg_val_t v) {
 /* A count as one builder value, computed where the scheduler is made (outside its loop). */
 static hg_status_t count_val(hg_builder_t *b, hg_dint_t x, hg_val_t *out) {
   return hg_dint_emit(b, x, HG_T_I32, out);
+}
+
+static hg_val_t i64(hg_builder_t *b, int64_t v) {
+  return hg_b_i64(b, v);
+}
+
+hg_val_t hg_sched_streamk_start(hg_builder_t *b, const hg_sched_t *s, hg_val_t c) {
+  /* c x I / G in 64 bits: I reaches 2 x 132 x 2^25 k-blocks */
+  return hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, hg_b_sext(b, c), s->sk_iters),
+                  hg_b_sext(b, s->cluster->count));
+}
+
+/* Stream-K's counts (the header's S, I and this cluster's range and units). */
+static hg_status_t make_streamk(hg_builder_t *b, hg_sched_t *o) {
+  hg_val_t g = o->cluster->count, t = o->tiles;
+  hg_val_t rem = hg_b_bin(b, HG_REM_U, t, g);
+  hg_val_t shared = hg_b_select(b, hg_b_cmp(b, HG_LT_S, t, g), t, hg_b_bin(b, HG_ADD, rem, g));
+  o->sk_tiles = hg_b_select(b, hg_b_cmp(b, HG_EQ, rem, i32(b, 0)), i32(b, 0), shared);
+  o->sk_iters = hg_b_bin(b, HG_MUL, hg_b_sext(b, o->sk_tiles), hg_b_sext(b, o->kblocks));
+  o->sk_first = hg_sched_streamk_start(b, o, o->cluster->id);
+  o->sk_end = hg_sched_streamk_start(b, o, hg_b_bin(b, HG_ADD, o->cluster->id, i32(b, 1)));
+  /* the tiles the range touches: (end - 1) / kb - first / kb + 1, none when it is empty */
+  hg_val_t kb = hg_b_sext(b, o->kblocks);
+  hg_val_t last = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_SUB, o->sk_end, i64(b, 1)), kb);
+  hg_val_t pieces = hg_b_bin(
+      b, HG_ADD, hg_b_bin(b, HG_SUB, last, hg_b_bin(b, HG_DIV_U, o->sk_first, kb)), i64(b, 1));
+  o->sk_units = hg_b_select(b, hg_b_cmp(b, HG_LT_S, o->sk_first, o->sk_end), hg_b_trunc(b, pieces),
+                            i32(b, 0));
+  /* then the whole tiles: (T - S) / G of them, S + id + j G */
+  hg_val_t whole = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_SUB, t, o->sk_tiles), g);
+  o->total = hg_b_bin(b, HG_ADD, o->sk_units, whole);
+  return hg_builder_status(b);
+}
+
+int64_t hg_sched_streamk_tiles(int64_t tiles, int64_t clusters) {
+  if (clusters < 1 || tiles % clusters == 0) return 0;
+  return tiles < clusters ? tiles : tiles % clusters + clusters;
+}
+
+int64_t hg_sched_streamk_clusters(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch,
+                                  int64_t kblocks, int64_t resident) {
+  hg_sched_spec_t s = *spec;
+  s.splits = 0;
+  const int64_t tiles = hg_sched_units(&s, m, n, batch);
+  /* no more clusters than iterations: the grid is then all shared (fewer tiles than
+   * clusters), each range at least one k-block */
+  const int64_t g = resident < tiles * kblocks ? resident : tiles * kblocks;
+  return g > 1 ? g : 1;
 }
 
 hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
@@ -89,6 +152,7 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
     out->splits = hg_b_bin(b, HG_MIN_S, i32(b, spec->splits), kblocks);
     out->total = hg_b_bin(b, HG_MUL, out->tiles, out->splits);
   }
+  if (spec->stream_k) HG_TRY(make_streamk(b, out));
   const bool along_m = spec->raster == HG_RASTER_M;
   hg_val_t inner = along_m ? out->tiles_m : out->tiles_n,
            outer = along_m ? out->tiles_n : out->tiles_m;
@@ -100,6 +164,8 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
 }
 
 hg_val_t hg_sched_begin(hg_builder_t *b, const hg_sched_t *s) {
+  /* stream-K: total is this cluster's own count of units */
+  if (s->spec.stream_k) return hg_b_for(b, i32(b, 0), s->total, i32(b, 1));
   return hg_b_for(b, s->cluster->id, s->total, s->cluster->count);
 }
 
@@ -137,6 +203,24 @@ static hg_status_t origin(hg_builder_t *b, int tile, int cluster, hg_val_t rank,
   return hg_dint_emit(b, o, HG_T_I32, out);
 }
 
+/* Stream-K: unit t of this cluster -> its cluster tile and k-blocks. A piece of the shared
+ * range (t < sk_units): tile first / kb + t, the range clipped to the tile; else whole tile
+ * S + id + (t - sk_units) G. */
+static void streamk_unit(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_val_t *ct,
+                         hg_val_t *k_first, hg_val_t *k_count) {
+  hg_val_t kb = hg_b_sext(b, s->kblocks);
+  hg_val_t piece = hg_b_cmp(b, HG_LT_S, t, s->sk_units);
+  hg_val_t tile = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_DIV_U, s->sk_first, kb), hg_b_sext(b, t));
+  hg_val_t t0 = hg_b_bin(b, HG_MUL, tile, kb);
+  hg_val_t lo = hg_b_bin(b, HG_MAX_S, s->sk_first, t0);
+  hg_val_t hi = hg_b_bin(b, HG_MIN_S, s->sk_end, hg_b_bin(b, HG_ADD, t0, kb));
+  hg_val_t whole = hg_b_mad(b, hg_b_bin(b, HG_SUB, t, s->sk_units), s->cluster->count,
+                            hg_b_bin(b, HG_ADD, s->sk_tiles, s->cluster->id));
+  *ct = hg_b_select(b, piece, hg_b_trunc(b, tile), whole);
+  *k_first = hg_b_select(b, piece, hg_b_trunc(b, hg_b_bin(b, HG_SUB, lo, t0)), i32(b, 0));
+  *k_count = hg_b_select(b, piece, hg_b_trunc(b, hg_b_bin(b, HG_SUB, hi, lo)), s->kblocks);
+}
+
 /* The unit for loop index t, as layouts over the run-time extents:
  *   t               -> (tile, batch)          compact (per_batch, batch)
  *   tile            -> (in_band, band)        compact (band_tiles, bands)
@@ -153,11 +237,12 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   const hg_dint_t grp = hg_dint(c->raster_group);
   hg_dint_t tile, batch, in_band, band, band_start, left, band_w, across, along, banded;
   /* unit -> (split, cluster tile): the splits of a tile are consecutive units */
-  hg_val_t ct = t, sp = i32(b, 0);
+  hg_val_t ct = t, sp = i32(b, 0), k_first = i32(b, 0), k_count = s->kblocks;
   if (c->splits > 1) {
     ct = hg_b_bin(b, HG_DIV_U, t, s->splits);
     sp = hg_b_bin(b, HG_REM_U, t, s->splits);
   }
+  if (c->stream_k) streamk_unit(b, s, t, &ct, &k_first, &k_count);
   HG_TRY(split(b, hg_dint_val_nonneg(ct), extent(s->per_batch), extent(s->batch), &tile, &batch));
   HG_TRY(split(b, tile, extent(s->band_tiles), extent(s->bands), &in_band, &band));
   HG_TRY(hg_dint_mul(b, band, grp, &band_start));
@@ -179,8 +264,8 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   HG_TRY(origin(b, c->tile_n, c->cluster_n, s->cluster->rn, s->tiles_n, ctn, &w->n0));
   w->tile = ct;
   w->split = sp;
-  w->k_first = i32(b, 0);
-  w->k_count = s->kblocks;
+  w->k_first = k_first;
+  w->k_count = k_count;
   if (c->splits > 1) {
     /* [sp kb / S, (sp + 1) kb / S), in 64 bits: (sp + 1) kb may pass 2^31 */
     hg_val_t kb = hg_b_sext(b, s->kblocks), n = hg_b_sext(b, s->splits);
@@ -202,7 +287,8 @@ void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_wo
 }
 
 hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t) {
-  return hg_b_cmp(b, HG_LT_S, hg_b_bin(b, HG_ADD, t, s->cluster->count), s->total);
+  hg_val_t step = s->spec.stream_k ? i32(b, 1) : s->cluster->count;
+  return hg_b_cmp(b, HG_LT_S, hg_b_bin(b, HG_ADD, t, step), s->total);
 }
 
 int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch) {

@@ -255,3 +255,137 @@ hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const h
   hg_acc_map_free(&am);
   return hg_is_ok(&st) ? hg_builder_status(b) : st;
 }
+
+/* ---------------------------------------------------------------- stream-K's fix-up
+ *
+ * builders.h describes the protocol. Why flags per CTA and not per tile: a CTA's range
+ * starts inside at most one tile, so it publishes at most one partial; a slot and a flag per
+ * CTA need no counting, and the finishing CTA knows whom to wait for from the partition
+ * alone (the later clusters whose ranges start inside its tile). */
+
+size_t hg_streamk_flag_bytes(int64_t ctas) {
+  return ((size_t)ctas * 4 + 255) & ~(size_t)255;
+}
+
+size_t hg_streamk_workspace_bytes(int64_t ctas, int64_t tile_elems) {
+  return hg_streamk_flag_bytes(ctas) + (size_t)ctas * (size_t)tile_elems * 4;
+}
+
+hg_status_t hg_streamk_make(hg_builder_t *b, const hg_streamk_spec_t *spec, hg_streamk_t *out) {
+  if (spec->acc_count < 4 || spec->acc_count % 4 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "stream-K partials move 4 accumulators a store; %d per thread is not a "
+                    "multiple of 4",
+                    spec->acc_count);
+  if (spec->consumers < 1 || spec->consumers > HG_MAX_CONSUMERS)
+    return hg_error(HG_ERR_INVALID,
+                    "stream-K partial tiles are held by 1..%d consumer warpgroups, not %d",
+                    HG_MAX_CONSUMERS, spec->consumers);
+  memset(out, 0, sizeof *out);
+  out->spec = *spec;
+  out->flags = spec->workspace;
+  /* the slots past the flags: nctaid x 4 bytes rounded up to 256 */
+  hg_val_t n = hg_b_sext(b, hg_b_sreg(b, HG_NCTAID_X));
+  hg_val_t fb = hg_b_bin(b, HG_AND, hg_b_mad(b, n, hg_b_i64(b, 4), hg_b_i64(b, 255)),
+                         hg_b_i64(b, ~(int64_t)255));
+  out->slots = (hg_splitk_t){.spec = {.splits = 1,
+                                      .acc_count = spec->acc_count,
+                                      .consumers = spec->consumers,
+                                      .pingpong = spec->pingpong},
+                             .splits = 1,
+                             .acc_count = spec->acc_count,
+                             .threads = 128 * (spec->pingpong ? 1 : spec->consumers),
+                             .workspace = hg_b_bin(b, HG_ADD, spec->workspace, fb)};
+  out->slots.spec.workspace = out->slots.workspace;
+  return hg_builder_status(b);
+}
+
+/* The barrier of the threads holding one tile: a ping-pong consumer's warpgroup, or every
+ * consumer warpgroup of a cooperative tile. */
+static void tile_sync(hg_builder_t *b, const hg_streamk_t *k, const hg_roles_t *r) {
+  if (k->spec.pingpong)
+    hg_roles_consumer_sync(b, r);
+  else
+    hg_b_bar_sync(b, HG_BAR_CONSUMERS, k->slots.threads);
+}
+
+static hg_val_t flag_at(hg_builder_t *b, const hg_streamk_t *k, hg_val_t cta) {
+  return hg_b_mad(b, hg_b_sext(b, cta), hg_b_i64(b, 4), k->flags);
+}
+
+void hg_streamk_publish(hg_builder_t *b, const hg_streamk_t *k, const hg_acc_map_t *am,
+                        const hg_roles_t *r, hg_val_t m, hg_val_t row0, hg_val_t *acc) {
+  hg_b_comment(b, "stream-K: this CTA's partial tile to its slot, then its flag raised");
+  hg_val_t thread = hg_splitk_thread(b, &k->slots, r);
+  hg_val_t cta = hg_b_sreg(b, HG_CTAID_X);
+  hg_val_t at = hg_splitk_slot(b, &k->slots, hg_b_sext(b, cta), i32(b, 0), thread);
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
+  for (int c = 0; c < k->spec.acc_count / 4; c++) {
+    hg_b_if(b, chunk_keep(b, am, rows_left, c));
+    hg_splitk_store(b, &k->slots, at, c, &acc[4 * c]);
+    hg_b_endif(b);
+  }
+  /* every tile thread's stores, then one release: fence.acq_rel.gpu orders what the barrier
+   * made this thread observe before the flag's write (PTX ISA, memory consistency model:
+   * release pattern) */
+  tile_sync(b, k, r);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
+  hg_b_fence_gpu(b);
+  hg_b_atomic_add_u32(b, flag_at(b, k, cta), i32(b, 1));
+  hg_b_endif(b);
+}
+
+void hg_streamk_fixup(hg_builder_t *b, const hg_streamk_t *k, const hg_sched_t *s,
+                      const hg_sched_work_t *w, const hg_acc_map_t *am, const hg_roles_t *r,
+                      hg_val_t m, hg_val_t row0, hg_val_t *acc) {
+  hg_b_comment(b, "stream-K: the later clusters' partials of this tile, in cluster order");
+  const hg_cluster2d_t *cl = s->cluster;
+  const int cs = cl->m * cl->n;
+  hg_val_t thread = hg_splitk_thread(b, &k->slots, r);
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
+  hg_val_t kb = hg_b_sext(b, s->kblocks);
+  /* the tile's iterations end at (tile + 1) kb; a unit at k-block 0 that ends before it */
+  hg_val_t tile_end = hg_b_mad(b, hg_b_sext(b, w->tile), kb, kb);
+  hg_b_if(b, hg_b_cmp(b, HG_LT_S, w->k_count, s->kblocks));
+  hg_val_t c = hg_b_var(b, HG_T_I32, hg_b_bin(b, HG_ADD, cl->id, i32(b, 1)));
+  hg_b_loop(b);
+  {
+    hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, c, cl->count));
+    hg_val_t first = hg_sched_streamk_start(b, s, c);
+    hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, first, tile_end));
+    /* a cluster with an empty range (more clusters than iterations) published nothing */
+    hg_val_t next = hg_sched_streamk_start(b, s, hg_b_bin(b, HG_ADD, c, i32(b, 1)));
+    hg_b_if(b, hg_b_cmp(b, HG_LT_S, first, next));
+    {
+      /* the same rank of cluster c: the CTA that computed the same CTA tile */
+      hg_val_t cta =
+          cs == 1 ? hg_b_bin(b, HG_ADD, c, i32(b, 0)) : hg_b_mad(b, c, i32(b, cs), cl->rank);
+      hg_val_t flag = flag_at(b, k, cta);
+      hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
+      hg_b_loop(b);
+      hg_b_break_if(b, hg_b_cmp(b, HG_NE, hg_b_atomic_add_u32(b, flag, i32(b, 0)), i32(b, 0)));
+      hg_b_endloop(b);
+      /* acquire (relaxed read, then the fence), and the flag back to 0 for the next launch */
+      hg_b_fence_gpu(b);
+      hg_val_t zero = i32(b, 0);
+      hg_b_store(b, HG_GLOBAL, 32, 1, flag, &zero);
+      hg_b_endif(b);
+      tile_sync(b, k, r);
+      hg_val_t at = hg_splitk_slot(b, &k->slots, hg_b_sext(b, cta), i32(b, 0), thread);
+      const int64_t step = (int64_t)k->slots.threads * 16;
+      for (int ch = 0; ch < k->spec.acc_count / 4; ch++) {
+        hg_b_if(b, chunk_keep(b, am, rows_left, ch));
+        hg_val_t got[4];
+        hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 4, hg_b_bin(b, HG_ADD, at, hg_b_i64(b, ch * step)),
+                  got);
+        for (int e = 0; e < 4; e++)
+          hg_b_assign(b, acc[4 * ch + e], hg_b_bin(b, HG_FADD, acc[4 * ch + e], got[e]));
+        hg_b_endif(b);
+      }
+    }
+    hg_b_endif(b);
+    hg_b_assign(b, c, hg_b_bin(b, HG_ADD, c, i32(b, 1)));
+  }
+  hg_b_endloop(b);
+  hg_b_endif(b);
+}

@@ -546,6 +546,11 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
                     "export: configuration with split-K (k%d) - the exported launcher takes no "
                     "workspace for the partial tiles yet; export the configuration without it",
                     c->splits);
+  if (c && c->stream_k)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "export: configuration with stream-K (sk) - the exported launcher takes no "
+                    "workspace for the flags and partial tiles yet; export the configuration "
+                    "without it");
   /* The library's one step from problem to kernel; no device: the heuristic for 132 SMs. The
    * launcher cannot repack (it allocates nothing): operands TMA cannot address are read in
    * place (tma-wgmma's cp.async path) unless the configuration names a mainloop. */

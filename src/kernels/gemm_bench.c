@@ -886,7 +886,7 @@ static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
                               hg_gemm_report_t *r) {
   uint8_t *first = NULL, *again = NULL;
   hg_status_t s = download_d(rt, b->d, b->d_bytes, &first);
-  r->repeat_runs = 2;
+  r->repeat_runs = o->repeat_runs > 0 ? o->repeat_runs : 2;
   r->repeat_identical = true;
   for (int i = 0; i < r->repeat_runs && hg_is_ok(&s); i++) {
     s = hg_rt_memset8(rt, b->d, 0xFF, b->d_bytes, NULL);

@@ -614,12 +614,29 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "split-K into %d ranges: 0 or 1 (no split) up to %d (each tile's K in that "
                     "many ranges, at most one per k-block)",
                     c->splits, HG_SCHED_MAX_SPLITS);
+  if (c->stream_k != 0 && c->stream_k != 1)
+    return hg_error(HG_ERR_INVALID, "stream_k = %d: 0 (off) or 1 (on)", c->stream_k);
+  if (c->stream_k && c->splits > 1)
+    return hg_error(HG_ERR_INVALID,
+                    "stream-K with split-K (%d): stream-K already shares each tile's k-blocks "
+                    "between CTAs; give one of ,sk and ,k%d",
+                    c->splits, c->splits);
+  if (c->stream_k && p->group != HG_GROUP_NONE)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "stream-K in a grouped GEMM: the grouped scheduler's tiles are known only on "
+                    "the device");
+  if (c->stream_k && p->batch_invariant)
+    return hg_error(HG_ERR_INVALID,
+                    "stream-K for a batch-invariant problem: which tiles share their k-blocks, "
+                    "and so the order of each row's sums, depends on M; drop ,sk or "
+                    "--batch-invariant");
   return hg_ok();
 }
 
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   char split[16] = "";
   if (c->splits > 1) snprintf(split, sizeof split, ",k%d", c->splits);
+  if (c->stream_k) snprintf(split, sizeof split, ",sk");
   return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s", c->tile_m, c->tile_n,
                   c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
@@ -659,10 +676,10 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   if (!text[0]) return hg_error(HG_ERR_PARSE, "configuration is empty");
   strcpy(buf, text);
   /* Each field once: a second one would silently win. */
-  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS, OVERLAP };
-  static const char *const what[] = {"tile",     "cluster",       "stage count",
-                                     "schedule", "raster",        "epilogue width",
-                                     "mainloop", "split-K count", "promotion overlap"};
+  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS, OVERLAP, STREAMK };
+  static const char *const what[] = {
+      "tile",           "cluster",  "stage count",   "schedule",          "raster",
+      "epilogue width", "mainloop", "split-K count", "promotion overlap", "stream-K"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -679,6 +696,9 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     } else if (!strcmp(tok, "coop") || !strcmp(tok, "pp")) {
       kind = SCHEDULE;
       c.schedule = tok[0] == 'p' ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE;
+    } else if (!strcmp(tok, "sk")) {
+      kind = STREAMK;
+      c.stream_k = 1;
     } else if (tok[0] == 's') {
       kind = STAGES;
       if (!parse_ints(tok + 1, &c.stages, 1))
@@ -708,7 +728,7 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, ps|pd or a mainloop such as tma-wgmma, separated by "
+                      "mG|nG, eN, kS, sk, ps|pd or a mainloop such as tma-wgmma, separated by "
                       "single commas)",
                       text, tok);
     }
@@ -793,6 +813,27 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   if (splits < 2) return;
   s.splits = (int)splits;
   add_fitting(p, s, c, 1, 0);
+}
+
+/* Stream-K's rule: whether c (unsplit, chosen by the wave model above) should share the
+ * k-blocks of its last partial wave. Candidates: tiles of 128 rows or more (64-row tiles are
+ * split-K's), no cluster wider than 2, more tiles than clusters (fewer: split-K's case) and a
+ * last wave under half full, where the idle SMs cost 1/waves to 1/(2 waves) of the run, with
+ * 8 k-blocks or more per tile (the fix-up's partial stores and reads stay small beside the
+ * main loop). NOT MEASURED YET: the default heuristic keeps it off (HOPGEN_STREAM_K=auto
+ * turns it on, for scripts/gpu-check.sh sk2 to compare the two in one call). */
+static bool stream_k_rule(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sm_count) {
+  const char *env = getenv("HOPGEN_STREAM_K");
+  if (!env || strcmp(env, "auto") != 0) return false;
+  if (c->splits > 1 || c->tile_m < 128 || p->batch_invariant || p->group != HG_GROUP_NONE)
+    return false;
+  const int cs = c->cluster_m * c->cluster_n;
+  const int64_t clusters = sm_count / cs > 0 ? sm_count / cs : 1;
+  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
+  const int64_t tiles = hg_sched_units(&ss, p->m, p->n, p->batch);
+  const int64_t kb = (p->k + c->tile_k - 1) / c->tile_k;
+  const int64_t last = tiles % clusters;
+  return tiles > clusters && last != 0 && 2 * last < clusters && kb >= 8;
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
@@ -890,6 +931,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
   /* a grouped GEMM's scheduler does not split K */
   if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, &best);
+  if (stream_k_rule(&p, &best, sm_count)) best.stream_k = 1;
   /* No promotion overlap by default: measured on the H100 (gemm-fp8.sh overlap, same call),
    * staggered promotions (ps) ran 2-30% slower than none on 128x176/192 tiles and within 3%
    * either way on 128x128 ones, two partial sets (pd) 2-6x slower under block scales on
@@ -933,6 +975,23 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         }
         c.promote_overlap = 0;
       }
+  /* Stream-K on one-CTA clusters of 128-row tiles and more, both schedules: the grid's CTAs
+   * share the last partial wave's k-blocks (the check refuses it for batch-invariant and
+   * grouped problems). */
+  for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
+    for (int sched = 0; sched < 2 && tiles[ti][0] >= 128; sched++) {
+      hg_gemm_config_t c = {.tile_m = tiles[ti][0],
+                            .tile_n = tiles[ti][1],
+                            .tile_k = fp8 ? 128 : 64,
+                            .cluster_m = 1,
+                            .cluster_n = 1,
+                            .schedule = sched ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE,
+                            .raster = HG_RASTER_M,
+                            .raster_group = 8,
+                            .stream_k = 1};
+      if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
+      n = add_fitting(&p, c, out, cap, n);
+    }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
    * quarter of 132 SMs) and each split keeps 256 of K or more. */
   static const int split_tiles[][2] = {{64, 128}, {128, 128}};

@@ -27,8 +27,9 @@ typedef struct gemm_gen {
   hg_smem_ring_t ring_a, ring_b;
   hg_pipe_t pipe;
   hg_sched_t sched;
-  hg_splitk_t splitk; /* when config.splits > 1 */
-  bool reduce;        /* building split-K's reduction pass, not the GEMM */
+  hg_splitk_t splitk;   /* when config.splits > 1 */
+  hg_streamk_t streamk; /* when config.stream_k */
+  bool reduce;          /* building split-K's reduction pass, not the GEMM */
   hg_epilogue_t epi;
   /* grouped with a TMA epilogue: the same chain storing element by element, for the tiles
    * that end past their group's rows */
@@ -139,6 +140,16 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
       /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
       st = hg_splitk_store_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N,
                                 hg_b_bin(b, HG_ADD, w.m0, t_row), tile_thread(x), acc);
+    } else if (c->stream_k) {
+      /* stream-K: a unit past the tile's k-block 0 publishes its partial; the one holding
+       * k-block 0 adds the later clusters' and runs the epilogue, once per tile */
+      hg_val_t row0 = hg_b_bin(b, HG_ADD, w.m0, t_row);
+      hg_b_if(b, hg_b_cmp(b, HG_GT_S, w.k_first, i32(x, 0)));
+      hg_streamk_publish(b, &x->streamk, &am, r, x->prm.M, row0, acc);
+      hg_b_else(b);
+      hg_streamk_fixup(b, &x->streamk, &x->sched, &w, &am, r, x->prm.M, row0, acc);
+      st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
+      hg_b_endif(b);
     } else {
       if (two)
         hg_b_if(b, hg_b_cmp(b, HG_LE_S, hg_b_bin(b, HG_ADD, w.m0, i32(x, c->tile_m)), w.m_end));
@@ -207,6 +218,13 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     hg_epilogue_reserve_vectors(b, e, c->tile_m, c->tile_n, g->consumers, g->pingpong);
   const hg_splitk_spec_t sk = hg_gemm_splitk_spec(k, g, x->prm.workspace);
   if (split) HG_TRY(hg_splitk_make(b, &sk, &x->splitk));
+  if (c->stream_k) {
+    const hg_streamk_spec_t ks = {.acc_count = g->mma.acc_count,
+                                  .consumers = g->consumers,
+                                  .pingpong = g->pingpong,
+                                  .workspace = x->prm.workspace};
+    HG_TRY(hg_streamk_make(b, &ks, &x->streamk));
+  }
   if (x->reduce)
     return hg_splitk_reduce_emit(b, &x->splitk, &g->mma.tm, e, &x->roles, x->prm.M, x->prm.N,
                                  x->prm.K);

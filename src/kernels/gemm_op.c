@@ -28,6 +28,11 @@ struct hg_gemm_op {
    * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles */
   size_t split_bytes;
   int64_t cta_tiles;
+  /* stream-K (config.stream_k): its flags and slots at the workspace's start, stream_k_bytes
+   * in all, the first flag_bytes of them flags, which must be zero before a launch: the
+   * operation's own workspace is zeroed once when allocated (each launch leaves its flags
+   * zero), a caller's before every run (it may have held anything since) */
+  size_t stream_k_bytes, flag_bytes;
   hg_function_t *red_fn;
   hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
@@ -88,6 +93,14 @@ static hg_status_t size_grid(hg_gemm_op_t *op) {
   const int64_t units =
       p->group != HG_GROUP_NONE ? active : hg_sched_units(&ss, p->m, p->n, p->batch);
   op->grid = (int)(units < active ? units : active) * cs;
+  if (k->stream_k) {
+    /* every cluster resident (one waits for another's partials), each with k-blocks */
+    const int64_t kb = (p->k + k->tile_k - 1) / k->tile_k;
+    op->grid = (int)hg_sched_streamk_clusters(&ss, p->m, p->n, p->batch, kb, active) * cs;
+    op->flag_bytes = hg_streamk_flag_bytes(op->grid);
+    op->stream_k_bytes =
+        (hg_streamk_workspace_bytes(op->grid, (int64_t)k->tile_m * k->tile_n) + 255) & ~(size_t)255;
+  }
   return hg_ok();
 }
 
@@ -110,6 +123,8 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
     s = hg_gemm_build_repack(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be,
                              force_repack, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
+  if (hg_is_ok(&s)) s = size_grid(op);
+  op->ws_bytes = op->stream_k_bytes;
   /* Split-K: a partial tile per split (hg_splitk_*), first in the workspace, and the
    * reduction pass's entry. */
   if (hg_is_ok(&s) && op->gk.config.splits > 1) {
@@ -138,7 +153,6 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
     op->ws_at[i] = op->ws_bytes;
     op->ws_bytes += ((size_t)(bs * k->batch) * (size_t)e + 255) & ~(size_t)255;
   }
-  if (hg_is_ok(&s)) s = size_grid(op);
   if (!hg_is_ok(&s)) {
     hg_gemm_op_destroy(op);
     return s;
@@ -257,11 +271,15 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   hg_devptr_t scale_d = x->scale_d, amax = x->amax, aux = x->aux;
   size_t workspace_bytes = x->workspace_bytes;
   if (!caller_ws && op->ws_bytes) {
-    if (!op->scratch)
+    if (!op->scratch) {
       HG_TRY(hg_status_wrap(hg_rt_alloc(op->rt, op->ws_bytes, &op->scratch),
                             "the workspace of this operation's split-K partials or repacked "
                             "operands (%zu bytes; hg_gemm_op_run_workspace takes the caller's): ",
                             op->ws_bytes));
+      if (op->flag_bytes)
+        HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, op->scratch, 0, op->flag_bytes, stream),
+                              "zeroing the stream-K flags: "));
+    }
     workspace = op->scratch;
     workspace_bytes = op->ws_bytes;
   }
@@ -330,13 +348,21 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     return hg_error(HG_ERR_INVALID,
                     "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
                     "was given %zu bytes at 0x%" PRIx64,
-                    op->ws_bytes, op->split_bytes ? "split-K partial tiles" : "",
-                    op->split_bytes && (gk->repack_a || gk->repack_b) ? ", " : "",
+                    op->ws_bytes,
+                    op->split_bytes      ? "split-K partial tiles"
+                    : op->stream_k_bytes ? "stream-K flags and partial tiles"
+                                         : "",
+                    (op->split_bytes || op->stream_k_bytes) && (gk->repack_a || gk->repack_b) ? ", "
+                                                                                              : "",
                     gk->repack_a && gk->repack_b ? "A and B repacked"
                     : gk->repack_a               ? "A repacked"
                     : gk->repack_b               ? "B repacked"
                                                  : "",
                     workspace_bytes, (uint64_t)workspace);
+  /* a caller's workspace may hold anything: the stream-K flags start at zero */
+  if (caller_ws && op->flag_bytes)
+    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->flag_bytes, stream),
+                          "zeroing the stream-K flags in the caller's workspace: "));
   /* the amax is a max-reduction into *amax: it starts from 0 (+0.0f) on every run */
   if (k->amax)
     HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, amax, 0, 4, stream), "zeroing the amax: "));
@@ -394,7 +420,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   }
   if (k->amax) args[n_args++] = &amax;
   if (k->group != HG_GROUP_NONE) args[n_args++] = &groups;
-  if (op->split_bytes) args[n_args++] = &workspace;
+  if (op->split_bytes || op->stream_k_bytes) args[n_args++] = &workspace;
   int64_t scale_lda = k->scale_lda, scale_ldb = k->scale_ldb;
   if (k->scale == HG_SCALE_BLOCK) {
     args[n_args++] = &scale_lda;

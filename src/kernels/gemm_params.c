@@ -124,7 +124,7 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     x->groups = param64(b, "groups");
     e->m = hg_b_var(b, HG_T_I32, x->M);
   }
-  if (k->config.splits > 1) x->workspace = param64(b, "workspace");
+  if (k->config.splits > 1 || k->config.stream_k) x->workspace = param64(b, "workspace");
   /* fp8 block scaling's leading dimensions, the last parameters */
   if (p->scale == HG_SCALE_BLOCK) {
     x->scale_lda = param64(b, "scale_lda");

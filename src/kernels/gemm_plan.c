@@ -79,6 +79,7 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
   char split[160] = "";
   if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
+  if (c->stream_k) snprintf(split, sizeof split, "_sk");
   if (p->rowscale || p->colscale)
     snprintf(split + strlen(split), sizeof split - strlen(split), "_%s%s", p->rowscale ? "rs" : "",
              p->colscale ? "cs" : "");
@@ -140,7 +141,8 @@ hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c) {
                            .cluster_n = c->cluster_n,
                            .raster = c->raster,
                            .raster_group = c->raster_group,
-                           .splits = c->splits > 1 ? c->splits : 0};
+                           .splits = c->splits > 1 ? c->splits : 0,
+                           .stream_k = c->stream_k != 0};
 }
 
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m) {

@@ -347,10 +347,206 @@ static void test_grouped_refusals(void) {
   hg_builder_destroy(b);
 }
 
+/* ---- stream-K: the partition of the (tile, k-block) iterations over the grid's clusters,
+ * interpreted per cluster (its units' tile and k-block range recorded through the store
+ * hook), checked against what the fix-up relies on: every (tile, k-block) computed exactly
+ * once; each tile's pieces held by consecutive clusters in k order, the first (k-block 0) by
+ * the lowest; a cluster publishes at most one partial, as its first unit, and waits only in
+ * its last piece, so waits point to later clusters' first units and cannot cycle; the
+ * fix-up's walk (later clusters while their first iteration lies in the tile, the empty
+ * ranges skipped) finds exactly the tile's other pieces, in k order; whole tiles come after
+ * the shared ones, round-robin; and the shared tiles are hg_sched_streamk_tiles's. */
+
+typedef struct skrec {
+  int64_t base;
+  int64_t v[3 * 4096];
+  int64_t n; /* values stored */
+} skrec_t;
+
+static void skstore(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t v) {
+  skrec_t *r = ctx;
+  (void)bits;
+  if (space != HG_GLOBAL) return;
+  const int64_t i = (addr - r->base) / 4;
+  if (i >= 0 && i < 3 * 4096) r->v[i] = v, r->n = i + 1 > r->n ? i + 1 : r->n;
+}
+
+typedef struct piece {
+  int64_t cluster, unit, k_first, k_count;
+} piece_t;
+
+static void one_streamk(int trial) {
+  hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT,
+                       .tile_m = 64 << rnd(3),
+                       .tile_n = 16 * (1 + (int)rnd(16)),
+                       .cluster_m = 1 + (int)rnd(2),
+                       .cluster_n = 1,
+                       .raster = rnd(2) ? HG_RASTER_M : HG_RASTER_N,
+                       .raster_group = 1 + (int)rnd(8),
+                       .stream_k = true};
+  const int64_t kb = 1 + rnd(rnd(3) ? 24 : 200);
+  const int64_t m = 1 + rnd(rnd(3) ? 3000 : 20000), n = 1 + rnd(rnd(3) ? 3000 : 20000);
+  const int64_t batch = 1 + rnd(3);
+  int64_t tiles = hg_sched_units(&s, m, n, batch);
+  if (tiles * kb > 200000) return; /* the coverage bitmap stays small */
+  /* the grid's clusters: some of a 132- or 114-SM GPU, or more than the iterations */
+  int64_t g = rnd(4) == 0 ? 1 + rnd(tiles * kb + 3) : (rnd(2) ? 132 : 114) / s.cluster_m;
+  if (rnd(5) == 0) g = hg_sched_streamk_clusters(&s, m, n, batch, kb, g);
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("sk", &b));
+  hg_cluster2d_t cl;
+  CHECK_OK(hg_cluster2d_make(b, s.cluster_m, s.cluster_n, &cl));
+  hg_val_t pm = hg_b_param(b, HG_T_I32, "m"), pn = hg_b_param(b, HG_T_I32, "n");
+  hg_val_t pb = hg_b_param(b, HG_T_I32, "batch"), pk = hg_b_param(b, HG_T_I32, "kblocks");
+  hg_val_t out = hg_b_param(b, HG_T_I64, "out"), pc = hg_b_param(b, HG_T_I32, "c");
+  hg_sched_t sched;
+  CHECK_OK(hg_sched_make(b, &s, &cl, pm, pn, pb, pk, &sched));
+  hg_val_t start_c = hg_sched_streamk_start(b, &sched, pc);
+  hg_val_t t = hg_sched_begin(b, &sched);
+  {
+    hg_sched_work_t w;
+    hg_sched_work(b, &sched, t, &w);
+    const hg_val_t vals[3] = {w.tile, w.k_first, w.k_count};
+    for (int i = 0; i < 3; i++)
+      hg_b_store(b, HG_GLOBAL, 32, 1,
+                 hg_b_mad(b, hg_b_sext(b, hg_b_mad(b, t, hg_b_i32(b, 3), hg_b_i32(b, i))),
+                          hg_b_i64(b, 4), out),
+                 &vals[i]);
+  }
+  hg_sched_end(b, &sched);
+  CHECK_OK(hg_builder_status(b));
+  const int64_t shared = hg_sched_streamk_tiles(tiles, g), iters = shared * kb;
+  uint8_t *seen = calloc((size_t)(tiles * kb), 1);
+  piece_t *pieces = calloc((size_t)(shared * (g + 2) + 1), sizeof *pieces); /* per tile */
+  int64_t *npieces = calloc((size_t)shared + 1, sizeof *npieces);
+  int64_t *whole_next = calloc((size_t)g, sizeof *whole_next);
+  int bad = 0;
+  skrec_t *rec = malloc(sizeof *rec);
+  for (int64_t c = 0; c < g && !bad; c++) {
+    int64_t sregs[HG_SMID + 1] = {0};
+    sregs[HG_CTAID_X] = c * s.cluster_m;
+    sregs[HG_NCTAID_X] = g * s.cluster_m;
+    const int64_t params[6] = {m, n, batch, kb, 1 << 20, c};
+    rec->base = 1 << 20;
+    rec->n = 0;
+    ir_eval_hooks_t hooks = {.ctx = rec, .store = skstore};
+    ir_eval_t ev;
+    hg_status_t st = ir_eval_run_hooks(b, params, sregs, &hooks, &ev);
+    if (!hg_is_ok(&st)) {
+      HG_FAIL("trial %d: %s", trial, st.msg);
+      break;
+    }
+    hg_test_checks++;
+    const int64_t units = ir_eval_get(&ev, sched.total),
+                  sk_units = ir_eval_get(&ev, sched.sk_units);
+    if (ir_eval_get(&ev, sched.sk_tiles) != shared || ir_eval_get(&ev, sched.sk_iters) != iters ||
+        ir_eval_get(&ev, start_c) != c * iters / g || rec->n != 3 * units) {
+      HG_FAIL("trial %d: cluster %lld of %lld: %lld shared tiles (%lld expected), start %lld "
+              "(%lld), %lld values stored for %lld units",
+              trial, (long long)c, (long long)g, (long long)ir_eval_get(&ev, sched.sk_tiles),
+              (long long)shared, (long long)ir_eval_get(&ev, start_c), (long long)(c * iters / g),
+              (long long)rec->n, (long long)units);
+      bad++;
+    }
+    for (int64_t u = 0; u < units && !bad; u++) {
+      const int64_t tile = rec->v[3 * u], kf = rec->v[3 * u + 1], kc = rec->v[3 * u + 2];
+      if (tile < 0 || tile >= tiles || kf < 0 || kc < 1 || kf + kc > kb) {
+        HG_FAIL("trial %d: cluster %lld unit %lld: tile %lld k-blocks [%lld, +%lld) of %lld "
+                "tiles x %lld",
+                trial, (long long)c, (long long)u, (long long)tile, (long long)kf, (long long)kc,
+                (long long)tiles, (long long)kb);
+        bad++;
+        break;
+      }
+      for (int64_t k = kf; k < kf + kc; k++) bad += seen[tile * kb + k]++ ? 1 : 0;
+      if (u < sk_units) {
+        /* shared: pieces in order; a partial only first, a wait only last */
+        if (tile >= shared || (kf > 0 && u != 0) || (kf == 0 && kc < kb && u != sk_units - 1)) {
+          bad++;
+          HG_FAIL("trial %d: cluster %lld piece %lld of %lld: tile %lld [%lld, +%lld)", trial,
+                  (long long)c, (long long)u, (long long)sk_units, (long long)tile, (long long)kf,
+                  (long long)kc);
+        } else {
+          pieces[tile * (g + 2) + npieces[tile]++] = (piece_t){c, u, kf, kc};
+        }
+      } else if (tile != shared + c + whole_next[c]++ * g || kf != 0 || kc != kb) {
+        bad++;
+        HG_FAIL("trial %d: cluster %lld whole unit %lld is tile %lld [%lld, +%lld)", trial,
+                (long long)c, (long long)u, (long long)tile, (long long)kf, (long long)kc);
+      }
+    }
+    ir_eval_free(&ev);
+  }
+  for (int64_t i = 0; i < tiles * kb && !bad; i++)
+    if (seen[i] != 1) {
+      bad++;
+      HG_FAIL("trial %d: tile %lld k-block %lld computed %d times (G %lld, kb %lld)", trial,
+              (long long)(i / kb), (long long)(i % kb), seen[i], (long long)g, (long long)kb);
+    }
+  /* the fix-up's walk for each shared tile, against its pieces */
+  for (int64_t tl = 0; tl < shared && !bad; tl++) {
+    const piece_t *p = &pieces[tl * (g + 2)];
+    int64_t at = 1, k_next = p[0].k_count;
+    if (p[0].k_first != 0) bad++;
+    for (int64_t c = p[0].cluster + 1; c < g && c * iters / g < (tl + 1) * kb; c++) {
+      if (c * iters / g == (c + 1) * iters / g) continue; /* empty range */
+      if (at >= npieces[tl] || p[at].cluster != c || p[at].k_first != k_next) {
+        bad++;
+        break;
+      }
+      k_next += p[at++].k_count;
+    }
+    if (!bad && (at != npieces[tl] || k_next != kb)) bad++;
+    if (bad)
+      HG_FAIL("trial %d: shared tile %lld of %lld: its %lld pieces are not what the fix-up "
+              "walks from cluster %lld",
+              trial, (long long)tl, (long long)shared, (long long)npieces[tl],
+              (long long)p[0].cluster);
+  }
+  free(rec);
+  free(seen);
+  free(pieces);
+  free(npieces);
+  free(whole_next);
+  hg_builder_destroy(b);
+}
+
+static void test_streamk(void) {
+  for (int i = 0; i < 200; i++) one_streamk(i);
+  /* the host rule: none for whole waves, all for less than one, else the partial wave and one
+   * full wave */
+  CHECK_EQ(hg_sched_streamk_tiles(264, 132), 0);
+  CHECK_EQ(hg_sched_streamk_tiles(100, 132), 100);
+  CHECK_EQ(hg_sched_streamk_tiles(280, 132), 148);
+  CHECK_EQ(hg_sched_streamk_tiles(133, 132), 133);
+}
+
+static void test_streamk_refusals(void) {
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("skr", &b));
+  hg_cluster2d_t cl;
+  CHECK_OK(hg_cluster2d_make(b, 1, 1, &cl));
+  hg_val_t one = hg_b_i32(b, 1);
+  hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT,
+                       .tile_m = 128,
+                       .tile_n = 128,
+                       .cluster_m = 1,
+                       .cluster_n = 1,
+                       .raster_group = 1,
+                       .splits = 4,
+                       .stream_k = true};
+  hg_sched_t sched;
+  CHECK_ERR(hg_sched_make(b, &s, &cl, one, one, one, one, &sched), HG_ERR_UNSUPPORTED,
+            "not with split-K (4 splits)");
+  hg_builder_destroy(b);
+}
+
 int main(void) {
   HG_RUN(test_grouped);
   HG_RUN(test_grouped_refusals);
   HG_RUN(test_raster_order);
   HG_RUN(test_loop_bounds);
+  HG_RUN(test_streamk);
+  HG_RUN(test_streamk_refusals);
   return hg_test_finish();
 }

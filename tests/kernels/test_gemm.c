@@ -380,6 +380,92 @@ static void test_split_k(void) {
   check_generates(&q, &c);
 }
 
+/* Stream-K (config ",sk"): the text form and its refusals (with split-K, batch-invariant and
+ * grouped problems), and every mainloop, schedule, cluster, fp8 accumulation and an epilogue
+ * chain through ptxas, 0 spills: the fix-up's release (fence, atomic add), its spin (atomic
+ * reads, fence, the flag reset) and the partials' 16-byte stores and loads are in the PTX, in
+ * the one kernel (no reduction pass). */
+static void test_stream_k(void) {
+  hg_gemm_config_t c;
+  char buf[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x64,pp,sk", &c));
+  CHECK_EQ(c.stream_k, 1);
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK(strstr(buf, ",sk") != NULL);
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,sk,sk", &c), HG_ERR_PARSE, "stream-K twice");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,sk2", &c), HG_ERR_PARSE, "stage count");
+  hg_gemm_problem_t p = problem(2500, 3500, 1000, HG_BF16);
+  p.beta = 0.5f;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k4,sk", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "stream-K with split-K (4)");
+  c.splits = 0;
+  c.stream_k = 2;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "stream_k = 2");
+  hg_gemm_problem_t bi = p;
+  bi.batch_invariant = true;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,sk", &c));
+  CHECK_ERR(hg_gemm_config_check(&bi, &c), HG_ERR_INVALID, "batch-invariant");
+  /* the heuristic never gives a batch-invariant problem stream-K */
+  hg_gemm_kernel_t k;
+  CHECK_OK(hg_gemm_build(&bi, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK_EQ(k.config.stream_k, 0);
+  hg_gemm_kernel_free(&k);
+  static const struct {
+    const char *cfg;
+    hg_dtype_t t;
+    int64_t m, n, k;
+    bool fast, epi;
+  } cases[] = {
+      {"128x256x64,sk", HG_BF16, 2500, 3500, 1000, false, false},
+      {"128x128x64,pp,sk", HG_BF16, 1536, 6000, 900, false, true},
+      {"128x256x64,c2x1,sk", HG_BF16, 3300, 3300, 3328, false, false},
+      {"64x128x64,sk", HG_BF16, 127, 1000, 4096, false, true},
+      {"128x128x64,sk,tma-mmasync", HG_BF16, 1000, 1000, 4096, false, false},
+      {"128x192x64,sk,tma-ldmatrix-wgmma-rs", HG_BF16, 1000, 1000, 4096, false, false},
+      {"128x128x64,sk,cpasync-wgmma", HG_BF16, 1001, 999, 4097, false, true},
+      {"128x128x128,c2x1,sk", HG_E4M3, 3300, 3300, 3328, false, true},
+      {"128x256x128,sk", HG_E4M3, 2500, 3500, 1024, true, false},
+      {"64x128x128,pp,sk", HG_E4M3, 7, 4097, 8192, false, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hg_gemm_problem_t q = problem(cases[i].m, cases[i].n, cases[i].k, cases[i].t);
+    q.beta = 0.5f;
+    if (cases[i].fast) q.fp8_accum = HG_FP8_ACCUM_FAST;
+    if (cases[i].epi) {
+      q.bias = HG_BIAS_N;
+      q.bias_type = HG_BF16;
+      q.act = HG_ACT_GELU;
+    }
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    CHECK_OK(hg_gemm_config_parse(cases[i].cfg, &c));
+    check_generates(&q, &c);
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&st)) continue; /* check_generates said why */
+    const char *ptx = k.k.ptx.data;
+    CHECK(strstr(k.k.name, "_sk") != NULL);
+    CHECK(strstr(ptx, "fence.acq_rel.gpu;") != NULL);
+    CHECK(strstr(ptx, "atom.global.add.u32") != NULL);
+    CHECK(strstr(ptx, "st.global.v4.f32") != NULL && strstr(ptx, "ld.global.v4.f32") != NULL);
+    CHECK(strstr(ptx, "hg_gred_") == NULL && k.reduce_name[0] == '\0');
+    /* every case through ptxas (check_generates samples): no spill, setmaxnreg kept */
+    hg_ptxas_report_t r;
+    st = hg_ptxas_check(ptx, &r);
+    if (!hg_is_ok(&st)) HG_FAIL("%s: ptxas: %s", cases[i].cfg, st.msg);
+    if (r.spill_store_bytes || r.spill_load_bytes || r.setmaxnreg_ignored)
+      HG_FAIL("%s: %d B spilled%s", cases[i].cfg, r.spill_store_bytes + r.spill_load_bytes,
+              r.setmaxnreg_ignored ? ", setmaxnreg ignored" : "");
+    hg_gemm_kernel_free(&k);
+  }
+  /* the host side: the shared tiles and the grid (all resident, every range non-empty) */
+  CHECK_OK(hg_gemm_config_parse("128x128x64,sk", &c));
+  const hg_sched_spec_t ss = hg_gemm_sched_spec(&c);
+  CHECK(ss.stream_k);
+  CHECK_EQ(hg_sched_streamk_clusters(&ss, 128, 128, 1, 8, 132), 8); /* 1 tile x 8 k-blocks */
+  CHECK_EQ(hg_sched_streamk_clusters(&ss, 4096, 4096, 1, 8, 132), 132);
+  CHECK_EQ(hg_streamk_workspace_bytes(132, 128 * 128), 768 + (size_t)132 * 128 * 128 * 4);
+}
+
 /* The kernel cache by specification (gemm_cache.c): a second hg_gemm_build of the same
  * problem, configuration and backend is served whole from the cache (the same PTX and the
  * same plans, field for field) without planning or generating, several times faster; any
@@ -1446,6 +1532,7 @@ int main(void) {
   HG_RUN(test_tuner_space);
   HG_RUN(test_smem_accounting);
   HG_RUN(test_split_k);
+  HG_RUN(test_stream_k);
   HG_RUN(test_fp8_accum);
   HG_RUN(test_fp8_stagger);
   HG_RUN(test_fp8_double);
