@@ -649,9 +649,12 @@ bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand);
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at
  * once). Launching it never synchronises and, but for the case below, allocates nothing
- * (CUDA-graph safe). Split-K partial tiles (config.splits > 1; their counters are zeroed
- * on the stream before each launch) and operands it repacks (hg_gemm_build's AUTO for rows
- * TMA cannot address) go through a workspace of hg_gemm_op_workspace_bytes:
+ * (CUDA-graph safe). Split-K partial tiles (config.splits > 1), stream-K's flags and
+ * partial tiles (config.stream_k; the flags must start at zero and each launch leaves them
+ * zero: the operation's own workspace is zeroed once when allocated, a caller's on the
+ * stream before each run, its first hg_streamk_flag_bytes) and operands it repacks
+ * (hg_gemm_build's AUTO for rows TMA cannot address) go through a workspace of
+ * hg_gemm_op_workspace_bytes:
  * hg_gemm_op_run_workspace takes the caller's (allocates nothing; one workspace per stream running
  * at once), hg_gemm_op_run allocates one on its first call and keeps it (then one run at a time per
  * operation, and that first call not under stream capture). */
@@ -669,7 +672,8 @@ void hg_gemm_op_destroy(hg_gemm_op_t *op);
 const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op);
 const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
 int hg_gemm_op_grid(const hg_gemm_op_t *op);
-/* Bytes of workspace a run needs (0: the operation neither splits K nor repacks). */
+/* Bytes of workspace a run needs (0: the operation neither splits K, nor runs stream-K, nor
+ * repacks). */
 size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
 /* Everything one run takes: the operands, fp8 scales, the epilogue's vectors and matrices
  * (problem.bias, ...), fp8 D's scale, the amax and aux outputs, and the workspace (0:
