@@ -11,10 +11,12 @@ H=${1:?usage: gemm-streamk.sh path/to/hopgen [check|determinism|sanitize|bench|a
 what=${2:-all}
 table=${3:-/dev/stdout}
 SPLITS=${SPLITS:-4}
+# a CTA that waits for a partial no one writes would hang the GPU: every run is bounded
+T=${SK_TIMEOUT:-120}
 fails=0; runs=0
 run() { # one --check, one line
   runs=$((runs+1))
-  if out=$("$H" gemm "$@" --check 2>&1); then
+  if out=$(timeout "$T" "$H" gemm "$@" --check 2>&1); then
     echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1) $(echo "$out" | grep -o 'grid [0-9]*' | head -1)"
   else
     fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
@@ -58,7 +60,7 @@ if [ "$what" = determinism ] || [ "$what" = all ]; then
   for a in "2500 3500 1000 --stream-k" "128 128 32768 --stream-k" "3300 3300 3328 --type e4m3 --stream-k" \
            "256 256 2048 --config 128x128x64,sk" "192 320 40000 --split-k 8"; do
     runs=$((runs+1))
-    if out=$("$H" gemm $a --check --deterministic 2>&1) && echo "$out" | grep -q 'identical over 9 more'; then
+    if out=$(timeout "$T" "$H" gemm $a --check --deterministic 2>&1) && echo "$out" | grep -q 'identical over 9 more'; then
       echo "ok   $a :: $(echo "$out" | grep -o 'bits.*' | head -1)"
     else fails=$((fails+1)); echo "FAIL $a :: $(echo "$out" | tail -3 | tr '\n' ' ')"; fi
   done
@@ -69,7 +71,7 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
     for tool in memcheck racecheck; do
       for a in "256 256 2048 --config 128x128x64,sk" "300 200 3000 --config 128x128x64,pp,sk --beta 0.5"; do
         runs=$((runs+1))
-        if out=$("$CS" --tool $tool --error-exitcode 9 "$H" gemm $a --check --iters 1 2>&1); then
+        if out=$(timeout 300 "$CS" --tool $tool --error-exitcode 9 "$H" gemm $a --check --iters 1 2>&1); then
           echo "ok   $tool $a :: $(echo "$out" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | head -1)"
         else fails=$((fails+1)); echo "FAIL $tool $a :: $(echo "$out" | grep -E 'SUMMARY|Error|error' | head -4 | tr '\n' ' ')"; fi
       done
@@ -80,7 +82,7 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   ratio() { # the ratio cuBLASLt time / hopgen time of one --bench run, and its config
-    local j; j=$("$@" --bench --iters 30 --json 2>/dev/null)
+    local j; j=$(timeout "$T" "$@" --bench --iters 30 --json 2>/dev/null)
     printf '%s %s' "$(echo "$j" | grep -o '"ratio": [0-9.e+-]*' | head -1 | cut -d' ' -f2)" \
       "$(echo "$j" | grep -o '"config": "[^"]*"' | head -1 | cut -d'"' -f4)"
   }

@@ -225,8 +225,9 @@ def mainloop_code(name, what: str = "mainloop") -> int:
 @dataclass(frozen=True)
 class GemmConfig:
     """A GEMM kernel configuration; str() is hopgen's text form
-    "128x256x64,c2x1,s4,coop,m8,e0[,kS][,ps][,mainloop]" (what --config takes; split-K is
-    printed when splits > 1, staggered fp8 promotions when set, the mainloop when not "auto"),
+    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,sk][,ps][,mainloop]" (what --config takes; split-K is
+    printed when splits > 1, stream-K when set, staggered fp8 promotions when set, the mainloop
+    when not "auto"),
     GemmConfig.parse(text) reads it."""
     tile_m: int
     tile_n: int
@@ -242,6 +243,8 @@ class GemmConfig:
     splits: int = 0  # split-K: each tile's K over this many CTAs (0 or 1: none)
     # fp8 accurate accumulation: the second consumer warpgroup promotes half a group later
     promote_stagger: bool = False
+    # stream-K: the grid's CTAs share the last partial wave's k-blocks (not with splits)
+    stream_k: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -254,7 +257,7 @@ class GemmConfig:
         return cls(c.tile_m, c.tile_n, c.tile_k, c.cluster_m, c.cluster_n, c.stages,
                    "pingpong" if c.schedule == 1 else "coop", "n" if c.raster == 1 else "m",
                    c.raster_group, c.epi_n, fn("hg_gemm_mainloop_name")(c.mainloop).decode(),
-                   c.splits, bool(c.promote_overlap & 1))
+                   c.splits, bool(c.promote_overlap & 1), bool(c.stream_k))
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -270,6 +273,7 @@ class GemmConfig:
         c.mainloop = mainloop_code(self.mainloop)
         c.splits = self.splits
         c.promote_overlap = 1 if self.promote_stagger else 0
+        c.stream_k = 1 if self.stream_k else 0
         return c
 
     def __str__(self) -> str:

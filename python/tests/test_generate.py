@@ -64,6 +64,13 @@ def test_gemm_kernel_and_config():
         hopgen.gemm_kernel(256, 256, 128, dtype="e4m3", a_major="mn")
     with pytest.raises(hopgen.HopgenError):
         hopgen.gemm_kernel(256, 256, 128, config="128x100x64")
+    # stream-K: the field round-trips through the text form, the kernel is one entry
+    c = hopgen.GemmConfig.parse("128x128x64,pp,sk")
+    assert c.stream_k and c.splits == 0 and str(c) == "128x128x64,c1x1,s4,pp,m8,e0,sk"
+    k3 = hopgen.gemm_kernel(2500, 3500, 1000, dtype="bf16", config=c)
+    assert k3.name.endswith("_sk") and k3.ptx.count(".entry") == 1
+    with pytest.raises(hopgen.InvalidError, match="stream-K with split-K"):
+        hopgen.gemm_kernel(2500, 3500, 1000, config="128x128x64,k4,sk")
 
 
 def test_gemm_mainloops_and_operand_paths():

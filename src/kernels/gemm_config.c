@@ -636,7 +636,8 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   char split[16] = "";
   if (c->splits > 1) snprintf(split, sizeof split, ",k%d", c->splits);
-  if (c->stream_k) snprintf(split, sizeof split, ",sk");
+  /* both when both are set (a configuration the check refuses, printed as it is) */
+  if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
   return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s", c->tile_m, c->tile_n,
                   c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
@@ -761,6 +762,28 @@ static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, in
   return waves * work / eff;
 }
 
+/* Stream-K's rule, off by default (NOT MEASURED YET: HOPGEN_STREAM_K=auto turns it on, so
+ * that scripts/gpu-check.sh sk2 compares the heuristic with and without it in one call).
+ * The estimate() of c (t_dp: whole waves) with stream-K instead: the same work spread evenly
+ * (tiles / resident clusters waves, not rounded up) plus SK_FIXUP_WAVES for the partial
+ * tiles' stores, flag waits and reads; infinite where stream-K is not a candidate: split or
+ * 64-row tiles, no more tiles than clusters (split-K's case), fewer than 8 k-blocks a tile
+ * (a tile's fix-up would cost about its main loop), batch-invariant or grouped problems. */
+#define SK_FIXUP_WAVES 0.15
+static double stream_k_estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sms,
+                                double t_dp) {
+  const char *env = getenv("HOPGEN_STREAM_K");
+  if (!env || strcmp(env, "auto") != 0) return INFINITY;
+  if (c->splits > 1 || c->tile_m < 128 || p->batch_invariant || p->group != HG_GROUP_NONE)
+    return INFINITY;
+  const int cs = c->cluster_m * c->cluster_n;
+  const double resident = sms / cs > 0 ? sms / cs : 1;
+  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
+  const double tiles = (double)hg_sched_units(&ss, p->m, p->n, p->batch);
+  if (tiles <= resident || (p->k + c->tile_k - 1) / c->tile_k < 8) return INFINITY;
+  return t_dp * (tiles / resident + SK_FIXUP_WAVES) / ceil(tiles / resident);
+}
+
 /* c with the most stages that fit (at most 8), appended to out[n] when the generator can
  * build it; the new count (it keeps counting past cap). */
 static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_config_t *out,
@@ -813,27 +836,6 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   if (splits < 2) return;
   s.splits = (int)splits;
   add_fitting(p, s, c, 1, 0);
-}
-
-/* Stream-K's rule: whether c (unsplit, chosen by the wave model above) should share the
- * k-blocks of its last partial wave. Candidates: tiles of 128 rows or more (64-row tiles are
- * split-K's), no cluster wider than 2, more tiles than clusters (fewer: split-K's case) and a
- * last wave under half full, where the idle SMs cost 1/waves to 1/(2 waves) of the run, with
- * 8 k-blocks or more per tile (the fix-up's partial stores and reads stay small beside the
- * main loop). NOT MEASURED YET: the default heuristic keeps it off (HOPGEN_STREAM_K=auto
- * turns it on, for scripts/gpu-check.sh sk2 to compare the two in one call). */
-static bool stream_k_rule(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sm_count) {
-  const char *env = getenv("HOPGEN_STREAM_K");
-  if (!env || strcmp(env, "auto") != 0) return false;
-  if (c->splits > 1 || c->tile_m < 128 || p->batch_invariant || p->group != HG_GROUP_NONE)
-    return false;
-  const int cs = c->cluster_m * c->cluster_n;
-  const int64_t clusters = sm_count / cs > 0 ? sm_count / cs : 1;
-  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
-  const int64_t tiles = hg_sched_units(&ss, p->m, p->n, p->batch);
-  const int64_t kb = (p->k + c->tile_k - 1) / c->tile_k;
-  const int64_t last = tiles % clusters;
-  return tiles > clusters && last != 0 && 2 * last < clusters && kb >= 8;
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
@@ -919,7 +921,11 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
         if (hg_is_ok(&why)) why = ok;
         continue;
       }
-      const double t = estimate(&p, &c, sm_count);
+      double t = estimate(&p, &c, sm_count);
+      /* stream-K where the model says it saves 5% or more (a partial last wave of few
+       * waves): past that its fix-up's cost is not known well enough to bet on */
+      const double t_sk = stream_k_estimate(&p, &c, sm_count, t);
+      if (t_sk < 0.95 * t) c.stream_k = 1, t = t_sk;
       /* Earlier candidates are the better-trodden shapes: a later one must win clearly. */
       if (best.tile_m == 0 || t < best_t * 0.97) {
         best = c;
@@ -931,7 +937,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
   /* a grouped GEMM's scheduler does not split K */
   if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, &best);
-  if (stream_k_rule(&p, &best, sm_count)) best.stream_k = 1;
+  if (best.splits > 1) best.stream_k = 0; /* split-K's few tiles: its own rule */
   /* No promotion overlap by default: measured on the H100 (gemm-fp8.sh overlap, same call),
    * staggered promotions (ps) ran 2-30% slower than none on 128x176/192 tiles and within 3%
    * either way on 128x128 ones, two partial sets (pd) 2-6x slower under block scales on

@@ -406,7 +406,24 @@ static void test_stream_k(void) {
   bi.batch_invariant = true;
   CHECK_OK(hg_gemm_config_parse("128x128x64,sk", &c));
   CHECK_ERR(hg_gemm_config_check(&bi, &c), HG_ERR_INVALID, "batch-invariant");
-  /* the heuristic never gives a batch-invariant problem stream-K */
+  /* the heuristic's rule: off by default; with HOPGEN_STREAM_K=auto, a partial last wave of
+   * few waves (2500x3500x1000: 140 cluster tiles on 66 clusters) takes stream-K, many waves
+   * (8192^3: 32 of them) and a batch-invariant problem do not */
+  hg_gemm_config_t h;
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &h));
+  CHECK_EQ(h.stream_k, 0);
+  setenv("HOPGEN_STREAM_K", "auto", 1);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &h));
+  CHECK(h.stream_k == 1 && h.tile_m >= 128 && h.splits <= 1);
+  hg_gemm_problem_t big = problem(8192, 8192, 8192, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&big, 132, &h));
+  CHECK_EQ(h.stream_k, 0);
+  CHECK_OK(hg_gemm_heuristic(&bi, 132, &h));
+  CHECK_EQ(h.stream_k, 0);
+  hg_gemm_problem_t few = problem(128, 128, 32768, HG_BF16); /* split-K's */
+  CHECK_OK(hg_gemm_heuristic(&few, 132, &h));
+  CHECK(h.stream_k == 0 && h.splits > 1);
+  unsetenv("HOPGEN_STREAM_K");
   hg_gemm_kernel_t k;
   CHECK_OK(hg_gemm_build(&bi, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
   CHECK_EQ(k.config.stream_k, 0);
