@@ -5,7 +5,7 @@
 # sanitizer memcheck and racecheck on small cases; then the splitk, waves and llm sets timed
 # against cuBLASLt four ways: the heuristic, the heuristic with the stream-K rule
 # (HOPGEN_STREAM_K=auto), stream-K forced and split-K forced (--split-k $SPLITS), a table.
-#   scripts/gemm-streamk.sh path/to/hopgen [check|determinism|sanitize|bench|all] [TABLE_FILE]
+#   [SETS="waves splitk"] scripts/gemm-streamk.sh path/to/hopgen [check|determinism|sanitize|bench|all] [TABLE_FILE]
 set -u
 H=${1:?usage: gemm-streamk.sh path/to/hopgen [check|determinism|sanitize|bench|all] [TABLE_FILE]}
 what=${2:-all}
@@ -88,7 +88,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   }
   {
     printf '%-6s %-22s %8s %8s %8s %8s   %s\n' type "M N K" heur rule sk "k$SPLITS" "heuristic's config"
-    for set in splitk waves llm; do
+    for set in ${SETS:-splitk waves llm}; do
       case $set in
         splitk) shapes=("128 128 32768" "512 512 16384" "64 1024 65536" "192 320 40000") ;;
         waves) shapes=("2500 3500 1000" "1536 6000 900" "3300 3300 3300" "16896 256 512") ;;
