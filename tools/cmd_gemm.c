@@ -596,8 +596,9 @@ static int gemm_generate(gemm_args_t *g) {
       else if (!(i ? k.b_tma : k.a_tma))
         printf((i ? k.b_vec : k.a_vec) >= 4
                    ? "  %c is read with cp.async in %d-byte chunks (TMA cannot address its rows)\n"
-                   : "  %c is read by register copies of 16-byte windows (%d-byte aligned rows: "
-                     "TMA and cp.async cannot take them)\n",
+                   : "  %c is read in place by staged window copies (%d-byte aligned rows: "
+                     "cp.async stages the aligned 16-byte blocks under them, shifted into "
+                     "place in shared memory)\n",
                i ? 'B' : 'A', i ? k.b_vec : k.a_vec);
   }
   hg_gemm_kernel_free(&k);

@@ -249,6 +249,9 @@ typedef struct hg_cp_async_spec {
   int vec_bytes;
   int threads;
   int batch; /* window copies: chunks whose loads go before their stores (0: 2; up to 16) */
+  /* window copies through shared memory instead of registers (hg_cp_async_stage_issue and
+   * _shift): the aligned blocks land by cp.async in a staging slot a pipeline depth ahead */
+  bool staged;
 } hg_cp_async_spec_t;
 
 typedef struct hg_cp_async_copy {
@@ -265,6 +268,12 @@ typedef struct hg_cp_async_copy {
    * per tile and adds constants. period 0: the layout is evaluated for every chunk. */
   int step_rows, period;
   int64_t period_elems;
+  /* Staged window copies: each thread owns `runs` runs of `run` consecutive chunks of one
+   * row and the run + 1 aligned 16-byte blocks under each, at its own place in a staging
+   * slot of staging_bytes (all threads). */
+  bool staged;
+  int run, runs;
+  uint32_t staging_bytes;
 } hg_cp_async_copy_t;
 
 /* out[0..3] = the 16 bytes at byte sh (I32, 0..15) of the 32 bytes in w[0..7] (two aligned
@@ -283,6 +292,28 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
 void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *c, hg_val_t dst,
                             hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
                             hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread);
+/* Staged window copies (c->staged), in two steps a pipeline depth apart, so that as many
+ * bytes are in flight as the staging slots hold, not as the producer's registers do:
+ * _issue starts the cp.async of the aligned 16-byte blocks under the calling thread's chunks
+ * into its part of the staging slot stg (I32 shared address; blocks holding no byte of the
+ * tile's rows are zero-filled, never read); after cp.async.wait_group has seen them land,
+ * _shift builds each 16-byte chunk from two staged blocks and stores it into the stage dst.
+ * The thread reads only blocks it copied itself: no barrier between the two. Arguments as
+ * hg_cp_async_copy_issue's. */
+void hg_cp_async_stage_issue(hg_builder_t *b, const hg_cp_async_copy_t *c, hg_val_t stg,
+                             hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
+                             hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread);
+void hg_cp_async_stage_shift(hg_builder_t *b, const hg_cp_async_copy_t *c, hg_val_t stg,
+                             hg_val_t dst, hg_val_t gbase, hg_val_t ld, hg_val_t row0,
+                             hg_val_t col0, hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread);
+/* The staging slot a staged window copy of rows x row_bytes (a multiple of 16) by `threads`
+ * threads needs, in bytes (what hg_cp_async_copy_make puts in staging_bytes). */
+uint32_t hg_cp_async_staging_bytes(int rows, int row_bytes, int threads);
+/* The staging slots of c, one per stage of a ring of `stages` (16-byte aligned); nothing
+ * (out zeroed) when c is NULL or not staged. */
+hg_status_t hg_cp_async_staging_make(hg_builder_t *b, const hg_cp_async_copy_t *c, int stages,
+                                     hg_smem_ring_t *out);
+
 /* Tell the ring the calling thread's part of the stage is written (cp.async arrive, or a
  * proxy fence and an arrive after register copies). */
 void hg_cp_async_copy_commit(hg_builder_t *b, const hg_cp_async_copy_t *c, const hg_pipe_t *p,
@@ -548,6 +579,9 @@ typedef struct hg_producer {
   const hg_cluster2d_t *cluster;
   const hg_roles_t *roles;
   const hg_smem_ring_t *ring[2];
+  /* staging slots of operands copied by staged window copies (op[i].cp->staged), one per
+   * stage of the pipe */
+  const hg_smem_ring_t *staging[2];
   hg_operand_copy_t op[2];
   int tile_k;
 } hg_producer_t;

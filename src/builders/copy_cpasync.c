@@ -131,6 +131,26 @@ static hg_status_t check_chunks(const hg_cp_async_spec_t *spec, int vec, int vb)
   return hg_ok();
 }
 
+/* A staged window copy's split of rows x cpr chunks among `threads`: runs of `run` chunks
+ * of one row (run divides cpr, at most a thread's share), `runs` of them a thread. */
+static void staging_split(int rows, int cpr, int threads, int *run, int *runs) {
+  const int64_t chunks = (int64_t)rows * cpr;
+  const int64_t share = (chunks + threads - 1) / threads;
+  int r = 1;
+  for (int d = 1; d <= cpr; d++)
+    if (cpr % d == 0 && d <= share) r = d;
+  *run = r;
+  *runs = (int)((chunks / r + threads - 1) / threads);
+}
+
+uint32_t hg_cp_async_staging_bytes(int rows, int row_bytes, int threads) {
+  if (rows < 1 || threads < 1 || row_bytes < 16 || row_bytes % 16) return 0;
+  int run, runs;
+  staging_split(rows, row_bytes / 16, threads, &run, &runs);
+  /* a run's chunks straddle run + 1 aligned blocks */
+  return (uint32_t)threads * (uint32_t)runs * (uint32_t)(run + 1) * 16u;
+}
+
 hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_copy_t *out) {
   memset(out, 0, sizeof *out);
   const int e = hg_dtype_bytes(spec->dtype);
@@ -175,6 +195,11 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
   out->chunks = spec->rows * spec->cols / out->vec;
   out->per_thread = (out->chunks + spec->threads - 1) / spec->threads;
   out->async = vb >= 4;
+  if (window && spec->staged) {
+    out->staged = true;
+    staging_split(spec->rows, spec->cols * e / 16, spec->threads, &out->run, &out->runs);
+    out->staging_bytes = hg_cp_async_staging_bytes(spec->rows, spec->cols * e, spec->threads);
+  }
   HG_TRY(find_period(out));
   return hg_ok();
 }
@@ -242,6 +267,109 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
     if (ragged) hg_b_endif(b);
   }
   hg_b_endfor(b);
+}
+
+/* ---------------------------------------------------------------- staged window copies */
+
+hg_status_t hg_cp_async_staging_make(hg_builder_t *b, const hg_cp_async_copy_t *c, int stages,
+                                     hg_smem_ring_t *out) {
+  memset(out, 0, sizeof *out);
+  if (!c || !c->staged) return hg_ok();
+  return hg_smem_ring_make(b, c->staging_bytes, 16, stages, out);
+}
+
+/* Run u of the calling thread (run index U = thread + u * threads of the tile's runs): its
+ * view row and first chunk, where its bytes start in global memory and how many of them
+ * the row still holds from there, whether it is inside the tile and the tensor, and its
+ * place in the staging slot. */
+typedef struct stage_run {
+  hg_val_t r, c;  /* view row, first column (elements) */
+  hg_val_t valid; /* a run of the tile (PRED) */
+  hg_val_t gaddr; /* I64: the run's first byte */
+  hg_val_t sh;    /* gaddr % 16 */
+  hg_val_t left;  /* bytes of the row from gaddr on (<= 0: none; rows past the tensor: 0) */
+  hg_val_t stg;   /* I32 shared: the run's blocks in the staging slot */
+} stage_run_t;
+
+static stage_run_t stage_run(hg_builder_t *b, const hg_cp_async_copy_t *cp, int u, hg_val_t stg,
+                             hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
+                             hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
+  const hg_cp_async_spec_t *s = &cp->spec;
+  const int e = hg_dtype_bytes(s->dtype), cpr = s->cols / cp->vec, per_row = cpr / cp->run;
+  const int total = s->rows * per_row;
+  stage_run_t x;
+  hg_val_t U = hg_b_bin(b, HG_ADD, thread, i32(b, u * s->threads));
+  x.valid = (int64_t)(u + 1) * s->threads > total ? hg_b_cmp(b, HG_LT_S, U, i32(b, total))
+                                                  : hg_b_pred(b, true);
+  x.r = hg_b_bin(b, HG_DIV_U, U, i32(b, per_row));
+  x.c = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, U, i32(b, per_row)), i32(b, cp->run * cp->vec));
+  hg_val_t gr = hg_b_bin(b, HG_ADD, row0, x.r), gc = hg_b_bin(b, HG_ADD, col0, x.c);
+  hg_val_t in = hg_b_bin(b, HG_AND, x.valid, hg_b_cmp(b, HG_LT_S, gr, rows_ext));
+  x.left = hg_b_select(b, in, hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e)),
+                       i32(b, 0));
+  /* a run outside the tensor names the view's base and reads nothing */
+  x.gaddr =
+      hg_b_select(b, in,
+                  hg_b_bin(b, HG_ADD, gbase,
+                           hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)),
+                                    hg_b_i64(b, e))),
+                  gbase);
+  x.sh = hg_b_bin(b, HG_AND, hg_b_trunc(b, x.gaddr), i32(b, 15));
+  x.stg = hg_b_mad(b, thread, i32(b, cp->runs * (cp->run + 1) * 16),
+                   hg_b_bin(b, HG_ADD, stg, i32(b, u * (cp->run + 1) * 16)));
+  return x;
+}
+
+void hg_cp_async_stage_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t stg,
+                             hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
+                             hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
+  for (int u = 0; u < cp->runs; u++) {
+    const stage_run_t x =
+        stage_run(b, cp, u, stg, gbase, ld, row0, col0, rows_ext, cols_ext, thread);
+    hg_val_t blk = hg_b_bin(b, HG_SUB, x.gaddr, hg_b_zext(b, x.sh));
+    /* block q holds row bytes while it starts before the row's end: 16 q < sh + left */
+    hg_val_t reach = hg_b_bin(b, HG_ADD, x.sh, x.left);
+    for (int q = 0; q <= cp->run; q++) {
+      hg_val_t some = hg_b_cmp(b, HG_GT_S, reach, i32(b, 16 * q));
+      hg_val_t src = q ? hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16 * q)) : blk;
+      /* a block past the row reads nothing but still names an aligned address */
+      hg_b_cp_async(b, 16, hg_b_bin(b, HG_ADD, x.stg, i32(b, 16 * q)),
+                    hg_b_select(b, some, src, blk), hg_b_select(b, some, i32(b, 16), i32(b, 0)));
+    }
+  }
+}
+
+void hg_cp_async_stage_shift(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t stg,
+                             hg_val_t dst, hg_val_t gbase, hg_val_t ld, hg_val_t row0,
+                             hg_val_t col0, hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
+  const hg_cp_async_spec_t *s = &cp->spec;
+  const int e = hg_dtype_bytes(s->dtype);
+  for (int u = 0; u < cp->runs; u++) {
+    const stage_run_t x =
+        stage_run(b, cp, u, stg, gbase, ld, row0, col0, rows_ext, cols_ext, thread);
+    hg_b_if(b, x.valid);
+    hg_val_t w[8];
+    hg_b_load(b, HG_SHARED, HG_T_I32, 0, 4, x.stg, w);
+    for (int i = 0; i < cp->run; i++) {
+      hg_b_load(b, HG_SHARED, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, x.stg, i32(b, 16 * (i + 1))),
+                w + 4);
+      hg_val_t out[4];
+      hg_window16_extract(b, w, x.sh, out);
+      /* bytes past the row's end are zeros (the staged blocks past it are zero-filled, but
+       * the last block holding row bytes may hold the next row's too) */
+      hg_window16_mask(b, hg_b_bin(b, HG_SUB, x.left, i32(b, 16 * i)), out);
+      hg_val_t c = hg_b_bin(b, HG_ADD, x.c, i32(b, i * cp->vec));
+      hg_val_t crd[2] = {s->transposed ? c : x.r, s->transposed ? x.r : c}, off;
+      hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
+      if (!hg_is_ok(&st)) {
+        hg_builder_fail(b, st);
+        return;
+      }
+      hg_b_store(b, HG_SHARED, 0, 4, hg_b_mad(b, off, i32(b, e), dst), out);
+      for (int j = 0; j < 4; j++) w[j] = w[4 + j];
+    }
+    hg_b_endif(b);
+  }
 }
 
 void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t dst,

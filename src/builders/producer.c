@@ -21,6 +21,34 @@ int hg_producer_full_arrivals(const hg_cp_async_copy_t *a, const hg_cp_async_cop
   return a || b ? 128 * (stores_arrive(a, b) + async_arrive(a, b)) : 1;
 }
 
+/* Where a copy of operand i finds unit w's k-block at k0: the view (rows, cols):(ld, 1) of the
+ * operand at the unit's batch, from its base, the tile's origin and the view's extents. */
+typedef struct operand_view {
+  hg_val_t base, row0, col0, rows, cols;
+} operand_view_t;
+
+static bool operand_view(hg_builder_t *b, const hg_operand_copy_t *o, const hg_sched_work_t *w,
+                         hg_val_t mn0, hg_val_t k0, operand_view_t *v) {
+  const bool kmaj = o->k_major;
+  hg_val_t ext = o->mn;
+  hg_dtensor_t view;
+  hg_status_t st =
+      hg_dt_matrix(hg_dint_val(o->ptr), hg_dtype_bytes(o->dtype), hg_dint_val(kmaj ? ext : o->k),
+                   hg_dint_val(kmaj ? o->k : ext), hg_dint_val(o->batches), hg_dint_val(o->ld),
+                   hg_dint_val(o->batch_stride), &view);
+  if (hg_is_ok(&st)) st = hg_dt_batch(b, &view, hg_dint_val(w->batch), &view);
+  if (hg_is_ok(&st)) st = hg_dint_emit(b, view.base, HG_T_I64, &v->base);
+  if (!hg_is_ok(&st)) {
+    hg_builder_fail(b, st);
+    return false;
+  }
+  v->row0 = kmaj ? mn0 : k0;
+  v->col0 = kmaj ? k0 : mn0;
+  v->rows = kmaj ? ext : o->k;
+  v->cols = kmaj ? o->k : ext;
+  return true;
+}
+
 /* Operand i (0: A, shared along a cluster row; 1: B, along a column) of unit w's k-block at
  * k0 into the stage at pos. */
 static void fill_operand(hg_builder_t *b, const hg_producer_t *p, int i, const hg_sched_work_t *w,
@@ -38,22 +66,37 @@ static void fill_operand(hg_builder_t *b, const hg_producer_t *p, int i, const h
                      a ? hg_cluster2d_row_mask(b, cl) : hg_cluster2d_col_mask(b, cl), HG_NONE);
     return;
   }
-  const bool kmaj = o->k_major;
-  hg_val_t ext = o->mn, base;
-  /* The view (rows, cols, batch):(ld, 1, batch stride) of the operand, at the unit's batch. */
-  hg_dtensor_t view;
-  hg_status_t st =
-      hg_dt_matrix(hg_dint_val(o->ptr), hg_dtype_bytes(o->dtype), hg_dint_val(kmaj ? ext : o->k),
-                   hg_dint_val(kmaj ? o->k : ext), hg_dint_val(o->batches), hg_dint_val(o->ld),
-                   hg_dint_val(o->batch_stride), &view);
-  if (hg_is_ok(&st)) st = hg_dt_batch(b, &view, hg_dint_val(w->batch), &view);
-  if (hg_is_ok(&st)) st = hg_dint_emit(b, view.base, HG_T_I64, &base);
-  if (!hg_is_ok(&st)) {
-    hg_builder_fail(b, st);
-    return;
+  operand_view_t v;
+  if (!operand_view(b, o, w, mn0, k0, &v)) return;
+  if (o->cp->staged)
+    hg_cp_async_stage_shift(b, o->cp, hg_smem_ring_addr(b, p->staging[i], pos.stage), dst, v.base,
+                            o->ld, v.row0, v.col0, v.rows, v.cols, p->roles->wg_tid);
+  else
+    hg_cp_async_copy_issue(b, o->cp, dst, v.base, o->ld, v.row0, v.col0, v.rows, v.cols,
+                           p->roles->wg_tid);
+}
+
+static bool staged(const hg_producer_t *p, int i) {
+  return !p->op[i].plan && p->op[i].cp && p->op[i].cp->staged;
+}
+
+/* The staged operands' blocks of unit w's k-block kb into the staging slot `slot` (I32),
+ * then a cp.async group, empty where kb is past the unit's k-blocks: one group per k-block
+ * keeps cp.async.wait_group's count uniform. */
+static void stage_issue(hg_builder_t *b, const hg_producer_t *p, const hg_sched_work_t *w,
+                        hg_val_t kb, hg_val_t slot) {
+  hg_b_if(b, hg_b_cmp(b, HG_LT_S, kb, hg_b_bin(b, HG_ADD, w->k_first, w->k_count)));
+  for (int i = 0; i < 2; i++) {
+    if (!staged(p, i)) continue;
+    const hg_operand_copy_t *o = &p->op[i];
+    operand_view_t v;
+    hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, p->tile_k));
+    if (!operand_view(b, o, w, i == 0 ? w->m0 : w->n0, k0, &v)) break;
+    hg_cp_async_stage_issue(b, o->cp, hg_smem_ring_addr(b, p->staging[i], slot), v.base, o->ld,
+                            v.row0, v.col0, v.rows, v.cols, p->roles->wg_tid);
   }
-  hg_cp_async_copy_issue(b, o->cp, dst, base, o->ld, kmaj ? mn0 : k0, kmaj ? k0 : mn0,
-                         kmaj ? ext : o->k, kmaj ? o->k : ext, p->roles->wg_tid);
+  hg_b_endif(b);
+  hg_b_cp_async_commit(b);
 }
 
 void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
@@ -73,12 +116,27 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
   hg_pipe_pos_t pos = hg_pipe_start(b);
   const uint32_t tx =
       (tma[0] ? p->op[0].plan->expect_tx_bytes : 0) + (tma[1] ? p->op[1].plan->expect_tx_bytes : 0);
+  /* Staged window copies run a pipeline depth (one staging slot per stage) ahead of the
+   * stages: a unit starts with the blocks of its first `S` k-blocks in flight, and k-block j
+   * (in stage s) waits for its own group, shifts slot s into stage s and refills slot s with
+   * k-block j + S. Within a unit only: the next unit's first blocks go at its start. */
+  const int S = p->pipe->spec.stages;
+  const bool any_staged = staged(p, 0) || staged(p, 1);
   hg_val_t t = hg_sched_begin(b, p->sched);
   {
     hg_sched_work_t w;
     hg_sched_work(b, p->sched, t, &w);
+    if (any_staged)
+      for (int d = 0; d < S; d++) {
+        hg_val_t slot = hg_b_bin(b, HG_ADD, pos.stage, hg_b_i32(b, d));
+        slot = hg_b_select(b, hg_b_cmp(b, HG_GE_S, slot, hg_b_i32(b, S)),
+                           hg_b_bin(b, HG_SUB, slot, hg_b_i32(b, S)), slot);
+        stage_issue(b, p, &w, hg_b_bin(b, HG_ADD, w.k_first, hg_b_i32(b, d)), slot);
+      }
     hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
     {
+      /* this k-block's staged blocks: all groups but the S - 1 newest have landed */
+      if (any_staged) hg_b_cp_async_wait(b, S - 1);
       hg_pipe_acquire(b, p->pipe, pos);
       hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, p->tile_k));
       /* The stage's TMA bytes are announced by one thread before its boxes are issued: the
@@ -99,6 +157,7 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
        * arrives once its copies have landed (an operand of each: two arrivals a thread). */
       if (stores_arrive(cp_a, cp_b)) hg_pipe_commit_stores(b, p->pipe, pos);
       if (async_arrive(cp_a, cp_b)) hg_pipe_commit_cp_async(b, p->pipe, pos);
+      if (any_staged) stage_issue(b, p, &w, hg_b_bin(b, HG_ADD, kb, hg_b_i32(b, S)), pos.stage);
       hg_pipe_advance(b, p->pipe, pos);
     }
     hg_b_endfor(b);

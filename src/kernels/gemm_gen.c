@@ -24,7 +24,7 @@ typedef struct gemm_gen {
   const gemm_plan_t *g;
   hg_roles_t roles;
   hg_cluster2d_t cl;
-  hg_smem_ring_t ring_a, ring_b;
+  hg_smem_ring_t ring_a, ring_b, stg_a, stg_b; /* stages; staged window copies' slots */
   hg_pipe_t pipe;
   hg_sched_t sched;
   hg_splitk_t splitk;   /* when config.splits > 1 */
@@ -57,6 +57,7 @@ static void emit_producer(gemm_gen_t *x) {
                       .cluster = &x->cl,
                       .roles = &x->roles,
                       .ring = {&x->ring_a, &x->ring_b},
+                      .staging = {&x->stg_a, &x->stg_b},
                       .tile_k = x->k->config.tile_k};
   for (int i = 0; i < 2; i++) pr.op[i] = hg_gemm_params_operand(x->k, x->g, &x->prm, i);
   hg_producer_emit(x->b, &pr);
@@ -185,6 +186,8 @@ static hg_status_t build_ring(gemm_gen_t *x) {
   HG_TRY(hg_smem_ring_make(b, k->b_tma ? k->plan_b.smem_bytes : ob->stage_bytes,
                            k->b_tma ? k->plan_b.smem_align_bytes : ob->align_bytes, c->stages,
                            &x->ring_b));
+  HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, c->stages, &x->stg_a));
+  HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, c->stages, &x->stg_b));
   /* full[s]: the producer's arrival(s) plus the TMA bytes; empty[s]: one arrival per
    * consumer warp of every CTA that receives this CTA's multicasts. */
   const hg_pipe_spec_t ps = {

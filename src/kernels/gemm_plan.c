@@ -230,7 +230,8 @@ static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kerne
                            .transposed = !kmaj,
                            .vec_bytes = a ? k->a_vec : k->b_vec,
                            .threads = 128,
-                           .batch = g->consumers == 1 ? WINDOW_BATCH_1WG : WINDOW_BATCH_2WG};
+                           .batch = g->consumers == 1 ? WINDOW_BATCH_1WG : WINDOW_BATCH_2WG,
+                           .staged = true};
   return hg_status_wrap(hg_cp_async_copy_make(&cs, cp), "copying %s with cp.async: ", what);
 }
 

@@ -258,6 +258,10 @@ typedef struct copy_sim {
   int64_t gbase, gbytes; /* the view's bytes [gbase, gbase + gbytes) */
   int64_t *smem;         /* value per stage element, -1: never written */
   int64_t slots;
+  /* a staged window copy's staging slot, at shared byte STAGING on: its bytes, poisoned
+   * (0x1A5) before each thread runs, so a thread that read another's blocks would fail */
+  int16_t *stg;
+  int64_t stg_bytes;
   int writes_twice;
   char err[160];
 } copy_sim_t;
@@ -294,8 +298,25 @@ static int64_t elem_at(copy_sim_t *x, int64_t gaddr) {
   return mark(off / x->e);
 }
 
+#define STAGING (INT64_C(1) << 24)
+
 static void sim_cp_async(void *ctx, int bytes, int64_t dst, int64_t src, int64_t src_bytes) {
   copy_sim_t *x = ctx;
+  if (x->stg) {
+    /* a staged block: 16 aligned bytes of a block holding a view byte, or zeros */
+    const int64_t at = dst - STAGING, blk = src - x->gbase;
+    if (bytes != 16 || at < 0 || at + 16 > x->stg_bytes || at % 16 || src % 16 ||
+        (src_bytes && (blk + 16 <= 0 || blk >= x->gbytes)) || (src_bytes != 0 && src_bytes != 16)) {
+      if (!x->err[0])
+        snprintf(x->err, sizeof x->err,
+                 "a staged cp.async of %d bytes (%lld of them) to %lld from "
+                 "view byte %lld",
+                 bytes, (long long)src_bytes, (long long)dst, (long long)blk);
+      return;
+    }
+    for (int k = 0; k < 16; k++) x->stg[at + k] = src_bytes ? (int16_t)byte_mark(blk + k) : 0;
+    return;
+  }
   if (dst % bytes || (src - x->gbase) % bytes)
     if (!x->err[0]) snprintf(x->err, sizeof x->err, "a %d-byte cp.async is misaligned", bytes);
   for (int k = 0; k < bytes / x->e; k++)
@@ -304,6 +325,24 @@ static void sim_cp_async(void *ctx, int bytes, int64_t dst, int64_t src, int64_t
 
 static int64_t sim_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
   copy_sim_t *x = ctx;
+  if (x->stg && space == HG_SHARED) {
+    const int64_t at = addr - STAGING;
+    int64_t v = 0;
+    for (int k = 0; k < 4 && at >= 0 && at + 4 <= x->stg_bytes && bits == 32 && at % 4 == 0; k++) {
+      if (x->stg[at + k] > 0xff) {
+        if (!x->err[0])
+          snprintf(x->err, sizeof x->err,
+                   "staging byte %lld read before a copy of this thread "
+                   "wrote it",
+                   (long long)(at + k));
+        return 0;
+      }
+      v |= (int64_t)x->stg[at + k] << (8 * k);
+    }
+    if ((at < 0 || at + 4 > x->stg_bytes || bits != 32 || at % 4) && !x->err[0])
+      snprintf(x->err, sizeof x->err, "a staging load at %lld (%d bits)", (long long)at, bits);
+    return v;
+  }
   if (x->window) {
     /* a word of an aligned 16-byte block that holds a byte of the view */
     const int64_t blk = (addr - (addr & 15)) - x->gbase;
@@ -346,6 +385,8 @@ static int64_t rnd(int64_t n) {
   return (int64_t)(rng_state % (uint64_t)n);
 }
 
+static int staged_copies;
+
 /* One random copy: a GEMM operand's stage (hg_gmma_operand_make), a view of its tensor with
  * a random pitch whose alignment picks the chunk, a random origin with ragged extents. */
 static int one_copy(int trial, bool registers) {
@@ -385,7 +426,8 @@ static int one_copy(int trial, bool registers) {
                            .transposed = mn_major,
                            .vec_bytes = vec,
                            .threads = threads,
-                           .batch = (int)rnd(10)}; /* window chunks per round: 0 (2) .. 9 */
+                           .batch = (int)rnd(10), /* window chunks per round: 0 (2) .. 9 */
+                           .staged = registers && rnd(2)};
   hg_cp_async_copy_t cp;
   s = hg_cp_async_copy_make(&cs, &cp);
   if (!hg_is_ok(&s)) {
@@ -399,7 +441,14 @@ static int one_copy(int trial, bool registers) {
   hg_val_t ldv = hg_b_param(b, HG_T_I64, "ld");
   hg_val_t r0 = hg_b_param(b, HG_T_I32, "row0"), c0 = hg_b_param(b, HG_T_I32, "col0");
   hg_val_t re = hg_b_param(b, HG_T_I32, "rows"), ce = hg_b_param(b, HG_T_I32, "cols");
-  hg_cp_async_copy_issue(b, &cp, hg_b_i32(b, 0), gbase, ldv, r0, c0, re, ce, thread);
+  if (cp.staged) {
+    CHECK(cp.staging_bytes == hg_cp_async_staging_bytes(rows, cols * e, threads));
+    hg_cp_async_stage_issue(b, &cp, hg_b_i32(b, STAGING), gbase, ldv, r0, c0, re, ce, thread);
+    hg_cp_async_stage_shift(b, &cp, hg_b_i32(b, STAGING), hg_b_i32(b, 0), gbase, ldv, r0, c0, re,
+                            ce, thread);
+  } else {
+    hg_cp_async_copy_issue(b, &cp, hg_b_i32(b, 0), gbase, ldv, r0, c0, re, ce, thread);
+  }
   /* a tile somewhere in the view, maybe hanging over its ragged far edges */
   const int64_t row0 = rnd(rows_ext) / rows * rows, col0 = rnd(cols_ext) / cols * cols;
   /* the window copy takes any base: now and then one a few elements past 16 bytes */
@@ -411,8 +460,13 @@ static int one_copy(int trial, bool registers) {
   x.smem = malloc(sizeof(int64_t) * (size_t)x.slots);
   for (int64_t i = 0; i < x.slots; i++) x.smem[i] = -1;
   ir_eval_hooks_t h = {.ctx = &x, .load = sim_load, .store = sim_store, .cp_async = sim_cp_async};
+  if (cp.staged) {
+    x.stg_bytes = cp.staging_bytes;
+    x.stg = malloc(sizeof(int16_t) * (size_t)x.stg_bytes);
+  }
   for (int th = 0; th < threads && !x.err[0]; th++) {
     const int64_t params[7] = {th, x.gbase, ld, row0, col0, rows_ext, cols_ext};
+    for (int64_t i = 0; i < x.stg_bytes; i++) x.stg[i] = 0x1A5;
     ir_eval_t ev;
     s = ir_eval_run_hooks(b, params, NULL, &h, &ev);
     if (!hg_is_ok(&s)) {
@@ -451,7 +505,9 @@ static int one_copy(int trial, bool registers) {
             (long long)bad, (long long)first_r, (long long)first_c, (long long)got, (long long)want,
             x.writes_twice);
   free(x.smem);
+  free(x.stg);
   hg_builder_destroy(b);
+  staged_copies += cp.staged;
   return cp.window;
 }
 
@@ -459,8 +515,10 @@ static void test_cp_async_copies(void) {
   int windows = 0;
   for (int i = 0; i < 120; i++) one_copy(i, false);
   /* rows only 1- or 2-byte aligned: the window copy where the stage keeps 16 bytes together */
-  for (int i = 120; i < 180; i++) windows += one_copy(i, true);
-  CHECK(windows >= 30);
+  for (int i = 120; i < 240; i++) windows += one_copy(i, true);
+  /* window copies, about half of them staged */
+  CHECK(windows >= 60);
+  CHECK(staged_copies >= 25);
 }
 
 /* ---------------------------------------------------------------- direct epilogue */

@@ -12,7 +12,7 @@ for ml in tma-wgmma cpasync-wgmma tma-mmasync tma-ldmatrix-wgmma-rs; do
   ok "mainloop\": \"$ml\"" gemm 1000 999 4096 --mainloop "$ml" --config 128x128x64,c1x1,s4 --json
 done
 ok "A is repacked into packed 16-byte rows before each run" gemm 1000 999 4097
-ok "A is read by register copies of 16-byte windows (2-byte aligned rows" gemm 1000 999 4097 --mainloop tma-wgmma
+ok "A is read in place by staged window copies (2-byte aligned rows" gemm 1000 999 4097 --mainloop tma-wgmma
 ok "A is read with cp.async in 4-byte chunks" gemm 1000 999 4098 --mainloop cpasync-wgmma
 ok "\"a_path\": \"cp.async\"" gemm 1000 999 4097 --mainloop tma-mmasync --json
 bad 2 "mainloop 'wgmma' is not one of" gemm 64 64 64 --mainloop wgmma
