@@ -271,11 +271,11 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
 
 /* ---------------------------------------------------------------- staged window copies */
 
-hg_status_t hg_cp_async_staging_make(hg_builder_t *b, const hg_cp_async_copy_t *c, int stages,
+hg_status_t hg_cp_async_staging_make(hg_builder_t *b, const hg_cp_async_copy_t *c,
                                      hg_smem_ring_t *out) {
   memset(out, 0, sizeof *out);
   if (!c || !c->staged) return hg_ok();
-  return hg_smem_ring_make(b, c->staging_bytes, 16, stages, out);
+  return hg_smem_ring_make(b, c->staging_bytes, 16, HG_CP_ASYNC_STAGING_DEPTH, out);
 }
 
 /* Run u of the calling thread (run index U = thread + u * threads of the tile's runs): its

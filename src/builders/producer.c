@@ -50,9 +50,9 @@ static bool operand_view(hg_builder_t *b, const hg_operand_copy_t *o, const hg_s
 }
 
 /* Operand i (0: A, shared along a cluster row; 1: B, along a column) of unit w's k-block at
- * k0 into the stage at pos. */
+ * k0 into the stage at pos (a staged copy: from its staging slot `slot`). */
 static void fill_operand(hg_builder_t *b, const hg_producer_t *p, int i, const hg_sched_work_t *w,
-                         hg_val_t k0, hg_pipe_pos_t pos) {
+                         hg_val_t k0, hg_pipe_pos_t pos, hg_val_t slot) {
   const hg_operand_copy_t *o = &p->op[i];
   const bool a = i == 0;
   const hg_cluster2d_t *cl = p->cluster;
@@ -69,8 +69,8 @@ static void fill_operand(hg_builder_t *b, const hg_producer_t *p, int i, const h
   operand_view_t v;
   if (!operand_view(b, o, w, mn0, k0, &v)) return;
   if (o->cp->staged)
-    hg_cp_async_stage_shift(b, o->cp, hg_smem_ring_addr(b, p->staging[i], pos.stage), dst, v.base,
-                            o->ld, v.row0, v.col0, v.rows, v.cols, p->roles->wg_tid);
+    hg_cp_async_stage_shift(b, o->cp, hg_smem_ring_addr(b, p->staging[i], slot), dst, v.base, o->ld,
+                            v.row0, v.col0, v.rows, v.cols, p->roles->wg_tid);
   else
     hg_cp_async_copy_issue(b, o->cp, dst, v.base, o->ld, v.row0, v.col0, v.rows, v.cols,
                            p->roles->wg_tid);
@@ -116,27 +116,28 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
   hg_pipe_pos_t pos = hg_pipe_start(b);
   const uint32_t tx =
       (tma[0] ? p->op[0].plan->expect_tx_bytes : 0) + (tma[1] ? p->op[1].plan->expect_tx_bytes : 0);
-  /* Staged window copies run a pipeline depth (one staging slot per stage) ahead of the
-   * stages: a unit starts with the blocks of its first `S` k-blocks in flight, and k-block j
-   * (in stage s) waits for its own group, shifts slot s into stage s and refills slot s with
-   * k-block j + S. Within a unit only: the next unit's first blocks go at its start. */
-  const int S = p->pipe->spec.stages;
+  /* Staged window copies run D = HG_CP_ASYNC_STAGING_DEPTH k-blocks ahead of the stages in
+   * D staging slots: a unit starts with the blocks of its first D k-blocks in flight, and
+   * each k-block waits for its own group, shifts its slot into the stage and refills the slot
+   * with the k-block D on. Within a unit only: the next unit's first blocks go at its start. */
+  const int D = HG_CP_ASYNC_STAGING_DEPTH;
   const bool any_staged = staged(p, 0) || staged(p, 1);
+  hg_val_t slot = any_staged ? hg_b_var(b, HG_T_I32, hg_b_i32(b, 0)) : HG_NONE;
   hg_val_t t = hg_sched_begin(b, p->sched);
   {
     hg_sched_work_t w;
     hg_sched_work(b, p->sched, t, &w);
     if (any_staged)
-      for (int d = 0; d < S; d++) {
-        hg_val_t slot = hg_b_bin(b, HG_ADD, pos.stage, hg_b_i32(b, d));
-        slot = hg_b_select(b, hg_b_cmp(b, HG_GE_S, slot, hg_b_i32(b, S)),
-                           hg_b_bin(b, HG_SUB, slot, hg_b_i32(b, S)), slot);
-        stage_issue(b, p, &w, hg_b_bin(b, HG_ADD, w.k_first, hg_b_i32(b, d)), slot);
+      for (int d = 0; d < D; d++) {
+        hg_val_t sd = hg_b_bin(b, HG_ADD, slot, hg_b_i32(b, d));
+        sd = hg_b_select(b, hg_b_cmp(b, HG_GE_S, sd, hg_b_i32(b, D)),
+                         hg_b_bin(b, HG_SUB, sd, hg_b_i32(b, D)), sd);
+        stage_issue(b, p, &w, hg_b_bin(b, HG_ADD, w.k_first, hg_b_i32(b, d)), sd);
       }
     hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
     {
-      /* this k-block's staged blocks: all groups but the S - 1 newest have landed */
-      if (any_staged) hg_b_cp_async_wait(b, S - 1);
+      /* this k-block's staged blocks: all groups but the D - 1 newest have landed */
+      if (any_staged) hg_b_cp_async_wait(b, D - 1);
       hg_pipe_acquire(b, p->pipe, pos);
       hg_val_t k0 = hg_b_bin(b, HG_MUL, kb, hg_b_i32(b, p->tile_k));
       /* The stage's TMA bytes are announced by one thread before its boxes are issued: the
@@ -149,15 +150,20 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
         hg_pipe_expect_tx(b, p->pipe, pos, tx);
       }
       for (int i = 0; i < 2; i++)
-        if (tma[i]) fill_operand(b, p, i, &w, k0, pos);
+        if (tma[i]) fill_operand(b, p, i, &w, k0, pos, slot);
       if (!tma_only && tx) hg_b_endif(b);
       for (int i = 0; i < 2; i++)
-        if (!tma[i]) fill_operand(b, p, i, &w, k0, pos);
+        if (!tma[i]) fill_operand(b, p, i, &w, k0, pos, slot);
       /* Each kind of copy commits on its own: register copies fence and arrive, cp.async
        * arrives once its copies have landed (an operand of each: two arrivals a thread). */
       if (stores_arrive(cp_a, cp_b)) hg_pipe_commit_stores(b, p->pipe, pos);
       if (async_arrive(cp_a, cp_b)) hg_pipe_commit_cp_async(b, p->pipe, pos);
-      if (any_staged) stage_issue(b, p, &w, hg_b_bin(b, HG_ADD, kb, hg_b_i32(b, S)), pos.stage);
+      if (any_staged) {
+        stage_issue(b, p, &w, hg_b_bin(b, HG_ADD, kb, hg_b_i32(b, D)), slot);
+        hg_val_t s1 = hg_b_bin(b, HG_ADD, slot, hg_b_i32(b, 1));
+        hg_b_assign(b, slot,
+                    hg_b_select(b, hg_b_cmp(b, HG_EQ, s1, hg_b_i32(b, D)), hg_b_i32(b, 0), s1));
+      }
       hg_pipe_advance(b, p->pipe, pos);
     }
     hg_b_endfor(b);

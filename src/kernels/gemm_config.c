@@ -434,8 +434,8 @@ int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   return w > 0 && !hg_gemm_epi_swizzled(p, w) ? 1 : 2;
 }
 
-/* The staging slot beside each stage of an operand read in place from rows only 1- or 2-byte
- * aligned (a staged window copy, copy_cpasync.c), 16-byte rounded; 0 for other operands. */
+/* The staging slots of an operand read in place from rows only 1- or 2-byte aligned (a staged
+ * window copy, copy_cpasync.c), 16-byte rounded; 0 for other operands. */
 static uint32_t staging_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int operand) {
   const bool a = operand == 0;
   const int e = hg_dtype_bytes(a ? p->a_type : p->b_type);
@@ -444,7 +444,7 @@ static uint32_t staging_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t
   const int mn = a ? c->tile_m : c->tile_n;
   const uint32_t s =
       hg_cp_async_staging_bytes(kmaj ? mn : c->tile_k, (kmaj ? c->tile_k : mn) * e, 128);
-  return (s + 15) / 16 * 16;
+  return (s + 15) / 16 * 16 * HG_CP_ASYNC_STAGING_DEPTH;
 }
 
 /* Shared memory of the stage ring and the epilogue's buffers, in bytes, as the generator lays
@@ -463,7 +463,7 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   /* the rings, their barriers (16 bytes a stage), then the epilogue buffers from the next
    * 1024-byte boundary (their swizzle's alignment): up to 1008 bytes of padding between */
   uint64_t rings =
-      (uint64_t)stages * (a + b + 16u + staging_bytes(p, c, 0) + staging_bytes(p, c, 1));
+      (uint64_t)stages * (a + b + 16u) + staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
   if (epi) rings = (rings + 1023) / 1024 * 1024;
   return rings + epi + tables + SMEM_SLACK; /* any stage count */
 }

@@ -186,8 +186,8 @@ static hg_status_t build_ring(gemm_gen_t *x) {
   HG_TRY(hg_smem_ring_make(b, k->b_tma ? k->plan_b.smem_bytes : ob->stage_bytes,
                            k->b_tma ? k->plan_b.smem_align_bytes : ob->align_bytes, c->stages,
                            &x->ring_b));
-  HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, c->stages, &x->stg_a));
-  HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, c->stages, &x->stg_b));
+  HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, &x->stg_a));
+  HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, &x->stg_b));
   /* full[s]: the producer's arrival(s) plus the TMA bytes; empty[s]: one arrival per
    * consumer warp of every CTA that receives this CTA's multicasts. */
   const hg_pipe_spec_t ps = {

@@ -362,11 +362,11 @@ static void test_split_k(void) {
     CHECK(strstr(k.k.ptx.data, "%ctaid.y") != NULL);
     hg_gemm_kernel_free(&k);
   }
-  /* operands read in place (K odd: register copies), fp8, f32 output */
+  /* operands read in place (K odd: staged window copies), fp8, f32 output */
   hg_gemm_problem_t q = problem(300, 200, 40001, HG_BF16);
   q.d_type = HG_F32;
   CHECK_OK(hg_gemm_problem_normalize(&q));
-  CHECK_OK(hg_gemm_config_parse("128x128x64,k7,cpasync-wgmma", &c));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,s3,k7,cpasync-wgmma", &c));
   check_generates(&q, &c);
   q = problem(128, 7168, 16384, HG_E4M3);
   q.fp8_accum = HG_FP8_ACCUM_FAST;
@@ -1314,11 +1314,12 @@ static void test_tuned_record(void) {
 }
 
 /* The four combinations of the builders layer (issue 9): each mainloop, bf16 and f16, every
- * layout, aligned (TMA) and with K = 4097 (rows of 8194 B: 16-byte window register
- * copies for K-major operands), pingpong and cooperative; fp8 where the mainloop takes it,
+ * layout, aligned (TMA) and with K = 4097 (rows of 8194 B: staged window copies for K-major
+ * operands), pingpong and cooperative; fp8 where the mainloop takes it,
  * and the refusals with their sentences. */
 static void test_mainloops(void) {
-  static const char *const cfgs[] = {"128x128x64,c1x1,s4", "128x64x64,c1x1,s4,pp",
+  /* 3 stages of 128x128x64: beside them, two staging slots per operand read in place */
+  static const char *const cfgs[] = {"128x128x64,c1x1,s3", "128x64x64,c1x1,s4,pp",
                                      "64x128x64,c1x1,s6"};
   int built = 0;
   for (int ml = HG_MAINLOOP_TMA_WGMMA; ml < HG_MAINLOOP_COUNT; ml++)
@@ -1345,7 +1346,7 @@ static void test_mainloops(void) {
   p = problem(1002, 1000, 4098, HG_F16);
   p.a_k_major = false;
   check_generates(&p, &c);
-  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4", &c));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s3", &c));
   p = problem(1000, 1000, 4097, HG_E4M3);
   check_generates(&p, &c);
   c.mainloop = HG_MAINLOOP_CPASYNC_WGMMA;
