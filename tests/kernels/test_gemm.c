@@ -440,7 +440,7 @@ static void test_stream_k(void) {
       {"64x128x64,sk", HG_BF16, 127, 1000, 4096, false, true},
       {"128x128x64,sk,tma-mmasync", HG_BF16, 1000, 1000, 4096, false, false},
       {"128x192x64,sk,tma-ldmatrix-wgmma-rs", HG_BF16, 1000, 1000, 4096, false, false},
-      {"128x128x64,sk,cpasync-wgmma", HG_BF16, 1001, 999, 4097, false, true},
+      {"128x128x64,s3,sk,cpasync-wgmma", HG_BF16, 1001, 999, 4097, false, true},
       {"128x128x128,c2x1,sk", HG_E4M3, 3300, 3300, 3328, false, true},
       {"128x256x128,sk", HG_E4M3, 2500, 3500, 1024, true, false},
       {"64x128x128,pp,sk", HG_E4M3, 7, 4097, 8192, false, false},
