@@ -535,6 +535,10 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
     HG_TRY(hg_gemm_build(&g->p, NULL, g->mainloop, dev, HG_BACKEND_PTX, &k));
     g->run.cfg = k.config;
     g->run.have_cfg = true;
+    /* the configuration names the mainloop it resolved to; left AUTO, operands TMA cannot
+     * address are still repacked (a named mainloop would read them in place, and the
+     * heuristic's cluster would then be refused) */
+    if (g->mainloop == HG_MAINLOOP_AUTO) g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
     hg_gemm_kernel_free(&k);
   }
   if (g->mainloop != HG_MAINLOOP_AUTO) g->run.cfg.mainloop = g->mainloop;

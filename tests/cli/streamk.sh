@@ -14,6 +14,10 @@ ok ",sk," gemm 2500 3500 1000 --stream-k
 ok "ptxas: ok" gemm 1536 6000 900 --config 128x128x64,pp,sk --epilogue bias,gelu --beta 0.5
 ok ",sk," gemm 1000 1000 4097 --type e4m3 --config 128x128x128,sk
 ok ",k6," gemm 2500 3500 1000 --split-k 6
+# rows TMA cannot address (K = 900 bf16, 1000 e4m3): forced stream-K or split-K keeps AUTO's
+# repack, so the heuristic's cluster stands (it was refused as cp.async with a cluster)
+ok "B is repacked" gemm 1536 6000 900 --stream-k
+ok "A is repacked" gemm 2500 3500 1000 --type e4m3 --split-k 4
 # --split-k replaces --config's stream-K and --stream-k its split-K
 ok ",sk," gemm 512 512 16384 --config 128x128x64,k4 --stream-k
 ok ",k3," gemm 512 512 16384 --config 128x128x64,sk --split-k 3
