@@ -4,18 +4,23 @@
 # (fp8 D saturating, amax bitwise, the aux output, C of its own type), fp8 inputs, ping-pong,
 # beta * C before the activation, ragged edges and the direct-store epilogue; then the time
 # of each activation over the plain GEMM on one shape.
-#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench]
-# (outputs / outputs-bench: only issue 12's output conversions - fp8 D, amax, aux, C's type)
+#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench]
+# (outputs / outputs-bench: only issue 12's output conversions - fp8 D, amax, aux, C's type;
+# odd: D and aux rows TMA cannot store - staged through shared memory and copied out row by
+# row - on awkward shapes, every D type, C/beta, batches, and the same with
+# HOPGEN_EPI_STORE=direct (the element-by-element stores); ep2-bench: the issue-12 benches
+# side by side with the A/B switches HOPGEN_GELU=as|poly7|poly5 and HOPGEN_EPI_STORE=direct,
+# then a table)
 set -u
-H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench]}
+H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench]}
 what=${2:-all}
 fails=0; runs=0
 run() {
   runs=$((runs+1))
   if out=$("$H" gemm "$@" --check 2>&1); then
-    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)$(echo "$out" | grep -o 'amax .*: bitwise equal\|[0-9]* reference values saturated' | tr '\n' ' ' | sed 's/^/ | /')"
+    echo "ok   ${HOPGEN_GELU:+HOPGEN_GELU=$HOPGEN_GELU }${HOPGEN_EPI_STORE:+HOPGEN_EPI_STORE=$HOPGEN_EPI_STORE }$* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)$(echo "$out" | grep -o 'amax .*: bitwise equal\|[0-9]* reference values saturated' | tr '\n' ' ' | sed 's/^/ | /')"
   else
-    fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
+    fails=$((fails+1)); echo "FAIL ${HOPGEN_GELU:+HOPGEN_GELU=$HOPGEN_GELU }${HOPGEN_EPI_STORE:+HOPGEN_EPI_STORE=$HOPGEN_EPI_STORE }$* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
   fi
 }
 acts="relu gelu gelu_tanh silu sigmoid clamp:-0.5:0.75"
@@ -66,6 +71,65 @@ if [ "$what" = check ] || [ "$what" = all ] || [ "$what" = outputs ]; then
   run 1024 1024 1024 --d-type e4m3 --scale-d 500 --epilogue bias,gelu --amax --aux
   run 2048 2048 512 --d-type e5m2 --scale-d 40000 --amax --config 128x128x64,c1x1,s4,k2
   echo "epilogue checks: $runs runs, $fails failed"
+fi
+if [ "$what" = odd ] || [ "$what" = all ]; then
+  # D rows TMA cannot store (ldd or N not a multiple of 16 bytes): staged sub-tiles copied out
+  # row by row; aux of D's element size staged the same way, or through TMA where its rows
+  # allow while D's do not (4096 columns in an ldd of 4097)
+  for d in bf16 f16 f32 e4m3 e5m2; do
+    run 4095 4097 127 --d-type $d --amax
+    run 1 4097 127 --d-type $d --epilogue bias,gelu --aux --beta 0.5
+    run 7 1000 4097 --d-type $d --ldd 1001 --ldc 1003 --beta 1 --amax
+    run 127 7 1000 --d-type $d --epilogue relu --aux
+    run 1000 4097 7 --d-type $d --batch 3 --beta 0.5 --epilogue bias_m,silu,residual
+    run 4096 4096 512 --d-type $d --ldd 4097 --epilogue bias,gelu --aux --amax
+    run 1000 1000 1000 --d-type $d --ldd 1001 --config 128x128x64,c1x1,s4,pp --epilogue gelu_tanh --aux
+    run 777 1001 513 --d-type $d --config 128x176x64,c2x1,s4 --beta 0.5 --c-type f32
+  done
+  run 4095 4097 127 --epilogue bias,gelu --aux --aux-type f32
+  run 4095 4097 127 --epilogue bias,gelu --aux --aux-type f16 --batch 3
+  # the element-by-element stores (HOPGEN_EPI_STORE=direct) on the same kind of shapes
+  HOPGEN_EPI_STORE=direct run 4095 4097 127 --amax
+  HOPGEN_EPI_STORE=direct run 1000 4097 7 --batch 3 --beta 0.5 --epilogue bias,gelu --aux
+  # the erf GELU's other formulas (HOPGEN_GELU), f32 output: accuracy against the reference
+  for g in as poly7 poly5; do
+    HOPGEN_GELU=$g run 1000 1000 1000 --epilogue gelu --d f32
+    HOPGEN_GELU=$g run 777 1001 513 --epilogue bias,gelu --aux --d f32 --beta 0.5
+  done
+  echo "odd/staged checks: $runs runs, $fails failed"
+fi
+if [ "$what" = ep2-bench ]; then
+  # One line per case: hopgen and cuBLASLt (fused where it has the chain) in the same process;
+  # "+%" is over the plain GEMM of the same size timed in this script (the "none" row).
+  b() { # b LABEL ENV ARGS...: one --check --bench run, summarized
+    local label=$1 envs=$2; shift 2
+    local out rc ms blas rat chk
+    out=$(env $envs "$H" gemm "$@" --check --bench --iters ${ITERS:-30} 2>&1); rc=$?
+    ms=$(echo "$out" | sed -n 's/.*bench    hopgen \([0-9.]*\) ms.*/\1/p' | head -1)
+    blas=$(echo "$out" | sed -n 's/.*| cuBLASLt\(.*\) \([0-9.]*\) ms = .*/\2\1/p' | head -1)
+    rat=$(echo "$out" | sed -n 's/.*| ratio \([0-9.]*\).*/\1/p' | head -1)
+    chk=$([ $rc = 0 ] && echo ok || echo "FAIL(rc=$rc)")
+    echo "ROW|$label|${envs:--}|${ms:-?}|${blas:-?}|${rat:-?}|$chk|$(echo "$out" | grep -o '[A-Za-z-]*-store[^)]*epilogue' | head -1)"
+    echo "$out" | grep -E 'bench|plain|unfused|check|config' | sed 's/^/    /'
+  }
+  for sz in 4096 8192; do
+    b "${sz}^3 none" "" $sz $sz $sz
+    for g in poly7 as poly5; do
+      b "${sz}^3 bias,gelu" "HOPGEN_GELU=$g" $sz $sz $sz --epilogue bias,gelu
+    done
+    b "${sz}^3 bias,gelu_tanh" "" $sz $sz $sz --epilogue bias,gelu_tanh
+    b "${sz}^3 bias,gelu+aux" "" $sz $sz $sz --epilogue bias,gelu --aux
+    b "${sz}^3 bias,gelu+aux" "HOPGEN_EPI_STORE=direct" $sz $sz $sz --epilogue bias,gelu --aux
+    b "${sz}^3 bias,gelu_tanh+aux" "" $sz $sz $sz --epilogue bias,gelu_tanh --aux
+    b "${sz}^3 e4m3 D+amax" "" $sz $sz $sz --d-type e4m3 --amax
+    # (b) the ping-pong schedule for the erf GELU: hopgen's 128x128 and 128x192 ping-pong tiles
+    b "${sz}^3 bias,gelu pp 128x128" "" $sz $sz $sz --epilogue bias,gelu --config 128x128x64,c2x1,s6,pp
+    b "${sz}^3 bias,gelu pp 128x192" "" $sz $sz $sz --epilogue bias,gelu --config 128x192x64,c2x1,s4,pp
+  done
+  for shape in "4095 4097 127" "1001 999 4097" "333 7777 2222" "4096 4096 4096 --ldd 4097" "2048 4097 2048"; do
+    b "$shape" "" $shape
+    b "$shape" "HOPGEN_EPI_STORE=direct" $shape
+  done
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   for act in none $acts bias bias,relu bias,gelu bias,gelu_tanh bias,silu; do

@@ -189,6 +189,20 @@ case "$mode" in
     step examples bash -c "bash tests/cli/examples.sh $H > $LOG/examples-out.log 2>&1; rc=\$?; tail -3 $LOG/examples-out.log; exit \$rc"
     step gemm-bench "$H" bench gemm --json "$OUT/gemm.json"
     step grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
+  # issue 12 / 10 epilogue stores: the epilogue and output checks, the staged (odd-D) checks
+  # with both A/B switches, then the benches (4096^3, 8192^3: none, bias,gelu under each
+  # HOPGEN_GELU formula, gelu_tanh, aux through TMA against HOPGEN_EPI_STORE=direct, fp8 D +
+  # amax, ping-pong for the erf GELU; odd-ldd shapes staged against direct) and their table
+  ep2) STEP_TIMEOUT=600 step ep2-check scripts/gemm-epilogue.sh "$H" check
+    STEP_TIMEOUT=600 step ep2-outputs scripts/gemm-epilogue.sh "$H" outputs
+    STEP_TIMEOUT=600 step ep2-odd scripts/gemm-epilogue.sh "$H" odd
+    STEP_TIMEOUT=600 step ep2-bench scripts/gemm-epilogue.sh "$H" ep2-bench
+    grep -hE '^FAIL|checks: ' "$LOG/ep2-check.log" "$LOG/ep2-outputs.log" "$LOG/ep2-odd.log" | cut -c1-200
+    grep -h '^ROW|' "$LOG/ep2-bench.log" | awk -F'|' '
+      BEGIN { printf "%-34s %-24s %9s %8s %-34s %6s %-8s %s\n", "case", "env", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
+      { split($2, w, " "); if ($2 ~ / none$/) base[w[1]] = $4
+        pct = (w[1] in base && base[w[1]] > 0 && $4 + 0 > 0) ? sprintf("%+.1f", 100 * ($4 / base[w[1]] - 1)) : "-"
+        printf "%-34s %-24s %9s %8s %-34s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;

@@ -395,8 +395,10 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
   hg_cli_json_str(f, "config", cfg, ", ");
   hg_cli_json_str(f, "kernel", r->kernel, ", ");
   hg_cli_json_str(f, "mainloop", hg_gemm_mainloop_name(r->config.mainloop), ", ");
-  fprintf(f, "\"tma_store\": %s, \"cp_async_a\": %s, \"cp_async_b\": %s, \"grid\": %d, ",
-          r->tma_store ? "true" : "false", r->cp_async_a ? "true" : "false",
+  fprintf(f,
+          "\"tma_store\": %s, \"store\": \"%s\", \"cp_async_a\": %s, \"cp_async_b\": %s, \"grid\": "
+          "%d, ",
+          r->tma_store ? "true" : "false", r->store, r->cp_async_a ? "true" : "false",
           r->cp_async_b ? "true" : "false", r->grid);
   fprintf(f, "\"seed\": %" PRIu64 ", ", r->seed);
   json_num(f, "gen_ms", r->gen_ms, true);
@@ -475,8 +477,7 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
     snprintf(cpb, sizeof cpb, ", B by %s (%d B)", r->b_vec >= 4 ? "cp.async" : "registers",
              r->b_vec);
   printf("  config   %s  (kernel %s, grid %d, %s, %s epilogue%s%s)\n", cfg, r->kernel, r->grid,
-         hg_gemm_mainloop_name(r->config.mainloop), r->tma_store ? "TMA-store" : "direct-store",
-         cpa, cpb);
+         hg_gemm_mainloop_name(r->config.mainloop), r->store, cpa, cpb);
   printf("  timing   generate %.2f ms, %s %.2f ms, load %.2f ms, spec->first result %.2f ms\n",
          r->gen_ms, r->jit.cache_hit ? "cache hit" : "JIT", r->jit.compile_ms, r->jit.load_ms,
          r->first_run_ms);
@@ -589,9 +590,9 @@ static int gemm_generate(gemm_args_t *g) {
   } else {
     printf("kernel %s\n  config %s, %u threads, %u B shared memory, %s epilogue\n"
            "  generated in %.2f ms (%s backend%s); ptxas: %s, %d registers, %d B spilled\n",
-           k.k.name, cfg, k.k.threads, k.k.smem_bytes, k.tma_store ? "TMA-store" : "direct-store",
-           k.k.gen_ms, hg_backend_name(g->run.be), k.from_cache ? ", from the kernel cache" : "",
-           ptxas, rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
+           k.k.name, cfg, k.k.threads, k.k.smem_bytes, hg_gemm_store_name(&k), k.k.gen_ms,
+           hg_backend_name(g->run.be), k.from_cache ? ", from the kernel cache" : "", ptxas,
+           rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
     for (int i = 0; i < 2; i++)
       if (i ? k.repack_b : k.repack_a)
         printf("  %c is repacked into packed 16-byte rows before each run (TMA cannot address "

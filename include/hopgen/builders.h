@@ -687,13 +687,28 @@ hg_status_t hg_acc_thread_origin(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_v
 typedef enum hg_act {
   HG_ACT_NONE = 0,
   HG_ACT_RELU,      /* max(x, 0) */
-  HG_ACT_GELU,      /* x/2 (1 + erf(x / sqrt 2)); erf to 1.5e-7 (Abramowitz-Stegun 7.1.26) */
+  HG_ACT_GELU,      /* x/2 (1 + erf(x / sqrt 2)) to 2e-7 |x| (hg_gelu_alg_t) */
   HG_ACT_GELU_TANH, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); tanh.approx (2^-11) */
   HG_ACT_SILU,      /* x sigmoid(x) */
   HG_ACT_SIGMOID,   /* 1 / (1 + e^-x), e^-x as 2^(-x log2 e) (ex2.approx) */
   HG_ACT_CLAMP,     /* min(max(x, lo), hi) */
   HG_ACT_COUNT
 } hg_act_t;
+/* The erf GELU's formula (HG_ACT_GELU), chosen when a kernel is generated from the
+ * environment variable HOPGEN_GELU, for A/B measurements: poly7 (the default: x / (1 + 2^p(x))
+ * with an odd degree-13 polynomial p, 12 instructions a value, |error| <= 2.0e-7 |x|), as
+ * (Abramowitz-Stegun 7.1.26 through erfc, 15 instructions, 1e-7 |x|), poly5 (degree 9, 10
+ * instructions, 1.6e-6 |x|). Kernel caches key on it (hg_gemm_spec_key). */
+typedef enum hg_gelu_alg {
+  HG_GELU_POLY7 = 0,
+  HG_GELU_AS,
+  HG_GELU_POLY5,
+  HG_GELU_ALG_COUNT
+} hg_gelu_alg_t;
+hg_gelu_alg_t hg_gelu_alg(void);
+const char *hg_gelu_alg_name(hg_gelu_alg_t a);
+/* The formula's value in host f32 arithmetic (ex2 and rcp exact): what tests bound. */
+float hg_gelu_model(hg_gelu_alg_t a, float x);
 /* act(x) for one F32 value (clamp's bounds lo, hi): the epilogue's activations, for any
  * kernel that applies them. */
 hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, float lo, float hi, hg_val_t x);
@@ -723,11 +738,20 @@ typedef struct hg_epi_step {
   hg_dtype_t dtype;               /* BIAS: the vector's type; BETA_C, AUX: the matrix's */
   bool along_n;                   /* BIAS: one value per column (else per row) */
   bool multiply;                  /* BIAS: scale (acc *= v) instead of add */
+  /* AUX of D's element size in a TMA or staged epilogue: through D's sub-tile buffers, each
+   * sub-tile before D's, stored with plan and tmap (its tensor map) when plan is set (TMA
+   * epilogues only), else copied out row by row like a staged D */
+  bool buffered;
+  const hg_tma_plan_t *plan;
+  hg_val_t tmap;
 } hg_epi_step_t;
 
 /* How D leaves the consumers. TMA: 64-row x epi_n sub-tiles through `buffers` swizzled
  * shared-memory buffers per consumer (stmatrix for 16-bit D), each stored with the plan's
- * boxes by the consumer's first thread. Direct: every element with a bounds predicate. */
+ * boxes by the consumer's first thread. Staged (rows TMA cannot store: ldd or N not a
+ * multiple of 16 bytes, a base only element-aligned): the same sub-tiles through the same
+ * buffers, then copied out row by row, consecutive lanes on consecutive elements. Direct:
+ * every element with a bounds predicate. */
 typedef struct hg_epilogue {
   /* bf16, f16, f32, or fp8 e4m3/e5m2 (converted with saturation to the largest finite
    * value, NaN kept: hg_b_pack_f32x2; through TMA, an fp8 sub-tile is written to shared
@@ -735,8 +759,9 @@ typedef struct hg_epilogue {
   hg_dtype_t d_type;
   int nsteps;
   hg_epi_step_t steps[HG_EPI_MAX_STEPS];
-  bool tma;
+  bool tma, staged;
   const hg_tma_plan_t *plan_d; /* TMA: the sub-tile's plan (modes M, N, batch) */
+  hg_swizzle_t sw;             /* TMA or staged: the buffers' swizzle (on byte offsets) */
   hg_val_t tmap_d;
   uint32_t buf_offset, buf_bytes; /* consumer c's buffer j at buf_offset + (c * buffers + j) *
                                    * buf_bytes */
@@ -791,6 +816,10 @@ void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t
  * consumer, each stored with plan_d's boxes as 64-row x epi_n sub-tiles; sets e->tma. */
 void hg_epilogue_reserve_tma(hg_builder_t *b, hg_epilogue_t *e, const hg_tma_plan_t *plan_d,
                              int epi_n, int buffers, uint32_t buf_bytes, int consumers);
+/* Shared memory for a staged D (e->staged): as hg_epilogue_reserve_tma, without a plan; sw
+ * is the buffers' swizzle. */
+void hg_epilogue_reserve_staged(hg_builder_t *b, hg_epilogue_t *e, hg_swizzle_t sw, int epi_n,
+                                int buffers, uint32_t buf_bytes, int consumers);
 /* Shared memory for the vector steps' values (every HG_EPI_BIAS step of e->steps, so call it
  * after the chain is complete), loaded before the main loop (hg_epilogue_prefetch): a copy per
  * tile in flight, so one per consumer in ping-pong. tile_m/tile_n: the CTA tile. */

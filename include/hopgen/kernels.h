@@ -582,9 +582,9 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_
 /* A generated GEMM kernel and what running it needs. Each operand reaches shared memory
  * through TMA (its plan's tensor map is encoded per run) or cp.async (chunks of a_vec/b_vec
  * bytes read straight from the pointer). Parameters in order: A (tmap_a, or a, lda,
- * batch_stride_a as I64), B likewise, [tmap_d if tma_store], d, c, m, n, k, batch (I32), ldc,
- * ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b (I64
- * device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
+ * batch_stride_a as I64), B likewise, [tmap_d if tma_store], [tmap_aux if aux_tma], d, c, m, n, k,
+ * batch (I32), ldc, ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b
+ * (I64 device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
  * the epilogue's I64s: [rowscale], [colscale], [bias], [residual], [scale_d for fp8 D], [aux,
  * ldaux, batch_stride_aux], [amax], [groups for a grouped GEMM], [workspace for split-K],
  * [scale_lda, scale_ldb for BLOCK scaling]. Grid: 1-D, a multiple of the cluster size; any
@@ -594,12 +594,22 @@ typedef struct hg_gemm_kernel {
   hg_gemm_problem_t problem; /* normalised */
   hg_gemm_config_t config;   /* mainloop resolved (never AUTO) */
   bool tma_store;
+  /* D's rows TMA cannot store (ldd, N or the batch stride not a multiple of 16 bytes, or
+   * d_no_tma): D's sub-tiles still go through shared memory and are copied out row by row,
+   * consecutive lanes on consecutive elements (coalesced), instead of element by element
+   * from the accumulator fragment. Not in split-K or grouped GEMMs (direct stores there). */
+  bool staged_store;
+  /* The aux output (problem.aux) of D's element size through D's sub-tile buffers: TMA-stored
+   * with plan_aux (aux_tma: ldaux and its batch stride multiples of 16 bytes, a 16-byte
+   * aligned base at run time, D through TMA), or copied out row by row (aux_staged). Else
+   * aux is stored element by element. */
+  bool aux_tma, aux_staged;
   bool a_tma, b_tma; /* operand through TMA (plan_a/plan_b), else cp.async */
   int a_vec, b_vec;  /* cp.async chunk bytes (16, 8, 4; 2 or 1: register copies) */
   /* hg_gemm_build with AUTO: the caller's operand is repacked into the packed rows of
    * `problem` (lda/ldb, batch strides) before each run; hg_gemm_op does it. */
   bool repack_a, repack_b;
-  hg_tma_plan_t plan_a, plan_b, plan_d;
+  hg_tma_plan_t plan_a, plan_b, plan_d, plan_aux;
   /* hg_gemm_build found it in the kernel cache by specification (planning and generation
    * skipped; k.gen_ms is then the lookup's time) */
   bool from_cache;
@@ -613,6 +623,11 @@ typedef struct hg_gemm_kernel {
   uint32_t reduce_threads, reduce_smem;
   int reduce_groups;
 } hg_gemm_kernel_t;
+
+/* How kernel k's epilogue stores D (and aux, when it has one), for reports: "TMA-store",
+ * "staged-store" (rows copied out of shared memory) or "direct-store", then e.g. ", aux by
+ * TMA". A static string. */
+const char *hg_gemm_store_name(const hg_gemm_kernel_t *k);
 
 /* Generate the kernel for p with configuration c through backend be. The code depends on
  * the types, majorness, D's TMA-ability and c, not on M, N, K, batch or the leading
@@ -727,6 +742,7 @@ typedef struct hg_gemm_report {
   hg_gemm_config_t config;
   char kernel[128];
   bool tma_store;
+  char store[32];              /* hg_gemm_store_name */
   bool cp_async_a, cp_async_b; /* operand read with cp.async (not TMA) */
   bool repacked_a, repacked_b; /* operand repacked before each run (AUTO's path) */
   int a_vec, b_vec;            /* their chunk bytes */

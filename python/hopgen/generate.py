@@ -427,6 +427,8 @@ def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
                 plans[x] = _json_of(fn("hg_tma_plan_json"), None, C.byref(plan), None)
         if gk.tma_store:
             plans["d"] = _json_of(fn("hg_tma_plan_json"), None, C.byref(gk.plan_d), None)
+        if gk.aux_tma:
+            plans["aux"] = _json_of(fn("hg_tma_plan_json"), None, C.byref(gk.plan_aux), None)
         return Kernel(**_kernel_fields(gk.k), config=str(GemmConfig._from_c(gk.config)),
                       plans=plans, problem=_problem_dict(gk.problem), operands=operands)
     finally:

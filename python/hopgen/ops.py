@@ -338,9 +338,11 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     # The base alignments are part of the signature: an operand less than 16-byte aligned
     # goes through cp.async in chunks that fit it (hg_gemm_op_run refuses a pointer less
-    # aligned than its op was made for), and D's alignment decides its TMA store.
+    # aligned than its op was made for), and D's alignment (and aux's, stored like D) decides
+    # its TMA store.
     key = (index, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc,
-           bsd, alpha, beta, _ALIGN[pa & 15], _ALIGN[pb & 15], pd % 16 == 0, config, mainloop,
+           bsd, alpha, beta, _ALIGN[pa & 15], _ALIGN[pb & 15], pd % 16 == 0 and paux % 16 == 0,
+           config, mainloop,
            backend, tbias, act, epi)
     op = _ops.get(key)
     if op is None:

@@ -7,6 +7,7 @@
  * direct store visit the thread's elements row by row: one 64-bit row pointer and a row
  * predicate per distinct row, each element then an immediate offset from it, which keeps
  * the epilogue within the consumers' registers next to up to 240 accumulators. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,24 @@ typedef struct gmatrix {
   hg_dtype_t dtype;
 } gmatrix_t;
 
+/* A sub-tile in flight through a consumer's buffer: which one, and where it goes. */
+typedef struct sub_tile {
+  const hg_acc_map_t *am; /* the consumer's whole region */
+  int im, j;              /* rows im * 64.., columns j * epi_n.. of the region */
+  hg_val_t m_base, n0, batch;
+  hg_val_t buf_sel, my_bufs, is_first;
+  const hg_roles_t *r;
+} sub_tile_t;
+
+/* Where a staged sub-tile goes: a TMA store (plan, tmap), or rows copied out by the
+ * consumer's threads into g. */
+typedef struct sub_target {
+  hg_dtype_t dtype;
+  const hg_tma_plan_t *plan; /* NULL: copied out */
+  hg_val_t tmap;
+  gmatrix_t g;
+} sub_target_t;
+
 typedef struct epi_ctx {
   hg_builder_t *b;
   const hg_epilogue_t *e;
@@ -97,9 +116,12 @@ typedef struct epi_ctx {
   const hg_epi_step_t *step; /* the step being applied (element functions) */
   const gmatrix_t *g;        /* the matrix being visited (element functions) */
   hg_val_t consumer;         /* the calling thread's consumer index */
+  const sub_tile_t *sub;     /* the sub-tile in flight through the buffers (per-sub chains) */
 } epi_ctx_t;
 
 typedef void (*elem_fn)(epi_ctx_t *x, int v, hg_val_t addr);
+
+static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t);
 
 static gmatrix_t gmatrix(hg_val_t ptr, hg_val_t ld, hg_val_t batch_stride, hg_dtype_t t) {
   return (gmatrix_t){
@@ -232,9 +254,10 @@ static hg_val_t sigmoid(hg_builder_t *b, hg_val_t x) {
  * t (a1 + t (a2 + ... + t a5)) / 2 e^(-a^2), and Phi(x) = q for x < 0, 1 - q otherwise. The
  * halves and 1/sqrt(2) are folded into the constants: 15 instructions a value (2 of them MUFU),
  * against 18 through erf (1 + erf(x / sqrt(2))) / 2. */
-static hg_val_t gelu_erf(hg_builder_t *b, hg_val_t x) {
-  static const float c[5] = {0.254829592f, -0.284496736f, 1.421413741f, -1.453152027f,
-                             1.061405429f};
+static const float gelu_as_c[5] = {0.254829592f, -0.284496736f, 1.421413741f, -1.453152027f,
+                                   1.061405429f};
+static hg_val_t gelu_as(hg_builder_t *b, hg_val_t x) {
+  const float *c = gelu_as_c;
   hg_val_t t = hg_b_funary(b, HG_FRCP,
                            hg_b_ffma(b, hg_b_funary(b, HG_FABS, x),
                                      f32c(b, 0.3275911f * 0.70710678118654752f), f32c(b, 1.0f)));
@@ -247,6 +270,66 @@ static hg_val_t gelu_erf(hg_builder_t *b, hg_val_t x) {
   hg_val_t phi = hg_b_select(b, hg_b_cmp(b, HG_FLT, x, f32c(b, 0.0f)), q,
                              hg_b_bin(b, HG_FSUB, f32c(b, 1.0f), q));
   return hg_b_bin(b, HG_FMUL, x, phi);
+}
+
+/* Phi(x) = 1 / (1 + 2^p(x)), p(x) = -log2(e) logit(Phi(x)) ~ x (c0 + c1 x^2 + ...): logit(Phi)
+ * is odd and smooth, and an error d in it moves Phi by only Phi (1 - Phi) d, so a short odd
+ * polynomial fitted with that weight (iterated weighted least squares towards minimax on
+ * [0, 6]) gives Phi to a few 1e-7 everywhere. The polynomial is monotone with the right
+ * sign at both ends, so large |x| saturates by itself (2^p -> 0 or inf, Phi -> 1 or 0); no
+ * branch, no clamp: x^2, the Horner chain, x p, ex2, 1 + e, rcp, x Phi. poly7: 12
+ * instructions a value (max |gelu - x Phi(x)| / |x| = 2.0e-7 in f32); poly5: 10 (1.6e-6). */
+static const float gelu_poly7_c[7] = {-2.302209377e+00f, -1.048351228e-01f, 9.404882439e-05f,
+                                      1.595801295e-04f,  -1.143987265e-05f, 3.816346918e-07f,
+                                      -5.067340325e-09f};
+static const float gelu_poly5_c[5] = {-2.302164793e+00f, -1.050074473e-01f, 2.545432071e-04f,
+                                      1.056063411e-04f, -4.093077678e-06f};
+static hg_val_t gelu_poly(hg_builder_t *b, const float *c, int n, hg_val_t x) {
+  hg_val_t x2 = hg_b_bin(b, HG_FMUL, x, x), p = f32c(b, c[n - 1]);
+  for (int i = n - 2; i >= 0; i--) p = hg_b_ffma(b, p, x2, f32c(b, c[i]));
+  hg_val_t e = hg_b_funary(b, HG_FEX2, hg_b_bin(b, HG_FMUL, p, x));
+  hg_val_t phi = hg_b_funary(b, HG_FRCP, hg_b_bin(b, HG_FADD, f32c(b, 1.0f), e));
+  return hg_b_bin(b, HG_FMUL, x, phi);
+}
+
+static const char *const gelu_alg_names[HG_GELU_ALG_COUNT] = {"poly7", "as", "poly5"};
+
+const char *hg_gelu_alg_name(hg_gelu_alg_t a) {
+  return (int)a >= 0 && a < HG_GELU_ALG_COUNT ? gelu_alg_names[a] : "?";
+}
+
+hg_gelu_alg_t hg_gelu_alg(void) {
+  const char *v = getenv("HOPGEN_GELU");
+  for (int i = 0; v && i < HG_GELU_ALG_COUNT; i++)
+    if (!strcmp(v, gelu_alg_names[i])) return (hg_gelu_alg_t)i;
+  return HG_GELU_POLY7;
+}
+
+float hg_gelu_model(hg_gelu_alg_t a, float x) {
+  if (a == HG_GELU_AS) {
+    const float *c = gelu_as_c;
+    float t = 1.0f / fmaf(fabsf(x), 0.3275911f * 0.70710678118654752f, 1.0f);
+    float poly = 0.5f * c[4];
+    for (int i = 3; i >= 0; i--) poly = fmaf(poly, t, 0.5f * c[i]);
+    float q = poly * t * exp2f(x * x * (-0.5f * 1.44269504088896341f));
+    return x * (x < 0.0f ? q : 1.0f - q);
+  }
+  const float *c = a == HG_GELU_POLY5 ? gelu_poly5_c : gelu_poly7_c;
+  const int n = a == HG_GELU_POLY5 ? 5 : 7;
+  float x2 = x * x, p = c[n - 1];
+  for (int i = n - 2; i >= 0; i--) p = fmaf(p, x2, c[i]);
+  return x * (1.0f / (1.0f + exp2f(p * x)));
+}
+
+static hg_val_t gelu_erf(hg_builder_t *b, hg_val_t x) {
+  switch (hg_gelu_alg()) {
+  case HG_GELU_AS:
+    return gelu_as(b, x);
+  case HG_GELU_POLY5:
+    return gelu_poly(b, gelu_poly5_c, 5, x);
+  default:
+    return gelu_poly(b, gelu_poly7_c, 7, x);
+  }
 }
 
 static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x) {
@@ -481,7 +564,13 @@ static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_va
       break;
     case HG_EPI_AUX: {
       const gmatrix_t a = gmatrix(st->ptr, st->ld, st->batch_stride, st->dtype);
-      HG_TRY(for_each_elem(x, &a, row0, col0, batch, store_elem));
+      if (st->buffered && x->sub) {
+        /* through the sub-tile buffers D uses next (aux of D's element size) */
+        const sub_target_t t = {.dtype = st->dtype, .plan = st->plan, .tmap = st->tmap, .g = a};
+        HG_TRY(stage_sub(x, x->sub, &t));
+      } else {
+        HG_TRY(for_each_elem(x, &a, row0, col0, batch, store_elem));
+      }
       break;
     }
     }
@@ -524,11 +613,24 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
       return hg_error(HG_ERR_INVALID, "epilogue step %d: clamp to [%g, %g] is empty", i,
                       (double)st->lo, (double)st->hi);
   }
-  if (e->tma && (!e->plan_d || e->epi_n < 8 || e->buffers < 1 || e->buffers > 2))
+  if (e->tma && e->staged)
+    return hg_error(HG_ERR_INVALID, "an epilogue stores D with TMA or stages it, not both");
+  if ((e->tma && !e->plan_d) || ((e->tma || e->staged) && (e->epi_n < 8 || e->epi_n > 256 ||
+                                                           e->buffers < 1 || e->buffers > 2)))
     return hg_error(HG_ERR_INVALID,
-                    "a TMA epilogue needs D's plan, a sub-tile width >= 8 and 1 or 2 buffers "
-                    "(width %d, %d buffers)",
+                    "a TMA or staged epilogue needs D's plan (TMA), a sub-tile width of 8 to 256 "
+                    "and 1 or 2 buffers (width %d, %d buffers)",
                     e->epi_n, e->buffers);
+  for (int i = 0; i < e->nsteps; i++) {
+    const hg_epi_step_t *st = &e->steps[i];
+    if (st->kind != HG_EPI_AUX || !st->buffered) continue;
+    if (!(e->tma || e->staged) || hg_dtype_bytes(st->dtype) != hg_dtype_bytes(e->d_type) ||
+        (st->plan && !e->tma))
+      return hg_error(HG_ERR_INVALID,
+                      "epilogue step %d: an aux of %s through D's buffers needs a TMA or staged "
+                      "epilogue (TMA for an aux plan) of D's element size (%s)",
+                      i, hg_dtype_name(st->dtype), hg_dtype_name(e->d_type));
+  }
   return hg_ok();
 }
 
@@ -578,34 +680,189 @@ static void amax_track_sub(epi_ctx_t *x, int r0, int rows, int c0, int cols, hg_
   free(col_ok);
 }
 
+/* The sub-tile's accumulators, converted to dtype, into buf under e->sw: stmatrix for 16-bit
+ * elements, byte pairs (fp8) or 8-byte vectors (f32) otherwise. */
+static void write_sub(epi_ctx_t *x, const sub_tile_t *s, hg_dtype_t dtype, hg_val_t buf) {
+  hg_builder_t *b = x->b;
+  const hg_epilogue_t *e = x->e;
+  const hg_acc_map_t *am = s->am;
+  const hg_roles_t *r = s->r;
+  const int es = hg_dtype_bytes(dtype), epi_n = e->epi_n, sub_rows = 64;
+  const int im = s->im, j = s->j;
+  hg_val_t lane = r->lane;
+  if (es == 2) {
+    /* stmatrix x4: 16 rows x 16 columns per warp; lane l addresses row l % 8 of matrix
+     * l / 8, matrices ordered (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7,
+     * cols 8-15), (rows 8-15, cols 8-15) - the accumulator fragment's order. */
+    hg_val_t q = hg_b_bin(b, HG_SHR_U, lane, i32(b, 3));
+    hg_val_t row = hg_b_bin(
+        b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
+        hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, q, i32(b, 1)), i32(b, 3)),
+                 hg_b_bin(b, HG_AND, lane, i32(b, 7))));
+    hg_val_t colq = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_SHR_U, q, i32(b, 1)), i32(b, 3));
+    for (int cg = 0; cg < epi_n; cg += 16) {
+      hg_val_t regs[4];
+      for (int mtx = 0; mtx < 4; mtx++) {
+        const int dm = im * sub_rows + (mtx & 1) * 8, dn = j * epi_n + cg + (mtx >> 1) * 8;
+        const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
+        regs[mtx] = hg_b_pack_f32x2(b, dtype, x->acc[v0 < 0 ? 0 : v0], x->acc[v1 < 0 ? 0 : v1]);
+      }
+      hg_val_t col = addc(b, colq, cg);
+      hg_val_t off = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
+      off = hg_swizzle_emit_bytes(b, e->sw, es, off);
+      hg_b_stmatrix(b, 4, false, hg_b_bin(b, HG_ADD, buf, off), regs);
+    }
+    return;
+  }
+  /* fp8 (stmatrix moves 16-bit elements only) and f32: each thread stores its pairs
+   * (row, 2q..2q+1). fp8 converts a pair with one saturating cvt and stores the two bytes
+   * with one 16-bit st.shared (a warp's 32 stores of 2 bytes cover 8 rows x 8 bytes, in
+   * distinct banks under the swizzle: the 16-byte chunk index XORs with the row); f32
+   * stores it as an 8-byte vector. */
+  hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
+                            hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
+  hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
+  for (int dm = 0; dm < sub_rows; dm += 8)
+    for (int dn = 0; dn < epi_n; dn += 8) {
+      const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
+      const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
+      if (v0 < 0 || v1 < 0) continue;
+      hg_val_t off = es == 1 ? hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn))
+                             : hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
+                                        hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
+      off = hg_swizzle_emit_bytes(b, e->sw, es, off);
+      if (es == 1) {
+        hg_val_t pk = hg_b_pack_f32x2(b, dtype, x->acc[v0], x->acc[v1]);
+        hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
+      } else {
+        hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
+        hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
+      }
+    }
+}
+
+/* The staged sub-tile in buf out to t->g, row by row: warp w of the consumer takes rows w,
+ * w + 4, ..., its lanes consecutive elements of the row, so that each store instruction
+ * writes 32 consecutive elements (64 bytes of 2-byte D: two full sectors and at most one
+ * partial one at each end, whatever the row's alignment) instead of the accumulator
+ * fragment's 8 rows x 4 scattered elements. Elements past M or N are not written. */
+static hg_status_t copy_rows(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t,
+                             hg_val_t buf) {
+  hg_builder_t *b = x->b;
+  const hg_epilogue_t *e = x->e;
+  const hg_roles_t *r = s->r;
+  const int es = hg_dtype_bytes(t->dtype), epi_n = e->epi_n, chunks = (epi_n + 31) / 32;
+  hg_val_t row_w = hg_b_bin(b, HG_ADD, addc(b, s->m_base, s->im * 64), r->warp_in_wg);
+  hg_val_t col_l = hg_b_bin(b, HG_ADD, addc(b, s->n0, s->j * epi_n), r->lane);
+  hg_val_t col_ok[8], lane_off = hg_b_mad(b, r->warp_in_wg, i32(b, epi_n * es),
+                                          hg_b_bin(b, HG_MUL, r->lane, i32(b, es)));
+  if (chunks > 8)
+    return hg_error(HG_ERR_INVALID, "a staged sub-tile of %d columns (at most 256)", epi_n);
+  for (int k = 0; k < chunks; k++) {
+    col_ok[k] = hg_b_cmp(b, HG_LT_S, addc(b, col_l, 32 * k), e->n);
+    if (epi_n % 32)
+      col_ok[k] =
+          hg_b_bin(b, HG_AND, col_ok[k], hg_b_cmp(b, HG_LT_S, r->lane, i32(b, epi_n - 32 * k)));
+  }
+  /* one 64-bit row pointer, stepped by 4 rows (a chain ptxas keeps in one register pair:
+   * every row's pointer computed up front spilled on 128x192 ping-pong tiles) */
+  hg_dtensor_t mat;
+  hg_val_t first;
+  HG_TRY(batch_slice(b, e, &t->g, s->batch, &mat));
+  HG_TRY(elem_addr(b, &mat, hg_dint_val(row_w), hg_dint_val(col_l), &first, NULL));
+  hg_val_t rowp = hg_b_var(b, HG_T_I64, first);
+  hg_val_t step = hg_b_bin(b, HG_MUL, t->g.ld, hg_b_i64(b, 4 * es));
+  for (int i = 0; i < 64 / 4; i++) {
+    hg_val_t row_ok = hg_b_cmp(b, HG_LT_S, addc(b, row_w, 4 * i), e->m);
+    for (int k = 0; k < chunks; k++) {
+      hg_val_t off =
+          hg_swizzle_emit_bytes(b, e->sw, es, addc(b, lane_off, (4 * i * epi_n + 32 * k) * es));
+      hg_val_t at = hg_b_bin(b, HG_ADD, buf, off), val;
+      if (es == 4)
+        hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, at, &val);
+      else
+        hg_b_load(b, HG_SHARED, HG_T_I32, 8 * es, 1, at, &val);
+      hg_b_if(b, hg_b_bin(b, HG_AND, row_ok, col_ok[k]));
+      hg_val_t addr = k ? hg_b_bin(b, HG_ADD, rowp, hg_b_i64(b, 32 * k * es)) : rowp;
+      hg_b_store(b, HG_GLOBAL, es == 4 ? 0 : 8 * es, 1, addr, &val);
+      hg_b_endif(b);
+    }
+    if (i + 1 < 64 / 4) hg_b_assign(b, rowp, hg_b_bin(b, HG_ADD, rowp, step));
+  }
+  return hg_ok();
+}
+
+/* One sub-tile through the next of the consumer's buffers to t. A buffer is rewritten only
+ * after the TMA store that read it has finished reading (bulk wait_group.read buffers-1
+ * leaves just the other buffer's store in flight) and after every thread copied out of it
+ * (the barrier before the write). */
+static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t) {
+  hg_builder_t *b = x->b;
+  const hg_epilogue_t *e = x->e;
+  const hg_roles_t *r = s->r;
+  hg_val_t buf = hg_b_mad(b, s->buf_sel, i32(b, (int32_t)e->buf_bytes), s->my_bufs);
+  if (e->tma) {
+    hg_b_if(b, s->is_first);
+    hg_b_bulk_wait(b, e->buffers - 1, true);
+    hg_b_endif(b);
+  }
+  hg_roles_consumer_sync(b, r);
+  write_sub(x, s, t->dtype, buf);
+  if (t->plan) {
+    hg_b_fence_proxy_async(b);
+    hg_roles_consumer_sync(b, r);
+    hg_b_if(b, s->is_first);
+    {
+      hg_val_t origin[3] = {addc(b, s->m_base, s->im * 64), addc(b, s->n0, s->j * e->epi_n),
+                            s->batch};
+      hg_tma_copy_store(b, t->plan, t->tmap, buf, origin, NULL);
+      hg_b_bulk_commit(b);
+    }
+    hg_b_endif(b);
+  } else {
+    hg_roles_consumer_sync(b, r);
+    HG_TRY(copy_rows(x, s, t, buf));
+  }
+  hg_b_assign(b, s->buf_sel, hg_b_bin(b, HG_XOR, s->buf_sel, i32(b, e->buffers > 1 ? 1 : 0)));
+  return hg_ok();
+}
+
 /* For each 64-row x epi_n-column sub-tile of the consumer's region: with per_sub, run the
  * chain on its accumulators (one sub-tile's temporaries live at a time: a 64x256 region's
- * chain with SiLU spilled when applied all at once), write it into one of the
- * consumer's swizzled shared-memory buffers (stmatrix for 16-bit D, 8-byte vector stores
- * for f32), fence the async proxy, and let the consumer's first thread store it with TMA. A
- * buffer is rewritten only after the store that read it has finished reading (bulk
- * wait_group.read buffers-1 leaves just the other buffer's store in flight). */
-static hg_status_t store_tma(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t col0,
-                             hg_val_t m_base, hg_val_t n0, hg_val_t batch, const hg_roles_t *r) {
+ * chain with SiLU spilled when applied all at once; an aux step on the way goes through the
+ * buffers too), then D through the next buffer: stored with TMA, or copied out row by row
+ * (e->staged: D's rows TMA cannot store). */
+static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t col0,
+                                  hg_val_t m_base, hg_val_t n0, hg_val_t batch,
+                                  const hg_roles_t *r) {
   hg_builder_t *b = x->b;
   const hg_epilogue_t *e = x->e;
   const hg_acc_map_t *am = x->am;
-  const hg_tma_plan_t *pd = e->plan_d;
-  const int es = hg_dtype_bytes(e->d_type);
   const int epi_n = e->epi_n, sub_rows = 64;
-  hg_val_t is_first = hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0));
-  hg_val_t buf_sel = hg_b_var(b, HG_T_I32, i32(b, 0));
-  hg_val_t my_bufs =
-      hg_b_mad(b, r->consumer, i32(b, (int32_t)(e->buf_bytes * (uint32_t)e->buffers)),
-               hg_b_smem_addr(b, e->buf_offset));
-  hg_val_t lane = r->lane;
+  sub_tile_t s = {.am = am,
+                  .m_base = m_base,
+                  .n0 = n0,
+                  .batch = batch,
+                  .buf_sel = hg_b_var(b, HG_T_I32, i32(b, 0)),
+                  .my_bufs = hg_b_mad(b, r->consumer,
+                                      i32(b, (int32_t)(e->buf_bytes * (uint32_t)e->buffers)),
+                                      hg_b_smem_addr(b, e->buf_offset)),
+                  .is_first = hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0)),
+                  .r = r};
+  const sub_target_t d = {.dtype = e->d_type,
+                          .plan = e->tma ? e->plan_d : NULL,
+                          .tmap = e->tmap_d,
+                          .g = gmatrix(e->d_ptr, e->ldd, e->batch_stride_d, e->d_type)};
   for (int im = 0; im < am->rows / sub_rows; im++)
     for (int j = 0; j < am->cols / epi_n; j++) {
+      s.im = im;
+      s.j = j;
       if (per_sub) {
         hg_acc_map_t sub;
         HG_TRY(sub_map(am, im * sub_rows, sub_rows, j * epi_n, epi_n, &sub));
         epi_ctx_t xs = *x;
         xs.am = &sub;
+        xs.sub = &s;
         hg_status_t st =
             apply_steps(&xs, addc(b, row0, im * sub_rows), addc(b, col0, j * epi_n), batch);
         hg_acc_map_free(&sub);
@@ -613,72 +870,7 @@ static hg_status_t store_tma(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_val_t
       }
       if (!hg_val_is_none(e->amax_ptr))
         amax_track_sub(x, im * sub_rows, sub_rows, j * epi_n, epi_n, row0, col0);
-      hg_val_t buf = hg_b_mad(b, buf_sel, i32(b, (int32_t)e->buf_bytes), my_bufs);
-      hg_b_if(b, is_first);
-      hg_b_bulk_wait(b, e->buffers - 1, true);
-      hg_b_endif(b);
-      hg_roles_consumer_sync(b, r);
-      if (es == 2) {
-        /* stmatrix x4: 16 rows x 16 columns per warp; lane l addresses row l % 8 of matrix
-         * l / 8, matrices ordered (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7,
-         * cols 8-15), (rows 8-15, cols 8-15) - the accumulator fragment's order. */
-        hg_val_t q = hg_b_bin(b, HG_SHR_U, lane, i32(b, 3));
-        hg_val_t row = hg_b_bin(
-            b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
-            hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, q, i32(b, 1)), i32(b, 3)),
-                     hg_b_bin(b, HG_AND, lane, i32(b, 7))));
-        hg_val_t colq = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_SHR_U, q, i32(b, 1)), i32(b, 3));
-        for (int cg = 0; cg < epi_n; cg += 16) {
-          hg_val_t regs[4];
-          for (int mtx = 0; mtx < 4; mtx++) {
-            const int dm = im * sub_rows + (mtx & 1) * 8, dn = j * epi_n + cg + (mtx >> 1) * 8;
-            const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
-            regs[mtx] =
-                hg_b_pack_f32x2(b, e->d_type, x->acc[v0 < 0 ? 0 : v0], x->acc[v1 < 0 ? 0 : v1]);
-          }
-          hg_val_t col = addc(b, colq, cg);
-          hg_val_t off = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
-          off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
-          hg_b_stmatrix(b, 4, false, hg_b_bin(b, HG_ADD, buf, off), regs);
-        }
-      } else {
-        /* fp8 (stmatrix moves 16-bit elements only) and f32: each thread stores its pairs
-         * (row, 2q..2q+1). fp8 converts a pair with one saturating cvt and stores the two bytes
-         * with one 16-bit st.shared (a warp's 32 stores of 2 bytes cover 8 rows x 8 bytes, in
-         * distinct banks under the swizzle: the 16-byte chunk index XORs with the row); f32
-         * stores it as an 8-byte vector. */
-        hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
-                                  hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
-        hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
-        for (int dm = 0; dm < sub_rows; dm += 8)
-          for (int dn = 0; dn < epi_n; dn += 8) {
-            const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
-            const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
-            if (v0 < 0 || v1 < 0) continue;
-            hg_val_t off = es == 1
-                               ? hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn))
-                               : hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
-                                          hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
-            off = hg_swizzle_emit_bytes(b, pd->smem.sw, es, off);
-            if (es == 1) {
-              hg_val_t pk = hg_b_pack_f32x2(b, e->d_type, x->acc[v0], x->acc[v1]);
-              hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
-            } else {
-              hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
-              hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
-            }
-          }
-      }
-      hg_b_fence_proxy_async(b);
-      hg_roles_consumer_sync(b, r);
-      hg_b_if(b, is_first);
-      {
-        hg_val_t origin[3] = {addc(b, m_base, im * sub_rows), addc(b, n0, j * epi_n), batch};
-        hg_tma_copy_store(b, pd, e->tmap_d, buf, origin, NULL);
-        hg_b_bulk_commit(b);
-      }
-      hg_b_endif(b);
-      hg_b_assign(b, buf_sel, hg_b_bin(b, HG_XOR, buf_sel, i32(b, e->buffers > 1 ? 1 : 0)));
+      HG_TRY(stage_sub(x, &s, &d));
     }
   return hg_ok();
 }
@@ -689,7 +881,7 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
   HG_TRY(check_epilogue(e));
   epi_ctx_t x = {.b = b, .e = e, .acc = acc, .am = am, .step = NULL, .consumer = r->consumer};
   if (e->prefetch) store_prefetched(b, e, r);
-  if (e->tma) {
+  if (e->tma || e->staged) {
     if (am->rows % 64 || am->cols % e->epi_n)
       return hg_error(HG_ERR_INVALID,
                       "the consumer's %dx%d region is not whole 64-row x %d-column sub-tiles",
@@ -700,7 +892,7 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
     bool per_sub = false;
     for (int i = 0; i < e->nsteps; i++) per_sub = per_sub || e->steps[i].kind == HG_EPI_ACT;
     if (!per_sub) HG_TRY(apply_steps(&x, row0, col0, batch));
-    HG_TRY(store_tma(&x, per_sub, row0, col0, m_base, n0, batch, r));
+    HG_TRY(store_buffered(&x, per_sub, row0, col0, m_base, n0, batch, r));
   } else {
     HG_TRY(apply_steps(&x, row0, col0, batch));
     const gmatrix_t d = gmatrix(e->d_ptr, e->ldd, e->batch_stride_d, e->d_type);
@@ -740,6 +932,17 @@ void hg_epilogue_reserve_tma(hg_builder_t *b, hg_epilogue_t *e, const hg_tma_pla
                              int epi_n, int buffers, uint32_t buf_bytes, int consumers) {
   e->tma = true;
   e->plan_d = plan_d;
+  e->sw = plan_d->smem.sw;
+  e->epi_n = epi_n;
+  e->buffers = buffers;
+  e->buf_bytes = buf_bytes;
+  e->buf_offset = hg_b_smem_reserve(b, buf_bytes * (uint32_t)(buffers * consumers), 1024);
+}
+
+void hg_epilogue_reserve_staged(hg_builder_t *b, hg_epilogue_t *e, hg_swizzle_t sw, int epi_n,
+                                int buffers, uint32_t buf_bytes, int consumers) {
+  e->staged = true;
+  e->sw = sw;
   e->epi_n = epi_n;
   e->buffers = buffers;
   e->buf_bytes = buf_bytes;

@@ -343,8 +343,9 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "  CUdeviceptr c = args->c ? args->c : args->d, d = args->d;\n"
           "  float alpha = args->alpha, beta = args->beta;\n"
           "  int32_t m32, n32, k32, batch32;\n  int64_t tiles, clusters;\n",
-          nm, nm, gk->tma_store ? ", map_d" : "", p->a_k_major ? "k" : "m",
-          p->b_k_major ? "k" : "n", p->a_k_major ? "m" : "k", p->b_k_major ? "n" : "k");
+          nm, nm, gk->tma_store ? (gk->aux_tma ? ", map_d, map_aux" : ", map_d") : "",
+          p->a_k_major ? "k" : "m", p->b_k_major ? "k" : "n", p->a_k_major ? "m" : "k",
+          p->b_k_major ? "n" : "k");
   if (hg_dtype_bits(p->a_type) == 8)
     fprintf(f, "  CUdeviceptr scale_a = args->scale_a, scale_b = args->scale_b;\n");
   /* the epilogue's pointers this kernel takes */
@@ -433,6 +434,22 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
             16 / ed - 1, 16 / ed, 16 / ed);
     emit_map(f, nm, "d", "d", pd);
   }
+  if (gk->aux_tma) {
+    const int ex = hg_dtype_bytes(p->aux_type);
+    fprintf(f,
+            "  if (aux %% 16 != 0 || (ldaux * %d) %% 16 != 0 || (batch > 1 && (bs_aux * %d) %% 16 "
+            "!= 0))\n"
+            "    return %s_fail(CUDA_ERROR_INVALID_VALUE, \"this kernel stores aux with TMA: aux "
+            "must be 16-byte aligned and ldaux (and its batch stride) multiples of 16 B; export "
+            "from a problem with d_no_tma for any aux\");\n",
+            ex, ex, nm);
+    fprintf(f,
+            "  {\n    const int64_t shape[3] = {m, n, batch};\n"
+            "    const int64_t stride[3] = {ldaux, 1, batch > 1 ? bs_aux : (ldaux * m + %d) / %d "
+            "* %d};\n",
+            16 / ex - 1, 16 / ex, 16 / ex);
+    emit_map(f, nm, "aux", "aux", &gk->plan_aux);
+  }
   fprintf(f,
           "  m32 = (int32_t)m;\n  n32 = (int32_t)n;\n  k32 = (int32_t)k;\n  batch32 = batch;\n"
           "%s%s%s"
@@ -447,7 +464,9 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           gk->b_tma ? "  params[np++] = &map_b;\n"
                     : "  params[np++] = &ptr_b;\n  params[np++] = &ldb;\n  params[np++] = "
                       "&bs_b;\n",
-          gk->tma_store ? "  params[np++] = &map_d;\n" : "",
+          gk->tma_store ? (gk->aux_tma ? "  params[np++] = &map_d;\n  params[np++] = &map_aux;\n"
+                                       : "  params[np++] = &map_d;\n")
+                        : "",
           hg_dtype_bits(p->a_type) == 8 ? "  params[np++] = &scale_a;\n  params[np++] = &scale_b;\n"
                                         : "");
   /* the epilogue's, in the generator's order (gemm_gen.c) */

@@ -964,6 +964,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
     r->config = gk->config;
     r->tma_store = gk->tma_store;
+    snprintf(r->store, sizeof r->store, "%s", hg_gemm_store_name(gk));
     r->cp_async_a = !gk->a_tma;
     r->cp_async_b = !gk->b_tma;
     r->repacked_a = gk->repack_a;

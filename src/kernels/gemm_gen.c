@@ -215,6 +215,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   /* split-K's GEMM stores partial tiles and its reduction pass stores D directly */
   if (k->tma_store && !split)
     hg_epilogue_reserve_tma(b, e, &k->plan_d, g->epi_n, g->epi_buffers, g->epi_bytes, g->consumers);
+  else if (k->staged_store && !x->reduce)
+    hg_epilogue_reserve_staged(b, e, g->epi_sw, g->epi_n, g->epi_buffers, g->epi_bytes,
+                               g->consumers);
   HG_TRY(hg_gemm_params_declare(b, k, &x->prm, e));
   /* vector steps' values staged in shared memory, loaded before the main loop */
   if (hg_gemm_vectors_staged(p, c) && !split)
@@ -236,9 +239,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
    * scheduler's reads of the groups' rows (made with it) too. */
   if (grouped(x)) hg_b_griddep_wait(b);
   HG_TRY(hg_gemm_params_sched(b, k, &x->prm, &x->cl, &x->roles, &x->sched));
-  const hg_val_t tmaps[3] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
-                             e->tma ? e->tmap_d : HG_NONE};
-  hg_pipe_init_cluster(b, &x->pipe, &x->cl, x->roles.tid, tmaps, 3);
+  const hg_val_t tmaps[4] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
+                             e->tma ? e->tmap_d : HG_NONE, x->prm.tmap_aux};
+  hg_pipe_init_cluster(b, &x->pipe, &x->cl, x->roles.tid, tmaps, 4);
   if (!grouped(x)) hg_b_griddep_wait(b);
   if (!split) hg_b_griddep_launch_dependents(b);
 
@@ -253,7 +256,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
   for (int i = 0; i < n * sets; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);
   x->epi_direct = x->epi;
-  x->epi_direct.tma = false;
+  x->epi_direct.tma = x->epi_direct.staged = false;
+  for (int i = 0; i < x->epi_direct.nsteps; i++) x->epi_direct.steps[i].buffered = false;
   HG_TRY(emit_consumer(x, *acc, sets > 1 ? *acc + n : NULL));
   hg_roles_end(b, &x->roles);
   /* No CTA may leave while a peer can still multicast into it or arrive on its barriers. */

@@ -13,12 +13,14 @@ typedef struct gemm_plan {
   hg_mma_builder_t mma;          /* the TiledMma of the mainloop's kind */
   hg_cp_async_copy_t cp_a, cp_b; /* operands not through TMA */
   int epi_n, epi_buffers;
-  uint32_t epi_bytes; /* one epilogue buffer, 1024-byte aligned */
+  uint32_t epi_bytes;  /* one epilogue buffer, 1024-byte aligned */
+  hg_swizzle_t epi_sw; /* the buffers' swizzle (TMA or staged D) */
 } gemm_plan_t;
 
 /* The GEMM kernel's run-time parameters (gemm_params.c); HG_NONE where the kernel has none. */
 typedef struct gemm_params {
   hg_val_t tmap_a, tmap_b;                /* operands through TMA */
+  hg_val_t tmap_aux;                      /* the aux output through TMA */
   hg_val_t a_ptr, b_ptr, lda, ldb;        /* operands through cp.async (I64) */
   hg_val_t bsa, bsb;                      /* and their batch strides (I64) */
   hg_val_t M, N, K, batch;                /* I32 */
@@ -49,6 +51,10 @@ hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, con
 /* Grouped, per unit w: D's row bound and the steps' scale pointers become its group's. */
 void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t *e,
                          const hg_sched_work_t *w);
+
+/* HOPGEN_EPI_STORE=direct: D and aux stored element by element wherever TMA cannot store them
+ * (the path before staged stores), for A/B measurements; kernel caches key on it. */
+bool hg_gemm_epi_store_direct(void);
 
 /* Normalise p, resolve the mainloop, check c, and plan every operand and the epilogue into
  * k (problem, config, paths, TMA plans) and g. */

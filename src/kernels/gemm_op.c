@@ -37,9 +37,9 @@ struct hg_gemm_op {
   hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
    * with the same pointers reuses them (encoding is most of a launch's host time). */
-  hg_tensormap_t map[3];
-  hg_devptr_t map_at[3];
-  bool map_ok[3];
+  hg_tensormap_t map[4]; /* A, B, D, aux */
+  hg_devptr_t map_at[4];
+  bool map_ok[4];
   hg_module_t *mod;
   hg_function_t *fn;
   hg_jit_info_t jit;
@@ -290,6 +290,11 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     "D at 0x%" PRIx64 " is not 16-byte aligned, which the TMA epilogue needs; "
                     "create the operation with problem.d_no_tma = true",
                     (uint64_t)d);
+  if (gk->aux_tma && aux % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "aux at 0x%" PRIx64 " is not 16-byte aligned, which its TMA store needs; "
+                    "create the operation with problem.d_no_tma = true",
+                    (uint64_t)aux);
   /* A repacked operand needs only its elements aligned (the copy kernel reads the aligned
    * 16-byte blocks around its rows); the others what their path needs. */
   const int ea = hg_dtype_bytes(k->a_type), eb = hg_dtype_bytes(k->b_type);
@@ -377,7 +382,8 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (gk->a_tma) HG_TRY(encode(op, 0, &gk->plan_a.map, a, "A: "));
   if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
   if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));
-  hg_tensormap_t *ma = &op->map[0], *mb = &op->map[1], *md = &op->map[2];
+  if (gk->aux_tma) HG_TRY(encode(op, 3, &gk->plan_aux.map, aux, "aux: "));
+  hg_tensormap_t *ma = &op->map[0], *mb = &op->map[1], *md = &op->map[2], *mx = &op->map[3];
   int32_t m = (int32_t)k->m, n = (int32_t)k->n, kk = (int32_t)k->k, batch = k->batch;
   int64_t lda = k->lda, ldb = k->ldb, bsa = k->batch_stride_a, bsb = k->batch_stride_b;
   int64_t ldc = k->ldc, ldd = k->ldd, bsc = k->batch_stride_c, bsd = k->batch_stride_d;
@@ -400,6 +406,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     args[n_args++] = &bsb;
   }
   if (gk->tma_store) args[n_args++] = md;
+  if (gk->aux_tma) args[n_args++] = mx;
   void *rest[] = {&d, &cc, &m, &n, &kk, &batch, &ldc, &ldd, &bsc, &bsd, &alpha, &beta};
   for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) args[n_args++] = rest[i];
   if (hg_dtype_bits(k->a_type) == 8) {

@@ -25,6 +25,7 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   const hg_gemm_problem_t *p = &k->problem;
   const bool grouped = p->group != HG_GROUP_NONE;
   *x = (gemm_params_t){0};
+  x->tmap_aux = HG_NONE;
   e->d_type = p->d_type;
   e->amax_ptr = e->amax_var = HG_NONE;
   for (int i = 0; i < 2; i++) {
@@ -41,6 +42,7 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     hg_val_t tmap_d = hg_b_param_tmap(b, "tmap_d");
     if (e->tma) e->tmap_d = tmap_d;
   }
+  if (k->aux_tma) x->tmap_aux = hg_b_param_tmap(b, "tmap_aux");
   e->d_ptr = param64(b, "d");
   hg_val_t c_ptr = param64(b, "c");
   x->M = e->m = hg_b_param(b, HG_T_I32, "m");
@@ -116,6 +118,10 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     st->ptr = param64(b, "aux");
     st->ld = param64(b, "ldaux");
     st->batch_stride = param64(b, "batch_stride_aux");
+    /* through D's buffers where the epilogue has them (not split-K's reduction pass) */
+    st->buffered = (k->aux_tma && e->tma) || (k->aux_staged && (e->tma || e->staged));
+    st->plan = k->aux_tma && e->tma ? &k->plan_aux : NULL;
+    st->tmap = x->tmap_aux;
   }
   if (p->amax) e->amax_ptr = param64(b, "amax");
   if (grouped) {

@@ -3,6 +3,7 @@
  * library's one step from a problem to a kernel (hg_gemm_build). gemm_gen.c turns a plan
  * into a kernel with the builders. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hopgen/kernels.h"
@@ -18,6 +19,24 @@ static const char *const mainloop_names[HG_MAINLOOP_COUNT] = {
 
 const char *hg_gemm_mainloop_name(hg_gemm_mainloop_t m) {
   return (int)m >= 0 && m < HG_MAINLOOP_COUNT ? mainloop_names[m] : "?";
+}
+
+bool hg_gemm_epi_store_direct(void) {
+  const char *v = getenv("HOPGEN_EPI_STORE");
+  return v && !strcmp(v, "direct");
+}
+
+const char *hg_gemm_store_name(const hg_gemm_kernel_t *k) {
+  static const char *const names[3][4] = {
+      {"direct-store", "direct-store, aux direct", "direct-store, aux staged",
+       "direct-store, aux by TMA"},
+      {"staged-store", "staged-store, aux direct", "staged-store, aux staged",
+       "staged-store, aux by TMA"},
+      {"TMA-store", "TMA-store, aux direct", "TMA-store, aux staged", "TMA-store, aux by TMA"}};
+  if (!k) return "?";
+  const int d = k->tma_store ? 2 : k->staged_store ? 1 : 0;
+  const int a = !k->problem.aux ? 0 : k->aux_tma ? 3 : k->aux_staged ? 2 : 1;
+  return names[d][a];
 }
 
 hg_status_t hg_gemm_mainloop_parse(const char *name, hg_gemm_mainloop_t *out) {
@@ -310,6 +329,32 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
     HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &se, &od, &k->plan_d), "storing D: "));
     g->epi_buffers = hg_gemm_epi_buffers(&p, c);
     g->epi_bytes = (k->plan_d.smem_bytes + 1023) / 1024 * 1024;
+    g->epi_sw = se.sw;
+    /* aux of D's element size through the same buffers (no more shared memory): with TMA
+     * where its rows allow, as D's */
+    const int ex = p.aux ? hg_dtype_bytes(p.aux_type) : 0;
+    if (ex == ed && p.group == HG_GROUP_NONE && c->splits <= 1 && !hg_gemm_epi_store_direct()) {
+      k->aux_tma =
+          (p.ldaux * ex) % 16 == 0 && (p.batch == 1 || (p.batch_stride_aux * ex) % 16 == 0);
+      k->aux_staged = !k->aux_tma;
+    }
+    if (k->aux_tma) {
+      td.dtype = p.aux_type;
+      td.stride[0] = p.ldaux;
+      td.stride[2] = p.batch > 1 ? p.batch_stride_aux : ((p.ldaux * p.m + q - 1) / q) * q;
+      HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &se, &od, &k->plan_aux), "storing aux: "));
+    }
+  } else if (g->epi_n > 0 && p.group == HG_GROUP_NONE && c->splits <= 1 &&
+             !hg_gemm_epi_store_direct()) {
+    /* rows TMA cannot store: staged through the same buffers (the shared memory counted for
+     * them either way, gemm_config.c), then copied out row by row */
+    hg_composed_t se;
+    HG_TRY(epilogue_layout(ed, g->epi_n, &se));
+    k->staged_store = true;
+    k->aux_staged = p.aux && hg_dtype_bytes(p.aux_type) == ed;
+    g->epi_sw = se.sw;
+    g->epi_buffers = hg_gemm_epi_buffers(&p, c);
+    g->epi_bytes = (uint32_t)((64 * g->epi_n * ed + 1023) / 1024 * 1024);
   }
   return hg_ok();
 }

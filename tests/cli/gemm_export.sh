@@ -45,6 +45,19 @@ if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
     pass
   else fail "the exported launcher with an epilogue does not build"; fi
 fi
+# aux of D's type beside a TMA-stored D: its own tensor map, checked and encoded by the
+# launcher, passed right after D's
+ok "$tmp/exp/k4.h" export gemm 1024 1024 1024 --epilogue bias,gelu --aux --out "$tmp/exp" --name k4 --ptx-only
+if grep -q "this kernel stores aux with TMA" "$tmp/exp/k4.c" &&
+  tr -d '\n' < "$tmp/exp/k4.c" | grep -q "params\[np++\] = &map_d;  params\[np++\] = &map_aux;  params\[np++\] = &d;"; then
+  pass
+else fail "k4.c lacks aux's tensor map"; fi
+if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
+  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/k4.c" -o "$tmp/exp/k4.o" &&
+    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/k4.c" -o "$tmp/exp/k42.o"; then
+    pass
+  else fail "the exported launcher with aux through TMA does not build"; fi
+fi
 "$cli" export gemm 512 512 512 --out "$tmp/exp" --name k2 --ptx-only --json > "$tmp/j" 2> "$tmp/err"
 json_is 'j["ok"] and j["command"] == "export" and len(j["files"]) == 3 and j["files"][1].endswith("k2.h")' "$tmp/j"
 bad 2 "only GEMMs are exported" export tma 64 64 64

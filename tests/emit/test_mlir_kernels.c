@@ -290,12 +290,17 @@ static void add_tma_matrix(void) {
   tma_matrix_for_each(add_tma_job, NULL);
 }
 
+/* N of the next add_gemm_output jobs: 4097 makes D's (and aux's) rows unfit for TMA, so they
+ * are staged through shared memory and copied out row by row. */
+static int64_t out_n = 4096;
+
 /* Issue 12's output conversions: fp8 D (saturating cvt), C of another type, the aux output
- * and the amax (redux.sync, red.global.max), on top of an epilogue chain. */
+ * (through TMA when of D's element size) and the amax (redux.sync, red.global.max), on top of
+ * an epilogue chain. */
 static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, const char *chain,
                             bool aux, bool amax, const char *config) {
   hg_gemm_problem_t p = {.m = 4096,
-                         .n = 4096,
+                         .n = out_n,
                          .k = 4096,
                          .batch = 1,
                          .a_type = ab,
@@ -326,6 +331,9 @@ static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, cons
   snprintf(j->what, sizeof j->what, "gemm %s->%s c=%s %s%s%s %s", hg_dtype_name(ab),
            hg_dtype_name(d), hg_dtype_name(p.c_type), chain, aux ? " aux" : "", amax ? " amax" : "",
            config);
+  if (out_n != 4096)
+    snprintf(j->what + strlen(j->what), sizeof j->what - strlen(j->what), " N=%lld",
+             (long long)out_n);
 }
 /* fp8's accumulation for the jobs added next (ACCURATE, promote 0: the defaults) */
 static hg_gemm_fp8_accum_t fp8_accum;
@@ -490,6 +498,14 @@ static void add_gemm_matrix(void) {
   add_gemm_output(HG_E4M3, HG_E5M2, 0, "rowscale,relu,residual", false, true,
                   "64x128x128,c1x1,s4,pp");
   add_gemm_output(HG_BF16, HG_BF16, HG_F16, "bias,silu", true, true, "128x256x64,c2x1,s4,e64");
+  /* staged D and aux (rows of 4097 elements): bf16 with aux, fp8 with amax, f32 on a
+   * full-width unswizzled sub-tile, ping-pong */
+  out_n = 4097;
+  add_gemm_output(HG_BF16, HG_BF16, 0, "bias,gelu", true, true, "128x256x64,c2x1,s4");
+  add_gemm_output(HG_BF16, HG_E4M3, 0, "bias,relu", false, true, "128x128x64,c1x1,s4");
+  add_gemm_output(HG_BF16, HG_F32, 0, "gelu_tanh", true, false, "128x176x64,c2x1,s4");
+  add_gemm_output(HG_BF16, HG_F16, 0, "silu", true, false, "128x128x64,pp");
+  out_n = 4096;
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);

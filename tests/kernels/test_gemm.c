@@ -832,6 +832,183 @@ static void test_output_conversions(void) {
   }
 }
 
+/* A kernel of p and config cfg, ptxas-checked (no spills): its store paths. */
+static bool gen_paths(const hg_gemm_problem_t *p_in, const char *cfg, hg_gemm_kernel_t *k) {
+  hg_gemm_problem_t p = *p_in;
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse(cfg, &c));
+  hg_status_t s = hg_gemm_problem_normalize(&p);
+  if (hg_is_ok(&s)) s = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, k);
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("%s: %s", cfg, s.msg);
+    return false;
+  }
+  hg_ptxas_report_t r;
+  s = hg_ptxas_check(k->k.ptx.data, &r);
+  if (!hg_is_ok(&s) && s.code != HG_ERR_TOOL) HG_FAIL("%s: ptxas: %s", cfg, s.msg);
+  if (hg_is_ok(&s) && (r.spill_store_bytes || r.spill_load_bytes))
+    HG_FAIL("%s (%s): %d B spilled", cfg, hg_gemm_store_name(k),
+            r.spill_store_bytes + r.spill_load_bytes);
+  return true;
+}
+
+/* Where TMA cannot store D (rows of 4097 elements, d_no_tma), D is staged through the
+ * epilogue's swizzled buffers and copied out row by row (ld.shared, then one coalesced
+ * st.global per lane and row); aux of D's element size goes through the same buffers, with
+ * TMA where its rows allow. Split-K, grouped GEMMs and HOPGEN_EPI_STORE=direct keep the
+ * element-by-element stores. */
+static void test_staged_store(void) {
+  static const struct {
+    hg_dtype_t d;
+    const char *cfg, *ld_sh, *st_g;
+  } cases[] = {{HG_BF16, "128x256x64,c2x1,s4", "ld.shared.u16", "st.global.u16"},
+               {HG_F16, "128x176x64,c2x1,s4", "ld.shared.u16", "st.global.u16"},
+               {HG_F32, "128x128x64,c1x1,s4", "ld.shared.f32", "st.global.f32"},
+               {HG_E4M3, "128x128x64,c1x1,s4", "ld.shared.u8", "st.global.u8"},
+               {HG_BF16, "128x128x64,pp", "ld.shared.u16", "st.global.u16"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    /* K = 128: generated directly, the operands need rows TMA can read (no repack here) */
+    hg_gemm_problem_t p = problem(4095, 4097, 128, HG_BF16);
+    p.d_type = cases[i].d;
+    p.amax = cases[i].d == HG_E4M3;
+    p.beta = 0.5f;
+    hg_gemm_kernel_t k;
+    if (!gen_paths(&p, cases[i].cfg, &k)) continue;
+    CHECK(!k.tma_store && k.staged_store);
+    CHECK(!strcmp(hg_gemm_store_name(&k), "staged-store"));
+    CHECK(strstr(k.k.ptx.data, cases[i].ld_sh) != NULL);
+    CHECK(strstr(k.k.ptx.data, cases[i].st_g) != NULL);
+    /* no TMA store without a tensor map of D */
+    CHECK(strstr(k.k.ptx.data, "cp.async.bulk.tensor.3d.global.shared") == NULL);
+    hg_gemm_kernel_free(&k);
+  }
+  /* d_no_tma with rows TMA could store: staged too; split-K and the A/B switch: direct */
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
+  p.d_no_tma = true;
+  hg_gemm_kernel_t k;
+  if (gen_paths(&p, "128x256x64,c2x1,s4", &k)) {
+    CHECK(k.staged_store);
+    hg_gemm_kernel_free(&k);
+  }
+  p = problem(256, 4097, 16384, HG_BF16);
+  if (gen_paths(&p, "128x128x64,c1x1,s4,k4", &k)) {
+    CHECK(!k.staged_store && !k.tma_store);
+    CHECK(!strcmp(hg_gemm_store_name(&k), "direct-store"));
+    hg_gemm_kernel_free(&k);
+  }
+  setenv("HOPGEN_EPI_STORE", "direct", 1);
+  p = problem(4095, 4097, 128, HG_BF16);
+  if (gen_paths(&p, "128x256x64,c2x1,s4", &k)) {
+    CHECK(!k.staged_store);
+    CHECK(strstr(k.k.ptx.data, "ld.shared.u16") == NULL);
+    hg_gemm_kernel_free(&k);
+  }
+  unsetenv("HOPGEN_EPI_STORE");
+
+  /* aux: bf16 beside bf16 D through TMA (its own tensor map after D's, a second TMA store
+   * per sub-tile); f32 aux beside bf16 D element by element; rows of 4097: staged; beside
+   * fp8 D (1-byte buffers): element by element */
+  static const struct {
+    hg_dtype_t d, aux;
+    int64_t n, ldaux;
+    const char *cfg, *name;
+  } ax[] = {
+      {HG_BF16, HG_BF16, 4096, 0, "128x256x64,c2x1,s4", "TMA-store, aux by TMA"},
+      {HG_F16, HG_F16, 4096, 0, "128x128x64,pp", "TMA-store, aux by TMA"},
+      {HG_F32, HG_F32, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux by TMA"},
+      {HG_BF16, HG_F32, 4096, 0, "128x256x64,c2x1,s4", "TMA-store, aux direct"},
+      {HG_BF16, HG_BF16, 4096, 4097, "128x256x64,c2x1,s4", "TMA-store, aux staged"},
+      {HG_BF16, HG_BF16, 4097, 0, "128x256x64,c2x1,s4", "staged-store, aux staged"},
+      {HG_E4M3, HG_BF16, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux direct"},
+  };
+  for (size_t i = 0; i < sizeof ax / sizeof ax[0]; i++) {
+    p = problem(4096, ax[i].n, 4096, HG_BF16);
+    p.d_type = ax[i].d;
+    p.aux = true;
+    p.aux_type = ax[i].aux;
+    p.ldaux = ax[i].ldaux;
+    p.bias = HG_BIAS_N;
+    p.bias_type = HG_BF16;
+    p.act = HG_ACT_GELU;
+    if (!gen_paths(&p, ax[i].cfg, &k)) continue;
+    if (strcmp(hg_gemm_store_name(&k), ax[i].name))
+      HG_FAIL("aux case %zu: '%s', expected '%s'", i, hg_gemm_store_name(&k), ax[i].name);
+    const char *d_map = strstr(k.k.ptx.data, "hgp_tmap_d");
+    const char *x_map = strstr(k.k.ptx.data, "hgp_tmap_aux");
+    CHECK((x_map != NULL) == k.aux_tma);
+    if (x_map) CHECK(d_map && d_map < x_map); /* the order hg_gemm_op_run passes them */
+    /* TMA stores: one per sub-tile for D, and one more for aux through TMA */
+    int stores = 0;
+    for (const char *at = k.k.ptx.data; (at = strstr(at, "cp.async.bulk.tensor.3d.global.shared"));
+         at++)
+      stores++;
+    if (!k.tma_store) CHECK_EQ(stores, 0);
+    if (k.tma_store && k.aux_tma) CHECK(stores % 2 == 0 && stores >= 2);
+    if (k.tma_store && !k.aux_tma) CHECK(stores >= 1);
+    hg_gemm_kernel_free(&k);
+  }
+  /* the run-time rule: aux through TMA needs a 16-byte aligned base (hg_gemm_op_run refuses
+   * another; d_no_tma takes any: both staged) */
+  p = problem(4096, 4096, 4096, HG_BF16);
+  p.aux = true;
+  p.act = HG_ACT_GELU;
+  p.d_no_tma = true;
+  if (gen_paths(&p, "128x256x64,c2x1,s4", &k)) {
+    CHECK(!strcmp(hg_gemm_store_name(&k), "staged-store, aux staged"));
+    hg_gemm_kernel_free(&k);
+  }
+}
+
+/* The erf GELU's formulas (HOPGEN_GELU), in host f32: gelu(x) within the documented error of
+ * x Phi(x) (relative to |x|), saturating cleanly far out; the kernel's PTX follows the
+ * variable, and the kernel cache's key with it. */
+static void test_gelu_formulas(void) {
+  static const double bound[HG_GELU_ALG_COUNT] = {4e-7, 4e-7, 2.5e-6};
+  for (int a = 0; a < HG_GELU_ALG_COUNT; a++) {
+    double worst = 0;
+    for (int i = -240000; i <= 240000; i++) {
+      const float x = (float)i * 5e-5f;
+      const double ref = (double)x * 0.5 * erfc(-(double)x / sqrt(2.0));
+      const double got = hg_gelu_model((hg_gelu_alg_t)a, x);
+      const double err = fabs(got - ref) / fmax(fabs((double)x), 1e-30);
+      if (err > worst) worst = err;
+    }
+    if (!(worst <= bound[a]))
+      HG_FAIL("gelu %s: error %.3g |x| (bound %.3g)", hg_gelu_alg_name((hg_gelu_alg_t)a), worst,
+              bound[a]);
+    hg_test_checks++;
+    static const float far[] = {40.0f, 1e4f, 1e30f};
+    for (int i = 0; i < 3; i++) {
+      CHECK(hg_gelu_model((hg_gelu_alg_t)a, far[i]) == far[i]);
+      CHECK(fabsf(hg_gelu_model((hg_gelu_alg_t)a, -far[i])) <= 1e-30f);
+    }
+  }
+  CHECK_EQ(hg_gelu_alg(), HG_GELU_POLY7);
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
+  p.act = HG_ACT_GELU;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4", &c));
+  hg_gemm_spec_key_t k7, kas;
+  const bool keyed = hg_gemm_spec_key(&p, &c, false, false, HG_BACKEND_PTX, &k7);
+  hg_gemm_kernel_t k;
+  CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+  const bool abs7 = strstr(k.k.ptx.data, "abs.f32") != NULL;
+  hg_gemm_kernel_free(&k);
+  setenv("HOPGEN_GELU", "as", 1);
+  CHECK_EQ(hg_gelu_alg(), HG_GELU_AS);
+  CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+  CHECK(!abs7 && strstr(k.k.ptx.data, "abs.f32") != NULL); /* |x| only in the erfc form */
+  hg_gemm_kernel_free(&k);
+  if (keyed) {
+    CHECK(hg_gemm_spec_key(&p, &c, false, false, HG_BACKEND_PTX, &kas));
+    CHECK(strcmp(k7.text, kas.text) != 0);
+  }
+  setenv("HOPGEN_GELU", "poly5", 1);
+  CHECK_EQ(hg_gelu_alg(), HG_GELU_POLY5);
+  unsetenv("HOPGEN_GELU");
+}
+
 static void test_tuner_space(void) {
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3};
   int n = 0;
@@ -1560,6 +1737,8 @@ int main(void) {
   HG_RUN(test_activations);
   HG_RUN(test_bias);
   HG_RUN(test_output_conversions);
+  HG_RUN(test_staged_store);
+  HG_RUN(test_gelu_formulas);
   HG_RUN(test_mainloops);
   HG_RUN(test_repack_rule);
   return hg_test_finish();
