@@ -764,19 +764,21 @@ static hg_status_t copy_rows(epi_ctx_t *x, const sub_tile_t *s, const sub_target
       col_ok[k] =
           hg_b_bin(b, HG_AND, col_ok[k], hg_b_cmp(b, HG_LT_S, r->lane, i32(b, epi_n - 32 * k)));
   }
-  /* one 64-bit row pointer, stepped by 4 rows (a chain ptxas keeps in one register pair:
-   * every row's pointer computed up front spilled on 128x192 ping-pong tiles) */
+  /* A run-time loop over the warp's 16 rows, one 64-bit row pointer stepped by 4 rows: the
+   * unrolled rows' addresses and shared-memory offsets, computed ahead by the compilers,
+   * spilled on 128x192 ping-pong tiles (ptxas) and beside a staged aux (LLVM). */
   hg_dtensor_t mat;
   hg_val_t first;
   HG_TRY(batch_slice(b, e, &t->g, s->batch, &mat));
   HG_TRY(elem_addr(b, &mat, hg_dint_val(row_w), hg_dint_val(col_l), &first, NULL));
   hg_val_t rowp = hg_b_var(b, HG_T_I64, first);
   hg_val_t step = hg_b_bin(b, HG_MUL, t->g.ld, hg_b_i64(b, 4 * es));
-  for (int i = 0; i < 64 / 4; i++) {
-    hg_val_t row_ok = hg_b_cmp(b, HG_LT_S, addc(b, row_w, 4 * i), e->m);
+  hg_val_t i = hg_b_for(b, i32(b, 0), i32(b, 64 / 4), i32(b, 1));
+  {
+    hg_val_t row_ok = hg_b_cmp(b, HG_LT_S, hg_b_mad(b, i, i32(b, 4), row_w), e->m);
+    hg_val_t row_off = hg_b_mad(b, i, i32(b, 4 * epi_n * es), lane_off);
     for (int k = 0; k < chunks; k++) {
-      hg_val_t off =
-          hg_swizzle_emit_bytes(b, e->sw, es, addc(b, lane_off, (4 * i * epi_n + 32 * k) * es));
+      hg_val_t off = hg_swizzle_emit_bytes(b, e->sw, es, addc(b, row_off, 32 * k * es));
       hg_val_t at = hg_b_bin(b, HG_ADD, buf, off), val;
       if (es == 4)
         hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, at, &val);
@@ -787,8 +789,9 @@ static hg_status_t copy_rows(epi_ctx_t *x, const sub_tile_t *s, const sub_target
       hg_b_store(b, HG_GLOBAL, es == 4 ? 0 : 8 * es, 1, addr, &val);
       hg_b_endif(b);
     }
-    if (i + 1 < 64 / 4) hg_b_assign(b, rowp, hg_b_bin(b, HG_ADD, rowp, step));
+    hg_b_assign(b, rowp, hg_b_bin(b, HG_ADD, rowp, step));
   }
+  hg_b_endfor(b);
   return hg_ok();
 }
 
