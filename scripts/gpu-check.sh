@@ -86,6 +86,7 @@ ep2_check() {
   STEP_TIMEOUT=600 step ep2-check scripts/gemm-epilogue.sh "$H" check
   STEP_TIMEOUT=600 step ep2-outputs scripts/gemm-epilogue.sh "$H" outputs
   STEP_TIMEOUT=600 step ep2-odd scripts/gemm-epilogue.sh "$H" odd
+  step ep2-python env TESTS="test_gemm_aux_through_tma_and_staged test_gemm_fp8_out_amax_aux_c_type test_gemm_odd_shapes_cp_async_and_direct_store" BENCH_SHAPES=0 scripts/gpu-python.sh
   grep -hE '^FAIL|checks: ' "$LOG/ep2-check.log" "$LOG/ep2-outputs.log" "$LOG/ep2-odd.log" |
     cut -c1-200 >> "$summary"
 }

@@ -423,6 +423,29 @@ def test_gemm_bias_activation_fused():
         hopgen.gemm(a, w.t(), activation="swish")
 
 
+def test_gemm_aux_through_tma_and_staged():
+    """The aux output beside a bfloat16 out: through TMA (N = 256), staged with out (N = 1001:
+    rows TMA cannot store, copied out of shared memory row by row), and into a caller's aux
+    only 2-byte aligned (the op then stages both); nothing written outside aux."""
+    for m, n, k in ((300, 256, 512), (300, 1001, 512)):
+        a = torch.randn(m, k, device="cuda").bfloat16()
+        w = torch.randn(n, k, device="cuda").bfloat16()
+        bias = torch.randn(n, device="cuda").bfloat16()
+        pre = a.float() @ w.float().t() + bias.float()
+        d, _, aux = hopgen.gemm(a, w.t(), bias=bias, activation="gelu", aux=True)
+        torch.cuda.synchronize()
+        _check(d.float(), torch.nn.functional.gelu(pre), 2e-2, f"out N={n}")
+        _check(aux.float(), pre, 1e-2, f"aux N={n}")
+        buf = torch.full((m * n + 9,), float("nan"), device="cuda", dtype=torch.bfloat16)
+        aux_t = buf[1:1 + m * n].view(m, n)
+        d2 = hopgen.gemm(a, w.t(), bias=bias, activation="gelu", aux=aux_t)
+        torch.cuda.synchronize()
+        _check(d2.float(), torch.nn.functional.gelu(pre), 2e-2, f"out N={n}, aux at +2 B")
+        _check(aux_t.float(), pre, 1e-2, f"aux N={n} at +2 B")
+        assert torch.isnan(buf[0].float()) and torch.isnan(buf[1 + m * n:].float()).all(), \
+            f"N={n}: aux written outside its view"
+
+
 def test_gemm_fp8_out_amax_aux_c_type():
     """Issue 12's outputs against torch: fp8 out with a saturating scale, the amax bit for bit
     over the stored out, the aux output (pre-activation), C of its own dtype with a residual,
