@@ -42,7 +42,7 @@ if [ "$what" = check ] || [ "$what" = all ]; then
   run 1536 6000 900 --config 128x128x64,c1x2,sk
   run 1000 1000 4096 --config 128x128x64,sk,tma-mmasync
   run 1000 1000 4096 --config 128x192x64,sk,tma-ldmatrix-wgmma-rs
-  run 1001 999 4097 --config 128x128x64,sk,cpasync-wgmma
+  run 1001 999 4097 --config 128x128x64,s3,sk,cpasync-wgmma
   run 500 300 6000 --batch 3 --beta 0.5 --config 128x128x64,sk
   run 300 520 9000 --config 128x128x64,sk --epilogue rowscale,colscale,bias,gelu,residual --beta 0.5
   run 777 1000 20000 --config 128x128x64,pp,sk --epilogue bias_m,silu --d f32
