@@ -9,9 +9,9 @@
 # block scales) against the same tiles without, on the llm and fp8 shapes (tensor scales also
 # on 128x128 coop tiles: plain, ps, pd), each checked and timed beside cuBLASLt in the same
 # process, then a table.
-#   scripts/gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all]
+#   scripts/gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all|bs2-check|bs2-bench]
 set -u
-H=${1:?usage: gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all]}
+H=${1:?usage: gemm-fp8.sh path/to/hopgen [check|accuracy|bench|overlap|all|bs2-check|bs2-bench]}
 what=${2:-all}
 fails=0; runs=0
 run() {
@@ -84,6 +84,100 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       "$H" gemm $mnk --type e4m3 $mode --check --bench --iters 30 2>&1 | grep -E 'config|kernel|bench|check' | head -4
     done
   done
+fi
+# bs2 (issue 11, block-wise speed): staged block scales (",bs": the producer's second warp
+# copies each k-block's scales into the stage; consumers read shared memory) against the global
+# path. bs2-check: --check on awkward shapes per variant, and the refusals; bs2-bench: the
+# fp8block set (DeepSeek-V3's projections, the anchors) per variant, cuBLASLt block-wise in the
+# same process, a table last. BS2_SHAPES / ITERS narrow it.
+bs_fit() { # bs_fit SHAPE... -- CFG: the first of CFG, CFG with e32, CFG one stage less that generates
+  local mnk=() c
+  while [ "$1" != -- ]; do mnk+=("$1"); shift; done; shift
+  c=$1
+  local st=$(echo "$c" | sed -nE 's/.*,s([0-9]+).*/\1/p')
+  local fewer=$c
+  [ -n "$st" ] && fewer=$(echo "$c" | sed -E "s/,s$st/,s$((st - 1))/")
+  for try in "$c" "$(echo "$c" | sed -E 's/,e[0-9]+/,e32/')" "$fewer"; do
+    "$H" gemm "${mnk[@]}" --type e4m3 --scale block --config "$try" > /dev/null 2>&1 && { echo "$try"; return; }
+  done
+  echo "$c"
+}
+if [ "$what" = bs2-check ]; then
+  for v in "" ",bs" ",pd,bs"; do
+    run 4096 4096 4096 --type e4m3 --scale block --config 128x128x128,c2x1,s5$v
+    run 1000 3000 700 --type e4m3 --scale block --config 128x128x128,c2x1,s5$v
+    run 1000 3000 720 --type e4m3 --scale block --config 128x64x128,c1x2$v
+    run 1 300 4100 --type e4m3 --scale block --d f32 --config 64x128x128,pp$v
+    run 777 1001 640 --a e4m3 --b e5m2 --scale block --beta 0.5 --d f16 --config 128x128x128,s5$v
+    run 129 7168 16384 --type e4m3 --scale block --config 128x128x128,c1x1,s6,e32$v
+    run 256 256 32768 --type e4m3 --scale block --config 128x128x128,k8$v
+    run 4095 2112 7168 --type e4m3 --scale block --config 64x128x128,pp$v
+    run 1000 1000 1000 --type e4m3 --scale block --epilogue bias,gelu --config 128x64x128,c1x2$v
+    run 1000 3000 4112 --type e4m3 --scale block --config 64x64x128,c2x1,pp$v
+  done
+  # K not a multiple of 16 (rows TMA cannot address): repacked under auto (bs takes the packed
+  # copies); refused with a sentence where an operand stays with cp.async
+  run 1000 3000 4097 --type e4m3 --scale block --config 128x128x128,s5,bs
+  for bad in "--config 128x128x128,s4,bs,cpasync-wgmma" "--scale tensor --config 128x128x128,s4,bs"; do
+    runs=$((runs+1))
+    if out=$("$H" gemm 1000 3000 4096 --type e4m3 --scale block $bad 2>&1); then
+      fails=$((fails+1)); echo "FAIL (not refused) $bad"
+    else
+      echo "ok   refused $bad :: $(echo "$out" | tail -1 | cut -c1-150)"
+    fi
+  done
+  echo "bs2 checks: $runs runs, $fails failed"
+fi
+if [ "$what" = bs2-bench ]; then
+  shapes=${BS2_SHAPES:-"64x2112x7168 64x24576x1536 64x32768x512 64x7168x16384 64x4096x7168 64x7168x2048 128x2112x7168 128x24576x1536 128x32768x512 128x7168x16384 128x4096x7168 128x7168x2048 4096x2112x7168 4096x24576x1536 4096x32768x512 4096x7168x16384 4096x4096x7168 4096x7168x2048 8192x8192x8192"}
+  table=$(mktemp)
+  for mnk in $shapes; do
+    m=$(echo $mnk | tr x ' ')
+    cfg=$("$H" gemm $m --type e4m3 --scale block 2>&1 | awk '$1 == "config" {sub(",$", "", $2); print $2}')
+    [ -n "$cfg" ] || { echo "FAIL $mnk: no configuration"; fails=$((fails+1)); continue; }
+    base=$(echo "$cfg" | sed -E 's/,p[sd]//')
+    variants=("$base" "$(bs_fit $m -- "$base,bs")" "$(bs_fit $m -- "$base,pd,bs")")
+    # the 128-row accurate tile as well where the heuristic took another
+    case "$base" in 128x128x128,*) ;; *) variants+=("$(bs_fit $m -- 128x128x128,c2x1,s5,bs)") ;; esac
+    for c in "${variants[@]}"; do
+      out=$("$H" gemm $m --type e4m3 --scale block --config "$c" --check --bench --iters ${ITERS:-20} --json 2>&1)
+      rc=$?
+      runs=$((runs+1))
+      [ $rc -eq 0 ] || fails=$((fails+1))
+      echo "$out" | python3 -c '
+import json, sys
+shape, cfg, rc = sys.argv[1:4]
+try:
+    r = json.loads(sys.stdin.read().strip().splitlines()[-1])
+    f = lambda k: "-" if r.get(k) is None else "%.4g" % r[k]
+    print("%-18s %-50s %8s %8s %6s %9s" % (shape, cfg, f("tflops"), f("cublas_tflops"),
+                                           f("ratio"), f("rel_err")))
+except Exception:
+    print("%-18s %-50s FAIL (rc %s, no report)" % (shape, cfg, rc))
+' "$mnk" "$c" $rc | tee -a "$table"
+    done
+  done
+  # per shape: each variant's ratio to cuBLASLt, the best; then the geomean of the best and of
+  # each kind of variant (global, bs, pd+bs)
+  python3 - "$table" <<'PY'
+import math, sys, collections
+rows = [l.split() for l in open(sys.argv[1]) if "FAIL" not in l]
+best, kind = {}, collections.defaultdict(list)
+for r in rows:
+    if len(r) < 6 or r[4] == "-": continue
+    shape, cfg, ratio = r[0], r[1], float(r[4])
+    k = "pd,bs" if ",pd,bs" in cfg else "bs" if ",bs" in cfg else "global"
+    kind[k].append(ratio)
+    if ratio > best.get(shape, (0, ""))[0]: best[shape] = (ratio, cfg)
+print("== bs2: best per shape (ratio to cuBLASLt block-wise)")
+for s, (r, c) in best.items(): print("%-18s %6.3f  %s" % (s, r, c))
+g = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
+print("bs2 geomean best %.3f (lowest %.3f); by kind: %s" % (g([r for r, _ in best.values()]),
+      min([r for r, _ in best.values()] or [float("nan")]),
+      ", ".join("%s %.3f (%d)" % (k, g(v), len(v)) for k, v in kind.items())))
+PY
+  rm -f "$table"
+  echo "bs2 bench: $runs runs, $fails failed"
 fi
 if [ "$what" = overlap ] || [ "$what" = all ]; then
   # the heuristic's configuration (ps where it applies), then the same without ps; the config

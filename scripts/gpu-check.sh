@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -170,6 +170,14 @@ case "$mode" in
   # its own (about 75 check+bench runs); OVERLAP_SCALES="tensor" etc. narrows it
   fp8overlap) STEP_TIMEOUT=560 step gemm-fp8-overlap scripts/gemm-fp8.sh "$H" overlap
     grep -E '^[0-9]+x|overlap:|FAIL' "$LOG/gemm-fp8-overlap.log" ;;
+  # issue 11, block-wise speed: staged block scales (,bs) and with two partial sets (,pd,bs)
+  # against the global path: --check on awkward shapes and the refusals, then the fp8block set
+  # per variant beside cuBLASLt block-wise; the table (best per shape, geomeans by kind) last
+  bs2) STEP_TIMEOUT=300 step gemm-bs2-check scripts/gemm-fp8.sh "$H" bs2-check
+    STEP_TIMEOUT=580 step gemm-bs2-bench scripts/gemm-fp8.sh "$H" bs2-bench
+    grep -hE '^FAIL|bs2 checks' "$LOG/gemm-bs2-check.log" | cut -c1-200
+    grep -hE '^[0-9]+x' "$LOG/gemm-bs2-bench.log" | cut -c1-110
+    sed -n '/^== bs2/,$p' "$LOG/gemm-bs2-bench.log" ;;
   # fp8 row- and block-wise against torch._scaled_mm in the same mode (same process, same data)
   fp8torch) step fp8-torch env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
       PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 scripts/fp8-torch.py

@@ -403,6 +403,12 @@ typedef struct hg_mainloop {
    * the promotion is acc = partial * f + acc. kb: the k-block's index within the unit. */
   void (*kblock_scales)(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
   void *scales_ctx;
+  /* Block scaling from shared memory (instead of kblock_scales): the producer staged the
+   * k-block's factors' sources in ring_s, one stage per stage of the pipe, completing the same
+   * full barrier; after the stage wait, kblock_scales_staged(b, ctx, s, f) emits the factors
+   * from s, the I32 shared::cta address of the k-block's stage of ring_s. */
+  void (*kblock_scales_staged)(hg_builder_t *b, void *ctx, hg_val_t s, hg_val_t *f);
+  const hg_smem_ring_t *ring_s;
   /* With promote: I32 (HG_NONE: 0), k-blocks of the unit's first group counted as done before
    * it starts. Consumers of different phases promote at different k-blocks, so one's MMAs
    * keep the tensor cores busy while the other waits and adds (a short first group still
@@ -436,11 +442,20 @@ typedef struct hg_block_scales {
   hg_val_t m0, n0, k_first;            /* I32, per unit */
   hg_val_t row0;                       /* I32: the thread's first row within the tile */
   int atoms_m;                         /* 64-row M atoms of the consumer's region */
+  int tile_m;                          /* rows of the tile (staged scales: A's per stage) */
 } hg_block_scales_t;
 /* The thread's first row in wgmma's accumulator fragment: the consumer's first row slot_row0
  * (I32), then warp w's 16 rows, lane / 4 within them. */
 hg_val_t hg_block_scales_row0(hg_builder_t *b, const hg_roles_t *r, hg_val_t slot_row0);
 void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
+/* Staged in shared memory (HG_BLOCK_SCALES_SMEM): a stage holds the k-block's tile_m A scales
+ * (row r of the tile at byte 4 r; rows past M read row M - 1) and B's scale at byte 4 tile_m.
+ * hg_block_scales_stage_bytes is the stage's size; hg_block_scales_side makes the producer's
+ * side copy that fills it (ctx: the hg_block_scales_t, its m0/n0/k_first unused: the copy
+ * takes them from the producer's unit); hg_block_scales_load_staged is a
+ * hg_mainloop_t.kblock_scales_staged that reads the calling thread's factors back. */
+uint32_t hg_block_scales_stage_bytes(int tile_m);
+void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t s, hg_val_t *f);
 
 /* ---------------------------------------------------------------- tile schedulers */
 
@@ -577,6 +592,24 @@ typedef struct hg_operand_copy {
 /* A warp-specialized producer: for each unit of sched, for each of its k-blocks, acquire the
  * next stage of pipe, fill it with A (op[0], multicast along the cluster's row) into ring[0]
  * and B (op[1], along its column) into ring[1], each k-block tile_k deep, and commit it. */
+/* A side copy beside the two operands: small per-k-block data (fp8 block scales) that the
+ * producer's second warp moves through registers into its own ring, one stage per stage of
+ * the pipe. Per k-block, load(b, ctx, w, kb, lane, v) emits the lane's global loads into
+ * v[0..HG_SIDE_COPY_MAX_VALUES) (kb: the k-block's index in K, unit w) before the warp
+ * acquires the stage, so their latency overlaps the wait; store(b, ctx, v, dst, lane) writes
+ * them into the stage at dst (I32 shared::cta) after it; then every lane arrives on the
+ * stage's full barrier (HG_SIDE_COPY_ARRIVALS more arrivals; mbarrier.arrive releases the
+ * lane's st.shared to the consumers' wait). */
+#define HG_SIDE_COPY_MAX_VALUES 9
+#define HG_SIDE_COPY_ARRIVALS 32
+typedef struct hg_side_copy {
+  const hg_smem_ring_t *ring;
+  void *ctx;
+  void (*load)(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb, hg_val_t lane,
+               hg_val_t *v);
+  void (*store)(hg_builder_t *b, void *ctx, const hg_val_t *v, hg_val_t dst, hg_val_t lane);
+} hg_side_copy_t;
+
 typedef struct hg_producer {
   const hg_sched_t *sched;
   const hg_pipe_t *pipe;
@@ -588,7 +621,13 @@ typedef struct hg_producer {
   const hg_smem_ring_t *staging[2];
   hg_operand_copy_t op[2];
   int tile_k;
+  /* NULL: none. Only with both operands by TMA (the other producer warps are idle then). */
+  const hg_side_copy_t *side;
 } hg_producer_t;
+
+/* fp8 block scales staged by the producer (block_scale.c): the side copy of s (which must
+ * outlive the emission) into ring, a ring of hg_block_scales_stage_bytes(s->tile_m) stages. */
+hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring);
 
 /* The arrivals that complete a stage's full barrier (hg_pipe_spec_t.full_arrivals) for
  * operands copied by cp (NULL: by TMA): 1 for an elected TMA producer, 128 per kind of copy. */

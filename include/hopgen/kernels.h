@@ -511,6 +511,9 @@ typedef struct hg_gemm_config {
    * split-K, in a grouped GEMM or for a batch-invariant problem (which tiles share K depends
    * on M). 0 or 1. */
   int stream_k;
+  /* fp8 block-wise scales: where the consumers read each k-block's scales (HG_BLOCK_SCALES_*;
+   * 0: from global memory). Text ",bs" (staged); printed only when not 0. */
+  int block_scales;
 } hg_gemm_config_t;
 /* Cooperative tiles (two consumer warpgroups): the second promotes half a group after the
  * first (its first group is promote - promote / 2 k-blocks), so one warpgroup's MMAs keep the
@@ -525,6 +528,14 @@ typedef struct hg_gemm_config {
  * (hg_gemm_config_check refuses tiles that would spill). The same sums in the same order.
  * Not with STAGGER. */
 #define HG_PROMOTE_DOUBLE 2
+/* Each consumer thread loads its rows' A scales and the tile's B scale from global memory
+ * before each k-block's stage wait. */
+#define HG_BLOCK_SCALES_GLOBAL 0
+/* The producer's second warp copies each k-block's tile_m A scales and its B scale into the
+ * stage (ld.global, st.shared, one arrival a lane on the stage's full barrier, loads issued
+ * before it acquires the stage) and the consumers read them from shared memory after the
+ * stage wait: no global latency in the consumers' k-block. Both operands by TMA. */
+#define HG_BLOCK_SCALES_SMEM 1
 
 /* The f32-accumulating reference: dref (packed f32, batch x M x N) = alpha * A x B + beta *
  * C, one thread per output through 16x16 shared-memory tiles; grid (ceil(N/16),

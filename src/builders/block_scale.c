@@ -32,3 +32,60 @@ void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f) 
       f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
     }
 }
+
+/* ---------------------------------------------------------------- staged in shared memory */
+
+uint32_t hg_block_scales_stage_bytes(int tile_m) {
+  return (uint32_t)tile_m * 4u + 16u; /* B's scale in a 16-byte slot of its own */
+}
+
+/* Lane l copies rows l, l + 32, ... of the tile (consecutive lanes, consecutive addresses:
+ * one 128-byte line a load) and every lane B's scale (one address: a broadcast). Rows past M
+ * read row M - 1, as in hg_block_scales_load. */
+static void side_load(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb,
+                      hg_val_t lane, hg_val_t *v) {
+  const hg_block_scales_t *s = ctx;
+  hg_val_t k = hg_b_sext(b, kb);
+  hg_val_t four = hg_b_i64(b, 4);
+  hg_val_t jb = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, w->n0, hg_b_i32(b, 7)));
+  hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, s->lda), four, s->scale_a);
+  hg_val_t last = hg_b_bin(b, HG_SUB, s->m, hg_b_i32(b, 1));
+  hg_val_t row = hg_b_bin(b, HG_ADD, w->m0, lane);
+  for (int i = 0; i < s->tile_m / 32; i++) {
+    hg_val_t r =
+        hg_b_bin(b, HG_MIN_S, i ? hg_b_bin(b, HG_ADD, row, hg_b_i32(b, 32 * i)) : row, last);
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_sext(b, r), four, col), &v[i]);
+  }
+  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, s->scale_b),
+            &v[s->tile_m / 32]);
+}
+
+static void side_store(hg_builder_t *b, void *ctx, const hg_val_t *v, hg_val_t dst, hg_val_t lane) {
+  const hg_block_scales_t *s = ctx;
+  hg_val_t at = hg_b_mad(b, lane, hg_b_i32(b, 4), dst);
+  for (int i = 0; i < s->tile_m / 32; i++)
+    hg_b_store(b, HG_SHARED, 0, 1, i ? hg_b_bin(b, HG_ADD, at, hg_b_i32(b, 128 * i)) : at, &v[i]);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 0)));
+  hg_b_store(b, HG_SHARED, 0, 1, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m)),
+             &v[s->tile_m / 32]);
+  hg_b_endif(b);
+}
+
+hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
+  return (hg_side_copy_t){.ring = ring, .ctx = s, .load = side_load, .store = side_store};
+}
+
+void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t st, hg_val_t *f) {
+  const hg_block_scales_t *s = ctx;
+  hg_val_t sb;
+  hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, st, hg_b_i32(b, 4 * s->tile_m)), &sb);
+  hg_val_t at = hg_b_mad(b, s->row0, hg_b_i32(b, 4), st);
+  for (int im = 0; im < s->atoms_m; im++)
+    for (int half = 0; half < 2; half++) {
+      hg_val_t sa;
+      const int off = 4 * (64 * im + 8 * half);
+      hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, off ? hg_b_bin(b, HG_ADD, at, hg_b_i32(b, off)) : at,
+                &sa);
+      f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
+    }
+}

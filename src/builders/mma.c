@@ -229,6 +229,16 @@ void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n) {
 
 /* ---------------------------------------------------------------- the main loop */
 
+static bool block_scaled(const hg_mainloop_t *ml) {
+  return ml->kblock_scales || ml->kblock_scales_staged;
+}
+
+/* The k-block's factors from shared memory, once its stage is full (staged block scales). */
+static void staged_scales(hg_builder_t *b, const hg_mainloop_t *ml, hg_val_t stage, hg_val_t *f) {
+  if (ml->kblock_scales_staged)
+    ml->kblock_scales_staged(b, ml->scales_ctx, hg_smem_ring_addr(b, ml->ring_s, stage), f);
+}
+
 /* src (a partial set whose MMAs are done) into acc: acc += src, or with block scales acc +=
  * src * f[row's factor] (the fragment's value v of atom (im, in) sits in row half (v / 2) % 2
  * of the warp's 16 rows: PTX ISA "Matrix fragments for wgmma .m64nNk*"). */
@@ -275,6 +285,7 @@ static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
       hg_val_t kb = j ? hg_b_bin(b, HG_ADD, base, i32(b, j)) : base;
       if (ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f[j]);
       hg_pipe_wait(b, ml->pipe, pos);
+      staged_scales(b, ml, pos.stage, f[j]);
       if (ml->fence_proxy) hg_b_fence_proxy_async(b);
       /* the stage's index now: pos.stage moves on with the ring */
       stage[j] = hg_b_var(b, HG_T_I32, pos.stage);
@@ -288,14 +299,14 @@ static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
         hg_pipe_release(b, ml->pipe, stage[j - 1], ml->cluster, r->lane);
         if (j % p == 0)
           add_partial(b, ml, acc, (g - 1) % 2 ? ml->partial2 : ml->partial,
-                      ml->kblock_scales ? f[j - 1] : NULL);
+                      block_scaled(ml) ? f[j - 1] : NULL);
       }
       hg_pipe_advance(b, ml->pipe, pos);
     }
     hg_mma_builder_wait(b, m, 0);
     hg_pipe_release(b, ml->pipe, stage[unroll - 1], ml->cluster, r->lane);
     add_partial(b, ml, acc, (unroll / p - 1) % 2 ? ml->partial2 : ml->partial,
-                ml->kblock_scales ? f[unroll - 1] : NULL);
+                block_scaled(ml) ? f[unroll - 1] : NULL);
   }
   hg_b_endfor(b);
 }
@@ -310,16 +321,17 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   const bool promote = ml->promote > 0, phased = !hg_val_is_none(ml->phase);
   const bool dbl = promote && ml->partial2;
   const int unroll = dbl ? hg_mainloop_unroll(ml->promote) : 0;
-  if ((promote && (!m->async || !ml->partial || (ml->kblock_scales && ml->promote != 1) ||
+  if ((promote && (!m->async || !ml->partial || (block_scaled(ml) && ml->promote != 1) ||
                    m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) ||
-      (phased && !promote) || (ml->partial2 && (!promote || phased)) ||
-      unroll > HG_MAINLOOP_MAX_UNROLL) {
+      (ml->kblock_scales && ml->kblock_scales_staged) ||
+      (ml->kblock_scales_staged && !ml->ring_s) || (phased && !promote) ||
+      (ml->partial2 && (!promote || phased)) || unroll > HG_MAINLOOP_MAX_UNROLL) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "promotion every %d k-blocks needs a wgmma kind, a partial "
                                 "accumulator set, and (with block scales) a promotion every "
-                                "k-block; a promotion phase or a second partial set needs "
-                                "promotions, not both, and two sets at most %d k-blocks "
-                                "unrolled",
+                                "k-block, from global or staged memory but not both; a "
+                                "promotion phase or a second partial set needs promotions, not "
+                                "both, and two sets at most %d k-blocks unrolled",
                                 ml->promote, HG_MAINLOOP_MAX_UNROLL));
     return;
   }
@@ -350,6 +362,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     hg_val_t f[2 * HG_GMMA_MAX_BLOCKS];
     if (promote && ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f);
     hg_pipe_wait(b, ml->pipe, pos);
+    if (promote) staged_scales(b, ml, pos.stage, f);
     /* Stages written through the generic proxy (cp.async, st.shared) are read by wgmma
      * through the async proxy: the waiting thread fences between the two (PTX ISA
      * "Proxies"). ldmatrix reads through the generic proxy and needs none. */
@@ -380,7 +393,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
       hg_b_assign(b, group, hg_b_bin(b, HG_ADD, group, i32(b, 1)));
       hg_b_if(b, hg_b_bin(b, HG_OR, hg_b_cmp(b, HG_EQ, group, i32(b, ml->promote)),
                           hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_ADD, kb, i32(b, 1)), kblocks)));
-      promote_partial(b, ml, acc, ml->kblock_scales ? f : NULL);
+      promote_partial(b, ml, acc, block_scaled(ml) ? f : NULL);
       hg_b_assign(b, group, i32(b, 0));
       hg_b_endif(b);
     }

@@ -99,6 +99,32 @@ static void stage_issue(hg_builder_t *b, const hg_producer_t *p, const hg_sched_
   hg_b_cp_async_commit(b);
 }
 
+/* The side copy by warp 1 of the producer warpgroup: its own walk over the units and k-blocks
+ * (the same sequence as the operands'), a stage of its ring per stage of the pipe. */
+static void side_emit(hg_builder_t *b, const hg_producer_t *p) {
+  const hg_side_copy_t *sc = p->side;
+  hg_b_comment(b, "producer warp 1: the side copy into each stage, one arrival a lane");
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, p->roles->warp, hg_b_i32(b, 1)));
+  hg_pipe_pos_t pos = hg_pipe_start(b);
+  hg_val_t t = hg_sched_begin(b, p->sched);
+  {
+    hg_sched_work_t w;
+    hg_sched_work(b, p->sched, t, &w);
+    hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
+    {
+      hg_val_t v[HG_SIDE_COPY_MAX_VALUES];
+      sc->load(b, sc->ctx, &w, kb, p->roles->lane, v);
+      hg_pipe_acquire(b, p->pipe, pos);
+      sc->store(b, sc->ctx, v, hg_smem_ring_addr(b, sc->ring, pos.stage), p->roles->lane);
+      hg_b_mbar_arrive(b, hg_pipe_full_bar(b, p->pipe, pos.stage));
+      hg_pipe_advance(b, p->pipe, pos);
+    }
+    hg_b_endfor(b);
+  }
+  hg_sched_end(b, p->sched);
+  hg_b_endif(b);
+}
+
 void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
   const bool tma[2] = {p->op[0].plan != NULL, p->op[1].plan != NULL};
   const bool tma_only = tma[0] && tma[1];
@@ -108,6 +134,13 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
                                 "hg_producer_emit: operand %s has neither a TMA plan nor a "
                                 "cp.async copy",
                                 !tma[0] && !cp_a ? "A" : "B"));
+    return;
+  }
+  if (p->side && (!tma_only || !p->side->ring || !p->side->load || !p->side->store)) {
+    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
+                                "hg_producer_emit: a side copy needs both operands by TMA (its "
+                                "warp is one the cp.async copies use) and a ring, a load and a "
+                                "store"));
     return;
   }
   hg_b_comment(b, tma_only ? "producer: one elected thread issues TMA loads into the stage ring"
@@ -170,4 +203,5 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
   }
   hg_sched_end(b, p->sched);
   if (tma_only) hg_elect_end(b);
+  if (p->side) side_emit(b, p);
 }

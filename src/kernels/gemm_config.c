@@ -462,8 +462,10 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const uint32_t tables = p->group != HG_GROUP_NONE ? hg_sched_grouped_smem_bytes(p->batch) : 0;
   /* the rings, their barriers (16 bytes a stage), then the epilogue buffers from the next
    * 1024-byte boundary (their swizzle's alignment): up to 1008 bytes of padding between */
+  /* staged block scales: tile_m A scales and B's, 16 bytes for it, in every stage */
+  const uint32_t sc = c->block_scales == HG_BLOCK_SCALES_SMEM ? (uint32_t)c->tile_m * 4u + 16u : 0;
   uint64_t rings =
-      (uint64_t)stages * (a + b + 16u) + staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
+      (uint64_t)stages * (a + b + sc + 16u) + staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
   if (epi) rings = (rings + 1023) / 1024 * 1024;
   return rings + epi + tables + SMEM_SLACK; /* any stage count */
 }
@@ -556,6 +558,24 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "per row and k-block) and tile N must divide 128 (one scale of B per tile "
                     "and k-block): 16, 32, 64 or 128",
                     c->tile_m, c->tile_n, c->tile_k);
+  if (c->block_scales != HG_BLOCK_SCALES_GLOBAL && c->block_scales != HG_BLOCK_SCALES_SMEM)
+    return hg_error(HG_ERR_INVALID,
+                    "block-scale path %d is not known (HG_BLOCK_SCALES_GLOBAL 0 or "
+                    "HG_BLOCK_SCALES_SMEM 1)",
+                    c->block_scales);
+  if (c->block_scales == HG_BLOCK_SCALES_SMEM && p->scale != HG_SCALE_BLOCK)
+    return hg_error(HG_ERR_INVALID,
+                    "staged block scales (bs) stage fp8 block-wise scales in shared memory, and "
+                    "this GEMM's scaling is %s",
+                    hg_gemm_scale_name(p->scale));
+  if (c->block_scales == HG_BLOCK_SCALES_SMEM && cp)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "staged block scales (bs) are copied by the producer's second warp beside "
+                    "TMA loads, and this configuration reads an operand with cp.async (%s); "
+                    "drop bs or use tma-wgmma on 16-byte aligned operands",
+                    ml == HG_MAINLOOP_CPASYNC_WGMMA ? "cpasync-wgmma"
+                                                    : "leading dimension, batch stride or base "
+                                                      "not a multiple of 16 bytes");
   if (c->promote_overlap < 0 || c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE))
     return hg_error(HG_ERR_INVALID,
                     "promotion overlap %d is not known (0, HG_PROMOTE_STAGGER 1 or "
@@ -652,7 +672,7 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   if (c->splits > 1) snprintf(split, sizeof split, ",k%d", c->splits);
   /* both when both are set (a configuration the check refuses, printed as it is) */
   if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s", c->tile_m, c->tile_n,
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s", c->tile_m, c->tile_n,
                   c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
@@ -660,6 +680,9 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                   : c->promote_overlap == HG_PROMOTE_DOUBLE ? ",pd"
                   : c->promote_overlap                      ? ",p?"
                                                             : "",
+                  c->block_scales == HG_BLOCK_SCALES_SMEM ? ",bs"
+                  : c->block_scales                       ? ",b?"
+                                                          : "",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
@@ -691,10 +714,11 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   if (!text[0]) return hg_error(HG_ERR_PARSE, "configuration is empty");
   strcpy(buf, text);
   /* Each field once: a second one would silently win. */
-  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS, OVERLAP, STREAMK };
+  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS, OVERLAP, STREAMK, BSCALES };
   static const char *const what[] = {
       "tile",           "cluster",  "stage count",   "schedule",          "raster",
-      "epilogue width", "mainloop", "split-K count", "promotion overlap", "stream-K"};
+      "epilogue width", "mainloop", "split-K count", "promotion overlap", "stream-K",
+      "block-scale path"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -714,6 +738,9 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     } else if (!strcmp(tok, "sk")) {
       kind = STREAMK;
       c.stream_k = 1;
+    } else if (!strcmp(tok, "bs")) {
+      kind = BSCALES;
+      c.block_scales = HG_BLOCK_SCALES_SMEM;
     } else if (tok[0] == 's') {
       kind = STAGES;
       if (!parse_ints(tok + 1, &c.stages, 1))
@@ -743,7 +770,7 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, sk, ps|pd or a mainloop such as tma-wgmma, separated by "
+                      "mG|nG, eN, kS, sk, bs, ps|pd or a mainloop such as tma-wgmma, separated by "
                       "single commas)",
                       text, tok);
     }
@@ -994,6 +1021,16 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
           n = add_fitting(&p, c, out, cap, n);
         }
         c.promote_overlap = 0;
+        /* block-wise scales: staged in shared memory too, with and without two partial sets */
+        if (p.scale == HG_SCALE_BLOCK) {
+          c.block_scales = HG_BLOCK_SCALES_SMEM;
+          for (int ov = 0; ov <= HG_PROMOTE_DOUBLE; ov += HG_PROMOTE_DOUBLE) {
+            c.promote_overlap = ov;
+            n = add_fitting(&p, c, out, cap, n);
+          }
+          c.promote_overlap = 0;
+          c.block_scales = HG_BLOCK_SCALES_GLOBAL;
+        }
       }
   /* Stream-K on one-CTA clusters of 128-row tiles and more, both schedules: the grid's CTAs
    * share the last partial wave's k-blocks (the check refuses it for batch-invariant and

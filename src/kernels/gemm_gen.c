@@ -25,6 +25,7 @@ typedef struct gemm_gen {
   hg_roles_t roles;
   hg_cluster2d_t cl;
   hg_smem_ring_t ring_a, ring_b, stg_a, stg_b; /* stages; staged window copies' slots */
+  hg_smem_ring_t ring_s; /* staged fp8 block scales (HG_BLOCK_SCALES_SMEM) */
   hg_pipe_t pipe;
   hg_sched_t sched;
   hg_splitk_t splitk;   /* when config.splits > 1 */
@@ -51,6 +52,10 @@ static hg_val_t tile_thread(gemm_gen_t *x) {
   return x->g->pingpong ? r->wg_tid : hg_b_mad(x->b, r->consumer, i32(x, 128), r->wg_tid);
 }
 
+static bool staged_scales(const gemm_gen_t *x) {
+  return x->k->config.block_scales == HG_BLOCK_SCALES_SMEM;
+}
+
 static void emit_producer(gemm_gen_t *x) {
   hg_producer_t pr = {.sched = &x->sched,
                       .pipe = &x->pipe,
@@ -60,6 +65,11 @@ static void emit_producer(gemm_gen_t *x) {
                       .staging = {&x->stg_a, &x->stg_b},
                       .tile_k = x->k->config.tile_k};
   for (int i = 0; i < 2; i++) pr.op[i] = hg_gemm_params_operand(x->k, x->g, &x->prm, i);
+  /* staged block scales: the producer's second warp copies each k-block's into its stage */
+  hg_block_scales_t bs = hg_gemm_params_block_scales(&x->prm, HG_NONE, 0);
+  bs.tile_m = x->k->config.tile_m;
+  const hg_side_copy_t side = hg_block_scales_side(&bs, &x->ring_s);
+  if (staged_scales(x)) pr.side = &side;
   hg_producer_emit(x->b, &pr);
 }
 
@@ -95,7 +105,8 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   hg_val_t slot_row0 = hg_b_bin(b, HG_MUL, wm, i32(x, rows));
   hg_block_scales_t bs =
       hg_gemm_params_block_scales(&x->prm, hg_block_scales_row0(b, r, slot_row0), tm->atoms_m);
-  const bool block = x->k->problem.scale == HG_SCALE_BLOCK;
+  bs.tile_m = c->tile_m;
+  const bool block = x->k->problem.scale == HG_SCALE_BLOCK, staged = staged_scales(x);
   /* staggered promotions: the second consumer's first group is half a group short */
   const int promote = hg_gemm_promote(&x->k->problem);
   const hg_val_t phase = c->promote_overlap & HG_PROMOTE_STAGGER
@@ -111,7 +122,9 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
       .fence_proxy = !x->k->a_tma || !x->k->b_tma,
       .promote = hg_gemm_promote(&x->k->problem),
       .partial = partial,
-      .kblock_scales = block ? hg_block_scales_load : NULL,
+      .kblock_scales = block && !staged ? hg_block_scales_load : NULL,
+      .kblock_scales_staged = block && staged ? hg_block_scales_load_staged : NULL,
+      .ring_s = staged ? &x->ring_s : NULL,
       .scales_ctx = &bs,
       .phase = phase,
       .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + x->g->mma.acc_count : NULL};
@@ -188,12 +201,16 @@ static hg_status_t build_ring(gemm_gen_t *x) {
                            &x->ring_b));
   HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, &x->stg_a));
   HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, &x->stg_b));
-  /* full[s]: the producer's arrival(s) plus the TMA bytes; empty[s]: one arrival per
-   * consumer warp of every CTA that receives this CTA's multicasts. */
+  if (staged_scales(x))
+    HG_TRY(hg_smem_ring_make(b, hg_block_scales_stage_bytes(c->tile_m), 16, c->stages, &x->ring_s));
+  /* full[s]: the producer's arrival(s) plus the TMA bytes (and the side copy's lanes);
+   * empty[s]: one arrival per consumer warp of every CTA that receives this CTA's
+   * multicasts. */
   const hg_pipe_spec_t ps = {
       .stages = c->stages,
       .full_arrivals =
-          hg_producer_full_arrivals(k->a_tma ? NULL : &g->cp_a, k->b_tma ? NULL : &g->cp_b),
+          hg_producer_full_arrivals(k->a_tma ? NULL : &g->cp_a, k->b_tma ? NULL : &g->cp_b) +
+          (staged_scales(x) ? HG_SIDE_COPY_ARRIVALS : 0),
       .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
   return hg_pipe_make(b, &ps, &x->pipe);
 }

@@ -144,6 +144,9 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     if (c->promote_overlap)
       snprintf(split + strlen(split), sizeof split - strlen(split), "_%s",
                c->promote_overlap == HG_PROMOTE_STAGGER ? "ps" : "pd");
+    /* block-wise scales staged in shared memory by the producer */
+    if (c->block_scales == HG_BLOCK_SCALES_SMEM)
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_bs");
   }
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),

@@ -1458,6 +1458,83 @@ static void test_fp8_scaling(void) {
   }
 }
 
+/* Staged block scales (HG_BLOCK_SCALES_SMEM, ",bs"): the text form round-trips and is given
+ * once; the rules (block-wise scales only, operands by TMA only) and their sentences; the
+ * stage grows by tile_m x 4 + 16 bytes (128x128 tiles: 6 stages no longer fit beside two
+ * 128-column epilogue buffers, and do beside 32-column ones); the kernels: the producer's
+ * warp 1 loads tile_m / 32 A scales and the B scale a lane and stores them into the stage,
+ * the consumers read 2 x atoms_m + 1 values a k-block body from shared memory instead of
+ * global memory, and the full barriers count 32 arrivals more (PTX: the init count). */
+static void test_block_scales_staged(void) {
+  hg_gemm_config_t c;
+  char text[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4,pd,bs", &c));
+  CHECK_EQ(c.block_scales, HG_BLOCK_SCALES_SMEM);
+  CHECK_EQ(c.promote_overlap, HG_PROMOTE_DOUBLE);
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK(strstr(text, ",pd,bs") != NULL);
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,bs,bs", &c), HG_ERR_PARSE,
+            "gives the block-scale path twice");
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4,bs", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "this GEMM's scaling is tensor");
+  p = problem(4096, 4096, 4096, HG_E4M3);
+  p.scale = HG_SCALE_BLOCK;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  c.block_scales = 2;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "block-scale path 2 is not known");
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4,bs,cpasync-wgmma", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "reads an operand with cp.async");
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s6,e0", &c));
+  CHECK_EQ(hg_gemm_max_stages(&p, &c), 6);
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  c.block_scales = HG_BLOCK_SCALES_SMEM;
+  CHECK_EQ(hg_gemm_max_stages(&p, &c), 5);
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "at most 5 stages fit");
+  c.epi_n = 32;
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  /* the kernels, each against the global path on the same tile */
+  static const struct {
+    const char *config;
+    int tile_m, atoms_m, bodies; /* k-block bodies that read factors: 1, or pd's 4 + 1 */
+  } kernels[] = {{"128x128x128,c2x1,s6,e32", 128, 1, 1}, {"64x128x128,pp,s5", 64, 1, 1},
+                 {"128x64x128,c1x2,s6", 128, 1, 1},      {"128x128x128,s4,k4", 128, 1, 1},
+                 {"128x128x128,c2x1,s4,pd", 128, 1, 5},  {"64x64x128,c1x1,s4,pp,pd", 64, 1, 5}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    int n[2][4] = {{0}};
+    for (int staged = 0; staged < 2; staged++) {
+      hg_gemm_problem_t q = problem(1000, 3000, 4112, HG_E4M3);
+      q.scale = HG_SCALE_BLOCK;
+      CHECK_OK(hg_gemm_problem_normalize(&q));
+      CHECK_OK(hg_gemm_config_parse(kernels[i].config, &c));
+      c.block_scales = staged ? HG_BLOCK_SCALES_SMEM : HG_BLOCK_SCALES_GLOBAL;
+      CHECK_OK(hg_gemm_config_check(&q, &c));
+      if (staged) check_generates(&q, &c);
+      hg_gemm_kernel_t k;
+      hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+      CHECK_OK(st);
+      if (!hg_is_ok(&st)) return;
+      CHECK(strstr(k.k.name, "_bs") != NULL || !staged);
+      const char *ptx = k.k.ptx.data;
+      n[staged][0] = count(ptx, "ld.global.f32");
+      n[staged][1] = count(ptx, "ld.shared.f32");
+      n[staged][2] = count(ptx, "st.shared.f32");
+      n[staged][3] = count(ptx, "mbarrier.arrive.shared");
+      hg_gemm_kernel_free(&k);
+    }
+    const int reads = (2 * kernels[i].atoms_m + 1) * kernels[i].bodies;
+    const int copies = kernels[i].tile_m / 32 + 1;
+    if (n[1][0] - n[0][0] != copies - reads || n[1][1] - n[0][1] != reads ||
+        n[1][2] - n[0][2] != copies || n[1][3] - n[0][3] != 1)
+      HG_FAIL("%s: staged - global: %d ld.global.f32 (want %d), %d ld.shared.f32 (%d), "
+              "%d st.shared.f32 (%d), %d mbarrier.arrive (1)",
+              kernels[i].config, n[1][0] - n[0][0], copies - reads, n[1][1] - n[0][1], reads,
+              n[1][2] - n[0][2], copies, n[1][3] - n[0][3]);
+  }
+}
+
 /* The tuner's memory: a recorded configuration is found again for the same problem and device
  * (the last record wins), not for another device or shape, and not with the cache off. */
 static void test_tuned_record(void) {
@@ -1732,6 +1809,7 @@ int main(void) {
   HG_RUN(test_fp8_stagger);
   HG_RUN(test_fp8_double);
   HG_RUN(test_fp8_scaling);
+  HG_RUN(test_block_scales_staged);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);
