@@ -86,11 +86,12 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   done
 fi
 # bs2 (issue 11, block-wise speed): staged block scales (",bs": the producer's second warp
-# copies each k-block's scales into the stage; consumers read shared memory) against the global
-# path. bs2-check: --check on awkward shapes per variant, and the refusals; bs2-bench: the
+# copies each k-block's scales into the stage; consumers read shared memory) and MMA turns
+# (",pt": the two consumers issue each k-block's MMAs in turn) against the global path. bs2-check: --check on awkward shapes per variant, and the refusals; bs2-bench: the
 # fp8block set (DeepSeek-V3's projections, the anchors) per variant, cuBLASLt block-wise in the
 # same process, a table last. BS2_SHAPES / ITERS narrow it.
-bs_fit() { # bs_fit SHAPE... -- CFG: the first of CFG, CFG with e32, CFG one stage less that generates
+bs_fit() { # bs_fit SHAPE... -- CFG: the first of CFG, CFG with e32, CFG one stage less that
+           # generates (nothing when none does: e.g. pt on a one-consumer tile)
   local mnk=() c
   while [ "$1" != -- ]; do mnk+=("$1"); shift; done; shift
   c=$1
@@ -100,27 +101,33 @@ bs_fit() { # bs_fit SHAPE... -- CFG: the first of CFG, CFG with e32, CFG one sta
   for try in "$c" "$(echo "$c" | sed -E 's/,e[0-9]+/,e32/')" "$fewer"; do
     "$H" gemm "${mnk[@]}" --type e4m3 --scale block --config "$try" > /dev/null 2>&1 && { echo "$try"; return; }
   done
-  echo "$c"
 }
 if [ "$what" = bs2-check ]; then
-  for v in "" ",bs" ",pd,bs"; do
+  for v in "" ",bs" ",pd,bs" ",pt" ",pt,bs"; do
     run 4096 4096 4096 --type e4m3 --scale block --config 128x128x128,c2x1,s5$v
     run 1000 3000 700 --type e4m3 --scale block --config 128x128x128,c2x1,s5$v
     run 1000 3000 720 --type e4m3 --scale block --config 128x64x128,c1x2$v
-    run 1 300 4100 --type e4m3 --scale block --d f32 --config 64x128x128,pp$v
     run 777 1001 640 --a e4m3 --b e5m2 --scale block --beta 0.5 --d f16 --config 128x128x128,s5$v
     run 129 7168 16384 --type e4m3 --scale block --config 128x128x128,c1x1,s6,e32$v
     run 256 256 32768 --type e4m3 --scale block --config 128x128x128,k8$v
-    run 4095 2112 7168 --type e4m3 --scale block --config 64x128x128,pp$v
     run 1000 1000 1000 --type e4m3 --scale block --epilogue bias,gelu --config 128x64x128,c1x2$v
+    run 3000 1000 4112 --type e4m3 --scale block --config 256x64x128,c2x1,s4$v
+    case "$v" in *pt*) continue ;; esac # one consumer per tile: no turns
+    run 1 300 4100 --type e4m3 --scale block --d f32 --config 64x128x128,pp$v
+    run 4095 2112 7168 --type e4m3 --scale block --config 64x128x128,pp$v
     run 1000 3000 4112 --type e4m3 --scale block --config 64x64x128,c2x1,pp$v
   done
+  # turns with per-tensor and row-wise scales (a promotion every 4 k-blocks)
+  run 4096 4096 4096 --type e4m3 --config 128x128x128,c2x1,pt
+  run 777 1001 4100 --type e4m3 --scale row --config 128x128x128,pt --d f32
   # K not a multiple of 16 (rows TMA cannot address): repacked under auto (bs takes the packed
   # copies); refused with a sentence where an operand stays with cp.async
   run 1000 3000 4097 --type e4m3 --scale block --config 128x128x128,s5,bs
-  for bad in "--config 128x128x128,s4,bs,cpasync-wgmma" "--scale tensor --config 128x128x128,s4,bs"; do
+  for bad in "--scale block --config 128x128x128,s4,bs,cpasync-wgmma" \
+             "--config 128x128x128,s4,bs" "--scale block --config 64x128x128,pp,pt" \
+             "--scale block --fp8-accum fast --config 128x128x128,pt"; do
     runs=$((runs+1))
-    if out=$("$H" gemm 1000 3000 4096 --type e4m3 --scale block $bad 2>&1); then
+    if out=$("$H" gemm 1000 3000 4096 --type e4m3 $bad 2>&1); then
       fails=$((fails+1)); echo "FAIL (not refused) $bad"
     else
       echo "ok   refused $bad :: $(echo "$out" | tail -1 | cut -c1-150)"
@@ -136,10 +143,12 @@ if [ "$what" = bs2-bench ]; then
     cfg=$("$H" gemm $m --type e4m3 --scale block 2>&1 | awk '$1 == "config" {sub(",$", "", $2); print $2}')
     [ -n "$cfg" ] || { echo "FAIL $mnk: no configuration"; fails=$((fails+1)); continue; }
     base=$(echo "$cfg" | sed -E 's/,p[sd]//')
-    variants=("$base" "$(bs_fit $m -- "$base,bs")" "$(bs_fit $m -- "$base,pd,bs")")
+    variants=("$base" "$(bs_fit $m -- "$base,bs")" "$(bs_fit $m -- "$base,pd,bs")"
+              "$(bs_fit $m -- "$base,pt")" "$(bs_fit $m -- "$base,pt,bs")")
     # the 128-row accurate tile as well where the heuristic took another
-    case "$base" in 128x128x128,*) ;; *) variants+=("$(bs_fit $m -- 128x128x128,c2x1,s5,bs)") ;; esac
+    case "$base" in 128x128x128,*) ;; *) variants+=("$(bs_fit $m -- 128x128x128,c2x1,s6,e32,pt,bs)") ;; esac
     for c in "${variants[@]}"; do
+      [ -n "$c" ] || continue
       out=$("$H" gemm $m --type e4m3 --scale block --config "$c" --check --bench --iters ${ITERS:-20} --json 2>&1)
       rc=$?
       runs=$((runs+1))
@@ -166,7 +175,7 @@ best, kind = {}, collections.defaultdict(list)
 for r in rows:
     if len(r) < 6 or r[4] == "-": continue
     shape, cfg, ratio = r[0], r[1], float(r[4])
-    k = "pd,bs" if ",pd,bs" in cfg else "bs" if ",bs" in cfg else "global"
+    k = ("pd," if ",pd" in cfg else "pt," if ",pt" in cfg else "") + ("bs" if ",bs" in cfg else "global")
     kind[k].append(ratio)
     if ratio > best.get(shape, (0, ""))[0]: best[shape] = (ratio, cfg)
 print("== bs2: best per shape (ratio to cuBLASLt block-wise)")

@@ -106,6 +106,14 @@ void hg_roles_consumer_sync(hg_builder_t *b, const hg_roles_t *r);
  * (bar.sync of both, 256 threads), and signal the other (bar.arrive). */
 void hg_roles_order_wait(hg_builder_t *b, const hg_roles_t *r);
 void hg_roles_order_signal(hg_builder_t *b, const hg_roles_t *r);
+/* MMA turns of two consumers that work on the same k-blocks (a cooperative tile), on the
+ * ordering barriers: consumer 0 takes the first turn without waiting (started: a PRED
+ * variable, false before it, set by the wait), then the turns alternate; signal hands the
+ * turn to the other. turns_end, after the last k-block, takes consumer 1's last hand-over (an
+ * arrival with no bar.sync would be left on the barrier), if any turn was taken. */
+void hg_roles_mma_turn_wait(hg_builder_t *b, const hg_roles_t *r, hg_val_t started);
+void hg_roles_mma_turn_signal(hg_builder_t *b, const hg_roles_t *r);
+void hg_roles_mma_turns_end(hg_builder_t *b, const hg_roles_t *r, hg_val_t started);
 
 /* ---------------------------------------------------------------- clusters of m x n CTAs */
 
@@ -420,6 +428,10 @@ typedef struct hg_mainloop {
    * wait_group 0 per body), then the k-blocks left one by one as without it: the same sums in
    * the same order. NULL: one partial set. */
   const hg_val_t *partial2;
+  /* MMA turns between the two consumers of a cooperative tile (PRED variable, false before the
+   * first unit, kept across units; HG_NONE: none): each k-block's MMAs are issued between
+   * hg_roles_mma_turn_wait and hg_roles_mma_turn_signal. Not with partial2 or phase. */
+  hg_val_t turns;
 } hg_mainloop_t;
 
 /* k-blocks per body with two partial sets: two groups, and at least 4 (block scales promote

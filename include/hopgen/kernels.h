@@ -502,7 +502,7 @@ typedef struct hg_gemm_config {
   int splits;
   /* fp8's accurate accumulation: how promotions overlap the MMAs (HG_PROMOTE_* flags; 0: each
    * consumer waits for its group's MMAs, then adds them, both consumers in step). Text ",ps"
-   * (stagger) or ",pd" (double); printed only when not 0. */
+   * (stagger), ",pd" (double) or ",pt" (turns); printed only when not 0. */
   int promote_overlap;
   /* Stream-K (text ",sk"): the persistent grid's clusters share the k-blocks of the tiles
    * that would leave the last wave partial, each shared tile fixed up in the same kernel by
@@ -528,6 +528,12 @@ typedef struct hg_gemm_config {
  * (hg_gemm_config_check refuses tiles that would spill). The same sums in the same order.
  * Not with STAGGER. */
 #define HG_PROMOTE_DOUBLE 2
+/* MMA turns: the two consumer warpgroups of a cooperative tile issue each k-block's MMAs in
+ * turn (named barriers: a consumer waits for its turn, issues, commits and hands the turn
+ * over before it waits for its MMAs), so one's MMAs are queued behind the other's and run
+ * while the other drains and promotes, instead of both draining at once. No register cost;
+ * the same sums in the same order. Not with STAGGER or DOUBLE. */
+#define HG_PROMOTE_TURNS 4
 /* Each consumer thread loads its rows' A scales and the tile's B scale from global memory
  * before each k-block's stage wait. */
 #define HG_BLOCK_SCALES_GLOBAL 0

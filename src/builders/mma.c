@@ -324,14 +324,17 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   if ((promote && (!m->async || !ml->partial || (block_scaled(ml) && ml->promote != 1) ||
                    m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) ||
       (ml->kblock_scales && ml->kblock_scales_staged) ||
-      (ml->kblock_scales_staged && !ml->ring_s) || (phased && !promote) ||
-      (ml->partial2 && (!promote || phased)) || unroll > HG_MAINLOOP_MAX_UNROLL) {
+      (ml->kblock_scales_staged && !ml->ring_s) ||
+      (!hg_val_is_none(ml->turns) && (!m->async || ml->partial2 || phased)) ||
+      (phased && !promote) || (ml->partial2 && (!promote || phased)) ||
+      unroll > HG_MAINLOOP_MAX_UNROLL) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "promotion every %d k-blocks needs a wgmma kind, a partial "
                                 "accumulator set, and (with block scales) a promotion every "
                                 "k-block, from global or staged memory but not both; a "
                                 "promotion phase or a second partial set needs promotions, not "
-                                "both, and two sets at most %d k-blocks unrolled",
+                                "both, and two sets at most %d k-blocks unrolled; MMA turns "
+                                "need a wgmma kind and neither",
                                 ml->promote, HG_MAINLOOP_MAX_UNROLL));
     return;
   }
@@ -375,7 +378,12 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
                           : promote ? hg_b_cmp(b, HG_NE, group, i32(b, 0))
                                     : sd;
     if (phased) accumulate = hg_b_bin(b, HG_AND, accumulate, sd);
+    /* MMA turns: issued and committed in this consumer's turn, handed over before the waits,
+     * so the other's MMAs queue behind these and run while this one drains and promotes */
+    const bool turns = !hg_val_is_none(ml->turns);
+    if (turns) hg_roles_mma_turn_wait(b, r, ml->turns);
     hg_mma_builder_kblock(b, m, dst, wm, a_stage, b_stage, accumulate, r);
+    if (turns) hg_roles_mma_turn_signal(b, r);
     if (m->async) {
       hg_b_assign(b, sd, hg_b_pred(b, true));
       /* Keep this k-block's MMAs in flight; the previous k-block's are done reading. */

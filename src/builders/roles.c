@@ -119,6 +119,24 @@ void hg_roles_order_signal(hg_builder_t *b, const hg_roles_t *r) {
   order(b, r, false, "hg_roles_order_signal");
 }
 
+void hg_roles_mma_turn_wait(hg_builder_t *b, const hg_roles_t *r, hg_val_t started) {
+  hg_val_t first = hg_b_cmp(b, HG_EQ, r->consumer, i32(b, 0));
+  hg_b_if(b, hg_b_not(b, hg_b_bin(b, HG_AND, first, hg_b_not(b, started))));
+  hg_roles_order_wait(b, r);
+  hg_b_endif(b);
+  hg_b_assign(b, started, hg_b_pred(b, true));
+}
+
+void hg_roles_mma_turn_signal(hg_builder_t *b, const hg_roles_t *r) {
+  hg_roles_order_signal(b, r);
+}
+
+void hg_roles_mma_turns_end(hg_builder_t *b, const hg_roles_t *r, hg_val_t started) {
+  hg_b_if(b, hg_b_bin(b, HG_AND, started, hg_b_cmp(b, HG_EQ, r->consumer, i32(b, 0))));
+  hg_b_bar_sync(b, HG_BAR_ORDER_BASE, 256);
+  hg_b_endif(b);
+}
+
 void hg_roles_turn_begin(hg_builder_t *b, const hg_roles_t *r, bool pingpong, const hg_pipe_t *p,
                          hg_pipe_pos_t pos, hg_val_t iter, hg_val_t kblocks) {
   hg_val_t mine = hg_b_pred(b, true);

@@ -576,11 +576,22 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     ml == HG_MAINLOOP_CPASYNC_WGMMA ? "cpasync-wgmma"
                                                     : "leading dimension, batch stride or base "
                                                       "not a multiple of 16 bytes");
-  if (c->promote_overlap < 0 || c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE))
+  if (c->promote_overlap < 0 ||
+      c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE | HG_PROMOTE_TURNS))
     return hg_error(HG_ERR_INVALID,
-                    "promotion overlap %d is not known (0, HG_PROMOTE_STAGGER 1 or "
-                    "HG_PROMOTE_DOUBLE 2)",
+                    "promotion overlap %d is not known (0, HG_PROMOTE_STAGGER 1, "
+                    "HG_PROMOTE_DOUBLE 2 or HG_PROMOTE_TURNS 4)",
                     c->promote_overlap);
+  if ((c->promote_overlap & HG_PROMOTE_TURNS) && c->promote_overlap != HG_PROMOTE_TURNS)
+    return hg_error(HG_ERR_INVALID,
+                    "MMA turns (pt) do not combine with staggered promotions (ps) or two partial "
+                    "sets (pd): turns order one set's MMAs between two consumers in step");
+  if ((c->promote_overlap & HG_PROMOTE_TURNS) && hg_gemm_promote(p) && !two_consumers(c))
+    return hg_error(HG_ERR_INVALID,
+                    "MMA turns (pt) alternate two consumer warpgroups on one tile (a cooperative "
+                    "tile of 128 rows or more); this %dx%d %s tile has %s",
+                    c->tile_m, c->tile_n, c->schedule == HG_SCHED_PINGPONG ? "ping-pong" : "coop",
+                    c->schedule == HG_SCHED_PINGPONG ? "one per tile" : "one");
   if (c->promote_overlap == (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE))
     return hg_error(HG_ERR_INVALID,
                     "staggered promotions (ps) and two partial sets (pd) do not combine: the "
@@ -588,7 +599,7 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "both consumers");
   if (c->promote_overlap && !hg_gemm_promote(p))
     return hg_error(HG_ERR_INVALID,
-                    "a promotion overlap (ps, pd) applies to fp8's accurate accumulation, and "
+                    "a promotion overlap (ps, pd, pt) applies to fp8's accurate accumulation, and "
                     "this GEMM promotes nothing (%s)",
                     is8(p->a_type) ? "--fp8-accum fast" : "16-bit operands");
   if ((c->promote_overlap & HG_PROMOTE_STAGGER) && !two_consumers(c))
@@ -678,6 +689,7 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
                   c->promote_overlap == HG_PROMOTE_STAGGER  ? ",ps"
                   : c->promote_overlap == HG_PROMOTE_DOUBLE ? ",pd"
+                  : c->promote_overlap == HG_PROMOTE_TURNS  ? ",pt"
                   : c->promote_overlap                      ? ",p?"
                                                             : "",
                   c->block_scales == HG_BLOCK_SCALES_SMEM ? ",bs"
@@ -764,13 +776,15 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       kind = EPI;
     } else if (tok[0] == 'k' && parse_ints(tok + 1, &c.splits, 1)) {
       kind = SPLITS;
-    } else if (!strcmp(tok, "ps") || !strcmp(tok, "pd")) {
+    } else if (!strcmp(tok, "ps") || !strcmp(tok, "pd") || !strcmp(tok, "pt")) {
       kind = OVERLAP;
-      c.promote_overlap = tok[1] == 's' ? HG_PROMOTE_STAGGER : HG_PROMOTE_DOUBLE;
+      c.promote_overlap = tok[1] == 's'   ? HG_PROMOTE_STAGGER
+                          : tok[1] == 'd' ? HG_PROMOTE_DOUBLE
+                                          : HG_PROMOTE_TURNS;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, sk, bs, ps|pd or a mainloop such as tma-wgmma, separated by "
+                      "mG|nG, eN, kS, sk, bs, pt, ps|pd or a mainloop such as tma-wgmma, separated by "
                       "single commas)",
                       text, tok);
     }
@@ -1016,15 +1030,16 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         n = add_fitting(&p, c, out, cap, n);
         /* fp8's accurate accumulation: each promotion overlap too, where it applies (the
          * check refuses the rest) */
-        for (int ov = HG_PROMOTE_STAGGER; hg_gemm_promote(&p) && ov <= HG_PROMOTE_DOUBLE; ov++) {
+        for (int ov = HG_PROMOTE_STAGGER; hg_gemm_promote(&p) && ov <= HG_PROMOTE_TURNS; ov *= 2) {
           c.promote_overlap = ov;
           n = add_fitting(&p, c, out, cap, n);
         }
         c.promote_overlap = 0;
-        /* block-wise scales: staged in shared memory too, with and without two partial sets */
+        /* block-wise scales: staged in shared memory too, alone, with two partial sets and
+         * with MMA turns */
         if (p.scale == HG_SCALE_BLOCK) {
           c.block_scales = HG_BLOCK_SCALES_SMEM;
-          for (int ov = 0; ov <= HG_PROMOTE_DOUBLE; ov += HG_PROMOTE_DOUBLE) {
+          for (int ov = 0; ov <= HG_PROMOTE_TURNS; ov = ov ? ov * 2 : HG_PROMOTE_DOUBLE) {
             c.promote_overlap = ov;
             n = add_fitting(&p, c, out, cap, n);
           }

@@ -127,7 +127,10 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
       .ring_s = staged ? &x->ring_s : NULL,
       .scales_ctx = &bs,
       .phase = phase,
-      .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + x->g->mma.acc_count : NULL};
+      .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + x->g->mma.acc_count : NULL,
+      /* MMA turns: whether consumer 0 has taken its first, across the units */
+      .turns = c->promote_overlap & HG_PROMOTE_TURNS ? hg_b_var(b, HG_T_PRED, hg_b_pred(b, false))
+                                                     : HG_NONE};
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);
@@ -179,6 +182,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
   }
   hg_sched_end(b, &x->sched);
+  if (!hg_val_is_none(ml.turns)) hg_roles_mma_turns_end(b, r, ml.turns);
   hg_epilogue_drain(b, &x->epi, r);
   hg_acc_map_free(&am);
   return st;

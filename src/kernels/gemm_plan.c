@@ -143,7 +143,9 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     /* the promotions' overlap: staggered consumers, two partial sets */
     if (c->promote_overlap)
       snprintf(split + strlen(split), sizeof split - strlen(split), "_%s",
-               c->promote_overlap == HG_PROMOTE_STAGGER ? "ps" : "pd");
+               c->promote_overlap == HG_PROMOTE_STAGGER  ? "ps"
+               : c->promote_overlap == HG_PROMOTE_DOUBLE ? "pd"
+                                                         : "pt");
     /* block-wise scales staged in shared memory by the producer */
     if (c->block_scales == HG_BLOCK_SCALES_SMEM)
       snprintf(split + strlen(split), sizeof split - strlen(split), "_bs");

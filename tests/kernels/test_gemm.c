@@ -1535,6 +1535,72 @@ static void test_block_scales_staged(void) {
   }
 }
 
+/* MMA turns (HG_PROMOTE_TURNS, ",pt"): the text form; the rules (two consumers on one tile,
+ * alone among the overlaps, accurate fp8 only) and their sentences; the kernels: each k-block's
+ * MMAs between a turn wait and a hand-over on the ordering barriers (bar.sync 4/5 of 256
+ * threads in each consumer's branch, bar.arrive to the other's), and consumer 0's last wait
+ * after the units: 3 bar.sync and 2 bar.arrive of 256 more than without; the same wgmma. */
+static void test_mma_turns(void) {
+  hg_gemm_config_t c;
+  char text[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4,pt,bs", &c));
+  CHECK_EQ(c.promote_overlap, HG_PROMOTE_TURNS);
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK(strstr(text, ",pt,bs") != NULL);
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,pt,pd", &c), HG_ERR_PARSE,
+            "gives the promotion overlap twice");
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  p.scale = HG_SCALE_BLOCK;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4,pt", &c));
+  CHECK_OK(hg_gemm_config_check(&p, &c));
+  c.promote_overlap = HG_PROMOTE_TURNS | HG_PROMOTE_DOUBLE;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "do not combine");
+  c.promote_overlap = 8;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 8 is not known");
+  CHECK_OK(hg_gemm_config_parse("64x128x128,pp,s4,pt", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "has one per tile");
+  CHECK_OK(hg_gemm_config_parse("64x128x128,s4,pt", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "tile has one");
+  hg_gemm_problem_t fast = problem(4096, 4096, 4096, HG_E4M3);
+  fast.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK_OK(hg_gemm_problem_normalize(&fast));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4,pt", &c));
+  CHECK_ERR(hg_gemm_config_check(&fast, &c), HG_ERR_INVALID, "applies to fp8's accurate");
+  static const struct {
+    hg_gemm_scale_t scale;
+    const char *config;
+  } kernels[] = {{HG_SCALE_BLOCK, "128x128x128,c2x1,s4"},
+                 {HG_SCALE_BLOCK, "128x128x128,c2x1,s6,e32,bs"},
+                 {HG_SCALE_BLOCK, "128x64x128,s4,k3"},
+                 {HG_SCALE_TENSOR, "128x128x128,c1x2,s4"},
+                 {HG_SCALE_ROW, "256x64x128,s4"}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    int n[2][3] = {{0}};
+    for (int pt = 0; pt < 2; pt++) {
+      hg_gemm_problem_t q = problem(1000, 3000, 4112, HG_E4M3);
+      q.scale = kernels[i].scale;
+      CHECK_OK(hg_gemm_problem_normalize(&q));
+      CHECK_OK(hg_gemm_config_parse(kernels[i].config, &c));
+      if (pt) c.promote_overlap = HG_PROMOTE_TURNS;
+      CHECK_OK(hg_gemm_config_check(&q, &c));
+      if (pt) check_generates(&q, &c);
+      hg_gemm_kernel_t k;
+      hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+      CHECK_OK(st);
+      if (!hg_is_ok(&st)) return;
+      CHECK(strstr(k.k.name, "_pt") != NULL || !pt);
+      n[pt][0] = count(k.k.ptx.data, ", 256;") - count(k.k.ptx.data, "bar.arrive");
+      n[pt][1] = count(k.k.ptx.data, "bar.arrive");
+      n[pt][2] = count(k.k.ptx.data, "wgmma.mma_async");
+      hg_gemm_kernel_free(&k);
+    }
+    if (n[1][0] - n[0][0] != 3 || n[1][1] - n[0][1] != 2 || n[1][2] != n[0][2])
+      HG_FAIL("%s: with pt %d bar.sync, %d bar.arrive, %d wgmma more (want 3, 2, 0)",
+              kernels[i].config, n[1][0] - n[0][0], n[1][1] - n[0][1], n[1][2] - n[0][2]);
+  }
+}
+
 /* The tuner's memory: a recorded configuration is found again for the same problem and device
  * (the last record wins), not for another device or shape, and not with the cache off. */
 static void test_tuned_record(void) {
@@ -1810,6 +1876,7 @@ int main(void) {
   HG_RUN(test_fp8_double);
   HG_RUN(test_fp8_scaling);
   HG_RUN(test_block_scales_staged);
+  HG_RUN(test_mma_turns);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);
