@@ -89,7 +89,7 @@ fi
 # copies each k-block's scales into the stage; consumers read shared memory) and MMA turns
 # (",pt": the two consumers issue each k-block's MMAs in turn) against the global path. bs2-check: --check on awkward shapes per variant, and the refusals; bs2-bench: the
 # fp8block set (DeepSeek-V3's projections, the anchors) per variant, cuBLASLt block-wise in the
-# same process, a table last. BS2_SHAPES / ITERS narrow it.
+# same process, a table last. BS2_SHAPES / ITERS / BS2_BUDGET narrow it.
 bs_fit() { # bs_fit SHAPE... -- CFG: the first of CFG, CFG with e32, CFG one stage less that
            # generates (nothing when none does: e.g. pt on a one-consumer tile)
   local mnk=() c
@@ -138,7 +138,10 @@ fi
 if [ "$what" = bs2-bench ]; then
   shapes=${BS2_SHAPES:-"64x2112x7168 64x24576x1536 64x32768x512 64x7168x16384 64x4096x7168 64x7168x2048 128x2112x7168 128x24576x1536 128x32768x512 128x7168x16384 128x4096x7168 128x7168x2048 4096x2112x7168 4096x24576x1536 4096x32768x512 4096x7168x16384 4096x4096x7168 4096x7168x2048 8192x8192x8192"}
   table=$(mktemp)
+  t0=$SECONDS
   for mnk in $shapes; do
+    # BS2_BUDGET seconds (default 330): the shapes left are skipped, the table still printed
+    if [ $((SECONDS - t0)) -gt ${BS2_BUDGET:-330} ]; then echo "budget reached: skipped from $mnk on"; break; fi
     m=$(echo $mnk | tr x ' ')
     cfg=$("$H" gemm $m --type e4m3 --scale block 2>&1 | awk '$1 == "config" {sub(",$", "", $2); print $2}')
     [ -n "$cfg" ] || { echo "FAIL $mnk: no configuration"; fails=$((fails+1)); continue; }
@@ -149,7 +152,8 @@ if [ "$what" = bs2-bench ]; then
     case "$base" in 128x128x128,*) ;; *) variants+=("$(bs_fit $m -- 128x128x128,c2x1,s6,e32,pt,bs)") ;; esac
     for c in "${variants[@]}"; do
       [ -n "$c" ] || continue
-      out=$("$H" gemm $m --type e4m3 --scale block --config "$c" --check --bench --iters ${ITERS:-20} --json 2>&1)
+      # correctness is bs2-check's (and BS2_CHECK=1 adds --check here: rel_err filled in)
+      out=$("$H" gemm $m --type e4m3 --scale block --config "$c" ${BS2_CHECK:+--check} --bench --iters ${ITERS:-20} --json 2>&1)
       rc=$?
       runs=$((runs+1))
       [ $rc -eq 0 ] || fails=$((fails+1))

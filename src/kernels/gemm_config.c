@@ -726,11 +726,23 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
   if (!text[0]) return hg_error(HG_ERR_PARSE, "configuration is empty");
   strcpy(buf, text);
   /* Each field once: a second one would silently win. */
-  enum { TILE, CLUSTER, STAGES, SCHEDULE, RASTER, EPI, MAINLOOP, SPLITS, OVERLAP, STREAMK, BSCALES };
-  static const char *const what[] = {
-      "tile",           "cluster",  "stage count",   "schedule",          "raster",
-      "epilogue width", "mainloop", "split-K count", "promotion overlap", "stream-K",
-      "block-scale path"};
+  enum {
+    TILE,
+    CLUSTER,
+    STAGES,
+    SCHEDULE,
+    RASTER,
+    EPI,
+    MAINLOOP,
+    SPLITS,
+    OVERLAP,
+    STREAMK,
+    BSCALES
+  };
+  static const char *const what[] = {"tile",     "cluster",         "stage count",
+                                     "schedule", "raster",          "epilogue width",
+                                     "mainloop", "split-K count",   "promotion overlap",
+                                     "stream-K", "block-scale path"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -782,11 +794,12 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
                           : tok[1] == 'd' ? HG_PROMOTE_DOUBLE
                                           : HG_PROMOTE_TURNS;
     } else {
-      return hg_error(HG_ERR_PARSE,
-                      "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, sk, bs, pt, ps|pd or a mainloop such as tma-wgmma, separated by "
-                      "single commas)",
-                      text, tok);
+      return hg_error(
+          HG_ERR_PARSE,
+          "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
+          "mG|nG, eN, kS, sk, bs, pt, ps|pd or a mainloop such as tma-wgmma, separated by "
+          "single commas)",
+          text, tok);
     }
     if (seen & (1u << kind))
       return hg_error(HG_ERR_PARSE, "configuration '%s' gives the %s twice", text, what[kind]);

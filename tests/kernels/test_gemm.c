@@ -1186,8 +1186,8 @@ static void test_fp8_stagger(void) {
   CHECK(strstr(text, "ps") == NULL);
   hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
   CHECK_OK(hg_gemm_problem_normalize(&p));
-  c.promote_overlap = 4;
-  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 4 is not known");
+  c.promote_overlap = 8;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 8 is not known");
   c.promote_overlap = HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE;
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "do not combine");
   CHECK_OK(hg_gemm_config_parse("64x128x128,pp,ps", &c));
