@@ -1043,17 +1043,20 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
         n = add_fitting(&p, c, out, cap, n);
         /* fp8's accurate accumulation: each promotion overlap too, where it applies (the
          * check refuses the rest) */
-        for (int ov = HG_PROMOTE_STAGGER; hg_gemm_promote(&p) && ov <= HG_PROMOTE_TURNS; ov *= 2) {
+        for (int ov = HG_PROMOTE_STAGGER; hg_gemm_promote(&p) && ov <= HG_PROMOTE_DOUBLE; ov++) {
           c.promote_overlap = ov;
           n = add_fitting(&p, c, out, cap, n);
         }
         c.promote_overlap = 0;
-        /* block-wise scales: staged in shared memory too, alone, with two partial sets and
-         * with MMA turns */
+        /* block-wise scales (a drain every k-block): the scales staged in shared memory,
+         * with and without MMA turns (pt alone is left to --config: the space stays within
+         * HG_GEMM_TUNE_MAX with stream-K's and split-K's entries) */
         if (p.scale == HG_SCALE_BLOCK) {
-          c.block_scales = HG_BLOCK_SCALES_SMEM;
-          for (int ov = 0; ov <= HG_PROMOTE_TURNS; ov = ov ? ov * 2 : HG_PROMOTE_DOUBLE) {
-            c.promote_overlap = ov;
+          static const int variants[][2] = {{0, HG_BLOCK_SCALES_SMEM},
+                                            {HG_PROMOTE_TURNS, HG_BLOCK_SCALES_SMEM}};
+          for (int v = 0; v < 2; v++) {
+            c.promote_overlap = variants[v][0];
+            c.block_scales = variants[v][1];
             n = add_fitting(&p, c, out, cap, n);
           }
           c.promote_overlap = 0;

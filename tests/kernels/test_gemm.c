@@ -1495,6 +1495,18 @@ static void test_block_scales_staged(void) {
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "at most 5 stages fit");
   c.epi_n = 32;
   CHECK_OK(hg_gemm_config_check(&p, &c));
+  /* the tuner tries bs and pt,bs beside the global path, within its cap */
+  hg_gemm_problem_t tp = problem(128, 2112, 7168, HG_E4M3);
+  tp.scale = HG_SCALE_BLOCK;
+  hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
+  const int ns = hg_gemm_tune_space(&tp, space, HG_GEMM_TUNE_MAX);
+  CHECK(ns > 0 && ns < HG_GEMM_TUNE_MAX);
+  int staged = 0, turns = 0;
+  for (int i = 0; i < ns && i < HG_GEMM_TUNE_MAX; i++) {
+    staged += space[i].block_scales == HG_BLOCK_SCALES_SMEM;
+    turns += space[i].block_scales && space[i].promote_overlap == HG_PROMOTE_TURNS;
+  }
+  CHECK(staged >= 6 && turns >= 3);
   /* the kernels, each against the global path on the same tile */
   static const struct {
     const char *config;
