@@ -180,6 +180,13 @@ case "$mode" in
     grep -hsE '^FAIL|bs2 checks' "$LOG/gemm-bs2-check.log" | cut -c1-200
     grep -hsE '^[0-9]+x' "$LOG/gemm-bs2-bench.log" | cut -c1-110
     sed -n '/^== bs2/,$p' "$LOG/gemm-bs2-bench.log" 2>/dev/null ;;
+  # the fp8block set as the heuristic picks it, with HOPGEN_FP8_BLOCK unset (global scales), bs,
+  # pt and bs,pt (kernels.h / gemm_config.c: block_scale_rule), cuBLASLt beside each; summaries last
+  bs2sets) for v in none bs pt bs,pt; do
+      STEP_TIMEOUT=200 step "fp8block-$v" env HOPGEN_FP8_BLOCK=$([ $v = none ] || echo $v) \
+        "$H" bench gemm --set fp8block --types e4m3 --iters ${ITERS:-20}
+    done
+    for v in none bs pt bs,pt; do echo "== HOPGEN_FP8_BLOCK=$v"; grep -hE 'geometric|^ *[0-9]+x' "$LOG/fp8block-$v.log" | cut -c1-150; done ;;
   # fp8 row- and block-wise against torch._scaled_mm in the same mode (same process, same data)
   fp8torch) step fp8-torch env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
       PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 scripts/fp8-torch.py

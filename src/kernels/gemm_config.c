@@ -910,6 +910,35 @@ hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_
   return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, out);
 }
 
+/* fp8 block scales' paths, NOT MEASURED YET: by default the heuristic keeps the scales' global
+ * loads and no MMA turns. HOPGEN_FP8_BLOCK naming bs and/or pt (e.g. "bs,pt") takes staged
+ * scales and/or MMA turns where the configuration allows, so that scripts/gpu-check.sh bs2sets
+ * compares the heuristic's sets with and without them in one call. A stage holds 16 + 4 tile_m
+ * bytes more with staged scales: where the stages no longer fit, the epilogue narrows to 32
+ * columns, else the ring loses stages. */
+static void block_scale_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
+  const char *env = getenv("HOPGEN_FP8_BLOCK");
+  if (!env || p->scale != HG_SCALE_BLOCK) return;
+  hg_gemm_config_t t = *c;
+  if (strstr(env, "pt") && two_consumers(&t) && !t.promote_overlap)
+    t.promote_overlap = HG_PROMOTE_TURNS;
+  if (strstr(env, "bs")) {
+    t.block_scales = HG_BLOCK_SCALES_SMEM;
+    hg_status_t ok = hg_gemm_config_check(p, &t);
+    if (!hg_is_ok(&ok)) {
+      hg_gemm_config_t e = t;
+      e.epi_n = 32;
+      ok = hg_gemm_config_check(p, &e);
+      if (hg_is_ok(&ok))
+        t = e;
+      else if (hg_gemm_max_stages(p, &t) < t.stages)
+        t.stages = hg_gemm_max_stages(p, &t);
+    }
+  }
+  hg_status_t ok = hg_gemm_config_check(p, &t);
+  if (hg_is_ok(&ok)) *c = t;
+}
+
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloop_t mainloop,
                                   int sm_count, hg_gemm_config_t *out) {
   hg_gemm_problem_t p = *p_in, asked = *p_in;
@@ -1011,6 +1040,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
    * either way on 128x128 ones, two partial sets (pd) 2-6x slower under block scales on
    * 128-row tiles (175 against 914 TFLOP/s at 4096x7168x16384) and 47-58% slower per tensor.
    * The tuner still tries both. */
+  block_scale_rule(&p, &best);
   *out = best;
   return hg_ok();
 }
