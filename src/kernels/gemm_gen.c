@@ -25,7 +25,7 @@ typedef struct gemm_gen {
   hg_roles_t roles;
   hg_cluster2d_t cl;
   hg_smem_ring_t ring_a, ring_b, stg_a, stg_b; /* stages; staged window copies' slots */
-  hg_smem_ring_t ring_s; /* staged fp8 block scales (HG_BLOCK_SCALES_SMEM) */
+  hg_smem_ring_t ring_s;                       /* staged fp8 block scales (HG_BLOCK_SCALES_SMEM) */
   hg_pipe_t pipe;
   hg_sched_t sched;
   hg_splitk_t splitk;   /* when config.splits > 1 */
