@@ -113,7 +113,8 @@ if [ "$what" = bs2-check ]; then
     run 1000 1000 1000 --type e4m3 --scale block --epilogue bias,gelu --config 128x64x128,c1x2$v
     run 3000 1000 4112 --type e4m3 --scale block --config 256x64x128,c2x1,s4$v
     case "$v" in *pt*) continue ;; esac # one consumer per tile: no turns
-    run 1 300 4100 --type e4m3 --scale block --d f32 --config 64x128x128,pp$v
+    # M = 1 reads B in place (cp.async): staged scales are refused there (see below)
+    case "$v" in *bs*) ;; *) run 1 300 4100 --type e4m3 --scale block --d f32 --config 64x128x128,pp$v ;; esac
     run 4095 2112 7168 --type e4m3 --scale block --config 64x128x128,pp$v
     run 1000 3000 4112 --type e4m3 --scale block --config 64x64x128,c2x1,pp$v
   done

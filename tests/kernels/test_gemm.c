@@ -1613,28 +1613,30 @@ static void test_mma_turns(void) {
   }
 }
 
-/* HOPGEN_FP8_BLOCK (the heuristic's A/B switch for block scales, off by default): "bs,pt" gives
- * a 128-row tile staged scales and turns, still within shared memory (the epilogue narrowed or
- * a stage less); a 64-row tile only the staged scales (one consumer: no turns); per-tensor
- * problems and an unset variable nothing. */
+/* The heuristic's block scales: staged (bs) by default, no MMA turns; HOPGEN_FP8_BLOCK=none
+ * keeps the global loads, "bs,pt" gives a 128-row tile staged scales and turns, still within
+ * shared memory (the epilogue narrowed or a stage less); a 64-row tile only the staged scales
+ * (one consumer: no turns); per-tensor problems nothing. */
 static void test_block_scale_rule(void) {
   static const int64_t shapes[][3] = {{4096, 7168, 16384}, {4096, 2112, 7168}, {64, 7168, 2048}};
   hg_gemm_config_t c;
   for (size_t i = 0; i < 3; i++)
-    for (int env = 0; env < 2; env++) {
-      if (env)
+    for (int env = 0; env < 3; env++) { /* unset (the default), "none", "bs,pt" */
+      if (env == 2)
         setenv("HOPGEN_FP8_BLOCK", "bs,pt", 1);
+      else if (env == 1)
+        setenv("HOPGEN_FP8_BLOCK", "none", 1);
       else
         unsetenv("HOPGEN_FP8_BLOCK");
       hg_gemm_problem_t q = problem(shapes[i][0], shapes[i][1], shapes[i][2], HG_E4M3);
       q.scale = HG_SCALE_BLOCK;
       CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
-      CHECK_EQ(c.block_scales, env ? HG_BLOCK_SCALES_SMEM : HG_BLOCK_SCALES_GLOBAL);
+      CHECK_EQ(c.block_scales, env != 1 ? HG_BLOCK_SCALES_SMEM : HG_BLOCK_SCALES_GLOBAL);
       const bool two = c.tile_m >= 128 && c.schedule != HG_SCHED_PINGPONG;
-      CHECK_EQ(c.promote_overlap, env && two ? HG_PROMOTE_TURNS : 0);
+      CHECK_EQ(c.promote_overlap, env == 2 && two ? HG_PROMOTE_TURNS : 0);
       CHECK_OK(hg_gemm_problem_normalize(&q));
       CHECK_OK(hg_gemm_config_check(&q, &c));
-      if (env) check_generates(&q, &c);
+      if (env != 1) check_generates(&q, &c);
       hg_gemm_problem_t t = problem(shapes[i][0], shapes[i][1], shapes[i][2], HG_E4M3);
       CHECK_OK(hg_gemm_heuristic(&t, 132, &c));
       CHECK_EQ(c.block_scales, 0);
