@@ -300,14 +300,13 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
 void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *c, hg_val_t dst,
                             hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
                             hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread);
-/* Staged window copies (c->staged), in two steps a pipeline depth apart, so that as many
- * bytes are in flight as the staging slots hold, not as the producer's registers do:
- * _issue starts the cp.async of the aligned 16-byte blocks under the calling thread's chunks
- * into its part of the staging slot stg (I32 shared address; blocks holding no byte of the
- * tile's rows are zero-filled, never read); after cp.async.wait_group has seen them land,
- * _shift builds each 16-byte chunk from two staged blocks and stores it into the stage dst.
- * The thread reads only blocks it copied itself: no barrier between the two. Arguments as
- * hg_cp_async_copy_issue's. */
+/* Staged window copies (c->staged), in two steps HG_CP_ASYNC_STAGING_DEPTH k-blocks apart, so that
+ * as many bytes are in flight as the staging slots hold, not as the producer's registers do: _issue
+ * starts the cp.async of the aligned 16-byte blocks under the calling thread's chunks into its part
+ * of the staging slot stg (I32 shared address; blocks holding no byte of the tile's rows are
+ * zero-filled, never read); after cp.async.wait_group has seen them land, _shift builds each
+ * 16-byte chunk from two staged blocks and stores it into the stage dst. The thread reads only
+ * blocks it copied itself: no barrier between the two. Arguments as hg_cp_async_copy_issue's. */
 void hg_cp_async_stage_issue(hg_builder_t *b, const hg_cp_async_copy_t *c, hg_val_t stg,
                              hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
                              hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread);

@@ -70,6 +70,29 @@ static hg_status_t offset_of(const hg_cp_async_spec_t *s, int64_t r, int64_t c, 
   return hg_composed_eval(&s->smem, &crd, off);
 }
 
+/* The shared address (I32) of view element (r, c) in the stage at dst; false where the stage
+ * layout cannot be emitted (the builder then holds the failure). */
+static bool stage_addr(hg_builder_t *b, const hg_cp_async_spec_t *s, hg_val_t r, hg_val_t c,
+                       hg_val_t dst, hg_val_t *out) {
+  hg_val_t crd[2] = {s->transposed ? c : r, s->transposed ? r : c}, off;
+  hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
+  if (!hg_is_ok(&st)) {
+    hg_builder_fail(b, st);
+    return false;
+  }
+  *out = hg_b_mad(b, off, i32(b, hg_dtype_bytes(s->dtype)), dst);
+  return true;
+}
+
+/* The global address (I64) of tensor element (gr, gc) (I32) of the view at gbase with row
+ * pitch ld (I64 elements) of e-byte elements: 64-bit row offsets. */
+static hg_val_t view_addr(hg_builder_t *b, hg_val_t gbase, hg_val_t ld, hg_val_t gr, hg_val_t gc,
+                          int e) {
+  return hg_b_bin(
+      b, HG_ADD, gbase,
+      hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
+}
+
 /* Find the smallest period P (chunks) such that, for every thread's first row and column and
  * every chunk j >= P, offset(row + j R, c) = offset(row + (j - P) R, c) + D with one D: then
  * the copy needs P layout evaluations per thread and constant steps (hg_cp_async_copy_t). */
@@ -226,21 +249,13 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
     valid[g] = ragged ? hg_b_cmp(b, HG_LT_S, chunk, i32(b, cp->chunks)) : HG_NONE;
     hg_val_t r = hg_b_bin(b, HG_DIV_U, chunk, i32(b, cpr));
     hg_val_t c = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_REM_U, chunk, i32(b, cpr)), i32(b, cp->vec));
-    hg_val_t crd[2] = {s->transposed ? c : r, s->transposed ? r : c}, off;
-    hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
-    if (!hg_is_ok(&st)) {
-      hg_builder_fail(b, st);
-      return;
-    }
-    saddr[g] = hg_b_mad(b, off, i32(b, e), dst);
+    if (!stage_addr(b, s, r, c, dst, &saddr[g])) return;
     hg_val_t gr = hg_b_bin(b, HG_ADD, row0, r), gc = hg_b_bin(b, HG_ADD, col0, c);
     left[g] = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
     hg_val_t in_row = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, gr, rows_ext),
                                hg_b_cmp(b, HG_GT_S, left[g], i32(b, 0)));
     if (ragged) in_row = hg_b_bin(b, HG_AND, in_row, valid[g]);
-    hg_val_t gaddr = hg_b_bin(
-        b, HG_ADD, gbase,
-        hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
+    hg_val_t gaddr = view_addr(b, gbase, ld, gr, gc, e);
     sh[g] = hg_b_bin(b, HG_AND, hg_b_trunc(b, gaddr), i32(b, 15));
     hg_val_t blk = hg_b_bin(b, HG_SUB, gaddr, hg_b_zext(b, sh[g]));
     for (int i = 0; i < 8; i++) w[g][i] = hg_b_var(b, HG_T_I32, i32(b, 0));
@@ -308,12 +323,7 @@ static stage_run_t stage_run(hg_builder_t *b, const hg_cp_async_copy_t *cp, int 
   x.left = hg_b_select(b, in, hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e)),
                        i32(b, 0));
   /* a run outside the tensor names the view's base and reads nothing */
-  x.gaddr =
-      hg_b_select(b, in,
-                  hg_b_bin(b, HG_ADD, gbase,
-                           hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)),
-                                    hg_b_i64(b, e))),
-                  gbase);
+  x.gaddr = hg_b_select(b, in, view_addr(b, gbase, ld, gr, gc, e), gbase);
   x.sh = hg_b_bin(b, HG_AND, hg_b_trunc(b, x.gaddr), i32(b, 15));
   x.stg = hg_b_mad(b, thread, i32(b, cp->runs * (cp->run + 1) * 16),
                    hg_b_bin(b, HG_ADD, stg, i32(b, u * (cp->run + 1) * 16)));
@@ -342,8 +352,6 @@ void hg_cp_async_stage_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_v
 void hg_cp_async_stage_shift(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t stg,
                              hg_val_t dst, hg_val_t gbase, hg_val_t ld, hg_val_t row0,
                              hg_val_t col0, hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
-  const hg_cp_async_spec_t *s = &cp->spec;
-  const int e = hg_dtype_bytes(s->dtype);
   for (int u = 0; u < cp->runs; u++) {
     const stage_run_t x =
         stage_run(b, cp, u, stg, gbase, ld, row0, col0, rows_ext, cols_ext, thread);
@@ -358,14 +366,11 @@ void hg_cp_async_stage_shift(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_v
       /* bytes past the row's end are zeros (the staged blocks past it are zero-filled, but
        * the last block holding row bytes may hold the next row's too) */
       hg_window16_mask(b, hg_b_bin(b, HG_SUB, x.left, i32(b, 16 * i)), out);
-      hg_val_t c = hg_b_bin(b, HG_ADD, x.c, i32(b, i * cp->vec));
-      hg_val_t crd[2] = {s->transposed ? c : x.r, s->transposed ? x.r : c}, off;
-      hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
-      if (!hg_is_ok(&st)) {
-        hg_builder_fail(b, st);
+      hg_val_t saddr;
+      if (!stage_addr(b, &cp->spec, x.r, hg_b_bin(b, HG_ADD, x.c, i32(b, i * cp->vec)), dst,
+                      &saddr))
         return;
-      }
-      hg_b_store(b, HG_SHARED, 0, 4, hg_b_mad(b, off, i32(b, e), dst), out);
+      hg_b_store(b, HG_SHARED, 0, 4, saddr, out);
       for (int j = 0; j < 4; j++) w[j] = w[4 + j];
     }
     hg_b_endif(b);
@@ -403,19 +408,11 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
   if (period) {
     for (int p = 0; p < period; p++) {
       hg_val_t r = hg_b_bin(b, HG_ADD, tr, i32(b, p * cp->step_rows));
-      hg_val_t crd[2] = {s->transposed ? tc : r, s->transposed ? r : tc}, off;
-      hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
-      if (!hg_is_ok(&st)) {
-        hg_builder_fail(b, st);
-        return;
-      }
-      sbase[p] = hg_b_mad(b, off, i32(b, e), dst);
+      if (!stage_addr(b, s, r, tc, dst, &sbase[p])) return;
     }
     /* the thread's first row and column in the tensor, and one row step in bytes */
     hg_val_t gr0 = hg_b_bin(b, HG_ADD, row0, tr), gc = hg_b_bin(b, HG_ADD, col0, tc);
-    grow0 = hg_b_bin(
-        b, HG_ADD, gbase,
-        hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr0), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
+    grow0 = view_addr(b, gbase, ld, gr0, gc, e);
     gstep = hg_b_bin(b, HG_MUL, ld, hg_b_i64(b, (int64_t)cp->step_rows * e));
     left = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
   }
@@ -479,16 +476,8 @@ void hg_cp_async_copy_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_va
       left = hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, cols_ext, gc), i32(b, e));
       in_row = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_LT_S, gr, rows_ext),
                         hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
-      gaddr = hg_b_bin(
-          b, HG_ADD, gbase,
-          hg_b_bin(b, HG_MUL, hg_b_mad(b, hg_b_sext(b, gr), ld, hg_b_sext(b, gc)), hg_b_i64(b, e)));
-      hg_val_t crd[2] = {s->transposed ? c : r, s->transposed ? r : c}, off;
-      hg_status_t st = hg_composed_emit(b, &s->smem, crd, &off);
-      if (!hg_is_ok(&st)) {
-        hg_builder_fail(b, st);
-        return;
-      }
-      saddr = hg_b_mad(b, off, i32(b, e), dst);
+      gaddr = view_addr(b, gbase, ld, gr, gc, e);
+      if (!stage_addr(b, s, r, c, dst, &saddr)) return;
     }
     /* a chunk that reads nothing still names an address: the tile's base, always valid */
     gaddr = hg_b_select(b, in_row, gaddr, gbase);
