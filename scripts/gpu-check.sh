@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -160,6 +160,15 @@ case "$mode" in
   grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check
     step gemm-grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
   grouped-sweep) step gemm-grouped-sweep scripts/gemm-grouped.sh "$H" sweep ;;
+  # issue 11 item 3: the grouped GEMM with fp8 block-wise scales: its checks (both layouts,
+  # staged and global scales, empty/unequal experts, K and N not multiples of 128), then the MoE
+  # set beside cuBLASLt's block-scaled GEMM per expert; the table last
+  gb) STEP_TIMEOUT=300 step gb-check scripts/gemm-grouped.sh "$H" block-check
+    STEP_TIMEOUT=280 step gb-bench scripts/gemm-grouped.sh "$H" block-bench
+    grep -hsE '^FAIL|block-wise check' "$LOG/gb-check.log" | cut -c1-200 >> "$summary"
+    { printf '%-22s %-18s %10s %10s %7s %9s\n' "experts x tok, N, K" layout hopgen cuBLASLt ratio rel_err
+      grep -h '^GB|' "$LOG/gb-bench.log" | awk -F'|' '{ printf "%-22s %-18s %10s %10s %7s %9s\n", $2, $3, $4, $5, $6, $7 }'
+    } >> "$summary" ;;
   epilogue) step gemm-epilogue-check scripts/gemm-epilogue.sh "$H" check
     step gemm-epilogue-bench scripts/gemm-epilogue.sh "$H" bench ;;
   # issue 11: fp8 accurate/fast accumulation (and the scaling modes as they land)

@@ -13,7 +13,7 @@ static const char grouped_usage[] =
     "usage: hopgen grouped-gemm --experts E (--tokens T [--uneven SEED] | --tokens-per-expert "
     "T1,T2,...)\n"
     "                           --n N --k K [--masked] [--type bf16|f16|e4m3|e5m2] [--d TYPE]\n"
-    "                           [--scale tensor|row] [--fp8-accum accurate|fast]\n"
+    "                           [--scale tensor|row|block] [--fp8-accum accurate|fast]\n"
     "                           [--config CFG] [--backend ptx|mlir]\n"
     "                           [--check] [--bench] [--iters I] [--warmup W] [--seed S]\n"
     "                           [--emit FILE] [--json]\n"
@@ -28,13 +28,22 @@ static const char grouped_usage[] =
     "  --tokens T            T tokens per expert; --uneven SEED redistributes the same total\n"
     "                        unevenly (some experts empty, one far above the rest)\n"
     "  --type                operands (default bf16); --d the output (default bf16)\n"
-    "  --scale               fp8: tensor (one scale for A, one per expert for B) or row (one\n"
-    "                        per token of A, one per expert and column of B); --fp8-accum\n"
-    "                        accurate (the default: partial sums promoted to f32) or fast\n"
+    "  --scale               fp8: tensor (one scale for A, one per expert for B), row (one\n"
+    "                        per token of A, one per expert and column of B) or block\n"
+    "                        (DeepSeek-V3's, applied per 128 of K in the main loop; f32):\n"
+    "                          A 1x128: contiguous [rows, ceil(K/128)] strides (1, rows), rows\n"
+    "                          all of A's (the check: the tokens + 64);\n"
+    "                          masked [E, max_tokens, ceil(K/128)] strides\n"
+    "                          (ceil(K/128) max_tokens, 1, max_tokens)\n"
+    "                          B 128x128: [E, ceil(N/128), ceil(K/128)] (the check pads its\n"
+    "                          rows to 4, as cuBLASLt takes them)\n"
+    "                        --fp8-accum accurate (the default: partial sums promoted to f32)\n"
+    "                        or fast (not with block)\n"
     "  --check               D poisoned first, an f32 reference per expert, rows outside every\n"
     "                        expert verified untouched, cuBLASLt checked the same way\n"
     "  --bench               timed side by side with cuBLASLt: one GEMM per non-empty expert on\n"
-    "                        one stream (cuBLASLt's grouped matmul is not used)\n"
+    "                        one stream (cuBLASLt's grouped matmul is not used; block: its\n"
+    "                        block-scaled GEMM, which needs each expert's tokens a multiple of 4)\n"
     "Without --check/--bench: generate the kernel and assemble it with ptxas.\n";
 
 enum {
@@ -111,13 +120,12 @@ static bool grouped_arg(hg_cli_args_t *a, int id, const char *v, gargs_t *g) {
   case O_D:
     return hg_cli_check(a, hg_dtype_parse(v, &g->p.d_type));
   case O_SCALE:
-    if (!strcmp(v, "tensor") || !strcmp(v, "row")) {
-      g->p.scale = v[0] == 'r' ? HG_GROUPED_SCALE_ROW : HG_GROUPED_SCALE_TENSOR;
+    if (!strcmp(v, "tensor") || !strcmp(v, "row") || !strcmp(v, "block")) {
+      g->p.scale = v[0] == 'r'   ? HG_GROUPED_SCALE_ROW
+                   : v[0] == 'b' ? HG_GROUPED_SCALE_BLOCK
+                                 : HG_GROUPED_SCALE_TENSOR;
       return true;
     }
-    if (!strcmp(v, "block"))
-      return hg_cli_bad(a, "--scale block: block-wise fp8 scaling of the grouped GEMM is not "
-                           "built yet (tensor, row)");
     return hg_cli_bad(a, "--scale '%s' is not one of tensor, row, block", v);
   case O_FP8_ACCUM:
     return hg_cli_check(a, hg_gemm_fp8_accum_parse(v, &g->p.fp8_accum));
@@ -328,7 +336,7 @@ int hg_cmd_grouped_gemm(int argc, char **argv) {
 
 static const char bench_usage[] =
     "usage: hopgen bench grouped-gemm [--set moe] [--type bf16|e4m3|bf16,e4m3] [--masked]\n"
-    "                                 [--scale tensor|row (fp8)]\n"
+    "                                 [--scale tensor|row|block (fp8)]\n"
     "                                 [--uneven SEED] [--iters I] [--warmup W] [--json]\n"
     "The MoE set: (experts x tokens, N, K) = (8x4096, 4096, 7168), (32x512, 4096, 7168),\n"
     "(128x128, 1536, 2048), (256x64, 2048, 7168); each checked, then timed beside cuBLASLt\n"
@@ -397,8 +405,10 @@ int hg_cli_bench_grouped(int argc, char **argv) {
     case B_SCALE:
       if (!strcmp(v, "row"))
         scale = HG_GROUPED_SCALE_ROW;
+      else if (!strcmp(v, "block"))
+        scale = HG_GROUPED_SCALE_BLOCK;
       else if (strcmp(v, "tensor"))
-        ok = hg_cli_bad(&a, "--scale '%s': tensor or row", v);
+        ok = hg_cli_bad(&a, "--scale '%s': tensor, row or block", v);
       break;
     }
     if (!ok) return hg_cli_usage(&a);

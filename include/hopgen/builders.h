@@ -454,7 +454,16 @@ typedef struct hg_block_scales {
   hg_val_t row0;                       /* I32: the thread's first row within the tile */
   int atoms_m;                         /* 64-row M atoms of the consumer's region */
   int tile_m;                          /* rows of the tile (staged scales: A's per stage) */
+  /* Grouped GEMMs: f32 elements from one group's table to the next (I64; HG_NONE: every
+   * group reads the same table). The staged side copy moves its reads to the producer unit's
+   * group (w->batch); the direct loads read scale_a / scale_b as given, so the consumer sets
+   * them per unit with hg_block_scales_group_ptr. */
+  hg_val_t group_a, group_b;
 } hg_block_scales_t;
+/* table + 4 stride x group (I64 table and stride, I32 group), or table when stride is HG_NONE:
+ * a grouped GEMM's group's scale table. */
+hg_val_t hg_block_scales_group_ptr(hg_builder_t *b, hg_val_t table, hg_val_t stride,
+                                   hg_val_t group);
 /* The thread's first row in wgmma's accumulator fragment: the consumer's first row slot_row0
  * (I32), then warp w's 16 rows, lane / 4 within them. */
 hg_val_t hg_block_scales_row0(hg_builder_t *b, const hg_roles_t *r, hg_val_t slot_row0);

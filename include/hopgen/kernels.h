@@ -840,10 +840,25 @@ bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gem
  *   TENSOR  scale_a one f32, scale_b one f32 per group;
  *   ROW     scale_a one f32 per row of A (contiguous: rows; masked: groups x rows), scale_b one
  *           f32 per column of each group's B (groups x N): D_g(i, j) = scale_a[i] scale_b[g][j]
- *           (A_g x B_g)(i, j), as torch._scaled_grouped_mm's row-wise scales. */
+ *           (A_g x B_g)(i, j), as torch._scaled_grouped_mm's row-wise scales;
+ *   BLOCK   the dense GEMM's block-wise scales (HG_SCALE_BLOCK: 1x128 for A, 128x128 for B,
+ *           applied per k-block in the main loop, K of any length the dense GEMM takes), in
+ *           the dense layouts, so that DeepGEMM-style torch tensors pass as stored:
+ *           scale_a: contiguous: one table for A's rows, sa(i, kb) = scale_a[kb * scale_lda
+ *             + i] over all rows i (scale_lda >= rows, 0: rows), i.e. shape [rows,
+ *             ceil(K/128)] with strides (1, scale_lda); masked: one such table per group,
+ *             scale_a[g * ceil(K/128) * scale_lda + kb * scale_lda + i] (scale_lda >= the
+ *             capacity rows, 0: rows), shape [G, rows, ceil(K/128)], strides
+ *             (ceil(K/128) scale_lda, 1, scale_lda);
+ *           scale_b: one table per group, sb(g, jb, kb) = scale_b[g * ceil(N/128) * scale_ldb
+ *             + jb * scale_ldb + kb] (scale_ldb >= ceil(K/128), 0: ceil(K/128)), shape [G,
+ *             ceil(N/128), ceil(K/128)] row-major when scale_ldb = ceil(K/128);
+ *           D_g(i, j) = alpha sum_kb sa(i, kb) sb(g, j / 128, kb) (A_g x B_g over k-block kb).
+ *           Tile K 128, tile N dividing 128, fp8_accum ACCURATE (FAST is refused), as dense. */
 typedef enum hg_grouped_scale {
   HG_GROUPED_SCALE_TENSOR = 0,
   HG_GROUPED_SCALE_ROW,
+  HG_GROUPED_SCALE_BLOCK,
 } hg_grouped_scale_t;
 
 typedef struct hg_grouped_gemm_problem {
@@ -858,8 +873,9 @@ typedef struct hg_grouped_gemm_problem {
   /* rows per group the configuration is chosen for (0: rows / groups for contiguous, rows
    * for masked) */
   int64_t expected_rows;
-  hg_grouped_scale_t scale;      /* fp8 only for ROW */
+  hg_grouped_scale_t scale;      /* fp8 only for ROW and BLOCK */
   hg_gemm_fp8_accum_t fp8_accum; /* fp8: ACCURATE (the default) or FAST, as the dense GEMM's */
+  int64_t scale_lda, scale_ldb;  /* BLOCK: the tables' leading dimensions (0: packed; above) */
 } hg_grouped_gemm_problem_t;
 
 /* The GEMM problem a grouped one is (hg_gemm_problem_t.group set), normalised. */
@@ -871,8 +887,8 @@ hg_status_t hg_grouped_gemm_op_create(hg_rt_t *rt, const hg_grouped_gemm_problem
                                       const hg_gemm_config_t *c, hg_backend_t be,
                                       hg_grouped_gemm_op_t **out);
 /* Launch on stream (asynchronous). groups: the device int32 array (offs or counts, as the
- * layout says); scale_a, scale_b: fp8's scales as problem.scale says (TENSOR: 0 = 1.0; ROW:
- * both required). */
+ * layout says); scale_a, scale_b: fp8's scales as problem.scale says (TENSOR: 0 = 1.0; ROW
+ * and BLOCK: both required, 4-byte aligned f32). */
 hg_status_t hg_grouped_gemm_op_run(hg_grouped_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b,
                                    hg_devptr_t d, hg_devptr_t groups, hg_devptr_t scale_a,
                                    hg_devptr_t scale_b, hg_stream_t stream);

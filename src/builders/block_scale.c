@@ -33,6 +33,12 @@ void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f) 
     }
 }
 
+hg_val_t hg_block_scales_group_ptr(hg_builder_t *b, hg_val_t table, hg_val_t stride,
+                                   hg_val_t group) {
+  if (hg_val_is_none(stride)) return table;
+  return hg_b_mad(b, hg_b_bin(b, HG_MUL, hg_b_sext(b, group), stride), hg_b_i64(b, 4), table);
+}
+
 /* ---------------------------------------------------------------- staged in shared memory */
 
 uint32_t hg_block_scales_stage_bytes(int tile_m) {
@@ -48,7 +54,10 @@ static void side_load(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
   hg_val_t k = hg_b_sext(b, kb);
   hg_val_t four = hg_b_i64(b, 4);
   hg_val_t jb = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, w->n0, hg_b_i32(b, 7)));
-  hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, s->lda), four, s->scale_a);
+  /* grouped: the unit's group's tables (its rows of A's, for the masked layout) */
+  hg_val_t sa = hg_block_scales_group_ptr(b, s->scale_a, s->group_a, w->batch);
+  hg_val_t sbt = hg_block_scales_group_ptr(b, s->scale_b, s->group_b, w->batch);
+  hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, s->lda), four, sa);
   hg_val_t last = hg_b_bin(b, HG_SUB, s->m, hg_b_i32(b, 1));
   hg_val_t row = hg_b_bin(b, HG_ADD, w->m0, lane);
   for (int i = 0; i < s->tile_m / 32; i++) {
@@ -56,7 +65,7 @@ static void side_load(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
         hg_b_bin(b, HG_MIN_S, i ? hg_b_bin(b, HG_ADD, row, hg_b_i32(b, 32 * i)) : row, last);
     hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_sext(b, r), four, col), &v[i]);
   }
-  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, s->scale_b),
+  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, sbt),
             &v[s->tile_m / 32]);
 }
 

@@ -147,11 +147,18 @@ static hg_status_t group_check(const hg_gemm_problem_t *p) {
                     (int)p->group);
   if (p->group == HG_GROUP_NONE) return hg_ok();
   const char *what = p->group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked";
-  if (p->scale != HG_SCALE_TENSOR)
+  /* row-wise scales are the epilogue's vectors (rowscale, colscale below); block-wise ones
+   * are read per k-block from each group's tables (kernels.h, HG_GROUPED_SCALE_BLOCK) */
+  if (p->scale == HG_SCALE_ROW)
     return hg_error(HG_ERR_UNSUPPORTED,
-                    "a %s grouped GEMM with %s-wise fp8 scales: not built yet (a per-tensor A "
-                    "scale and one B scale per group are)",
-                    what, hg_gemm_scale_name(p->scale));
+                    "a %s grouped GEMM takes row-wise fp8 scales as its rowscale and colscale "
+                    "vectors (hg_grouped_gemm_problem, HG_GROUPED_SCALE_ROW), not scale = row",
+                    what);
+  if (p->scale == HG_SCALE_BLOCK && (p->rowscale || p->colscale))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "a %s grouped GEMM with block-wise fp8 scales takes no row or column scale "
+                    "vectors besides",
+                    what);
   if (p->batch > HG_GROUPED_MAX_GROUPS)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "%d groups: a grouped GEMM takes at most %d (its per-group tables live in "

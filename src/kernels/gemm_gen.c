@@ -148,6 +148,11 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     bs.m0 = w.m0;
     bs.n0 = w.n0;
     bs.k_first = w.k_first;
+    /* grouped block scales: the unit's group's tables, read directly by the main loop */
+    if (block && !staged && grouped(x)) {
+      bs.scale_a = hg_block_scales_group_ptr(b, x->prm.scale_a, bs.group_a, w.batch);
+      bs.scale_b = hg_block_scales_group_ptr(b, x->prm.scale_b, bs.group_b, w.batch);
+    }
     hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
     if (pp) hg_roles_turn_handover(b, r, hg_sched_has_next(b, &x->sched, t));
     /* grouped: TMA stores only for a tile whose rows all lie in its group (a uniform

@@ -31,6 +31,8 @@ typedef struct gemm_params {
                                            * column scale parameters they derive from */
   hg_val_t workspace;                     /* split-K (I64) */
   hg_val_t scale_lda, scale_ldb;          /* fp8 block scaling (I64) */
+  hg_val_t scale_group_a, scale_group_b;  /* grouped block scaling: f32 elements between the
+                                           * groups' tables (I64; HG_NONE: one table) */
 } gemm_params_t;
 
 /* Declare the parameters of kernel k in the order hg_gemm_op_run passes them and append the

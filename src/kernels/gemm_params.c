@@ -62,7 +62,8 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
       hg_val_t ptr = param64(b, i ? "scale_b" : "scale_a");
       *(i ? &x->scale_b : &x->scale_a) = ptr;
       /* grouped: one B scale per group: the step reads the unit's group's, set per unit */
-      if (i && grouped) ptr = x->scale_b_at = hg_b_var(b, HG_T_I64, ptr);
+      if (i && grouped && p->scale == HG_SCALE_TENSOR)
+        ptr = x->scale_b_at = hg_b_var(b, HG_T_I64, ptr);
       /* per tensor: one factor; row-wise: vectors along M (A's) and N (B's), staged like the
        * chain's; block-wise: applied in the main loop */
       if (p->scale == HG_SCALE_TENSOR)
@@ -135,6 +136,18 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   if (p->scale == HG_SCALE_BLOCK) {
     x->scale_lda = param64(b, "scale_lda");
     x->scale_ldb = param64(b, "scale_ldb");
+    /* grouped: each group's B scales are a ceil(N / 128) x scale_ldb table, one after the
+     * other; a masked GEMM's A scales a ceil(K / 128) x scale_lda one per group's batch (a
+     * contiguous GEMM's A scales are one table over all the rows) */
+    if (grouped) {
+      hg_val_t kb =
+          hg_b_bin(b, HG_SHR_U, hg_b_bin(b, HG_ADD, x->K, hg_b_i32(b, 127)), hg_b_i32(b, 7));
+      hg_val_t nb =
+          hg_b_bin(b, HG_SHR_U, hg_b_bin(b, HG_ADD, x->N, hg_b_i32(b, 127)), hg_b_i32(b, 7));
+      x->scale_group_b = hg_b_bin(b, HG_MUL, hg_b_sext(b, nb), x->scale_ldb);
+      if (p->group == HG_GROUP_MASKED)
+        x->scale_group_a = hg_b_bin(b, HG_MUL, hg_b_sext(b, kb), x->scale_lda);
+    }
   }
   return hg_builder_status(b);
 }
@@ -183,7 +196,9 @@ hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t r
                              .ldb = x->scale_ldb,
                              .m = x->M,
                              .row0 = row0,
-                             .atoms_m = atoms_m};
+                             .atoms_m = atoms_m,
+                             .group_a = x->scale_group_a,
+                             .group_b = x->scale_group_b};
 }
 
 hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_params_t *x,

@@ -25,13 +25,20 @@ hg_status_t hg_grouped_gemm_problem(const hg_grouped_gemm_problem_t *g, hg_gemm_
                     (int)g->layout);
   if (g->groups < 1)
     return hg_error(HG_ERR_INVALID, "a grouped GEMM of %d groups: at least 1", g->groups);
-  if (g->scale != HG_GROUPED_SCALE_TENSOR && g->scale != HG_GROUPED_SCALE_ROW)
-    return hg_error(HG_ERR_INVALID, "grouped GEMM scaling %d: tensor or row", (int)g->scale);
-  if (g->scale == HG_GROUPED_SCALE_ROW &&
+  if (g->scale != HG_GROUPED_SCALE_TENSOR && g->scale != HG_GROUPED_SCALE_ROW &&
+      g->scale != HG_GROUPED_SCALE_BLOCK)
+    return hg_error(HG_ERR_INVALID, "grouped GEMM scaling %d: tensor, row or block", (int)g->scale);
+  if (g->scale != HG_GROUPED_SCALE_TENSOR &&
       (hg_dtype_bits(g->a_type) != 8 || hg_dtype_bits(g->b_type) != 8))
     return hg_error(HG_ERR_UNSUPPORTED,
-                    "row-wise scales are for fp8 operands (A %s, B %s); 16-bit ones need none",
-                    hg_dtype_name(g->a_type), hg_dtype_name(g->b_type));
+                    "%s-wise scales are for fp8 operands (A %s, B %s); 16-bit ones need none",
+                    g->scale == HG_GROUPED_SCALE_ROW ? "row" : "block", hg_dtype_name(g->a_type),
+                    hg_dtype_name(g->b_type));
+  if (g->scale != HG_GROUPED_SCALE_BLOCK && (g->scale_lda || g->scale_ldb))
+    return hg_error(HG_ERR_INVALID,
+                    "scale_lda = %" PRId64 ", scale_ldb = %" PRId64
+                    ": scale leading dimensions are for block-wise scales",
+                    g->scale_lda, g->scale_ldb);
   if (g->d_type != HG_BF16 && g->d_type != HG_F16 && g->d_type != HG_F32)
     return hg_error(HG_ERR_UNSUPPORTED, "a grouped GEMM's D is bf16, f16 or f32, not %s",
                     hg_dtype_name(g->d_type));
@@ -51,6 +58,10 @@ hg_status_t hg_grouped_gemm_problem(const hg_grouped_gemm_problem_t *g, hg_gemm_
                              .group = g->layout,
                              .rowscale = g->scale == HG_GROUPED_SCALE_ROW,
                              .colscale = g->scale == HG_GROUPED_SCALE_ROW,
+                             .scale = g->scale == HG_GROUPED_SCALE_BLOCK ? HG_SCALE_BLOCK
+                                                                         : HG_SCALE_TENSOR,
+                             .scale_lda = g->scale_lda,
+                             .scale_ldb = g->scale_ldb,
                              .fp8_accum = g->fp8_accum};
   return hg_gemm_problem_normalize(out);
 }
@@ -151,6 +162,11 @@ typedef struct gbufs {
   /* the per-group B scales again, 16 bytes apart, for cuBLASLt (it refused e4m3 GEMMs given
    * scale_b + 4 g: its scale pointers are kept 16-byte aligned here) */
   hg_devptr_t scale_b16;
+  /* block-wise scales: A's 1x128 scales repacked per group for cuBLASLt (which takes them
+   * packed, scale_lda = the group's rows), group g's from float sa_blas_off[g] (16-byte
+   * aligned) */
+  hg_devptr_t scale_a_blas;
+  int64_t *sa_blas_off;
   size_t a_bytes, b_bytes, d_bytes;
   int64_t *start; /* each group's first row of A and D (masked: its batch's row 0) */
   /* row-wise scales (problem rowscale/colscale): per row of A, per group and column of B */
@@ -158,13 +174,25 @@ typedef struct gbufs {
 } gbufs_t;
 
 static void gbufs_free(hg_rt_t *rt, gbufs_t *b) {
-  hg_devptr_t *all[] = {&b->a,      &b->b,       &b->d,       &b->dref,     &b->dblas,
-                        &b->groups, &b->scale_a, &b->scale_b, &b->scale_b16};
+  hg_devptr_t *all[] = {&b->a,      &b->b,       &b->d,       &b->dref,      &b->dblas,
+                        &b->groups, &b->scale_a, &b->scale_b, &b->scale_b16, &b->scale_a_blas};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (*all[i]) hg_rt_free(rt, *all[i]);
   free(b->start);
+  free(b->sa_blas_off);
   free(b->ra);
   free(b->cb);
+}
+
+/* Block-wise scales (kernels.h, HG_GROUPED_SCALE_BLOCK): where group g's first row's A scales
+ * start (contiguous: row r0 of the one table; masked: the group's own table) and its B table. */
+static hg_devptr_t block_scale_a(const hg_gemm_problem_t *p, hg_devptr_t sa, int64_t r0, int g) {
+  const int64_t kb = (p->k + 127) / 128;
+  return sa + (hg_devptr_t)(4 * (p->group == HG_GROUP_CONTIGUOUS ? r0 : g * kb * p->scale_lda));
+}
+
+static hg_devptr_t block_scale_b(const hg_gemm_problem_t *p, hg_devptr_t sb, int g) {
+  return sb + (hg_devptr_t)(4 * (int64_t)g * ((p->n + 127) / 128) * p->scale_ldb);
 }
 
 /* The reference for every non-empty group: hg_gen_gemm_reference on the group's rows, alpha
@@ -175,23 +203,31 @@ static hg_status_t reference(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_probl
   one.group = HG_GROUP_NONE;
   one.batch = 1;
   const int ea = hg_dtype_bytes(p->a_type), eb = hg_dtype_bytes(p->b_type);
-  const bool fp8 = hg_dtype_bits(p->a_type) == 8;
+  const bool fp8 = hg_dtype_bits(p->a_type) == 8, block = p->scale == HG_SCALE_BLOCK;
   for (int g = 0; g < p->batch; g++) {
     if (!counts[g]) continue;
     hg_devptr_t d = b->dref + (hg_devptr_t)(b->start[g] * p->n * 4);
-    /* per-tensor scales fold into alpha; row-wise ones are applied by compare() */
-    const hg_gemm_ref_args_t x = {.a = b->a + (hg_devptr_t)(b->start[g] * p->lda * ea),
-                                  .b = b->b + (hg_devptr_t)((int64_t)g * p->batch_stride_b * eb),
-                                  .c = d,
-                                  .d = d,
-                                  .m = (int32_t)counts[g],
-                                  .n = (int32_t)p->n,
-                                  .k = (int32_t)p->k,
-                                  .batch = 1,
-                                  .lda = p->lda,
-                                  .ldb = p->ldb,
-                                  .ldc = p->n,
-                                  .alpha = p->alpha * (fp8 && !p->rowscale ? 1.25f * sb[g] : 1.0f)};
+    /* per-tensor scales fold into alpha; row-wise ones are applied by compare(); block-wise
+     * ones by the reference, from the group's rows of A's tables and its B table */
+    hg_gemm_ref_args_t x = {.a = b->a + (hg_devptr_t)(b->start[g] * p->lda * ea),
+                            .b = b->b + (hg_devptr_t)((int64_t)g * p->batch_stride_b * eb),
+                            .c = d,
+                            .d = d,
+                            .m = (int32_t)counts[g],
+                            .n = (int32_t)p->n,
+                            .k = (int32_t)p->k,
+                            .batch = 1,
+                            .lda = p->lda,
+                            .ldb = p->ldb,
+                            .ldc = p->n,
+                            .alpha =
+                                p->alpha * (fp8 && !p->rowscale && !block ? 1.25f * sb[g] : 1.0f)};
+    if (block) {
+      x.scale_a = block_scale_a(p, b->scale_a, b->start[g], g);
+      x.scale_b = block_scale_b(p, b->scale_b, g);
+      x.scale_lda = p->scale_lda;
+      x.scale_ldb = p->scale_ldb;
+    }
     HG_TRY(hg_gemm_kits_reference(rt, k, &one, &x));
   }
   return hg_rt_sync(rt, NULL);
@@ -306,10 +342,72 @@ static hg_status_t run_blas(void *v) {
         .scale_a = c->b->scale_a,
         .scale_b = c->b->scale_b16 ? c->b->scale_b16 + (hg_devptr_t)(16 * g) : 0,
         .fast_accum = hg_dtype_bits(p->a_type) == 8 && p->fp8_accum == HG_FP8_ACCUM_FAST};
+    if (p->scale == HG_SCALE_BLOCK) {
+      /* cuBLASLt's 1x128 (VEC128_32F) and 128x128 (BLK128x128_32F) scales, the group's */
+      x.scale = HG_SCALE_BLOCK;
+      x.scale_a = c->b->scale_a_blas + (hg_devptr_t)(4 * c->b->sa_blas_off[g]);
+      x.scale_b = block_scale_b(p, c->b->scale_b, g);
+      x.scale_lda = c->counts[g];
+      x.scale_ldb = p->scale_ldb;
+    }
     x.c = x.d;
     HG_TRY(hg_blas_gemm(c->blas, &x));
   }
   return hg_ok();
+}
+
+/* n random scales: powers of two times 1, 1.25, 1.5 or 1.75 in [1/8, 8), exact in f32 and
+ * different from block to block (as the dense check's). */
+static void random_scales(float *h, int64_t n, uint64_t x) {
+  for (int64_t j = 0; j < n; j++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    h[j] = ldexpf(1.0f + (float)((x >> 40) % 4) / 4.0f, (int)((x >> 33) % 7) - 3);
+  }
+}
+
+/* Block-wise scales in the layouts kernels.h gives (HG_GROUPED_SCALE_BLOCK), and for cuBLASLt
+ * (blas) A's again, each group's packed (scale_lda = its rows) at a 16-byte aligned start. */
+static hg_status_t block_scales(hg_rt_t *rt, const hg_gemm_problem_t *p, const int64_t *counts,
+                                bool blas, uint64_t seed, gbufs_t *b) {
+  const bool contiguous = p->group == HG_GROUP_CONTIGUOUS;
+  const int64_t kb = (p->k + 127) / 128, nb = (p->n + 127) / 128;
+  const int64_t la = (contiguous ? 1 : p->batch) * kb * p->scale_lda;
+  const int64_t lb = p->batch * nb * p->scale_ldb;
+  float *ha = malloc((size_t)la * 4), *hb = malloc((size_t)lb * 4), *hp = NULL;
+  hg_status_t s =
+      ha && hb ? hg_ok()
+               : hg_error(HG_ERR_NOMEM, "out of host memory for %" PRId64 " block scales", la + lb);
+  if (hg_is_ok(&s)) {
+    random_scales(ha, la, seed * 11 + 7);
+    random_scales(hb, lb, seed * 11 + 8);
+    s = hg_rt_alloc(rt, (size_t)la * 4, &b->scale_a);
+  }
+  if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->scale_a, ha, (size_t)la * 4);
+  if (hg_is_ok(&s)) s = hg_rt_alloc(rt, (size_t)lb * 4, &b->scale_b);
+  if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->scale_b, hb, (size_t)lb * 4);
+  if (hg_is_ok(&s) && blas) {
+    b->sa_blas_off = calloc((size_t)p->batch, sizeof *b->sa_blas_off);
+    int64_t total = 0;
+    for (int g = 0; g < p->batch; g++) {
+      if (b->sa_blas_off) b->sa_blas_off[g] = total;
+      total += (counts[g] * kb + 3) / 4 * 4;
+    }
+    hp = malloc((size_t)(total ? total : 1) * 4);
+    if (!hp || !b->sa_blas_off)
+      s = hg_error(HG_ERR_NOMEM, "out of host memory for cuBLASLt's block scales");
+    for (int g = 0; hg_is_ok(&s) && g < p->batch; g++) {
+      const float *ga = ha + (contiguous ? b->start[g] : g * kb * p->scale_lda);
+      for (int64_t q = 0; q < kb; q++)
+        for (int64_t i = 0; i < counts[g]; i++)
+          hp[b->sa_blas_off[g] + q * counts[g] + i] = ga[q * p->scale_lda + i];
+    }
+    if (hg_is_ok(&s)) s = hg_rt_alloc(rt, (size_t)(total ? total : 1) * 4, &b->scale_a_blas);
+    if (hg_is_ok(&s) && total) s = hg_rt_upload(rt, b->scale_a_blas, hp, (size_t)total * 4);
+  }
+  free(ha);
+  free(hb);
+  free(hp);
+  return s;
 }
 
 /* Buffers of the problem, random operands, the groups' array from the counts, per-group B
@@ -357,6 +455,8 @@ static hg_status_t setup(hg_rt_t *rt, hg_gemm_kits_t *k, const hg_gemm_problem_t
     if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->scale_a, b->ra, nr * 4);
     if (hg_is_ok(&s)) s = hg_rt_alloc(rt, nc * 4, &b->scale_b);
     if (hg_is_ok(&s)) s = hg_rt_upload(rt, b->scale_b, b->cb, nc * 4);
+  } else if (hg_is_ok(&s) && p->scale == HG_SCALE_BLOCK) {
+    s = block_scales(rt, p, counts, blas, seed, b);
   } else if (hg_is_ok(&s) && hg_dtype_bits(p->a_type) == 8) {
     const float sa = 1.25f;
     s = hg_rt_alloc(rt, 4, &b->scale_a);
@@ -379,6 +479,12 @@ hg_status_t hg_grouped_gemm_run(hg_rt_t *rt, const hg_grouped_gemm_problem_t *gp
                                 const hg_gemm_run_options_t *o, hg_grouped_gemm_report_t *r) {
   memset(r, 0, sizeof *r);
   r->rel_err = r->rel_err_blas = NAN;
+  /* Block scales of B as cuBLASLt's BLK128x128_32F takes them, as the dense GEMM's check
+   * does: a row stride of ceil(K / 128) rounded up to 4 (hopgen reads any scale_ldb). */
+  hg_grouped_gemm_problem_t gq = *gp;
+  if (gq.scale == HG_GROUPED_SCALE_BLOCK && gq.scale_ldb == 0)
+    gq.scale_ldb = ((gq.k + 127) / 128 + 3) / 4 * 4;
+  gp = &gq;
   hg_gemm_problem_t p;
   HG_TRY(hg_grouped_gemm_problem(gp, &p));
   uint64_t seed = o->seed ? o->seed : (uint64_t)(hg_now_ms() * 1000.0) | 1;
@@ -457,9 +563,12 @@ hg_status_t hg_grouped_gemm_run(hg_rt_t *rt, const hg_grouped_gemm_problem_t *gp
       if (hg_is_ok(&bs)) {
         r->blas_tflops = flop / (r->blas_ms * 1e9);
         r->ratio = r->blas_ms / r->ms;
-        snprintf(r->note, sizeof r->note,
-                 "cuBLASLt: one GEMM per non-empty group on one stream (its grouped matmul is "
-                 "not used)");
+        snprintf(r->note, sizeof r->note, "%s",
+                 p.scale == HG_SCALE_BLOCK
+                     ? "cuBLASLt: one block-scaled GEMM per non-empty group on one stream (1x128 "
+                       "A scales repacked per group; it has no grouped block-wise matmul)"
+                     : "cuBLASLt: one GEMM per non-empty group on one stream (its grouped "
+                       "matmul is not used)");
       }
     }
     r->benched = hg_is_ok(&s);

@@ -27,7 +27,22 @@ bad 2 "gives 2 counts for --experts 3" grouped-gemm --experts 3 --tokens-per-exp
 bad 2 "conflicts" grouped-gemm --experts 2 --tokens 4 --tokens-per-expert 1,2 --n 8 --k 16
 bad 2 "--uneven redistributes --tokens" grouped-gemm --experts 2 --tokens-per-expert 1,2 \
   --uneven 3 --n 8 --k 16
-bad 2 "not built yet" grouped-gemm --experts 2 --tokens 4 --n 8 --k 16 --type e4m3 --scale block
+# block-wise fp8 scales: both layouts, staged (bs) or read directly, K not a multiple of 128
+ok "_gc8_sblk_bs" grouped-gemm --experts 8 --tokens 512 --n 4096 --k 7168 --type e4m3 --scale block
+ok "_gm32_sblk" grouped-gemm --experts 32 --tokens 256 --n 1000 --k 2000 --type e4m3 \
+  --scale block --masked --config 128x128x128,c1x1,s5
+ok "_gc6_sblk" grouped-gemm --experts 6 --tokens-per-expert 0,1,4097,130,0,64 --n 1536 \
+  --k 2048 --type e4m3 --scale block --d f32
+ok "(ceil(K/128) max_tokens, 1, max_tokens)" grouped-gemm --help
+bad 1 "block-wise scales are for fp8 operands" grouped-gemm --experts 2 --tokens 4 --n 64 \
+  --k 128 --scale block
+bad 1 "fp8 accumulation 'fast'" grouped-gemm --experts 2 --tokens 4 --n 64 --k 128 --type e4m3 \
+  --scale block --fp8-accum fast
+bad 1 "tile K must be 128" grouped-gemm --experts 2 --tokens 4 --n 64 --k 128 --type e4m3 \
+  --scale block --config 128x128x64,c1x1,s5
+bad 1 "tile N must divide 128" grouped-gemm --experts 2 --tokens 4 --n 256 --k 128 --type e4m3 \
+  --scale block --config 128x256x128,c1x1,s3
+bad 2 "tensor, row or block" bench grouped-gemm --scale x
 bad 1 "D is bf16, f16 or f32" grouped-gemm --experts 2 --tokens 4 --n 64 --k 64 --type e4m3 \
   --d e4m3
 bad 1 "row-wise scales are for fp8 operands" grouped-gemm --experts 2 --tokens 4 --n 64 --k 64 \

@@ -404,7 +404,8 @@ static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int 
                          .group = group,
                          .fp8_accum = fp8_accum,
                          .rowscale = row,
-                         .colscale = row};
+                         .colscale = row,
+                         .scale = hg_dtype_bits(ab) == 8 ? fp8_scale : HG_SCALE_TENSOR};
   hg_gemm_config_t c;
   hg_test_checks++;
   hg_status_t s = hg_gemm_config_parse(config, &c);
@@ -420,7 +421,11 @@ static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int 
   j->config = c;
   snprintf(j->what, sizeof j->what, "grouped %s %s->%s %d groups%s %s",
            group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked", hg_dtype_name(ab),
-           hg_dtype_name(d), groups, row ? " row-wise" : "", config);
+           hg_dtype_name(d), groups,
+           row                         ? " row-wise"
+           : p.scale == HG_SCALE_BLOCK ? " block-scaled"
+                                       : "",
+           config);
 }
 
 /* Configurations as text: tile, cluster, stages, schedule (the default is cooperative),
@@ -528,6 +533,13 @@ static void add_gemm_matrix(void) {
   add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 64, false, "128x128x128,c2x1,s4,m8");
   add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 16, true, "128x128x128,c2x1,s5,m8");
   add_grouped(HG_E4M3, HG_BF16, HG_GROUP_MASKED, 64, true, "128x128x128,c1x1,s5,n4");
+  /* block-wise scales: each unit's group's tables, read directly and staged (bs) */
+  fp8_scale = HG_SCALE_BLOCK;
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 8, false, "128x128x128,c1x1,s5,m8");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_CONTIGUOUS, 32, false, "128x128x128,c1x1,s6,e32,bs");
+  add_grouped(HG_E4M3, HG_F32, HG_GROUP_MASKED, 64, false, "64x128x128,c1x1,s6,pp");
+  add_grouped(HG_E4M3, HG_BF16, HG_GROUP_MASKED, 256, false, "128x128x128,c2x1,s4,bs");
+  fp8_scale = HG_SCALE_TENSOR;
 }
 
 static void report(job_kind_t kind, const char *title) {

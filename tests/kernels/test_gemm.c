@@ -1855,6 +1855,100 @@ static void test_grouped(void) {
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "it runs tma-wgmma");
 }
 
+/* Grouped GEMMs with fp8 block-wise scales (kernels.h, HG_GROUPED_SCALE_BLOCK): both layouts,
+ * the scales read directly and staged (bs), K a multiple of 128 and not, N not a multiple of
+ * 128, the heuristic's configuration; the grouped problem maps onto the dense block-wise one
+ * (the same default leading dimensions) and what it cannot take is refused with a sentence. */
+static void test_grouped_block(void) {
+  static const char *const cfgs[] = {"128x128x128,c1x1,s5", "128x128x128,c1x1,s5,bs",
+                                     "128x128x128,c2x1,s4,e32,bs", "64x128x128,c1x1,s6,pp",
+                                     "128x64x128,c1x2,s6,bs"};
+  static const int64_t ks[] = {7168, 2000};
+  static const int64_t ns[] = {4096, 1000};
+  for (int g = 0; g < 2; g++)
+    for (int v = 0; v < 2; v++) {
+      hg_grouped_gemm_problem_t gp = {.layout = g ? HG_GROUP_MASKED : HG_GROUP_CONTIGUOUS,
+                                      .groups = g ? 32 : 8,
+                                      .rows = g ? 512 : 8 * 512 + 64,
+                                      .n = ns[v],
+                                      .k = ks[v],
+                                      .a_type = HG_E4M3,
+                                      .b_type = HG_E4M3,
+                                      .d_type = v ? HG_F32 : HG_BF16,
+                                      .b_k_major = true,
+                                      .scale = HG_GROUPED_SCALE_BLOCK};
+      hg_gemm_problem_t p;
+      CHECK_OK(hg_grouped_gemm_problem(&gp, &p));
+      CHECK(p.scale == HG_SCALE_BLOCK && !p.rowscale && !p.colscale);
+      CHECK_EQ(p.scale_lda, gp.rows);             /* A's scales M-major over the rows */
+      CHECK_EQ(p.scale_ldb, (ks[v] + 127) / 128); /* B's K-major, packed */
+      CHECK_EQ(p.fp8_promote, 1);
+      for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        hg_gemm_config_t c;
+        CHECK_OK(hg_gemm_config_parse(cfgs[i], &c));
+        CHECK_OK(hg_gemm_config_check(&p, &c));
+        check_generates(&p, &c);
+        hg_gemm_kernel_t k;
+        hg_status_t s = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+        CHECK_OK(s);
+        if (!hg_is_ok(&s)) continue;
+        CHECK(strstr(k.k.name, g ? "_gm32_sblk" : "_gc8_sblk") != NULL);
+        CHECK((strstr(k.k.name, "_bs") != NULL) == (strstr(cfgs[i], ",bs") != NULL));
+        CHECK(strstr(k.k.ptx.data, "scale_ldb") != NULL);
+        hg_gemm_kernel_free(&k);
+      }
+      hg_gemm_config_t c;
+      CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      CHECK_OK(hg_gemm_config_check(&p, &c));
+      check_generates(&p, &c);
+    }
+  hg_grouped_gemm_problem_t gp = {.layout = HG_GROUP_MASKED,
+                                  .groups = 4,
+                                  .rows = 100,
+                                  .n = 256,
+                                  .k = 512,
+                                  .a_type = HG_BF16,
+                                  .b_type = HG_BF16,
+                                  .d_type = HG_BF16,
+                                  .b_k_major = true,
+                                  .scale = HG_GROUPED_SCALE_BLOCK};
+  hg_gemm_problem_t q;
+  CHECK_ERR(hg_grouped_gemm_problem(&gp, &q), HG_ERR_UNSUPPORTED,
+            "block-wise scales are for fp8 operands");
+  gp.a_type = gp.b_type = HG_E4M3;
+  gp.scale_lda = 99;
+  CHECK_ERR(hg_grouped_gemm_problem(&gp, &q), HG_ERR_INVALID, "must be at least M = 100");
+  gp.scale_lda = 128;
+  gp.scale_ldb = 8;
+  CHECK_OK(hg_grouped_gemm_problem(&gp, &q));
+  CHECK(q.scale_lda == 128 && q.scale_ldb == 8);
+  gp.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK_ERR(hg_grouped_gemm_problem(&gp, &q), HG_ERR_INVALID, "fp8 accumulation 'fast'");
+  gp.fp8_accum = HG_FP8_ACCUM_ACCURATE;
+  gp.scale = HG_GROUPED_SCALE_ROW;
+  CHECK_ERR(hg_grouped_gemm_problem(&gp, &q), HG_ERR_INVALID,
+            "scale leading dimensions are for block-wise scales");
+  gp.scale = (hg_grouped_scale_t)9;
+  CHECK_ERR(hg_grouped_gemm_problem(&gp, &q), HG_ERR_INVALID, "tensor, row or block");
+  /* the GEMM problem itself: row-wise is the vectors, and block takes none besides */
+  hg_gemm_problem_t p = problem(4096, 2048, 7168, HG_E4M3);
+  p.batch = 8;
+  p.group = HG_GROUP_CONTIGUOUS;
+  p.scale = HG_SCALE_ROW;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "as its rowscale and colscale");
+  p.scale = HG_SCALE_BLOCK;
+  p.fp8_promote = 0; /* what the row-wise normalisation above filled in */
+  p.rowscale = p.colscale = true;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_UNSUPPORTED, "no row or column scale vectors");
+  /* tile K other than 128: the dense rule */
+  p.rowscale = p.colscale = false;
+  p.fp8_promote = 0;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,c1x1,s5", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "tile K must be 128");
+}
+
 /* A kernel whose B goes through window copies (8 a round beside one consumer warpgroup):
  * ptxas takes it with no spill and keeps setmaxnreg; the 16-byte window loads are there. */
 static void window_kernel_ok(const hg_gemm_kernel_t *k) {
@@ -1906,6 +2000,7 @@ static void test_repack_rule(void) {
 
 int main(void) {
   HG_RUN(test_grouped);
+  HG_RUN(test_grouped_block);
   HG_RUN(test_tuned_record);
   HG_RUN(test_config_text);
   HG_RUN(test_problem_rules);
