@@ -319,6 +319,8 @@ uint32_t hg_cp_async_staging_bytes(int rows, int row_bytes, int threads);
 /* Staging slots a staged copy's producer keeps in flight: measured on an H100, 2, 3 and 4
  * run within 1% of each other on decode shapes (the copy is not latency-bound there), and
  * each slot costs about a stage's shared memory. */
+/* (The blocks go by cp.async, not by one 1-D bulk copy per run of a row: measured 1.5x slower
+ * on an H100, bench/RESULTS.md "bulk copies into the staging slot".) */
 #define HG_CP_ASYNC_STAGING_DEPTH 2
 /* The HG_CP_ASYNC_STAGING_DEPTH staging slots of c (16-byte aligned); nothing (out zeroed)
  * when c is NULL or not staged. */
