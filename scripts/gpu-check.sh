@@ -165,6 +165,8 @@ case "$mode" in
   # set beside cuBLASLt's block-scaled GEMM per expert; the table last
   gb) STEP_TIMEOUT=300 step gb-check scripts/gemm-grouped.sh "$H" block-check
     STEP_TIMEOUT=280 step gb-bench scripts/gemm-grouped.sh "$H" block-bench
+    step gb-python env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" PYTHONPATH="$PWD/python" \
+      python3 python/tests/test_gpu.py test_grouped_gemm_block_scales
     grep -hsE '^FAIL|block-wise check' "$LOG/gb-check.log" | cut -c1-200 >> "$summary"
     { printf '%-22s %-18s %10s %10s %7s %9s\n' "experts x tok, N, K" layout hopgen cuBLASLt ratio rel_err
       grep -h '^GB|' "$LOG/gb-bench.log" | awk -F'|' '{ printf "%-22s %-18s %10s %10s %7s %9s\n", $2, $3, $4, $5, $6, $7 }'

@@ -40,7 +40,7 @@ echo "== GPU tests, one process each"
 pass=0 fail=0 skip=0
 : > "$out/gpu-tests.log"
 tests=${TESTS:-$("$py" python/tests/test_gpu.py --list)}
-[ "${GROUPED:-1}" = only ] && tests=test_grouped_gemm_contiguous_and_masked
+[ "${GROUPED:-1}" = only ] && tests="test_grouped_gemm_contiguous_and_masked test_grouped_gemm_block_scales"
 for t in $tests; do
   timeout 600 "$py" python/tests/test_gpu.py "$t" > "$out/gpu-$t.log" 2>&1
   rc=$?

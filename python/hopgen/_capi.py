@@ -189,7 +189,8 @@ class GroupedGemmProblem(C.Structure):
     _fields_ = [("layout", C.c_int), ("groups", C.c_int), ("rows", C.c_int64),
                 ("n", C.c_int64), ("k", C.c_int64), ("a_type", C.c_int), ("b_type", C.c_int),
                 ("d_type", C.c_int), ("b_k_major", C.c_bool), ("alpha", C.c_float),
-                ("expected_rows", C.c_int64), ("scale", C.c_int), ("fp8_accum", C.c_int)]
+                ("expected_rows", C.c_int64), ("scale", C.c_int), ("fp8_accum", C.c_int),
+                ("scale_lda", C.c_int64), ("scale_ldb", C.c_int64)]
 
 
 class GemmConfig(C.Structure):

@@ -428,7 +428,13 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
        (the K-major weights fp8 needs). a contiguous. Empty experts are allowed.
     scale_a, scale_b: fp8 scales, float32 GPU tensors: per tensor, scale_a one element and
        scale_b E (one per expert); or row-wise, scale_a one per row of a ([total] or [E, M])
-       and scale_b one per expert and column ([E, N]), as torch._scaled_grouped_mm.
+       and scale_b one per expert and column ([E, N]), as torch._scaled_grouped_mm; or
+       block-wise (DeepSeek-V3's, DeepGEMM's layouts; taken when scale_b is 3-D): scale_a
+       1x128, [total, ceil(K/128)] with strides (1, lda), lda >= total (contiguous), or
+       [E, M, ceil(K/128)] with strides (ceil(K/128) lda, 1, lda), lda >= M (masked), i.e.
+       the M-major transpose of a contiguous [.., ceil(K/128), lda]; scale_b 128x128,
+       [E, ceil(N/128), ceil(K/128)] with strides (ceil(N/128) ldb, ldb, 1), ldb >=
+       ceil(K/128). Applied per 128 of K in the main loop (use_fast_accum is refused).
     expected_rows: rows per expert the configuration is chosen for (default: the mean).
     use_fast_accum: fp8, the whole K in wgmma's accumulator (as torch's flag); default: partial
        sums promoted to f32 (accurate).
@@ -476,9 +482,14 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
     psb = scale_b.data_ptr() if scale_b is not None else 0
     if (psa or psb) and ta not in _FP8:
         raise InvalidError("hopgen.grouped_gemm: scale_a / scale_b are for fp8 operands")
-    row = scale_a is not None and scale_a.numel() > 1
+    block = scale_b is not None and scale_b.dim() == 3
+    scale_lda = scale_ldb = 0
+    if block:
+        scale_lda, scale_ldb = _grouped_block_scales(scale_a, scale_b, masked, e, rows, n, k,
+                                                     a.device)
+    row = not block and scale_a is not None and scale_a.numel() > 1
     n_sa, n_sb = ((e * rows if masked else rows), e * n) if row else (1, e)
-    for t, want, what in ((scale_a, n_sa, "scale_a"), (scale_b, n_sb, "scale_b")):
+    for t, want, what in () if block else ((scale_a, n_sa, "scale_a"), (scale_b, n_sb, "scale_b")):
         if t is not None and (t.numel() != want or t.dtype != torch.float32 or
                               not t.is_contiguous()):
             raise InvalidError(f"hopgen.grouped_gemm: {what} must be {want} contiguous float32 "
@@ -488,7 +499,7 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
     index = a.device.index if a.device.index is not None else torch.cuda.current_device()
     exp = expected_rows or max(1, rows // e if not masked else rows)
     key = (index, masked, e, rows, n, k, ta, tb, td, b_k_major, exp, _cfg_text(config), backend,
-           row, bool(use_fast_accum))
+           row, block, scale_lda, scale_ldb, bool(use_fast_accum))
     h = _grouped_ops.get(key)
     if h is None:
         if _capturing():
@@ -496,8 +507,10 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
                                "during CUDA-graph capture: call it once before capturing")
         p = _capi.GroupedGemmProblem(layout=2 if masked else 1, groups=e, rows=rows, n=n, k=k,
                                      a_type=ta, b_type=tb, d_type=td, b_k_major=b_k_major,
-                                     alpha=1.0, expected_rows=exp, scale=1 if row else 0,
-                                     fp8_accum=1 if use_fast_accum else 0)
+                                     alpha=1.0, expected_rows=exp,
+                                     scale=2 if block else 1 if row else 0,
+                                     fp8_accum=1 if use_fast_accum else 0,
+                                     scale_lda=scale_lda, scale_ldb=scale_ldb)
         cfg = None
         if config is not None:
             cfg = _capi.GemmConfig()
@@ -515,6 +528,45 @@ def grouped_gemm(a, b, offs=None, *, counts=None, out=None, out_dtype=None, scal
     if st.code:
         raise error_from_status(st, "hopgen.grouped_gemm: ")
     return out
+
+
+def _grouped_block_scales(scale_a, scale_b, masked: bool, e: int, rows: int, n: int, k: int,
+                          device):
+    """The leading dimensions (scale_lda, scale_ldb) of grouped block-wise scales, after
+    checking their shapes and strides against the layouts grouped_gemm documents."""
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    if scale_a is None:
+        raise InvalidError("hopgen.grouped_gemm: block-wise scale_b (3-D) needs block-wise "
+                           "scale_a")
+    for t, what in ((scale_a, "scale_a"), (scale_b, "scale_b")):
+        if t.dtype != torch.float32 or t.device != device:
+            raise InvalidError(f"hopgen.grouped_gemm: block-wise {what} must be float32 on "
+                               f"{device}, not {t.dtype} on {t.device}")
+    if tuple(scale_b.shape) != (e, nb, kb):
+        raise InvalidError(f"hopgen.grouped_gemm: block-wise scale_b has shape "
+                           f"{tuple(scale_b.shape)}; expected [E, ceil(N/128), ceil(K/128)] = "
+                           f"{(e, nb, kb)}")
+    sb = scale_b.stride()
+    ldb = sb[1] if nb > 1 else max(kb, sb[0] // nb if e > 1 else kb)
+    if (kb > 1 and sb[2] != 1) or ldb < kb or (e > 1 and sb[0] != nb * ldb):
+        raise InvalidError(f"hopgen.grouped_gemm: block-wise scale_b strides {sb}: expected "
+                           f"(ceil(N/128) ldb, ldb, 1) with ldb >= ceil(K/128) = {kb}")
+    want = (e, rows, kb) if masked else (rows, kb)
+    if tuple(scale_a.shape) != want:
+        raise InvalidError(f"hopgen.grouped_gemm: block-wise scale_a has shape "
+                           f"{tuple(scale_a.shape)}; expected "
+                           f"{'[E, M, ceil(K/128)]' if masked else '[total, ceil(K/128)]'} = "
+                           f"{want}")
+    sa = scale_a.stride()[-2:]
+    lda = sa[1] if kb > 1 else rows
+    if (rows > 1 and sa[0] != 1) or lda < rows or (
+            masked and e > 1 and scale_a.stride()[0] != kb * lda):
+        raise InvalidError(f"hopgen.grouped_gemm: block-wise scale_a strides "
+                           f"{tuple(scale_a.stride())}: expected M-major 1x128 scales, "
+                           f"{'(ceil(K/128) lda, 1, lda)' if masked else '(1, lda)'} with lda "
+                           f">= {rows} (the transpose of a contiguous "
+                           f"{'[E, ceil(K/128), lda]' if masked else '[ceil(K/128), lda]'})")
+    return lda, ldb
 
 
 def _out_dtype(a: torch.Tensor, out_dtype) -> torch.dtype:

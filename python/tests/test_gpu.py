@@ -304,6 +304,60 @@ def test_gemm_fp8_with_scales():
             assert abs(_rel(d, ref) - _rel(t, ref)) < 5e-3
 
 
+def _block_ref(a8, w8, sa, sb):
+    """f32 reference of one expert's block-scaled GEMM: a8 [m, K], w8 [N, K], sa [m, kb] (1x128),
+    sb [nb, kb] (128x128), each 128-wide k-block's product scaled by sa(i, kb) sb(j/128, kb)."""
+    m, k = a8.shape
+    n = w8.shape[0]
+    out = torch.zeros(m, n, device=a8.device)
+    for q in range(0, k, 128):
+        part = a8[:, q:q + 128].float() @ w8[:, q:q + 128].float().t()
+        col = sb[:, q // 128].repeat_interleave(128)[:n]
+        out += part * sa[:, q // 128, None] * col[None, :]
+    return out
+
+
+def test_grouped_gemm_block_scales():
+    """hopgen.grouped_gemm with fp8 block-wise scales (1x128 A, 128x128 per expert for B) in
+    DeepGEMM's layouts, contiguous and masked: empty and very unequal experts, K and N not
+    multiples of 128, out poisoned first, rows outside every expert untouched."""
+    if not hasattr(torch, "float8_e4m3fn"):
+        raise Skip("torch lacks float8_e4m3fn")
+    e, n, k = 6, 520, 1040
+    counts = [0, 1, 300, 130, 0, 64]
+    total = sum(counts)
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    offs = torch.tensor(counts, device="cuda", dtype=torch.int32).cumsum(0).int()
+    a8 = _mat(total + 5, k, torch.bfloat16).to(torch.float8_e4m3fn)
+    w8 = torch.randn(e, n, k, device="cuda").to(torch.float8_e4m3fn)
+    # 1x128 scales M-major (the transpose of a contiguous [kb, rows]); 128x128 [E, nb, kb]
+    sa = (torch.rand(kb, total + 5, device="cuda") + 0.5).t()
+    sb = torch.rand(e, nb, kb, device="cuda") + 0.5
+    out = torch.full((total + 5, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    hopgen.grouped_gemm(a8, w8.transpose(1, 2), offs, out=out, scale_a=sa, scale_b=sb)
+    torch.cuda.synchronize()
+    start = 0
+    for g, c in enumerate(counts):
+        if c:
+            ref = _block_ref(a8[start:start + c], w8[g], sa[start:start + c], sb[g])
+            _check(out[start:start + c], ref, 1e-2, f"block-wise expert {g} ({c} rows)")
+        start += c
+    assert torch.isnan(out[total:].float()).all(), "rows past the experts were written"
+    # masked: [E, M, kb] 1x128 scales, strides (kb M, 1, M)
+    cap = 320
+    am = _mat(e * cap, k, torch.bfloat16).to(torch.float8_e4m3fn).view(e, cap, k)
+    cnt = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    sam = (torch.rand(e, kb, cap, device="cuda") + 0.5).transpose(1, 2)
+    out = torch.full((e, cap, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    hopgen.grouped_gemm(am, w8.transpose(1, 2), counts=cnt, out=out, scale_a=sam, scale_b=sb)
+    torch.cuda.synchronize()
+    for g, c in enumerate(counts):
+        if c:
+            _check(out[g, :c], _block_ref(am[g, :c], w8[g], sam[g, :c], sb[g]), 1e-2,
+                   f"masked block-wise expert {g}")
+        assert torch.isnan(out[g, c:].float()).all(), f"masked expert {g}: rows past its count"
+
+
 def test_grouped_gemm_contiguous_and_masked():
     """hopgen.grouped_gemm against a per-expert torch reference (and torch._grouped_mm where
     torch has it): empty and very unequal experts, out poisoned first, rows outside every
