@@ -4,15 +4,16 @@
 # (fp8 D saturating, amax bitwise, the aux output, C of its own type), fp8 inputs, ping-pong,
 # beta * C before the activation, ragged edges and the direct-store epilogue; then the time
 # of each activation over the plain GEMM on one shape.
-#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench]
+#   scripts/gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench|ea-check|ea-bench]
 # (outputs / outputs-bench: only issue 12's output conversions - fp8 D, amax, aux, C's type;
 # odd: D and aux rows TMA cannot store - staged through shared memory and copied out row by
 # row - on awkward shapes, every D type, C/beta, batches, and the same with
 # HOPGEN_EPI_STORE=direct (the element-by-element stores); ep2-bench: the issue-12 benches
 # side by side with the A/B switches HOPGEN_GELU=as|poly7|poly5 and HOPGEN_EPI_STORE=direct,
-# then a table)
+# then a table; ea-check / ea-bench: the aux output beside every D type and the ping-pong
+# A/B switch HOPGEN_EPI_SCHEDULE, checks then benches)
 set -u
-H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench]}
+H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench|ea-check|ea-bench]}
 what=${2:-all}
 fails=0; runs=0
 run() {
@@ -98,20 +99,59 @@ if [ "$what" = odd ] || [ "$what" = all ]; then
   done
   echo "odd/staged checks: $runs runs, $fails failed"
 fi
+# One line per case: hopgen and cuBLASLt (fused where it has the chain) in the same process;
+# "+%" is over the plain GEMM of the same size timed in this script (the "none" row).
+b() { # b LABEL ENV ARGS...: one --check --bench run, summarized
+  local label=$1 envs=$2; shift 2
+  local out rc ms blas rat chk
+  out=$(env $envs "$H" gemm "$@" --check --bench --iters ${ITERS:-30} 2>&1); rc=$?
+  ms=$(echo "$out" | sed -n 's/.*bench    hopgen \([0-9.]*\) ms.*/\1/p' | head -1)
+  blas=$(echo "$out" | sed -n 's/.*| cuBLASLt\(.*\) \([0-9.]*\) ms = .*/\2\1/p' | head -1)
+  rat=$(echo "$out" | sed -n 's/.*| ratio \([0-9.]*\).*/\1/p' | head -1)
+  chk=$([ $rc = 0 ] && echo ok || echo "FAIL(rc=$rc)")
+  echo "ROW|$label|${envs:--}|${ms:-?}|${blas:-?}|${rat:-?}|$chk|$(echo "$out" | grep -o '[A-Za-z-]*-store[^)]*epilogue' | head -1)"
+  echo "$out" | grep -E 'bench|plain|unfused|check|config' | sed 's/^/    /'
+}
+if [ "$what" = ea-check ]; then
+  # helper ea: the aux output beside every D type (f32/f16/bf16 aux beside 16-bit, f32 and fp8
+  # D, with and without amax), awkward shapes, batches, beta * C, ping-pong tiles, and the
+  # ping-pong A/B switch on the heuristic's own tile
+  for d in bf16 f16 f32 e4m3 e5m2; do
+    for a in bf16 f16 f32; do
+      x=""; case $d in e4m3|e5m2) x="--amax";; esac
+      run 1000 1000 1000 --epilogue bias,gelu --aux --aux-type $a --d $d $x
+      run 777 1001 513 --epilogue bias,silu --aux --aux-type $a --d $d --beta 0.5 $x
+      run 500 304 200 --epilogue bias,gelu_tanh --aux --aux-type $a --d $d --batch 3 $x
+      run 4096 1024 512 --epilogue bias,gelu --aux --aux-type $a --d $d --config 128x128x64,c1x1,s4,pp $x
+    done
+  done
+  run 4096 4096 512 --epilogue bias,gelu --aux --aux-type f32 --config 128x256x64,c2x1,s4
+  run 4096 4096 512 --epilogue bias,gelu --aux --aux-type f32 --config 128x192x64,c1x1,s4,pp
+  run 4096 4096 512 --epilogue bias,gelu --config 128x192x64,c2x1,s4,pp
+  run 4096 4096 512 --epilogue bias,silu,residual --config 128x192x64,c1x1,s4,pp
+  run 2048 4097 1024 --epilogue bias,gelu --aux --aux-type f32
+  for v in pingpong pingpong128; do
+    for ch in bias,gelu bias,silu bias,sigmoid; do
+      HOPGEN_EPI_SCHEDULE=$v run 4096 4096 1024 --epilogue $ch
+      HOPGEN_EPI_SCHEDULE=$v run 1000 3000 1000 --epilogue $ch --aux --aux-type f32
+    done
+  done
+  echo "ea checks: $runs runs, $fails failed"
+fi
+if [ "$what" = ea-bench ]; then
+  for sz in 4096 8192; do
+    b "${sz}^3 none" "" $sz $sz $sz
+    for sch in cooperative pingpong pingpong128; do
+      e="HOPGEN_EPI_SCHEDULE=$sch"
+      b "${sz}^3 bias,gelu" "$e" $sz $sz $sz --epilogue bias,gelu
+      b "${sz}^3 bias,silu" "$e" $sz $sz $sz --epilogue bias,silu
+      b "${sz}^3 bias,gelu+aux bf16" "$e" $sz $sz $sz --epilogue bias,gelu --aux
+      b "${sz}^3 bias,gelu+aux f32" "$e" $sz $sz $sz --epilogue bias,gelu --aux --aux-type f32
+      b "${sz}^3 e4m3 D+amax+aux" "$e" $sz $sz $sz --epilogue bias,gelu --d-type e4m3 --amax --aux
+    done
+  done
+fi
 if [ "$what" = ep2-bench ]; then
-  # One line per case: hopgen and cuBLASLt (fused where it has the chain) in the same process;
-  # "+%" is over the plain GEMM of the same size timed in this script (the "none" row).
-  b() { # b LABEL ENV ARGS...: one --check --bench run, summarized
-    local label=$1 envs=$2; shift 2
-    local out rc ms blas rat chk
-    out=$(env $envs "$H" gemm "$@" --check --bench --iters ${ITERS:-30} 2>&1); rc=$?
-    ms=$(echo "$out" | sed -n 's/.*bench    hopgen \([0-9.]*\) ms.*/\1/p' | head -1)
-    blas=$(echo "$out" | sed -n 's/.*| cuBLASLt\(.*\) \([0-9.]*\) ms = .*/\2\1/p' | head -1)
-    rat=$(echo "$out" | sed -n 's/.*| ratio \([0-9.]*\).*/\1/p' | head -1)
-    chk=$([ $rc = 0 ] && echo ok || echo "FAIL(rc=$rc)")
-    echo "ROW|$label|${envs:--}|${ms:-?}|${blas:-?}|${rat:-?}|$chk|$(echo "$out" | grep -o '[A-Za-z-]*-store[^)]*epilogue' | head -1)"
-    echo "$out" | grep -E 'bench|plain|unfused|check|config' | sed 's/^/    /'
-  }
   for sz in 4096 8192; do
     b "${sz}^3 none" "" $sz $sz $sz
     for g in poly7 as poly5; do

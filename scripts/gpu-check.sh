@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -89,6 +89,18 @@ ep2_check() {
   step ep2-python env TESTS="test_gemm_aux_through_tma_and_staged test_gemm_fp8_out_amax_aux_c_type test_gemm_odd_shapes_cp_async_and_direct_store" BENCH_SHAPES=0 scripts/gpu-python.sh
   grep -hE '^FAIL|checks: ' "$LOG/ep2-check.log" "$LOG/ep2-outputs.log" "$LOG/ep2-odd.log" |
     cut -c1-200 >> "$summary"
+}
+ea_check() {
+  STEP_TIMEOUT=600 step ea-check scripts/gemm-epilogue.sh "$H" ea-check
+  grep -hE '^FAIL|checks: ' "$LOG/ea-check.log" | cut -c1-200 >> "$summary"
+}
+ea_bench() {
+  STEP_TIMEOUT=600 step ea-bench scripts/gemm-epilogue.sh "$H" ea-bench
+  grep -h '^ROW|' "$LOG/ea-bench.log" | awk -F'|' '
+    BEGIN { printf "%-30s %-32s %9s %8s %-30s %6s %-8s %s\n", "case", "env", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
+    { split($2, w, " "); if ($2 ~ / none$/) base[w[1]] = $4
+      pct = (w[1] in base && base[w[1]] > 0 && $4 + 0 > 0) ? sprintf("%+.1f", 100 * ($4 / base[w[1]] - 1)) : "-"
+      printf "%-30s %-32s %9s %8s %-30s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' >> "$summary"
 }
 ep2_bench() {
   STEP_TIMEOUT=600 step ep2-bench scripts/gemm-epilogue.sh "$H" ep2-bench
@@ -241,6 +253,12 @@ case "$mode" in
   # ep2: issue 12 / 10's epilogue stores (checks: epilogue, outputs, odd-D staged stores and
   # the A/B switches; bench: 4096^3/8192^3 chains and odd-ldd shapes, table in the summary).
   # Over 10 minutes in all: on the device, run ep2-check and ep2-bench as two calls.
+  # ea: aux beside every D type, ping-pong for expensive chains (HOPGEN_EPI_SCHEDULE A/B);
+  # checks, then the 4096^3/8192^3 benches cooperative vs ping-pong, a table last. Over 10
+  # minutes in all: on the device, run ea-check and ea-bench as two calls.
+  ea) ea_check; ea_bench ;;
+  ea-check) ea_check ;;
+  ea-bench) ea_bench ;;
   ep2) ep2_check; ep2_bench ;;
   ep2-check) ep2_check ;;
   ep2-bench) ep2_bench ;;

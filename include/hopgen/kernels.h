@@ -570,6 +570,10 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
  * tile N (64-byte ones first for fp8 D: 64 columns), else the whole tile width unswizzled, else
  * 32-byte rows; 0 when none fits (then D is stored directly). */
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+/* HOPGEN_EPI_SCHEDULE=pingpong (pingpong128): the heuristic takes ping-pong tiles up to 192
+ * (128) columns wide for chains with an erf or tanh GELU, SiLU or sigmoid (an A/B switch for
+ * measurement; docs/epilogue.md). The widest such tile, 0 when the switch is off. */
+int hg_gemm_epi_pingpong(void);
 /* Whether a sub-tile of that width has swizzled rows (rows of exactly 32, 64 or 128 B). */
 bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);
 /* Epilogue buffers per consumer warpgroup: 2 (double-buffered), 1 for a full-width

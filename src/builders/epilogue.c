@@ -97,12 +97,17 @@ typedef struct sub_tile {
   hg_val_t m_base, n0, batch;
   hg_val_t buf_sel, my_bufs, is_first;
   const hg_roles_t *r;
+  /* steps tail.. of the chain run inside D's write, 16 columns at a time (-1: none): see
+   * store_buffered; row0, col0: the thread's first element of the region */
+  int tail;
+  hg_val_t row0, col0;
 } sub_tile_t;
 
 /* Where a staged sub-tile goes: a TMA store (plan, tmap), or rows copied out by the
  * consumer's threads into g. */
 typedef struct sub_target {
   hg_dtype_t dtype;
+  bool tail; /* D: the chain's tail (sub_tile_t.tail) is applied as the sub-tile is written */
   const hg_tma_plan_t *plan; /* NULL: copied out */
   hg_val_t tmap;
   gmatrix_t g;
@@ -122,6 +127,8 @@ typedef struct epi_ctx {
 typedef void (*elem_fn)(epi_ctx_t *x, int v, hg_val_t addr);
 
 static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t);
+static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_val_t batch, int from,
+                               int to);
 
 static gmatrix_t gmatrix(hg_val_t ptr, hg_val_t ld, hg_val_t batch_stride, hg_dtype_t t) {
   return (gmatrix_t){
@@ -525,11 +532,12 @@ static hg_status_t add_bias(epi_ctx_t *x, hg_val_t row0, hg_val_t col0) {
 
 /* The chain on the accumulators of x->am (the whole region, or one sub-tile of it whose first
  * element is (row0, col0)). */
-static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_val_t batch) {
+static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_val_t batch, int from,
+                               int to) {
   hg_builder_t *b = x->b;
   const hg_acc_map_t *am = x->am;
   const int cells = am->rows * am->cols;
-  for (int i = 0; i < x->e->nsteps; i++) {
+  for (int i = from; i < to; i++) {
     const hg_epi_step_t *st = &x->e->steps[i];
     x->step = st;
     switch (st->kind) {
@@ -537,8 +545,8 @@ static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_va
     case HG_EPI_SCALE_PTR: {
       /* a run of scale steps: one factor, one multiply per accumulator */
       hg_val_t f = scale_factor(b, st);
-      while (i + 1 < x->e->nsteps && (x->e->steps[i + 1].kind == HG_EPI_SCALE ||
-                                      x->e->steps[i + 1].kind == HG_EPI_SCALE_PTR))
+      while (i + 1 < to && (x->e->steps[i + 1].kind == HG_EPI_SCALE ||
+                            x->e->steps[i + 1].kind == HG_EPI_SCALE_PTR))
         f = hg_b_bin(b, HG_FMUL, f, scale_factor(b, &x->e->steps[++i]));
       for (int i = 0; i < cells; i++)
         if (am->v[i] >= 0)
@@ -682,11 +690,37 @@ static void amax_track_sub(epi_ctx_t *x, int r0, int rows, int c0, int cols, hg_
 
 /* The sub-tile's accumulators, converted to dtype, into buf under e->sw: stmatrix for 16-bit
  * elements, byte pairs (fp8) or 8-byte vectors (f32) otherwise. */
-static void write_sub(epi_ctx_t *x, const sub_tile_t *s, hg_dtype_t dtype, hg_val_t buf) {
+/* With t->tail, first the chain's tail on the sub-tile's columns [c, c + w) (then their amax):
+ * one slice's temporaries live at a time, right before the slice is written, instead of the
+ * whole sub-tile's before the barrier (a GELU on 128x192 ping-pong tiles spilled so). */
+static hg_status_t tail_slice(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t, int c,
+                              int w) {
+  if (!t->tail || s->tail < 0) return hg_ok();
+  hg_builder_t *b = x->b;
+  const int r0 = s->im * 64, c0 = s->j * x->e->epi_n + c;
+  hg_acc_map_t slice;
+  HG_TRY(sub_map(s->am, r0, 64, c0, w, &slice));
+  epi_ctx_t xs = *x;
+  xs.am = &slice;
+  hg_status_t st =
+      apply_steps(&xs, addc(b, s->row0, r0), addc(b, s->col0, c0), s->batch, s->tail, x->e->nsteps);
+  hg_acc_map_free(&slice);
+  HG_TRY(st);
+  if (!hg_val_is_none(x->e->amax_ptr)) {
+    epi_ctx_t xa = *x;
+    xa.am = s->am;
+    amax_track_sub(&xa, r0, 64, c0, w, s->row0, s->col0);
+  }
+  return hg_ok();
+}
+
+static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t,
+                             hg_val_t buf) {
   hg_builder_t *b = x->b;
   const hg_epilogue_t *e = x->e;
   const hg_acc_map_t *am = s->am;
   const hg_roles_t *r = s->r;
+  const hg_dtype_t dtype = t->dtype;
   const int es = hg_dtype_bytes(dtype), epi_n = e->epi_n, sub_rows = 64;
   const int im = s->im, j = s->j;
   hg_val_t lane = r->lane;
@@ -700,19 +734,35 @@ static void write_sub(epi_ctx_t *x, const sub_tile_t *s, hg_dtype_t dtype, hg_va
         hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, q, i32(b, 1)), i32(b, 3)),
                  hg_b_bin(b, HG_AND, lane, i32(b, 7))));
     hg_val_t colq = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_SHR_U, q, i32(b, 1)), i32(b, 3));
+    /* Group cg's address from the first's: a swizzled row is one swizzle span, and cg * 2
+     * bytes (a multiple of 32) sets only chunk bits that the lane's column (0 or 16 bytes)
+     * leaves clear and the row bits do not reach, so it XORs through the swizzle; unswizzled,
+     * it adds. Derived from the buffer (which alternates), the addresses are not loop
+     * invariants that ptxas would keep in registers across the main loop (8 of them on
+     * 128x192 ping-pong tiles, spilling). The buffer is 1024-byte aligned. */
+    hg_val_t off0 = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, colq, i32(b, 1)));
+    hg_val_t at0 = hg_b_bin(b, HG_ADD, buf, hg_swizzle_emit_bytes(b, e->sw, es, off0));
+    const bool derive = t->tail && s->tail >= 0;
     for (int cg = 0; cg < epi_n; cg += 16) {
+      HG_TRY(tail_slice(x, s, t, cg, 16));
       hg_val_t regs[4];
       for (int mtx = 0; mtx < 4; mtx++) {
         const int dm = im * sub_rows + (mtx & 1) * 8, dn = j * epi_n + cg + (mtx >> 1) * 8;
         const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
         regs[mtx] = hg_b_pack_f32x2(b, dtype, x->acc[v0 < 0 ? 0 : v0], x->acc[v1 < 0 ? 0 : v1]);
       }
-      hg_val_t col = addc(b, colq, cg);
-      hg_val_t off = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
-      off = hg_swizzle_emit_bytes(b, e->sw, es, off);
-      hg_b_stmatrix(b, 4, false, hg_b_bin(b, HG_ADD, buf, off), regs);
+      hg_val_t at = !derive
+                        ? hg_b_bin(b, HG_ADD, buf,
+                                   hg_swizzle_emit_bytes(
+                                       b, e->sw, es,
+                                       hg_b_mad(b, row, i32(b, epi_n * es),
+                                                hg_b_bin(b, HG_SHL, addc(b, colq, cg), i32(b, 1)))))
+                    : !cg     ? at0
+                    : e->sw.b ? hg_b_bin(b, HG_XOR, at0, i32(b, cg * es))
+                              : addc(b, at0, cg * es);
+      hg_b_stmatrix(b, 4, false, at, regs);
     }
-    return;
+    return hg_ok();
   }
   /* fp8 (stmatrix moves 16-bit elements only) and f32: each thread stores its pairs
    * (row, 2q..2q+1). fp8 converts a pair with one saturating cvt and stores the two bytes
@@ -722,23 +772,27 @@ static void write_sub(epi_ctx_t *x, const sub_tile_t *s, hg_dtype_t dtype, hg_va
   hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
                             hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
   hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
-  for (int dm = 0; dm < sub_rows; dm += 8)
-    for (int dn = 0; dn < epi_n; dn += 8) {
-      const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
-      const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
-      if (v0 < 0 || v1 < 0) continue;
-      hg_val_t off = es == 1 ? hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn))
-                             : hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
-                                        hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
-      off = hg_swizzle_emit_bytes(b, e->sw, es, off);
-      if (es == 1) {
-        hg_val_t pk = hg_b_pack_f32x2(b, dtype, x->acc[v0], x->acc[v1]);
-        hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
-      } else {
-        hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
-        hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
+  for (int c16 = 0; c16 < epi_n; c16 += 16) {
+    HG_TRY(tail_slice(x, s, t, c16, epi_n - c16 < 16 ? epi_n - c16 : 16));
+    for (int dm = 0; dm < sub_rows; dm += 8)
+      for (int dn = c16; dn < epi_n && dn < c16 + 16; dn += 8) {
+        const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
+        const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
+        if (v0 < 0 || v1 < 0) continue;
+        hg_val_t off = es == 1 ? hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn))
+                               : hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
+                                          hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
+        off = hg_swizzle_emit_bytes(b, e->sw, es, off);
+        if (es == 1) {
+          hg_val_t pk = hg_b_pack_f32x2(b, dtype, x->acc[v0], x->acc[v1]);
+          hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
+        } else {
+          hg_val_t pair[2] = {x->acc[v0], x->acc[v1]};
+          hg_b_store(b, HG_SHARED, 0, 2, hg_b_bin(b, HG_ADD, buf, off), pair);
+        }
       }
-    }
+  }
+  return hg_ok();
 }
 
 /* The staged sub-tile in buf out to t->g, row by row: warp w of the consumer takes rows w,
@@ -810,7 +864,7 @@ static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
     hg_b_endif(b);
   }
   hg_roles_consumer_sync(b, r);
-  write_sub(x, s, t->dtype, buf);
+  HG_TRY(write_sub(x, s, t, buf));
   if (t->plan) {
     hg_b_fence_proxy_async(b);
     hg_roles_consumer_sync(b, r);
@@ -851,8 +905,25 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
                                       i32(b, (int32_t)(e->buf_bytes * (uint32_t)e->buffers)),
                                       hg_b_smem_addr(b, e->buf_offset)),
                   .is_first = hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0)),
-                  .r = r};
+                  .r = r,
+                  .tail = -1,
+                  .row0 = row0,
+                  .col0 = col0};
+  /* The chain from its activation on runs inside D's write, 16 columns at a time (after the
+   * barrier that frees the buffer): an expensive activation's temporaries for a whole 64x64
+   * sub-tile, next to 192 accumulators of a 128x192 ping-pong tile, spilled. */
+  if (per_sub)
+    for (int i = 0; i < e->nsteps; i++) {
+      if (e->steps[i].kind == HG_EPI_ACT && s.tail < 0) s.tail = i;
+      if (e->steps[i].kind == HG_EPI_AUX) s.tail = -1;
+      /* a residual's loads per 16 columns spilled more than per sub-tile */
+      if (e->steps[i].kind == HG_EPI_BETA_C && s.tail >= 0) {
+        s.tail = -1;
+        break;
+      }
+    }
   const sub_target_t d = {.dtype = e->d_type,
+                          .tail = true,
                           .plan = e->tma ? e->plan_d : NULL,
                           .tmap = e->tmap_d,
                           .g = gmatrix(e->d_ptr, e->ldd, e->batch_stride_d, e->d_type)};
@@ -866,12 +937,12 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
         epi_ctx_t xs = *x;
         xs.am = &sub;
         xs.sub = &s;
-        hg_status_t st =
-            apply_steps(&xs, addc(b, row0, im * sub_rows), addc(b, col0, j * epi_n), batch);
+        hg_status_t st = apply_steps(&xs, addc(b, row0, im * sub_rows), addc(b, col0, j * epi_n),
+                                     batch, 0, s.tail < 0 ? e->nsteps : s.tail);
         hg_acc_map_free(&sub);
         HG_TRY(st);
       }
-      if (!hg_val_is_none(e->amax_ptr))
+      if (!hg_val_is_none(e->amax_ptr) && s.tail < 0)
         amax_track_sub(x, im * sub_rows, sub_rows, j * epi_n, epi_n, row0, col0);
       HG_TRY(stage_sub(x, &s, &d));
     }
@@ -894,10 +965,10 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
      * then serve every sub-tile: per sub-tile they spilled on 128x192 ping-pong tiles). */
     bool per_sub = false;
     for (int i = 0; i < e->nsteps; i++) per_sub = per_sub || e->steps[i].kind == HG_EPI_ACT;
-    if (!per_sub) HG_TRY(apply_steps(&x, row0, col0, batch));
+    if (!per_sub) HG_TRY(apply_steps(&x, row0, col0, batch, 0, e->nsteps));
     HG_TRY(store_buffered(&x, per_sub, row0, col0, m_base, n0, batch, r));
   } else {
-    HG_TRY(apply_steps(&x, row0, col0, batch));
+    HG_TRY(apply_steps(&x, row0, col0, batch, 0, e->nsteps));
     const gmatrix_t d = gmatrix(e->d_ptr, e->ldd, e->batch_stride_d, e->d_type);
     HG_TRY(for_each_elem(&x, &d, row0, col0, batch, store_d_elem));
   }

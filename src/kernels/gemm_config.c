@@ -950,6 +950,43 @@ static void block_scale_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
   if (hg_is_ok(&ok)) *c = t;
 }
 
+int hg_gemm_epi_pingpong(void) {
+  const char *v = getenv("HOPGEN_EPI_SCHEDULE");
+  return !v ? 0 : !strcmp(v, "pingpong") ? 192 : !strcmp(v, "pingpong128") ? 128 : 0;
+}
+
+/* HOPGEN_EPI_SCHEDULE=pingpong (an A/B switch for measurement, off by default): a chain with an
+ * expensive activation (erf or tanh GELU, SiLU, sigmoid: 10-15 instructions a value) on a
+ * cooperative 128-row tile without split-K or stream-K becomes a ping-pong tile of 128 x
+ * min(tile_n, 192) (at most 192 accumulators a thread, the widest ping-pong tile whose
+ * epilogue compiles without spills, one-CTA clusters; 128 with an aux output), or 128 x 128;
+ * pingpong128 takes 128 x 128 (no spills with any of those chains and clusters), so that one
+ * consumer's epilogue overlaps the other's main loop. The kernel cache keys on the configuration,
+ * so the switch is keyed. */
+static void epi_schedule_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
+  const bool costly = p->act == HG_ACT_GELU || p->act == HG_ACT_GELU_TANH ||
+                      p->act == HG_ACT_SILU || p->act == HG_ACT_SIGMOID;
+  const int widest = hg_gemm_epi_pingpong();
+  if (!widest || !costly || c->schedule != HG_SCHED_COOPERATIVE || c->tile_m != 128 ||
+      c->splits > 1 || c->stream_k || p->group != HG_GROUP_NONE)
+    return;
+  static const int widths[] = {192, 128};
+  /* an aux output's own staging beside 192 accumulators spilled (ptxas): 128 columns */
+  for (size_t i = p->aux || widest == 128 ? 1 : 0; i < sizeof widths / sizeof widths[0]; i++) {
+    hg_gemm_config_t t = *c;
+    t.schedule = HG_SCHED_PINGPONG;
+    if (t.tile_n > widths[i]) t.tile_n = widths[i];
+    t.epi_n = 0;
+    t.stages = hg_gemm_max_stages(p, &t);
+    if (t.stages > 8) t.stages = 8;
+    hg_status_t ok = hg_gemm_config_check(p, &t);
+    if (hg_is_ok(&ok)) {
+      *c = t;
+      return;
+    }
+  }
+}
+
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloop_t mainloop,
                                   int sm_count, hg_gemm_config_t *out) {
   hg_gemm_problem_t p = *p_in, asked = *p_in;
@@ -1052,6 +1089,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
    * 128-row tiles (175 against 914 TFLOP/s at 4096x7168x16384) and 47-58% slower per tensor.
    * The tuner still tries both. */
   block_scale_rule(&p, &best);
+  epi_schedule_rule(&asked, &best);
   *out = best;
   return hg_ok();
 }

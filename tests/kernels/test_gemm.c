@@ -959,6 +959,72 @@ static void test_staged_store(void) {
   }
 }
 
+/* Ping-pong tiles with expensive activations compile without spills (ptxas -v, gen_paths):
+ * their chain's activation runs 16 columns at a time inside D's write, next to 192 (128x192)
+ * or 128 (128x128) accumulators a thread; and HOPGEN_EPI_SCHEDULE=pingpong makes the
+ * heuristic take them for those chains only. */
+static void test_pingpong_chains(void) {
+  static const struct {
+    const char *cfg, *chain;
+    hg_dtype_t aux; /* 0: no aux */
+  } cases[] = {
+      {"128x192x64,pp", "bias,gelu", 0},
+      {"128x192x64,pp", "bias,silu", 0},
+      {"128x192x64,pp", "bias,sigmoid", 0},
+      {"128x192x64,c1x2,s4,pp", "bias,gelu_tanh", 0},
+      {"128x128x64,c2x1,s4,pp", "bias,gelu", 0},
+      {"128x128x64,c2x1,s4,pp", "bias,silu", 0},
+      {"128x128x64,c2x1,s4,pp", "bias,sigmoid", 0},
+      {"128x128x64,c2x1,s4,pp", "bias,gelu", HG_BF16},
+      {"128x128x64,c2x1,s4,pp", "bias,gelu", HG_F32},
+      {"128x128x64,pp", "bias,silu", HG_BF16},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
+    CHECK_OK(hg_gemm_epilogue_parse(cases[i].chain, &p));
+    p.bias_type = HG_BF16;
+    p.aux = cases[i].aux != 0;
+    p.aux_type = cases[i].aux;
+    hg_gemm_kernel_t k;
+    if (!gen_paths(&p, cases[i].cfg, &k)) continue;
+    CHECK(k.config.schedule == HG_SCHED_PINGPONG);
+    hg_gemm_kernel_free(&k);
+  }
+  /* the A/B switch: off by default; on, ping-pong for a GELU (192 columns, 128 with aux or
+   * pingpong128) and not for a ReLU or no chain */
+  static const struct {
+    const char *env, *chain;
+    bool aux;
+    int sched, tile_n;
+  } sw[] = {{NULL, "bias,gelu", false, HG_SCHED_COOPERATIVE, 256},
+            {"pingpong", "bias,gelu", false, HG_SCHED_PINGPONG, 192},
+            {"pingpong", "bias,silu", true, HG_SCHED_PINGPONG, 128},
+            {"pingpong128", "bias,sigmoid", false, HG_SCHED_PINGPONG, 128},
+            {"pingpong", "bias,relu", false, HG_SCHED_COOPERATIVE, 256},
+            {"pingpong", "none", false, HG_SCHED_COOPERATIVE, 256},
+            {"cooperative", "bias,gelu", false, HG_SCHED_COOPERATIVE, 256}};
+  for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+    if (sw[i].env)
+      setenv("HOPGEN_EPI_SCHEDULE", sw[i].env, 1);
+    else
+      unsetenv("HOPGEN_EPI_SCHEDULE");
+    hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
+    CHECK_OK(hg_gemm_epilogue_parse(sw[i].chain, &p));
+    if (p.bias != HG_BIAS_NONE) p.bias_type = HG_BF16;
+    p.aux = sw[i].aux;
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    if ((int)c.schedule != sw[i].sched || c.tile_n != sw[i].tile_n || c.tile_m != 128)
+      HG_FAIL("HOPGEN_EPI_SCHEDULE=%s %s: %dx%d %s, expected %s 128x%d",
+              sw[i].env ? sw[i].env : "(unset)", sw[i].chain, c.tile_m, c.tile_n,
+              c.schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
+              sw[i].sched == HG_SCHED_PINGPONG ? "pp" : "coop", sw[i].tile_n);
+    hg_test_checks++;
+    CHECK_OK(hg_gemm_config_check(&p, &c));
+  }
+  unsetenv("HOPGEN_EPI_SCHEDULE");
+}
+
 /* The erf GELU's formulas (HOPGEN_GELU), in host f32: gelu(x) within the documented error of
  * x Phi(x) (relative to |x|), saturating cleanly far out; the kernel's PTX follows the
  * variable, and the kernel cache's key with it. */
@@ -2024,6 +2090,7 @@ int main(void) {
   HG_RUN(test_output_conversions);
   HG_RUN(test_staged_store);
   HG_RUN(test_gelu_formulas);
+  HG_RUN(test_pingpong_chains);
   HG_RUN(test_mainloops);
   HG_RUN(test_repack_rule);
   return hg_test_finish();
