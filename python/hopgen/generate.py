@@ -222,13 +222,18 @@ def mainloop_code(name, what: str = "mainloop") -> int:
     return out.value
 
 
+# hg_gemm_config_t.promote_overlap's flags and block_scales' values (kernels.h)
+_PROMOTE_STAGGER, _PROMOTE_DOUBLE, _PROMOTE_TURNS = 1, 2, 4
+_BLOCK_SCALES_GLOBAL, _BLOCK_SCALES_SMEM = 0, 1
+
+
 @dataclass(frozen=True)
 class GemmConfig:
     """A GEMM kernel configuration; str() is hopgen's text form
-    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,sk][,ps][,mainloop]" (what --config takes; split-K is
-    printed when splits > 1, stream-K when set, staggered fp8 promotions when set, the mainloop
-    when not "auto"),
-    GemmConfig.parse(text) reads it."""
+    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,sk][,ps][,pd][,pt][,bs][,mainloop]" (what --config
+    takes; split-K is printed when splits > 1, stream-K when set, the fp8 promotion variants
+    and staged block scales when set, the mainloop when not "auto"),
+    GemmConfig.parse(text) reads it; every field survives the round trip."""
     tile_m: int
     tile_n: int
     tile_k: int
@@ -245,6 +250,13 @@ class GemmConfig:
     promote_stagger: bool = False
     # stream-K: the grid's CTAs share the last partial wave's k-blocks (not with splits)
     stream_k: bool = False
+    # fp8 accurate accumulation: a second set of partial sums, promoted while the next
+    # k-block's MMAs run ("pd"), and the consumers taking turns at the MMAs ("pt")
+    promote_double: bool = False
+    promote_turns: bool = False
+    # fp8 block-wise scales staged in shared memory by the producer ("bs"), not read by the
+    # consumers from global memory
+    staged_scales: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -257,7 +269,9 @@ class GemmConfig:
         return cls(c.tile_m, c.tile_n, c.tile_k, c.cluster_m, c.cluster_n, c.stages,
                    "pingpong" if c.schedule == 1 else "coop", "n" if c.raster == 1 else "m",
                    c.raster_group, c.epi_n, fn("hg_gemm_mainloop_name")(c.mainloop).decode(),
-                   c.splits, bool(c.promote_overlap & 1), bool(c.stream_k))
+                   c.splits, bool(c.promote_overlap & _PROMOTE_STAGGER), bool(c.stream_k),
+                   bool(c.promote_overlap & _PROMOTE_DOUBLE),
+                   bool(c.promote_overlap & _PROMOTE_TURNS), c.block_scales == _BLOCK_SCALES_SMEM)
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -272,8 +286,11 @@ class GemmConfig:
         c.raster_group, c.epi_n = self.raster_group, self.epi_n
         c.mainloop = mainloop_code(self.mainloop)
         c.splits = self.splits
-        c.promote_overlap = 1 if self.promote_stagger else 0
+        c.promote_overlap = ((_PROMOTE_STAGGER if self.promote_stagger else 0)
+                             | (_PROMOTE_DOUBLE if self.promote_double else 0)
+                             | (_PROMOTE_TURNS if self.promote_turns else 0))
         c.stream_k = 1 if self.stream_k else 0
+        c.block_scales = _BLOCK_SCALES_SMEM if self.staged_scales else _BLOCK_SCALES_GLOBAL
         return c
 
     def __str__(self) -> str:

@@ -71,6 +71,19 @@ def test_gemm_kernel_and_config():
     assert k3.name.endswith("_sk") and k3.ptx.count(".entry") == 1
     with pytest.raises(hopgen.InvalidError, match="stream-K with split-K"):
         hopgen.gemm_kernel(2500, 3500, 1000, config="128x128x64,k4,sk")
+    # fp8's promotion variants and staged block scales survive the round trip too
+    for text, field in (("ps", "promote_stagger"), ("pd", "promote_double"),
+                        ("pt", "promote_turns"), ("bs", "staged_scales")):
+        c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e32," + text)
+        assert getattr(c, field), text
+        assert str(c) == "128x128x128,c2x1,s6,coop,m8,e32," + text
+        assert hopgen.GemmConfig.parse(str(c)) == c
+    c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e32,pd,bs")
+    assert c.promote_double and c.staged_scales and not c.promote_turns
+    # a kernel generated from the object keeps the variant (fp8 per-tensor, accurate mode)
+    c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e0,pd")
+    k4 = hopgen.gemm_kernel(4096, 4096, 4096, dtype="e4m3", config=c)
+    assert k4.config == str(c) + ",tma-wgmma", (k4.config, str(c))
 
 
 def test_gemm_mainloops_and_operand_paths():
