@@ -799,10 +799,14 @@ typedef struct hg_epi_step {
   hg_dtype_t dtype;               /* BIAS: the vector's type; BETA_C, AUX: the matrix's */
   bool along_n;                   /* BIAS: one value per column (else per row) */
   bool multiply;                  /* BIAS: scale (acc *= v) instead of add */
-  /* AUX of D's element size in a TMA or staged epilogue: through D's sub-tile buffers, each
-   * sub-tile before D's, stored with plan and tmap (its tensor map) when plan is set (TMA
-   * epilogues only), else copied out row by row like a staged D */
+  /* AUX in a TMA or staged epilogue: through D's sub-tile buffers, each sub-tile before
+   * D's, in pieces of sub_n columns (rows swizzled by sw; a piece at most a buffer's bytes,
+   * several pieces for an aux of a larger element size than D's), stored with plan and tmap
+   * (its tensor map, boxes of 64 x sub_n) when plan is set (TMA epilogues only), else copied
+   * out row by row like a staged D */
   bool buffered;
+  int sub_n;
+  hg_swizzle_t sw;
   const hg_tma_plan_t *plan;
   hg_val_t tmap;
 } hg_epi_step_t;

@@ -620,11 +620,17 @@ typedef struct hg_gemm_kernel {
    * consecutive lanes on consecutive elements (coalesced), instead of element by element
    * from the accumulator fragment. Not in split-K or grouped GEMMs (direct stores there). */
   bool staged_store;
-  /* The aux output (problem.aux) of D's element size through D's sub-tile buffers: TMA-stored
+  /* The aux output (problem.aux) through D's sub-tile buffers: TMA-stored
    * with plan_aux (aux_tma: ldaux and its batch stride multiples of 16 bytes, a 16-byte
    * aligned base at run time, D through TMA), or copied out row by row (aux_staged). Else
    * aux is stored element by element. */
   bool aux_tma, aux_staged;
+  /* aux_tma or aux_staged: aux's piece of a D sub-tile, aux_n columns (D's epi_n when aux has
+   * D's element size or a smaller one; epi_n x D's size / aux's for a larger one, so that a
+   * piece fits D's buffer) in rows swizzled by aux_sw; a sub-tile's aux goes in epi_n / aux_n
+   * pieces, each through the next buffer */
+  int aux_n;
+  hg_swizzle_t aux_sw;
   bool a_tma, b_tma; /* operand through TMA (plan_a/plan_b), else cp.async */
   int a_vec, b_vec;  /* cp.async chunk bytes (16, 8, 4; 2 or 1: register copies) */
   /* hg_gemm_build with AUTO: the caller's operand is repacked into the packed rows of

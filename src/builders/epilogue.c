@@ -107,7 +107,9 @@ typedef struct sub_tile {
  * consumer's threads into g. */
 typedef struct sub_target {
   hg_dtype_t dtype;
-  bool tail; /* D: the chain's tail (sub_tile_t.tail) is applied as the sub-tile is written */
+  int w, c0;       /* columns c0 .. c0 + w of the sub-tile, rows of w elements in the buffer */
+  hg_swizzle_t sw; /* the buffer's swizzle for those rows */
+  bool tail;       /* D: the chain's tail (sub_tile_t.tail) is applied as the sub-tile is written */
   const hg_tma_plan_t *plan; /* NULL: copied out */
   hg_val_t tmap;
   gmatrix_t g;
@@ -573,9 +575,18 @@ static hg_status_t apply_steps(epi_ctx_t *x, hg_val_t row0, hg_val_t col0, hg_va
     case HG_EPI_AUX: {
       const gmatrix_t a = gmatrix(st->ptr, st->ld, st->batch_stride, st->dtype);
       if (st->buffered && x->sub) {
-        /* through the sub-tile buffers D uses next (aux of D's element size) */
-        const sub_target_t t = {.dtype = st->dtype, .plan = st->plan, .tmap = st->tmap, .g = a};
-        HG_TRY(stage_sub(x, x->sub, &t));
+        /* through the sub-tile buffers D uses next, in pieces of sub_n columns that fit them
+         * (an aux of a larger element size than D's takes several) */
+        for (int c = 0; c < x->e->epi_n; c += st->sub_n) {
+          const sub_target_t t = {.dtype = st->dtype,
+                                  .w = st->sub_n,
+                                  .c0 = c,
+                                  .sw = st->sw,
+                                  .plan = st->plan,
+                                  .tmap = st->tmap,
+                                  .g = a};
+          HG_TRY(stage_sub(x, x->sub, &t));
+        }
       } else {
         HG_TRY(for_each_elem(x, &a, row0, col0, batch, store_elem));
       }
@@ -632,12 +643,16 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
   for (int i = 0; i < e->nsteps; i++) {
     const hg_epi_step_t *st = &e->steps[i];
     if (st->kind != HG_EPI_AUX || !st->buffered) continue;
-    if (!(e->tma || e->staged) || hg_dtype_bytes(st->dtype) != hg_dtype_bytes(e->d_type) ||
-        (st->plan && !e->tma))
+    const int es = hg_dtype_bytes(st->dtype);
+    if (!(e->tma || e->staged) || (st->plan && !e->tma) || st->sub_n < 8 || e->epi_n % st->sub_n ||
+        st->sub_n % (es == 2 ? 16 : 8) || (uint32_t)(64 * st->sub_n * es) > e->buf_bytes ||
+        (e->buffers == 1 && st->sub_n != e->epi_n))
       return hg_error(HG_ERR_INVALID,
                       "epilogue step %d: an aux of %s through D's buffers needs a TMA or staged "
-                      "epilogue (TMA for an aux plan) of D's element size (%s)",
-                      i, hg_dtype_name(st->dtype), hg_dtype_name(e->d_type));
+                      "epilogue (TMA for an aux plan) and pieces of 8 or more columns (16 for "
+                      "16-bit aux) that divide the %d-column sub-tile and fit its %u-byte buffer, "
+                      "one piece with one buffer (%d columns)",
+                      i, hg_dtype_name(st->dtype), e->epi_n, e->buf_bytes, st->sub_n);
   }
   return hg_ok();
 }
@@ -721,8 +736,8 @@ static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
   const hg_acc_map_t *am = s->am;
   const hg_roles_t *r = s->r;
   const hg_dtype_t dtype = t->dtype;
-  const int es = hg_dtype_bytes(dtype), epi_n = e->epi_n, sub_rows = 64;
-  const int im = s->im, j = s->j;
+  const int es = hg_dtype_bytes(dtype), epi_n = t->w, sub_rows = 64;
+  const int im = s->im, col0 = s->j * e->epi_n + t->c0;
   hg_val_t lane = r->lane;
   if (es == 2) {
     /* stmatrix x4: 16 rows x 16 columns per warp; lane l addresses row l % 8 of matrix
@@ -741,24 +756,24 @@ static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
      * invariants that ptxas would keep in registers across the main loop (8 of them on
      * 128x192 ping-pong tiles, spilling). The buffer is 1024-byte aligned. */
     hg_val_t off0 = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, colq, i32(b, 1)));
-    hg_val_t at0 = hg_b_bin(b, HG_ADD, buf, hg_swizzle_emit_bytes(b, e->sw, es, off0));
+    hg_val_t at0 = hg_b_bin(b, HG_ADD, buf, hg_swizzle_emit_bytes(b, t->sw, es, off0));
     const bool derive = t->tail && s->tail >= 0;
     for (int cg = 0; cg < epi_n; cg += 16) {
       HG_TRY(tail_slice(x, s, t, cg, 16));
       hg_val_t regs[4];
       for (int mtx = 0; mtx < 4; mtx++) {
-        const int dm = im * sub_rows + (mtx & 1) * 8, dn = j * epi_n + cg + (mtx >> 1) * 8;
+        const int dm = im * sub_rows + (mtx & 1) * 8, dn = col0 + cg + (mtx >> 1) * 8;
         const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
         regs[mtx] = hg_b_pack_f32x2(b, dtype, x->acc[v0 < 0 ? 0 : v0], x->acc[v1 < 0 ? 0 : v1]);
       }
       hg_val_t at = !derive
                         ? hg_b_bin(b, HG_ADD, buf,
                                    hg_swizzle_emit_bytes(
-                                       b, e->sw, es,
+                                       b, t->sw, es,
                                        hg_b_mad(b, row, i32(b, epi_n * es),
                                                 hg_b_bin(b, HG_SHL, addc(b, colq, cg), i32(b, 1)))))
                     : !cg     ? at0
-                    : e->sw.b ? hg_b_bin(b, HG_XOR, at0, i32(b, cg * es))
+                    : t->sw.b ? hg_b_bin(b, HG_XOR, at0, i32(b, cg * es))
                               : addc(b, at0, cg * es);
       hg_b_stmatrix(b, 4, false, at, regs);
     }
@@ -776,13 +791,13 @@ static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
     HG_TRY(tail_slice(x, s, t, c16, epi_n - c16 < 16 ? epi_n - c16 : 16));
     for (int dm = 0; dm < sub_rows; dm += 8)
       for (int dn = c16; dn < epi_n && dn < c16 + 16; dn += 8) {
-        const int v0 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn);
-        const int v1 = hg_acc_map_at(am, im * sub_rows + dm, j * epi_n + dn + 1);
+        const int v0 = hg_acc_map_at(am, im * sub_rows + dm, col0 + dn);
+        const int v1 = hg_acc_map_at(am, im * sub_rows + dm, col0 + dn + 1);
         if (v0 < 0 || v1 < 0) continue;
         hg_val_t off = es == 1 ? hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n), addc(b, col_t, dn))
                                : hg_b_mad(b, addc(b, row_t, dm), i32(b, epi_n * es),
                                           hg_b_bin(b, HG_SHL, addc(b, col_t, dn), i32(b, 2)));
-        off = hg_swizzle_emit_bytes(b, e->sw, es, off);
+        off = hg_swizzle_emit_bytes(b, t->sw, es, off);
         if (es == 1) {
           hg_val_t pk = hg_b_pack_f32x2(b, dtype, x->acc[v0], x->acc[v1]);
           hg_b_store(b, HG_SHARED, 16, 1, hg_b_bin(b, HG_ADD, buf, off), &pk);
@@ -805,9 +820,9 @@ static hg_status_t copy_rows(epi_ctx_t *x, const sub_tile_t *s, const sub_target
   hg_builder_t *b = x->b;
   const hg_epilogue_t *e = x->e;
   const hg_roles_t *r = s->r;
-  const int es = hg_dtype_bytes(t->dtype), epi_n = e->epi_n, chunks = (epi_n + 31) / 32;
+  const int es = hg_dtype_bytes(t->dtype), epi_n = t->w, chunks = (epi_n + 31) / 32;
   hg_val_t row_w = hg_b_bin(b, HG_ADD, addc(b, s->m_base, s->im * 64), r->warp_in_wg);
-  hg_val_t col_l = hg_b_bin(b, HG_ADD, addc(b, s->n0, s->j * epi_n), r->lane);
+  hg_val_t col_l = hg_b_bin(b, HG_ADD, addc(b, s->n0, s->j * e->epi_n + t->c0), r->lane);
   hg_val_t col_ok[8], lane_off = hg_b_mad(b, r->warp_in_wg, i32(b, epi_n * es),
                                           hg_b_bin(b, HG_MUL, r->lane, i32(b, es)));
   if (chunks > 8)
@@ -832,7 +847,7 @@ static hg_status_t copy_rows(epi_ctx_t *x, const sub_tile_t *s, const sub_target
     hg_val_t row_ok = hg_b_cmp(b, HG_LT_S, hg_b_mad(b, i, i32(b, 4), row_w), e->m);
     hg_val_t row_off = hg_b_mad(b, i, i32(b, 4 * epi_n * es), lane_off);
     for (int k = 0; k < chunks; k++) {
-      hg_val_t off = hg_swizzle_emit_bytes(b, e->sw, es, addc(b, row_off, 32 * k * es));
+      hg_val_t off = hg_swizzle_emit_bytes(b, t->sw, es, addc(b, row_off, 32 * k * es));
       hg_val_t at = hg_b_bin(b, HG_ADD, buf, off), val;
       if (es == 4)
         hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, at, &val);
@@ -870,7 +885,7 @@ static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
     hg_roles_consumer_sync(b, r);
     hg_b_if(b, s->is_first);
     {
-      hg_val_t origin[3] = {addc(b, s->m_base, s->im * 64), addc(b, s->n0, s->j * e->epi_n),
+      hg_val_t origin[3] = {addc(b, s->m_base, s->im * 64), addc(b, s->n0, s->j * e->epi_n + t->c0),
                             s->batch};
       hg_tma_copy_store(b, t->plan, t->tmap, buf, origin, NULL);
       hg_b_bulk_commit(b);
@@ -923,6 +938,8 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
       }
     }
   const sub_target_t d = {.dtype = e->d_type,
+                          .w = e->epi_n,
+                          .sw = e->sw,
                           .tail = true,
                           .plan = e->tma ? e->plan_d : NULL,
                           .tmap = e->tmap_d,

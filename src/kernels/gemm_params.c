@@ -122,6 +122,8 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     /* through D's buffers where the epilogue has them (not split-K's reduction pass) */
     st->buffered = (k->aux_tma && e->tma) || (k->aux_staged && (e->tma || e->staged));
     st->plan = k->aux_tma && e->tma ? &k->plan_aux : NULL;
+    st->sub_n = k->aux_n;
+    st->sw = k->aux_sw;
     st->tmap = x->tmap_aux;
   }
   if (p->amax) e->amax_ptr = param64(b, "amax");

@@ -217,6 +217,26 @@ static hg_status_t epilogue_layout(int esize, int epi_n, hg_composed_t *out) {
   return hg_make_layout(&shape, &stride, &out->layout);
 }
 
+/* Whether aux (p->aux) fits D's sub-tile buffers of epi_n columns, in pieces of k->aux_n
+ * columns (set, with their swizzle k->aux_sw): a piece holds at most D's sub-tile's bytes, its
+ * width divides epi_n and suits the buffer writes (16 columns for 16-bit aux: stmatrix; 8
+ * for f32), its rows are whole 16-byte units (TMA) and, swizzled, exactly one span. */
+static bool aux_pieces(const hg_gemm_problem_t *p, int epi_n, hg_gemm_kernel_t *k) {
+  if (!p->aux || epi_n <= 0) return false;
+  const int ed = hg_dtype_bytes(p->d_type), ex = hg_dtype_bytes(p->aux_type);
+  const int w = ex <= ed ? epi_n : epi_n * ed / ex;
+  if (w < 8 || epi_n % w || w % (ex == 2 ? 16 : 8) || (w * ex) % 16) return false;
+  hg_composed_t sa;
+  hg_status_t s = epilogue_layout(ex, w, &sa);
+  if (!hg_is_ok(&s)) return false;
+  /* unswizzled rows (not 32/64/128 bytes) only when D's are unswizzled too: one piece */
+  const int rb = w * ex;
+  if (rb != 32 && rb != 64 && rb != 128 && w != epi_n) return false;
+  k->aux_n = w;
+  k->aux_sw = sa.sw;
+  return true;
+}
+
 /* Window copies (rows only 2- or 1-byte aligned, copy_cpasync.c): chunks a producer thread
  * loads before it stores them, 8 registers each, as gemm_gen.c's producer budget allows (56
  * registers beside two consumer warpgroups, 112 beside one): the more in flight, the closer
@@ -335,19 +355,24 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
     g->epi_buffers = hg_gemm_epi_buffers(&p, c);
     g->epi_bytes = (k->plan_d.smem_bytes + 1023) / 1024 * 1024;
     g->epi_sw = se.sw;
-    /* aux of D's element size through the same buffers (no more shared memory): with TMA
-     * where its rows allow, as D's */
-    const int ex = p.aux ? hg_dtype_bytes(p.aux_type) : 0;
-    if (ex == ed && p.group == HG_GROUP_NONE && c->splits <= 1 && !hg_gemm_epi_store_direct()) {
-      k->aux_tma =
-          (p.ldaux * ex) % 16 == 0 && (p.batch == 1 || (p.batch_stride_aux * ex) % 16 == 0);
+    /* aux through the same buffers (no more shared memory), in pieces that fit them: with
+     * TMA where its rows allow, as D's */
+    const bool ax = aux_pieces(&p, g->epi_n, k);
+    if (ax && p.group == HG_GROUP_NONE && c->splits <= 1 && !hg_gemm_epi_store_direct()) {
+      const int ex = hg_dtype_bytes(p.aux_type);
+      /* rows of N ending on a 16-byte boundary, as D's (a smaller element than D's may not) */
+      k->aux_tma = (p.ldaux * ex) % 16 == 0 && (p.n * ex) % 16 == 0 &&
+                   (p.batch == 1 || (p.batch_stride_aux * ex) % 16 == 0);
       k->aux_staged = !k->aux_tma;
     }
     if (k->aux_tma) {
+      hg_composed_t sa;
+      HG_TRY(epilogue_layout(hg_dtype_bytes(p.aux_type), k->aux_n, &sa));
+      const int64_t qa = 16 / hg_dtype_bytes(p.aux_type);
       td.dtype = p.aux_type;
       td.stride[0] = p.ldaux;
-      td.stride[2] = p.batch > 1 ? p.batch_stride_aux : ((p.ldaux * p.m + q - 1) / q) * q;
-      HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &se, &od, &k->plan_aux), "storing aux: "));
+      td.stride[2] = p.batch > 1 ? p.batch_stride_aux : ((p.ldaux * p.m + qa - 1) / qa) * qa;
+      HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &sa, &od, &k->plan_aux), "storing aux: "));
     }
   } else if (g->epi_n > 0 && p.group == HG_GROUP_NONE && c->splits <= 1 &&
              !hg_gemm_epi_store_direct()) {
@@ -356,7 +381,7 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
     hg_composed_t se;
     HG_TRY(epilogue_layout(ed, g->epi_n, &se));
     k->staged_store = true;
-    k->aux_staged = p.aux && hg_dtype_bytes(p.aux_type) == ed;
+    k->aux_staged = aux_pieces(&p, g->epi_n, k);
     g->epi_sw = se.sw;
     g->epi_buffers = hg_gemm_epi_buffers(&p, c);
     g->epi_bytes = (uint32_t)((64 * g->epi_n * ed + 1023) / 1024 * 1024);

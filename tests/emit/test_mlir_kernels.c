@@ -293,6 +293,8 @@ static void add_tma_matrix(void) {
 /* N of the next add_gemm_output jobs: 4097 makes D's (and aux's) rows unfit for TMA, so they
  * are staged through shared memory and copied out row by row. */
 static int64_t out_n = 4096;
+/* aux's type for the next add_gemm_output jobs (0: D's, bf16 for fp8 D) */
+static hg_dtype_t out_aux;
 
 /* Issue 12's output conversions: fp8 D (saturating cvt), C of another type, the aux output
  * (through TMA when of D's element size) and the amax (redux.sync, red.global.max), on top of
@@ -312,6 +314,7 @@ static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, cons
                          .beta = 0.5f,
                          .c_type = c_type,
                          .aux = aux,
+                         .aux_type = out_aux,
                          .amax = amax};
   hg_gemm_config_t c;
   hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
@@ -516,7 +519,16 @@ static void add_gemm_matrix(void) {
   add_gemm_output(HG_BF16, HG_E4M3, 0, "bias,relu", false, true, "128x128x64,c1x1,s4");
   add_gemm_output(HG_BF16, HG_F32, 0, "gelu_tanh", true, false, "128x176x64,c2x1,s4");
   add_gemm_output(HG_BF16, HG_F16, 0, "silu", true, false, "128x128x64,pp");
+  /* aux of another element size than D's, in pieces of D's buffers (TMA, staged), and a
+   * 128x192 ping-pong tile whose GELU runs inside D's write */
+  out_aux = HG_F32;
+  /* (on 128x256 tiles LLVM spills 8 bytes beside the staged D and f32 aux: ptxas does not) */
+  add_gemm_output(HG_BF16, HG_BF16, 0, "bias,gelu", true, false, "128x128x64,c1x1,s4");
   out_n = 4096;
+  add_gemm_output(HG_BF16, HG_BF16, 0, "bias,gelu", true, false, "128x256x64,c2x1,s4");
+  add_gemm_output(HG_BF16, HG_E4M3, 0, "bias,silu", true, true, "128x128x64,c1x1,s4");
+  out_aux = (hg_dtype_t)0;
+  add_gemm_output(HG_BF16, HG_BF16, 0, "bias,gelu", false, false, "128x192x64,pp");
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);

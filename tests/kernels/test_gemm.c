@@ -906,8 +906,11 @@ static void test_staged_store(void) {
   unsetenv("HOPGEN_EPI_STORE");
 
   /* aux: bf16 beside bf16 D through TMA (its own tensor map after D's, a second TMA store
-   * per sub-tile); f32 aux beside bf16 D element by element; rows of 4097: staged; beside
-   * fp8 D (1-byte buffers): element by element */
+   * per sub-tile); another element size than D's in pieces of D's buffers (f32 beside bf16 D:
+   * two of 32 columns a sub-tile; bf16 beside fp8 D: two of 32; f32 beside fp8 D: four of 16;
+   * bf16 beside f32 D: one of 32, half a buffer); rows of 4097: staged; f32 aux beside a
+   * full-width unswizzled bf16 sub-tile (176 columns, no piece of 88 fits the rules): element
+   * by element */
   static const struct {
     hg_dtype_t d, aux;
     int64_t n, ldaux;
@@ -916,10 +919,20 @@ static void test_staged_store(void) {
       {HG_BF16, HG_BF16, 4096, 0, "128x256x64,c2x1,s4", "TMA-store, aux by TMA"},
       {HG_F16, HG_F16, 4096, 0, "128x128x64,pp", "TMA-store, aux by TMA"},
       {HG_F32, HG_F32, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux by TMA"},
-      {HG_BF16, HG_F32, 4096, 0, "128x256x64,c2x1,s4", "TMA-store, aux direct"},
+      {HG_BF16, HG_F32, 4096, 0, "128x256x64,c2x1,s4", "TMA-store, aux by TMA"},
       {HG_BF16, HG_BF16, 4096, 4097, "128x256x64,c2x1,s4", "TMA-store, aux staged"},
       {HG_BF16, HG_BF16, 4097, 0, "128x256x64,c2x1,s4", "staged-store, aux staged"},
-      {HG_E4M3, HG_BF16, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux direct"},
+      {HG_E4M3, HG_BF16, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux by TMA"},
+      {HG_E4M3, HG_F32, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux by TMA"},
+      {HG_F32, HG_BF16, 4096, 0, "128x128x64,c1x1,s4", "TMA-store, aux by TMA"},
+      {HG_F16, HG_F32, 4096, 0, "128x128x64,pp", "TMA-store, aux by TMA"},
+      {HG_BF16, HG_F32, 4096, 4097, "128x256x64,c2x1,s4", "TMA-store, aux staged"},
+      {HG_BF16, HG_F32, 4097, 0, "128x256x64,c2x1,s4", "staged-store, aux staged"},
+      {HG_E4M3, HG_BF16, 4097, 0, "128x128x64,c1x1,s4", "staged-store, aux staged"},
+      {HG_BF16, HG_F32, 4096, 0, "128x176x64,c2x1,s4", "TMA-store, aux direct"},
+      /* f32 D of 4100 columns through TMA; bf16 aux rows of 8200 bytes (ldaux 4104): a TMA box
+       * would write past N into the row's padding, so staged */
+      {HG_F32, HG_BF16, 4100, 4104, "128x128x64,c1x1,s4", "TMA-store, aux staged"},
   };
   for (size_t i = 0; i < sizeof ax / sizeof ax[0]; i++) {
     p = problem(4096, ax[i].n, 4096, HG_BF16);
@@ -942,9 +955,16 @@ static void test_staged_store(void) {
     for (const char *at = k.k.ptx.data; (at = strstr(at, "cp.async.bulk.tensor.3d.global.shared"));
          at++)
       stores++;
+    /* per sub-tile one for D and one per aux piece: aux of another element size than D's
+     * in epi_n / aux_n pieces (epi_n x D's size / aux's columns when aux's are larger) */
+    hg_gemm_config_t cc;
+    CHECK_OK(hg_gemm_config_parse(ax[i].cfg, &cc));
+    const int epi_n = hg_gemm_epi_n(&k.problem, &cc), ed = hg_dtype_bytes(ax[i].d),
+              ex = hg_dtype_bytes(ax[i].aux);
+    if (k.aux_tma || k.aux_staged) CHECK_EQ(k.aux_n, ex <= ed ? epi_n : epi_n * ed / ex);
+    const int per_sub = 1 + (k.aux_tma ? epi_n / (k.aux_n ? k.aux_n : 1) : 0);
     if (!k.tma_store) CHECK_EQ(stores, 0);
-    if (k.tma_store && k.aux_tma) CHECK(stores % 2 == 0 && stores >= 2);
-    if (k.tma_store && !k.aux_tma) CHECK(stores >= 1);
+    if (k.tma_store) CHECK(stores % per_sub == 0 && stores >= per_sub);
     hg_gemm_kernel_free(&k);
   }
   /* the run-time rule: aux through TMA needs a 16-byte aligned base (hg_gemm_op_run refuses
