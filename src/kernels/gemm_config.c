@@ -957,12 +957,13 @@ int hg_gemm_epi_pingpong(void) {
 
 /* HOPGEN_EPI_SCHEDULE=pingpong (an A/B switch for measurement, off by default): a chain with an
  * expensive activation (erf or tanh GELU, SiLU, sigmoid: 10-15 instructions a value) on a
- * cooperative 128-row tile without split-K or stream-K becomes a ping-pong tile of 128 x
- * min(tile_n, 192) (at most 192 accumulators a thread, the widest ping-pong tile whose
- * epilogue compiles without spills, one-CTA clusters; 128 with an aux output), or 128 x 128;
- * pingpong128 takes 128 x 128 (no spills with any of those chains and clusters), so that one
- * consumer's epilogue overlaps the other's main loop. The kernel cache keys on the configuration,
- * so the switch is keyed. */
+ * cooperative 128-row tile without split-K or stream-K becomes a ping-pong tile, so that one
+ * consumer's epilogue overlaps the other's main loop: 128 x 192 (192 accumulators a thread)
+ * where its epilogue compiles without spills - 16-bit D, bias and activation only, a 1x2 or
+ * one-CTA cluster (ptxas spilled 8-16 bytes on 2x1 clusters, 8 with row scales, 64 with f32
+ * D, 150 with fp8 D, 24-48 with aux) - else 128 x 128 (no spills with any chain tried);
+ * pingpong128 always 128 x 128. The kernel cache keys on the configuration, so the switch is
+ * keyed. */
 static void epi_schedule_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
   const bool costly = p->act == HG_ACT_GELU || p->act == HG_ACT_GELU_TANH ||
                       p->act == HG_ACT_SILU || p->act == HG_ACT_SIGMOID;
@@ -970,12 +971,13 @@ static void epi_schedule_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
   if (!widest || !costly || c->schedule != HG_SCHED_COOPERATIVE || c->tile_m != 128 ||
       c->splits > 1 || c->stream_k || p->group != HG_GROUP_NONE)
     return;
-  static const int widths[] = {192, 128};
-  /* an aux output's own staging beside 192 accumulators spilled (ptxas): 128 columns */
-  for (size_t i = p->aux || widest == 128 ? 1 : 0; i < sizeof widths / sizeof widths[0]; i++) {
+  const bool wide_ok = widest == 192 && hg_dtype_bytes(p->d_type) == 2 && !p->aux && !p->rowscale &&
+                       !p->colscale && !p->residual && p->beta == 0.0f;
+  for (int wide = wide_ok ? 1 : 0; wide >= 0; wide--) {
     hg_gemm_config_t t = *c;
     t.schedule = HG_SCHED_PINGPONG;
-    if (t.tile_n > widths[i]) t.tile_n = widths[i];
+    if (t.tile_n > (wide ? 192 : 128)) t.tile_n = wide ? 192 : 128;
+    if (wide && t.cluster_m > 1) t.cluster_m = 1, t.cluster_n = 2;
     t.epi_n = 0;
     t.stages = hg_gemm_max_stages(p, &t);
     if (t.stages > 8) t.stages = 8;

@@ -259,6 +259,8 @@ static void test_heuristic_shapes(void) {
       if (t == 2) p.fp8_accum = HG_FP8_ACCUM_FAST;
       hg_gemm_config_t c;
       CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      /* 192 columns on a 1x2 cluster (2x1 spilled) */
+      if (c.tile_n == 192) CHECK(c.cluster_m == 1);
       CHECK_OK(hg_gemm_config_check(&p, &c));
       check_generates(&p, &c);
     }
@@ -282,6 +284,8 @@ static void test_split_heuristic(void) {
     hg_gemm_problem_t p = problem(cases[i].m, cases[i].n, cases[i].k, HG_BF16);
     hg_gemm_config_t c;
     CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    /* 192 columns on a 1x2 cluster (2x1 spilled) */
+    if (c.tile_n == 192) CHECK(c.cluster_m == 1);
     const int got = c.splits > 1 ? c.splits : 0;
     if (got != cases[i].splits)
       HG_FAIL("%" PRId64 "x%" PRId64 "x%" PRId64 ": %d splits, expected %d", cases[i].m, cases[i].n,
@@ -301,6 +305,8 @@ static void test_split_heuristic(void) {
   for (size_t i = 0; i < sizeof dm / sizeof dm[0]; i++) {
     p = problem(dm[i], 7168, 2048, HG_BF16);
     CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    /* 192 columns on a 1x2 cluster (2x1 spilled) */
+    if (c.tile_n == 192) CHECK(c.cluster_m == 1);
     if (c.tile_n < 128) HG_FAIL("%" PRId64 "x7168x2048 bf16: tile_n %d", dm[i], c.tile_n);
   }
   static const int64_t ms[] = {1, 7, 64, 100, 1000, 4096, 20000};
@@ -309,6 +315,8 @@ static void test_split_heuristic(void) {
       p = problem(ms[i], n ? 7168 : 128, n ? 2048 : 32768, HG_BF16);
       p.batch_invariant = true;
       CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      /* 192 columns on a 1x2 cluster (2x1 spilled) */
+      if (c.tile_n == 192) CHECK(c.cluster_m == 1);
       CHECK(c.splits <= 1);
       if (i == 0) first = c;
       char x[128], y[128];
@@ -992,6 +1000,8 @@ static void test_pingpong_chains(void) {
       {"128x192x64,pp", "bias,silu", 0},
       {"128x192x64,pp", "bias,sigmoid", 0},
       {"128x192x64,c1x2,s4,pp", "bias,gelu_tanh", 0},
+      {"128x192x64,c1x2,s4,pp", "bias,gelu", 0},
+      {"128x192x64,c1x2,s4,pp", "bias,sigmoid", 0},
       {"128x128x64,c2x1,s4,pp", "bias,gelu", 0},
       {"128x128x64,c2x1,s4,pp", "bias,silu", 0},
       {"128x128x64,c2x1,s4,pp", "bias,sigmoid", 0},
@@ -1018,6 +1028,7 @@ static void test_pingpong_chains(void) {
     int sched, tile_n;
   } sw[] = {{NULL, "bias,gelu", false, HG_SCHED_COOPERATIVE, 256},
             {"pingpong", "bias,gelu", false, HG_SCHED_PINGPONG, 192},
+            {"pingpong", "rowscale,bias,gelu", false, HG_SCHED_PINGPONG, 128},
             {"pingpong", "bias,silu", true, HG_SCHED_PINGPONG, 128},
             {"pingpong128", "bias,sigmoid", false, HG_SCHED_PINGPONG, 128},
             {"pingpong", "bias,relu", false, HG_SCHED_COOPERATIVE, 256},
@@ -1034,6 +1045,8 @@ static void test_pingpong_chains(void) {
     p.aux = sw[i].aux;
     hg_gemm_config_t c;
     CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    /* 192 columns on a 1x2 cluster (2x1 spilled) */
+    if (c.tile_n == 192) CHECK(c.cluster_m == 1);
     if ((int)c.schedule != sw[i].sched || c.tile_n != sw[i].tile_n || c.tile_m != 128)
       HG_FAIL("HOPGEN_EPI_SCHEDULE=%s %s: %dx%d %s, expected %s 128x%d",
               sw[i].env ? sw[i].env : "(unset)", sw[i].chain, c.tile_m, c.tile_n,
@@ -1870,6 +1883,8 @@ static void test_grouped(void) {
       }
       hg_gemm_config_t c;
       CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      /* 192 columns on a 1x2 cluster (2x1 spilled) */
+      if (c.tile_n == 192) CHECK(c.cluster_m == 1);
       CHECK_OK(hg_gemm_config_check(&p, &c));
       check_generates(&p, &c);
     }
@@ -1882,6 +1897,8 @@ static void test_grouped(void) {
     p.rowscale = p.colscale = true;
     hg_gemm_config_t c;
     CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    /* 192 columns on a 1x2 cluster (2x1 spilled) */
+    if (c.tile_n == 192) CHECK(c.cluster_m == 1);
     check_generates(&p, &c);
     CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s5", &c));
     check_generates(&p, &c);
@@ -1985,6 +2002,8 @@ static void test_grouped_block(void) {
       }
       hg_gemm_config_t c;
       CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      /* 192 columns on a 1x2 cluster (2x1 spilled) */
+      if (c.tile_n == 192) CHECK(c.cluster_m == 1);
       CHECK_OK(hg_gemm_config_check(&p, &c));
       check_generates(&p, &c);
     }
