@@ -851,6 +851,11 @@ typedef struct hg_epilogue {
    * the warp with redux.sync at hg_epilogue_drain, then one red.global.max.u32 per warp. The
    * caller zeroes the f32 first. amax_var: the thread's running max (hg_epilogue_begin). */
   hg_val_t amax_ptr, amax_var;
+  /* TMA or staged: the chain from its activation on (when no residual follows it) runs inside
+   * D's sub-tile write, 16 columns at a time after the barrier that frees the buffer, so that
+   * one slice's temporaries live beside the accumulators instead of a whole sub-tile's (set
+   * for ping-pong tiles, whose 128x192 GELU epilogues spilled otherwise) */
+  bool act_in_write;
 } hg_epilogue_t;
 
 /* A consumer thread's share of its tile's vector values (lines t, t + vec_threads, ... for the

@@ -755,9 +755,8 @@ static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
      * it adds. Derived from the buffer (which alternates), the addresses are not loop
      * invariants that ptxas would keep in registers across the main loop (8 of them on
      * 128x192 ping-pong tiles, spilling). The buffer is 1024-byte aligned. */
-    hg_val_t off0 = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, colq, i32(b, 1)));
-    hg_val_t at0 = hg_b_bin(b, HG_ADD, buf, hg_swizzle_emit_bytes(b, t->sw, es, off0));
     const bool derive = t->tail && s->tail >= 0;
+    hg_val_t at0 = HG_NONE;
     for (int cg = 0; cg < epi_n; cg += 16) {
       HG_TRY(tail_slice(x, s, t, cg, 16));
       hg_val_t regs[4];
@@ -766,15 +765,22 @@ static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
         const int v0 = hg_acc_map_at(am, dm, dn), v1 = hg_acc_map_at(am, dm, dn + 1);
         regs[mtx] = hg_b_pack_f32x2(b, dtype, x->acc[v0 < 0 ? 0 : v0], x->acc[v1 < 0 ? 0 : v1]);
       }
-      hg_val_t at = !derive
-                        ? hg_b_bin(b, HG_ADD, buf,
-                                   hg_swizzle_emit_bytes(
-                                       b, t->sw, es,
-                                       hg_b_mad(b, row, i32(b, epi_n * es),
-                                                hg_b_bin(b, HG_SHL, addc(b, colq, cg), i32(b, 1)))))
-                    : !cg     ? at0
-                    : t->sw.b ? hg_b_bin(b, HG_XOR, at0, i32(b, cg * es))
-                              : addc(b, at0, cg * es);
+      if (derive && !cg)
+        at0 = hg_b_bin(b, HG_ADD, buf,
+                       hg_swizzle_emit_bytes(b, t->sw, es,
+                                             hg_b_mad(b, row, i32(b, epi_n * es),
+                                                      hg_b_bin(b, HG_SHL, colq, i32(b, 1)))));
+      hg_val_t at;
+      if (!derive) {
+        hg_val_t col = addc(b, colq, cg);
+        hg_val_t off = hg_b_mad(b, row, i32(b, epi_n * es), hg_b_bin(b, HG_SHL, col, i32(b, 1)));
+        off = hg_swizzle_emit_bytes(b, t->sw, es, off);
+        at = hg_b_bin(b, HG_ADD, buf, off);
+      } else {
+        at = !cg       ? at0
+             : t->sw.b ? hg_b_bin(b, HG_XOR, at0, i32(b, cg * es))
+                       : addc(b, at0, cg * es);
+      }
       hg_b_stmatrix(b, 4, false, at, regs);
     }
     return hg_ok();
@@ -787,10 +793,12 @@ static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
   hg_val_t row_t = hg_b_bin(b, HG_ADD, hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)),
                             hg_b_bin(b, HG_SHR_U, lane, i32(b, 2)));
   hg_val_t col_t = hg_b_bin(b, HG_SHL, hg_b_bin(b, HG_AND, lane, i32(b, 3)), i32(b, 1));
-  for (int c16 = 0; c16 < epi_n; c16 += 16) {
-    HG_TRY(tail_slice(x, s, t, c16, epi_n - c16 < 16 ? epi_n - c16 : 16));
+  /* with the chain's tail, 16 columns at a time; else the whole sub-tile, row by row */
+  const int slice = t->tail && s->tail >= 0 ? 16 : epi_n;
+  for (int c16 = 0; c16 < epi_n; c16 += slice) {
+    HG_TRY(tail_slice(x, s, t, c16, epi_n - c16 < slice ? epi_n - c16 : slice));
     for (int dm = 0; dm < sub_rows; dm += 8)
-      for (int dn = c16; dn < epi_n && dn < c16 + 16; dn += 8) {
+      for (int dn = c16; dn < epi_n && dn < c16 + slice; dn += 8) {
         const int v0 = hg_acc_map_at(am, im * sub_rows + dm, col0 + dn);
         const int v1 = hg_acc_map_at(am, im * sub_rows + dm, col0 + dn + 1);
         if (v0 < 0 || v1 < 0) continue;
@@ -927,7 +935,7 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
   /* The chain from its activation on runs inside D's write, 16 columns at a time (after the
    * barrier that frees the buffer): an expensive activation's temporaries for a whole 64x64
    * sub-tile, next to 192 accumulators of a 128x192 ping-pong tile, spilled. */
-  if (per_sub)
+  if (per_sub && e->act_in_write)
     for (int i = 0; i < e->nsteps; i++) {
       if (e->steps[i].kind == HG_EPI_ACT && s.tail < 0) s.tail = i;
       if (e->steps[i].kind == HG_EPI_AUX) s.tail = -1;

@@ -245,6 +245,9 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     hg_epilogue_reserve_staged(b, e, g->epi_sw, g->epi_n, g->epi_buffers, g->epi_bytes,
                                g->consumers);
   HG_TRY(hg_gemm_params_declare(b, k, &x->prm, e));
+  /* ping-pong: a consumer holds a whole 128-row tile (up to 192 accumulators a thread), and an
+   * activation's temporaries for a whole sub-tile spilled beside them */
+  e->act_in_write = g->pingpong;
   /* vector steps' values staged in shared memory, loaded before the main loop */
   if (hg_gemm_vectors_staged(p, c) && !split)
     hg_epilogue_reserve_vectors(b, e, c->tile_m, c->tile_n, g->consumers, g->pingpong);
