@@ -246,8 +246,11 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                                g->consumers);
   HG_TRY(hg_gemm_params_declare(b, k, &x->prm, e));
   /* ping-pong: a consumer holds a whole 128-row tile (up to 192 accumulators a thread), and an
-   * activation's temporaries for a whole sub-tile spilled beside them */
-  e->act_in_write = g->pingpong;
+   * activation's temporaries for a whole sub-tile spilled beside them; an aux of another
+   * element size than D's (its pieces' writes beside them: bf16 aux beside e5m2 D spilled 68
+   * bytes on 128x256 cooperative tiles otherwise) */
+  e->act_in_write =
+      g->pingpong || (p->aux && hg_dtype_bytes(p->aux_type) != hg_dtype_bytes(p->d_type));
   /* vector steps' values staged in shared memory, loaded before the main loop */
   if (hg_gemm_vectors_staged(p, c) && !split)
     hg_epilogue_reserve_vectors(b, e, c->tile_m, c->tile_n, g->consumers, g->pingpong);
