@@ -235,6 +235,9 @@ typedef CUresult (*PFN_cuEventSynchronize_v2000)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventElapsedTime_v2000)(float *pMilliseconds, CUevent hStart,
                                                  CUevent hEnd);
 typedef CUresult (*PFN_cuModuleLoadData_v2000)(CUmodule *module, const void *image);
+typedef CUresult (*PFN_cuModuleLoadDataEx_v2010)(CUmodule *module, const void *image,
+                                                 unsigned int numOptions, CUjit_option *options,
+                                                 void **optionValues);
 typedef CUresult (*PFN_cuModuleUnload_v2000)(CUmodule hmod);
 typedef CUresult (*PFN_cuModuleGetFunction_v2000)(CUfunction *hfunc, CUmodule hmod,
                                                   const char *name);

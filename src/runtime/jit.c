@@ -1,6 +1,8 @@
 /* Modules: PTX compiled by the driver's JIT linker (cuLinkCreate / cuLinkAddData /
  * cuLinkComplete, CUDA Driver API "Module Management") into a cubin, kept in the on-disk
- * cache (cache.c), loaded with cuModuleLoadData; kernels looked up and configured. */
+ * cache (cache.c), loaded with cuModuleLoadData; or, for PTX that moves registers between
+ * warpgroups (setmaxnreg), compiled and loaded in one step by cuModuleLoadDataEx (below);
+ * kernels looked up and configured. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,30 @@ static hg_status_t jit_compile(hg_rt_t *rt, const char *ptx, size_t len, void **
   return s;
 }
 
+/* Whether the PTX must be compiled as one whole program. The JIT linker compiles its input as
+ * a separate compilation unit, and ptxas then ignores setmaxnreg ("C7504: 'setmaxnreg'
+ * ignored to maintain compatibility across compilation units"): the consumer warpgroups
+ * keep the entry's register cap (168 beside 384 threads, not the 232-240 they ask for) and
+ * spill. Seen on an H100 with driver 580.159.04 (bench/RESULTS.md, "setmaxnreg and the JIT
+ * linker"): a block-wise fp8 GEMM linked so had a 328-byte stack and 310 local loads and
+ * stores, where ptxas and cuModuleLoadDataEx on the same PTX give none. cuModuleLoadDataEx
+ * hands back no cubin, so hopgen's cache cannot keep these modules: the driver's own JIT
+ * cache (CUDA_CACHE_PATH) keeps them across processes instead. */
+static bool whole_program(const char *ptx) {
+  return strstr(ptx, "setmaxnreg") != NULL;
+}
+
+/* PTX -> a loaded module in one step (whole-program compilation). */
+static hg_status_t jit_load(hg_rt_t *rt, const char *ptx, CUmodule *mod) {
+  const hg_cu_t *cu = &rt->cu;
+  char err[JIT_LOG_BYTES] = "", info[JIT_LOG_BYTES] = "";
+  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                          CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *vals[4] = {err, (void *)(uintptr_t)sizeof err, info, (void *)(uintptr_t)sizeof info};
+  CUresult r = cu->cuModuleLoadDataEx(mod, ptx, 4, opts, vals);
+  return r == CUDA_SUCCESS ? hg_ok() : jit_failure(cu, r, "cuModuleLoadDataEx", err, info);
+}
+
 /* A loaded module joins the runtime's table under its key, with one reference. */
 static hg_status_t wrap_module(hg_rt_t *rt, CUmodule mod, const hg_cache_key_t *key, size_t len,
                                hg_module_t **out) {
@@ -128,6 +154,17 @@ hg_status_t hg_rt_module_load(hg_rt_t *rt, const char *ptx, hg_module_t **out,
     snprintf(info->cache_note, sizeof info->cache_note,
              "already loaded by this process: the same module");
     return hg_ok();
+  }
+
+  if (whole_program(ptx)) {
+    CUmodule mod = NULL;
+    HG_TRY(jit_load(rt, ptx, &mod));
+    info->compile_ms = hg_now_ms() - t0;
+    info->cache_path[0] = '\0';
+    snprintf(info->cache_note, sizeof info->cache_note,
+             "compiled as a whole program (setmaxnreg), which only cuModuleLoadDataEx does: "
+             "the driver's JIT cache keeps it, hopgen's cache does not");
+    return wrap_module(rt, mod, &key, len, out);
   }
 
   /* Warm path: one file read and cuModuleLoadData. */

@@ -47,6 +47,7 @@
   X(cuEventSynchronize, 2000, "cuEventSynchronize")                                                \
   X(cuEventElapsedTime, 2000, "cuEventElapsedTime")                                                \
   X(cuModuleLoadData, 2000, "cuModuleLoadData")                                                    \
+  X(cuModuleLoadDataEx, 2010, "cuModuleLoadDataEx")                                                \
   X(cuModuleUnload, 2000, "cuModuleUnload")                                                        \
   X(cuModuleGetFunction, 2000, "cuModuleGetFunction")                                              \
   X(cuLinkCreate, 6050, "cuLinkCreate_v2")                                                         \

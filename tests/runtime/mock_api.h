@@ -18,6 +18,7 @@ typedef struct mock_cuda_state {
   int encodes;               /* cuTensorMapEncodeTiled calls */
   int link_size_without_nul; /* cuLinkAddData calls whose size did not cover the NUL */
   int link_logs_missing;     /* cuLinkCreate calls without both log buffers */
+  int whole_program_loads;   /* cuModuleLoadDataEx calls (PTX compiled and loaded in one) */
   unsigned last_grid[3], last_block[3], last_cluster[3], last_smem;
   bool last_pdl; /* the last launch allowed programmatic stream serialization */
   int last_num_attrs;

@@ -412,6 +412,37 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *m, const void *image) {
   return CUDA_SUCCESS;
 }
 
+/* PTX compiled and loaded in one step: the logs as cuLinkCreate takes them, "bogus" fails. */
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n,
+                                    CUjit_option *options, void **values) {
+  NEED_CTX();
+  char *err = NULL;
+  unsigned err_size = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+      err = (char *)values[i];
+    else if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      err_size = (unsigned)(uintptr_t)values[i];
+    else if (options[i] != CU_JIT_INFO_LOG_BUFFER &&
+             options[i] != CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!err || err_size < 64) state.link_logs_missing++;
+  const char *text = (const char *)image;
+  if (strstr(text, "bogus")) {
+    if (err) snprintf(err, err_size, "ptxas fatal   : Ptx assembly aborted due to errors\n");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *m = calloc(1, sizeof **m);
+  (*m)->text = malloc(strlen(IMAGE_MAGIC) + strlen(text) + 1);
+  strcpy((*m)->text, IMAGE_MAGIC);
+  strcat((*m)->text, text);
+  state.compiles++;
+  state.loads++;
+  state.whole_program_loads++;
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuModuleUnload(CUmodule m) {
   while (m->funcs) {
     struct CUfunc_st *next = m->funcs->next;
@@ -706,6 +737,7 @@ TRAP(cuEventElapsedTime, 12080)
   X(cuEventSynchronize, 2000, cuEventSynchronize)                                                  \
   X(cuEventElapsedTime, 2000, cuEventElapsedTime)                                                  \
   X(cuModuleLoadData, 2000, cuModuleLoadData)                                                      \
+  X(cuModuleLoadDataEx, 2010, cuModuleLoadDataEx)                                                  \
   X(cuModuleUnload, 2000, cuModuleUnload)                                                          \
   X(cuModuleGetFunction, 2000, cuModuleGetFunction)                                                \
   X(cuLinkCreate, 6050, cuLinkCreate_v2)                                                           \

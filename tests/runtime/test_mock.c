@@ -385,8 +385,13 @@ static void test_gemm_op_host_path(void) {
                          .b_k_major = true,
                          .alpha = 1.0f};
   hg_gemm_op_t *op = NULL;
+  /* The GEMM moves registers between warpgroups (setmaxnreg): compiled as a whole program by
+   * cuModuleLoadDataEx, never by the JIT linker, which would ignore setmaxnreg */
+  const int whole = st->whole_program_loads, compiles = st->compiles;
   CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op));
   if (!op) return;
+  CHECK_EQ(st->whole_program_loads - whole, 1);
+  CHECK_EQ(st->compiles - compiles, 1);
   /* A warm create: the kernel from the cache by specification, the module from the cubin
    * cache; the host's share of a create (the mock's driver calls cost nothing). */
   hg_gemm_op_destroy(op);
