@@ -204,7 +204,8 @@ class GemmConfig(C.Structure):
 class GemmKernel(C.Structure):
     _fields_ = [("k", Kernel), ("problem", GemmProblem), ("config", GemmConfig),
                 ("tma_store", C.c_bool), ("staged_store", C.c_bool), ("aux_tma", C.c_bool),
-                ("aux_staged", C.c_bool), ("a_tma", C.c_bool), ("b_tma", C.c_bool),
+                ("aux_staged", C.c_bool), ("aux_n", C.c_int), ("aux_sw", SwizzleC),
+                ("a_tma", C.c_bool), ("b_tma", C.c_bool),
                 ("a_vec", C.c_int), ("b_vec", C.c_int), ("repack_a", C.c_bool),
                 ("repack_b", C.c_bool), ("plan_a", TmaPlan), ("plan_b", TmaPlan),
                 ("plan_d", TmaPlan), ("plan_aux", TmaPlan), ("from_cache", C.c_bool),
