@@ -23,10 +23,7 @@ typedef struct gemm_gen {
   const hg_gemm_kernel_t *k;
   const gemm_plan_t *g;
   hg_roles_t roles;
-  hg_cluster2d_t cl;
-  hg_smem_ring_t ring_a, ring_b, stg_a, stg_b; /* stages; staged window copies' slots */
-  hg_smem_ring_t ring_s;                       /* staged fp8 block scales (HG_BLOCK_SCALES_SMEM) */
-  hg_pipe_t pipe;
+  gemm_ring_t rg; /* the cluster, the stage rings and their barriers */
   hg_sched_t sched;
   hg_splitk_t splitk;   /* when config.splits > 1 */
   hg_streamk_t streamk; /* when config.stream_k */
@@ -58,17 +55,17 @@ static bool staged_scales(const gemm_gen_t *x) {
 
 static void emit_producer(gemm_gen_t *x) {
   hg_producer_t pr = {.sched = &x->sched,
-                      .pipe = &x->pipe,
-                      .cluster = &x->cl,
+                      .pipe = &x->rg.pipe,
+                      .cluster = &x->rg.cl,
                       .roles = &x->roles,
-                      .ring = {&x->ring_a, &x->ring_b},
-                      .staging = {&x->stg_a, &x->stg_b},
+                      .ring = {&x->rg.a, &x->rg.b},
+                      .staging = {&x->rg.stg_a, &x->rg.stg_b},
                       .tile_k = x->k->config.tile_k};
   for (int i = 0; i < 2; i++) pr.op[i] = hg_gemm_params_operand(x->k, x->g, &x->prm, i);
   /* staged block scales: the producer's second warp copies each k-block's into its stage */
   hg_block_scales_t bs = hg_gemm_params_block_scales(&x->prm, HG_NONE, 0);
   bs.tile_m = x->k->config.tile_m;
-  const hg_side_copy_t side = hg_block_scales_side(&bs, &x->ring_s);
+  const hg_side_copy_t side = hg_block_scales_side(&bs, &x->rg.s);
   if (staged_scales(x)) pr.side = &side;
   hg_producer_emit(x->b, &pr);
 }
@@ -107,30 +104,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
       hg_gemm_params_block_scales(&x->prm, hg_block_scales_row0(b, r, slot_row0), tm->atoms_m);
   bs.tile_m = c->tile_m;
   const bool block = x->k->problem.scale == HG_SCALE_BLOCK, staged = staged_scales(x);
-  /* staggered promotions: the second consumer's first group is half a group short */
-  const int promote = hg_gemm_promote(&x->k->problem);
-  const hg_val_t phase = c->promote_overlap & HG_PROMOTE_STAGGER
-                             ? hg_b_select(b, hg_b_cmp(b, HG_EQ, r->consumer, i32(x, 1)),
-                                           i32(x, promote / 2), i32(x, 0))
-                             : HG_NONE;
-  const hg_mainloop_t ml = {
-      .mma = &x->g->mma,
-      .pipe = &x->pipe,
-      .ring_a = &x->ring_a,
-      .ring_b = &x->ring_b,
-      .cluster = &x->cl,
-      .fence_proxy = !x->k->a_tma || !x->k->b_tma,
-      .promote = hg_gemm_promote(&x->k->problem),
-      .partial = partial,
-      .kblock_scales = block && !staged ? hg_block_scales_load : NULL,
-      .kblock_scales_staged = block && staged ? hg_block_scales_load_staged : NULL,
-      .ring_s = staged ? &x->ring_s : NULL,
-      .scales_ctx = &bs,
-      .phase = phase,
-      .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + x->g->mma.acc_count : NULL,
-      /* MMA turns: whether consumer 0 has taken its first, across the units */
-      .turns = c->promote_overlap & HG_PROMOTE_TURNS ? hg_b_var(b, HG_T_PRED, hg_b_pred(b, false))
-                                                     : HG_NONE};
+  const hg_mainloop_t ml = hg_gemm_params_mainloop(b, x->k, x->g, &x->rg, r, partial, &bs);
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);
@@ -138,7 +112,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   {
     hg_sched_work_t w;
     hg_sched_work(b, &x->sched, t, &w);
-    hg_roles_turn_begin(b, r, pp, &x->pipe, pos, iter, w.k_count);
+    hg_roles_turn_begin(b, r, pp, &x->rg.pipe, pos, iter, w.k_count);
     if (grouped(x)) hg_gemm_params_unit(b, &x->prm, &x->epi, &w);
     hg_epi_prefetch_t pf;
     if (x->epi.vectors) {
@@ -193,37 +167,6 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   return st;
 }
 
-/* The cluster, the stage rings of A and B and their barriers (the GEMM's, not the reduction
- * pass's). */
-static hg_status_t build_ring(gemm_gen_t *x) {
-  hg_builder_t *b = x->b;
-  const hg_gemm_kernel_t *k = x->k;
-  const hg_gemm_config_t *c = &k->config;
-  const gemm_plan_t *g = x->g;
-  HG_TRY(hg_cluster2d_make(b, c->cluster_m, c->cluster_n, &x->cl));
-  const hg_gmma_operand_t *oa = &g->mma.tm.a_op, *ob = &g->mma.tm.b_op;
-  HG_TRY(hg_smem_ring_make(b, k->a_tma ? k->plan_a.smem_bytes : oa->stage_bytes,
-                           k->a_tma ? k->plan_a.smem_align_bytes : oa->align_bytes, c->stages,
-                           &x->ring_a));
-  HG_TRY(hg_smem_ring_make(b, k->b_tma ? k->plan_b.smem_bytes : ob->stage_bytes,
-                           k->b_tma ? k->plan_b.smem_align_bytes : ob->align_bytes, c->stages,
-                           &x->ring_b));
-  HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, &x->stg_a));
-  HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, &x->stg_b));
-  if (staged_scales(x))
-    HG_TRY(hg_smem_ring_make(b, hg_block_scales_stage_bytes(c->tile_m), 16, c->stages, &x->ring_s));
-  /* full[s]: the producer's arrival(s) plus the TMA bytes (and the side copy's lanes);
-   * empty[s]: one arrival per consumer warp of every CTA that receives this CTA's
-   * multicasts. */
-  const hg_pipe_spec_t ps = {
-      .stages = c->stages,
-      .full_arrivals =
-          hg_producer_full_arrivals(k->a_tma ? NULL : &g->cp_a, k->b_tma ? NULL : &g->cp_b) +
-          (staged_scales(x) ? HG_SIDE_COPY_ARRIVALS : 0),
-      .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&x->cl)};
-  return hg_pipe_make(b, &ps, &x->pipe);
-}
-
 static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   hg_builder_t *b = x->b;
   const hg_gemm_kernel_t *k = x->k;
@@ -237,7 +180,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
    * waits for the whole grid before it reads a partial) */
   if (split && !x->reduce) hg_b_griddep_launch_dependents(b);
   hg_epilogue_t *e = &x->epi;
-  if (!x->reduce) HG_TRY(build_ring(x));
+  if (!x->reduce) HG_TRY(hg_gemm_ring_make(b, k, g, &x->rg));
   /* split-K's GEMM stores partial tiles and its reduction pass stores D directly */
   if (k->tma_store && !split)
     hg_epilogue_reserve_tma(b, e, &k->plan_d, g->epi_n, g->epi_buffers, g->epi_bytes, g->consumers);
@@ -270,10 +213,10 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
    * input read and output write comes after the wait (PTX ISA "griddepcontrol"), the grouped
    * scheduler's reads of the groups' rows (made with it) too. */
   if (grouped(x)) hg_b_griddep_wait(b);
-  HG_TRY(hg_gemm_params_sched(b, k, &x->prm, &x->cl, &x->roles, &x->sched));
+  HG_TRY(hg_gemm_params_sched(b, k, &x->prm, &x->rg.cl, &x->roles, &x->sched));
   const hg_val_t tmaps[4] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
                              e->tma ? e->tmap_d : HG_NONE, x->prm.tmap_aux};
-  hg_pipe_init_cluster(b, &x->pipe, &x->cl, x->roles.tid, tmaps, 4);
+  hg_pipe_init_cluster(b, &x->rg.pipe, &x->rg.cl, x->roles.tid, tmaps, 4);
   if (!grouped(x)) hg_b_griddep_wait(b);
   if (!split) hg_b_griddep_launch_dependents(b);
 
@@ -293,7 +236,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   HG_TRY(emit_consumer(x, *acc, sets > 1 ? *acc + n : NULL));
   hg_roles_end(b, &x->roles);
   /* No CTA may leave while a peer can still multicast into it or arrive on its barriers. */
-  if (x->cl.m * x->cl.n > 1) hg_cluster2d_sync(b, &x->cl);
+  if (x->rg.cl.m * x->rg.cl.n > 1) hg_cluster2d_sync(b, &x->rg.cl);
   return hg_ok();
 }
 

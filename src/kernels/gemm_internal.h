@@ -54,6 +54,25 @@ hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, con
 void hg_gemm_params_unit(hg_builder_t *b, const gemm_params_t *x, hg_epilogue_t *e,
                          const hg_sched_work_t *w);
 
+/* The GEMM's shared-memory ring: the cluster, the stages of A and B, the staged window copies'
+ * slots, the staged fp8 block scales' stages (HG_BLOCK_SCALES_SMEM) and the stage barriers
+ * (full: the producer's arrivals and the TMA bytes; empty: the consumer warps of every CTA
+ * that receives this CTA's multicasts). Reserved in that order (gemm_params.c). */
+typedef struct gemm_ring {
+  hg_cluster2d_t cl;
+  hg_smem_ring_t a, b, stg_a, stg_b, s;
+  hg_pipe_t pipe;
+} gemm_ring_t;
+hg_status_t hg_gemm_ring_make(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                              gemm_ring_t *out);
+/* The consumers' main loop over ring rg: k's MMA, fp8 promotion (its overlap flags; partial:
+ * the partial sums, a second set after them with HG_PROMOTE_DOUBLE) and block scales (bs, the
+ * consumer's factors, read through the description). */
+hg_mainloop_t hg_gemm_params_mainloop(hg_builder_t *b, const hg_gemm_kernel_t *k,
+                                      const gemm_plan_t *g, const gemm_ring_t *rg,
+                                      const hg_roles_t *r, const hg_val_t *partial,
+                                      hg_block_scales_t *bs);
+
 /* HOPGEN_EPI_STORE=direct: D and aux stored element by element wherever TMA cannot store them
  * (the path before staged stores), for A/B measurements; kernel caches key on it. */
 bool hg_gemm_epi_store_direct(void);

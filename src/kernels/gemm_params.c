@@ -218,3 +218,64 @@ hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, con
   return hg_sched_make_grouped(b, &ss, cl, x->M, x->N, x->batch, p->batch, x->groups, kblocks,
                                roles->tid, roles->threads, out);
 }
+
+hg_status_t hg_gemm_ring_make(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                              gemm_ring_t *out) {
+  const hg_gemm_config_t *c = &k->config;
+  const bool staged_scales = c->block_scales == HG_BLOCK_SCALES_SMEM;
+  HG_TRY(hg_cluster2d_make(b, c->cluster_m, c->cluster_n, &out->cl));
+  const hg_gmma_operand_t *oa = &g->mma.tm.a_op, *ob = &g->mma.tm.b_op;
+  HG_TRY(hg_smem_ring_make(b, k->a_tma ? k->plan_a.smem_bytes : oa->stage_bytes,
+                           k->a_tma ? k->plan_a.smem_align_bytes : oa->align_bytes, c->stages,
+                           &out->a));
+  HG_TRY(hg_smem_ring_make(b, k->b_tma ? k->plan_b.smem_bytes : ob->stage_bytes,
+                           k->b_tma ? k->plan_b.smem_align_bytes : ob->align_bytes, c->stages,
+                           &out->b));
+  HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, &out->stg_a));
+  HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, &out->stg_b));
+  if (staged_scales)
+    HG_TRY(hg_smem_ring_make(b, hg_block_scales_stage_bytes(c->tile_m), 16, c->stages, &out->s));
+  /* full[s]: the producer's arrival(s) plus the TMA bytes (and the side copy's lanes);
+   * empty[s]: one arrival per consumer warp of every CTA that receives this CTA's
+   * multicasts. */
+  const hg_pipe_spec_t ps = {
+      .stages = c->stages,
+      .full_arrivals =
+          hg_producer_full_arrivals(k->a_tma ? NULL : &g->cp_a, k->b_tma ? NULL : &g->cp_b) +
+          (staged_scales ? HG_SIDE_COPY_ARRIVALS : 0),
+      .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&out->cl)};
+  return hg_pipe_make(b, &ps, &out->pipe);
+}
+
+hg_mainloop_t hg_gemm_params_mainloop(hg_builder_t *b, const hg_gemm_kernel_t *k,
+                                      const gemm_plan_t *g, const gemm_ring_t *rg,
+                                      const hg_roles_t *r, const hg_val_t *partial,
+                                      hg_block_scales_t *bs) {
+  const hg_gemm_config_t *c = &k->config;
+  const bool block = k->problem.scale == HG_SCALE_BLOCK,
+             staged = c->block_scales == HG_BLOCK_SCALES_SMEM;
+  /* staggered promotions: the second consumer's first group is half a group short */
+  const int promote = hg_gemm_promote(&k->problem);
+  const hg_val_t phase = c->promote_overlap & HG_PROMOTE_STAGGER
+                             ? hg_b_select(b, hg_b_cmp(b, HG_EQ, r->consumer, hg_b_i32(b, 1)),
+                                           hg_b_i32(b, promote / 2), hg_b_i32(b, 0))
+                             : HG_NONE;
+  return (hg_mainloop_t){
+      .mma = &g->mma,
+      .pipe = &rg->pipe,
+      .ring_a = &rg->a,
+      .ring_b = &rg->b,
+      .cluster = &rg->cl,
+      .fence_proxy = !k->a_tma || !k->b_tma,
+      .promote = promote,
+      .partial = partial,
+      .kblock_scales = block && !staged ? hg_block_scales_load : NULL,
+      .kblock_scales_staged = block && staged ? hg_block_scales_load_staged : NULL,
+      .ring_s = staged ? &rg->s : NULL,
+      .scales_ctx = bs,
+      .phase = phase,
+      .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + g->mma.acc_count : NULL,
+      /* MMA turns: whether consumer 0 has taken its first, across the units */
+      .turns = c->promote_overlap & HG_PROMOTE_TURNS ? hg_b_var(b, HG_T_PRED, hg_b_pred(b, false))
+                                                     : HG_NONE};
+}
