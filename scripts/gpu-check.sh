@@ -94,22 +94,17 @@ ea_check() {
   STEP_TIMEOUT=600 step ea-check scripts/gemm-epilogue.sh "$H" ea-check
   grep -hE '^FAIL|checks: ' "$LOG/ea-check.log" | cut -c1-200 >> "$summary"
 }
-ea_bench() {
-  STEP_TIMEOUT=600 step ea-bench scripts/gemm-epilogue.sh "$H" ea-bench
-  grep -h '^ROW|' "$LOG/ea-bench.log" | awk -F'|' '
-    BEGIN { printf "%-30s %-32s %9s %8s %-30s %6s %-8s %s\n", "case", "env", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
+# The epilogue benches' table (gemm-epilogue.sh's ROW| lines): each case's time over the plain
+# GEMM of its shape ("... none").
+epi_table() {
+  grep -h '^ROW|' "$1" | awk -F'|' '
+    BEGIN { printf "%-34s %-32s %9s %8s %-34s %6s %-8s %s\n", "case", "env", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
     { split($2, w, " "); if ($2 ~ / none$/) base[w[1]] = $4
       pct = (w[1] in base && base[w[1]] > 0 && $4 + 0 > 0) ? sprintf("%+.1f", 100 * ($4 / base[w[1]] - 1)) : "-"
-      printf "%-30s %-32s %9s %8s %-30s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' >> "$summary"
+      printf "%-34s %-32s %9s %8s %-34s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' >> "$summary"
 }
-ep2_bench() {
-  STEP_TIMEOUT=600 step ep2-bench scripts/gemm-epilogue.sh "$H" ep2-bench
-  grep -h '^ROW|' "$LOG/ep2-bench.log" | awk -F'|' '
-    BEGIN { printf "%-34s %-24s %9s %8s %-34s %6s %-8s %s\n", "case", "env", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
-    { split($2, w, " "); if ($2 ~ / none$/) base[w[1]] = $4
-      pct = (w[1] in base && base[w[1]] > 0 && $4 + 0 > 0) ? sprintf("%+.1f", 100 * ($4 / base[w[1]] - 1)) : "-"
-      printf "%-34s %-24s %9s %8s %-34s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' >> "$summary"
-}
+ea_bench() { STEP_TIMEOUT=600 step ea-bench scripts/gemm-epilogue.sh "$H" ea-bench; epi_table "$LOG/ea-bench.log"; }
+ep2_bench() { STEP_TIMEOUT=600 step ep2-bench scripts/gemm-epilogue.sh "$H" ep2-bench; epi_table "$LOG/ep2-bench.log"; }
 
 mode=${1:-smoke}; shift || true
 case "$mode" in
