@@ -22,14 +22,18 @@ ok "A is repacked" gemm 1000 1000 4097 --config 128x128x64,c2x1,s4
 bad 2 "applies with --bench" gemm 64 64 64 --compare-repack
 
 mkdir -p "$tmp/exp"
+# builds NAME WHAT: the exported launcher NAME.c compiles as C99 and as C++ (where the CUDA
+# headers and g++ are here), else fails with WHAT
+builds() {
+  [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null || return 0
+  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/$1.c" -o "$tmp/exp/$1.o" &&
+    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/$1.c" -o "$tmp/exp/$1-cxx.o"; then
+    pass
+  else fail "$2"; fi
+}
 ok "$tmp/exp/k.h" export gemm 1000 1000 4097 --out "$tmp/exp" --name k --ptx-only
 if grep -q "in 2-byte chunks (cp.async)" "$tmp/exp/k.c"; then pass; else fail "no cp.async check in k.c"; fi
-if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
-  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/k.c" -o "$tmp/exp/k.o" &&
-    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/k.c" -o "$tmp/exp/k2.o"; then
-    pass
-  else fail "the exported launcher does not build"; fi
-fi
+builds k "the exported launcher does not build"
 # issue 12's epilogue: the launcher takes its pointers (in the kernel's order), checks them,
 # zeroes the amax before the launch, and builds as C and C++
 ok "$tmp/exp/k3.h" export gemm 1024 1024 1024 --d-type e4m3 --amax --aux --c-type f32 \
@@ -39,12 +43,7 @@ if grep -q "cuMemsetD32Async(amax, 0, 1, stream)" "$tmp/exp/k3.c" &&
   grep -q "this kernel's epilogue reads args->residual, which is 0" "$tmp/exp/k3.c"; then
   pass
 else fail "k3.c lacks the epilogue's parameters, checks or the amax memset"; fi
-if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
-  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/k3.c" -o "$tmp/exp/k3.o" &&
-    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/k3.c" -o "$tmp/exp/k32.o"; then
-    pass
-  else fail "the exported launcher with an epilogue does not build"; fi
-fi
+builds k3 "the exported launcher with an epilogue does not build"
 # aux of D's type beside a TMA-stored D: its own tensor map, checked and encoded by the
 # launcher, passed right after D's
 ok "$tmp/exp/k4.h" export gemm 1024 1024 1024 --epilogue bias,gelu --aux --out "$tmp/exp" --name k4 --ptx-only
@@ -52,12 +51,7 @@ if grep -q "this kernel stores aux with TMA" "$tmp/exp/k4.c" &&
   tr -d '\n' < "$tmp/exp/k4.c" | grep -q "params\[np++\] = &map_d;  params\[np++\] = &map_aux;  params\[np++\] = &d;"; then
   pass
 else fail "k4.c lacks aux's tensor map"; fi
-if [ -d /usr/local/cuda/include ] && command -v g++ > /dev/null; then
-  if gcc -std=c99 -Wall -Wextra -Werror -I/usr/local/cuda/include -c "$tmp/exp/k4.c" -o "$tmp/exp/k4.o" &&
-    g++ -Wall -Wextra -Werror -I/usr/local/cuda/include -x c++ -c "$tmp/exp/k4.c" -o "$tmp/exp/k42.o"; then
-    pass
-  else fail "the exported launcher with aux through TMA does not build"; fi
-fi
+builds k4 "the exported launcher with aux through TMA does not build"
 "$cli" export gemm 512 512 512 --out "$tmp/exp" --name k2 --ptx-only --json > "$tmp/j" 2> "$tmp/err"
 json_is 'j["ok"] and j["command"] == "export" and len(j["files"]) == 3 and j["files"][1].endswith("k2.h")' "$tmp/j"
 bad 2 "only GEMMs are exported" export tma 64 64 64
