@@ -4,9 +4,11 @@
 # mainloops, batches with beta, fewer k-blocks than splits, fp8 and epilogue chains; then the
 # splitk shape set timed against cuBLASLt at several split counts, for the heuristic to
 # learn from (sweep2: the compact sweep of tile x splits on the splitk and decode shapes).
-#   scripts/gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]
+# check runs every split configuration twice: summed by the reduction pass (,kS) and added by
+# atomics (,kSa).
+#   scripts/gemm-splitk.sh path/to/hopgen [check|sanitize|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]
 set -u
-H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]}
+H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|sanitize|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]}
 what=${2:-all}
 fails=0; runs=0
 run() { # one --check, one line
@@ -17,30 +19,66 @@ run() { # one --check, one line
     fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
   fi
 }
-if [ "$what" != bench ] && [ "$what" != sweep2 ]; then
-  run 128 128 32768 --config 128x128x64,k8
-  run 512 512 16384 --config 128x128x64,pp,k4
-  run 64 1024 65536 --config 128x128x64,c1x2,k16
-  run 192 320 40000 --config 128x64x64,k6 --beta 0.5
-  run 300 200 100 --config 128x128x64,k8
-  run 1000 1000 4097 --config 128x128x64,k3,cpasync-wgmma
-  run 256 256 8192 --layout CC --config 128x128x64,pp,k4,tma-mmasync
-  run 256 384 8192 --config 128x192x64,k4,tma-ldmatrix-wgmma-rs
-  run 500 300 6000 --batch 3 --beta 0.5 --config 128x128x64,k5
-  run 128 7168 16384 --type e4m3 --config 128x128x128,c2x1,k4
-  run 128 7168 16384 --type e4m3 --fp8-accum fast --config 128x256x128,c2x1,k4
-  run 1 4096 32768 --config 64x128x64,k32
-  run 128 128 32768 --config 128x128x64,k64
-  run 200 136 30000 --config 64x128x64,k33 --beta 0.25
-  run 130 260 9000 --config 128x128x64,pp,k7
-  run 64 1024 65536 --config 64x256x64,c1x2,k48
-  # the epilogue chain runs in the reduction pass
-  run 300 520 9000 --config 64x128x64,k8 --epilogue rowscale,colscale,bias,gelu,residual --beta 0.5
-  run 77 1000 20000 --config 128x128x64,pp,k16 --epilogue bias_m,silu --d f32
-  run 1 7168 2048 --config 64x64x64,k4 --epilogue bias,relu
-  run 3 2048 7168 --type e4m3 --config 64x128x128,k8 --epilogue bias,gelu_tanh
-  run 130 700 8192 --config 128x128x64,c2x1,k4 --epilogue colscale,bias,sigmoid --batch 2
+checks() { # $1: "" (the reduction pass) or "a" (split-K by atomic adds, ,kSa)
+  local a=$1
+  run 128 128 32768 --config 128x128x64,k8$a
+  run 512 512 16384 --config 128x128x64,pp,k4$a
+  run 64 1024 65536 --config 128x128x64,c1x2,k16$a
+  run 192 320 40000 --config 128x64x64,k6$a --beta 0.5
+  run 300 200 100 --config 128x128x64,k8$a
+  run 1000 1000 4097 --config 128x128x64,s3,k3$a,cpasync-wgmma
+  run 256 256 8192 --layout CC --config 128x128x64,pp,k4$a,tma-mmasync
+  run 256 384 8192 --config 128x192x64,k4$a,tma-ldmatrix-wgmma-rs
+  run 500 300 6000 --batch 3 --beta 0.5 --config 128x128x64,k5$a
+  run 128 7168 16384 --type e4m3 --config 128x128x128,c2x1,k4$a
+  run 128 7168 16384 --type e4m3 --fp8-accum fast --config 128x256x128,c2x1,k4$a
+  run 1 4096 32768 --config 64x128x64,k32$a
+  run 128 128 32768 --config 128x128x64,k64$a
+  run 200 136 30000 --config 64x128x64,k33$a --beta 0.25
+  run 130 260 9000 --config 128x128x64,pp,k7$a
+  run 64 1024 65536 --config 64x256x64,c1x2,k48$a
+  # the epilogue chain runs in the reduction pass (by atomics: in the last split)
+  run 300 520 9000 --config 64x128x64,k8$a --epilogue rowscale,colscale,bias,gelu,residual --beta 0.5
+  run 77 1000 20000 --config 128x128x64,pp,k16$a --epilogue bias_m,silu --d f32
+  run 1 7168 2048 --config 64x64x64,k4$a --epilogue bias,relu
+  run 3 2048 7168 --type e4m3 --config 64x128x128,k8$a --epilogue bias,gelu_tanh
+  run 130 700 8192 --config 128x128x64,c2x1,k4$a --epilogue colscale,bias,sigmoid --batch 2
+}
+if [ "$what" != bench ] && [ "$what" != sweep2 ] && [ "$what" != sanitize ]; then
+  checks ""
+  # the same by atomic adds: the last split runs the epilogue; --check also compares 2 more
+  # launches within tolerance (a workspace not left zeroed would double the sums)
+  checks a
+  # the heuristic's choice, and --deterministic (no atomic adds: 10 launches bit for bit)
+  run 128 128 32768
+  run 1 2048 7168 --type e4m3
+  run 192 320 40000 --deterministic
+  run 128 128 32768 --deterministic
   echo "split-K checks: $runs runs, $fails failed"
+fi
+if [ "$what" = sanitize ]; then
+  # compute-sanitizer on split-K by atomic adds and by the reduction pass (memcheck: the
+  # slots, counters and zeroing stay in the workspace; racecheck: the arrival word in shared
+  # memory between the tile's threads)
+  CS=${CS:-/usr/local/cuda/bin/compute-sanitizer}
+  if [ -x "$CS" ]; then
+    for tool in memcheck racecheck; do
+      for a in "300 200 2048 --config 128x128x64,k4a" "130 260 3000 --config 128x128x64,pp,k3a --beta 0.5" \
+               "77 1024 4096 --config 64x128x64,k8a" "300 200 2048 --config 128x128x64,k4"; do
+        runs=$((runs+1))
+        # without cuBLASLt beside it (--check then compares with the f32 reference alone):
+        # racecheck reported a hazard inside cuBLASLt's own kernels (nvjet_*, H200)
+        if out=$(HOPGEN_LIBCUBLASLT=/nonexistent/libcublasLt.so.13 timeout 300 "$CS" --tool $tool \
+                 --error-exitcode 9 "$H" gemm $a --check 2>&1); then
+          echo "ok   $tool $a :: $(echo "$out" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | head -1)"
+        else fails=$((fails+1)); echo "FAIL $tool $a :: $(echo "$out" | grep -E 'SUMMARY|Error|error' | head -4 | tr '\n' ' ')"; fi
+      done
+    done
+  else
+    echo "no compute-sanitizer at $CS"
+  fi
+  echo "split-K sanitizer: $runs runs, $fails failed"
+  [ "$fails" -eq 0 ]; exit
 fi
 if [ "$what" = sweep2 ]; then
   # tile x splits on the splitk and decode shapes, bf16: one line each

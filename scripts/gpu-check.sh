@@ -162,6 +162,15 @@ case "$mode" in
   decode) step gemm-decode-set "$H" bench gemm --set decode --json "$OUT/gemm-decode.json"
     STEP_TIMEOUT=${DECODE_SWEEP_TIMEOUT:-420} step gemm-decode-sweep scripts/gemm-splitk.sh "$H" decode2
     grep -hE '^(bf16|e4m3|decode)' "$LOG/gemm-decode-set.log" | cut -c1-150 ;;
+  # issue 10, split-K by atomic adds (,kSa): every split configuration both ways, the
+  # heuristic and --deterministic, compute-sanitizer, then the splitk and decode sets (the
+  # heuristic) with their host times; the table last
+  ska) STEP_TIMEOUT=400 step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
+    STEP_TIMEOUT=300 step gemm-splitk-sanitize scripts/gemm-splitk.sh "$H" sanitize
+    step gemm-splitk-set "$H" bench gemm --set splitk --types bf16,e4m3 --iters 10 --json "$OUT/gemm-splitk.json"
+    step gemm-decode-set "$H" bench gemm --set decode --types bf16,e4m3 --iters 10 --json "$OUT/gemm-decode.json"
+    grep -hE '^FAIL|checks:|sanitizer:' "$LOG/gemm-splitk-check.log" "$LOG/gemm-splitk-sanitize.log" | cut -c1-220
+    grep -hiE 'geomean|geometric|host' "$LOG/gemm-splitk-set.log" "$LOG/gemm-decode-set.log" | cut -c1-200 ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check

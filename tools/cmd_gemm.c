@@ -51,8 +51,8 @@ static const char gemm_usage[] =
     "                      named mainloop reads them in place with cp.async)\n"
     "  --compare-repack    with --bench: also time the other path (in place or repacked)\n"
     "  --stream-k          stream-K (,sk) on the configuration; --split-k S: split-K (,kS)\n"
-    "  --deterministic     bitwise identical D run to run (every hopgen GEMM); --check then\n"
-    "                      compares 10 runs (else 3)\n"
+    "  --deterministic     the same bits of D run to run (split-K without atomic adds, ,kSa);\n"
+    "                      --check compares 10 runs (else 3)\n"
     "  --batch-invariant   each row of D the same bits whatever M is: the configuration is\n"
     "                      chosen as for M = 4096, no split-K (stream-K refused), no tuned\n"
     "                      entry; --check also\n"
@@ -283,8 +283,9 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
   case G_BATCH_INVARIANT:
     return g->p.batch_invariant = true;
   case G_DETERMINISTIC:
-    /* what every hopgen GEMM is (the usage says so); --check verifies it over 10 runs */
-    return g->deterministic = true;
+    /* the problem's flag (no split-K by atomic adds); --check verifies it over 10 runs */
+    g->deterministic = true;
+    return g->p.deterministic = true;
   case G_OUT:
     g->out = v;
     return true;
@@ -493,7 +494,11 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->checked && hg_dtype_bits(p->d_type) == 8)
     printf("  fp8 D    %" PRId64 " reference values saturated (to +-%g)\n", r->d_saturated,
            p->d_type == HG_E4M3 ? 448.0 : 57344.0);
-  if (r->checked)
+  if (r->checked && r->repeat_atomic)
+    printf("  bits     D %s over %d more launches (split-K by atomic adds: the order of "
+           "arrival), within %.2g of the first\n",
+           r->repeat_identical ? "identical" : "differs", r->repeat_runs, r->repeat_rel_diff);
+  else if (r->checked)
     printf("  bits     D %s over %d more launches\n",
            r->repeat_identical ? "identical" : "DIFFERENT", r->repeat_runs);
   if (r->checked && r->batch_m)

@@ -682,6 +682,9 @@ typedef struct hg_splitk_spec {
   bool pingpong; /* each consumer holds a tile of its own; else they split one along M */
   int tile_m, tile_n, tile_k, cluster_m, cluster_n; /* the CTA tile and the cluster */
   hg_val_t workspace;                               /* I64 */
+  /* Partials added into one slot per tile by atomics (hg_splitk_add_tile), the last split to
+   * arrive running the epilogue; else a slot per split and the reduction pass. */
+  bool atomic;
 } hg_splitk_spec_t;
 
 typedef struct hg_splitk {
@@ -690,6 +693,7 @@ typedef struct hg_splitk {
   int acc_count; /* spec.acc_count */
   int threads;   /* threads holding one tile: 128 (ping-pong) or 128 x consumers */
   hg_val_t workspace;
+  uint32_t arrival_smem; /* spec.atomic: the arrival count's shared-memory word(s) */
 } hg_splitk_t;
 
 /* Refused with a sentence: splits outside 2..HG_SCHED_MAX_SPLITS, accumulators that are not
@@ -717,6 +721,21 @@ void hg_splitk_sum(hg_builder_t *b, const hg_splitk_t *s, hg_val_t tile, hg_val_
                    hg_val_t thread, int first, int chunks, const hg_val_t *keep, hg_val_t *sum);
 /* Host side: the workspace's bytes. */
 size_t hg_splitk_workspace_bytes(int splits, int64_t cta_tiles, int64_t tile_elems);
+
+/* Split-K by atomic adds (spec.atomic): one slot per CTA tile, laid out as the reduction
+ * pass's slots, followed by the tile's 32-bit arrival counter (HG_SPLITK_COUNTER_BYTES keep
+ * the next slot 128-byte aligned). Each split adds its partial tile into the slot
+ * (red.global.add.v4.f32, rows past M skipped), then its threads meet at a barrier and one of
+ * them releases (fence.acq_rel.gpu) and counts its arrival (atom.add); the split that counts
+ * `splits` (I32 at run time: the scheduler's) acquires, loads the sums into acc, stores zeros
+ * over them and resets the counter: the workspace is left as it was found, all zeros, so a
+ * launch needs no memset (the operation zeroes its own workspace once; a caller's is zeroed
+ * every run). No CTA waits on another. The order of the additions is the order of arrival:
+ * not bitwise reproducible run to run (the reduction pass is). -> PRED, uniform over the
+ * tile's threads: this split is the last and acc holds the tile's sums. Inside the
+ * consumers' branch; every thread holding the tile calls it (it has two barriers). */
+#define HG_SPLITK_COUNTER_BYTES 128
+size_t hg_splitk_atomic_workspace_bytes(int64_t cta_tiles, int64_t tile_elems);
 
 /* ---------------------------------------------------------------- accumulators -> tile */
 
@@ -914,6 +933,11 @@ int hg_splitk_reduce_groups(int acc_count);
 hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const hg_tiled_mma_t *tm,
                                   hg_epilogue_t *e, const hg_roles_t *r, hg_val_t m, hg_val_t n,
                                   hg_val_t k);
+
+/* Split-K by atomic adds (above): the GEMM's one half. */
+hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
+                            const hg_sched_work_t *w, hg_val_t m, hg_val_t n, hg_val_t splits,
+                            hg_val_t row0, const hg_roles_t *r, hg_val_t *acc);
 
 /* ---------------------------------------------------------------- stream-K's fix-up */
 

@@ -274,6 +274,9 @@ void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t add
                 const hg_val_t *vals);
 /* Global atomic add of an F32 (used by reference checks, not by hot loops). */
 void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v);
+/* n = 1, 2 or 4 consecutive f32 added to global memory at addr (8- or 16-byte aligned for 2
+ * and 4) by one reduction: red.global.add.v2/v4.f32 (PTX ISA 8.1, sm_90), relaxed, .gpu. */
+void hg_b_atomic_add_f32v(hg_builder_t *b, hg_val_t addr, int n, const hg_val_t *v);
 /* Global atomic add of a u32 (relaxed, .gpu scope) -> the old value (I32). With
  * hg_b_fence_gpu before and after, an arrival counter across CTAs: each writer's stores are
  * released before its arrival, the last arrival acquires them all. */

@@ -450,6 +450,10 @@ typedef struct hg_gemm_problem {
    * (0: the packed ones; normalisation fills them, and clears them for the other modes) */
   hg_gemm_scale_t scale;
   int64_t scale_lda, scale_ldb;
+  /* Determinism: D has the same bits run to run on the same data. Configurations whose sums'
+   * order depends on timing (split-K by atomic adds, ",kSa") are then refused, and the
+   * heuristic splits K with the reduction pass (fixed order). */
+  bool deterministic;
 } hg_gemm_problem_t;
 
 /* An epilogue chain "rowscale,bias,gelu,residual" into p (its epilogue fields; the bias' type
@@ -514,6 +518,12 @@ typedef struct hg_gemm_config {
   /* fp8 block-wise scales: where the consumers read each k-block's scales (HG_BLOCK_SCALES_*;
    * 0: from global memory). Text ",bs" (staged); printed only when not 0. */
   int block_scales;
+  /* Split-K's partials added by atomics into one f32 tile per output tile, the split that
+   * arrives last running the epilogue (builders.h, hg_splitk_add_tile): one launch and one
+   * tile of traffic per split instead of the reduction pass, but the additions' order is the
+   * order of arrival, so D is not bitwise reproducible run to run. Text ",kSa". 0 or 1;
+   * needs splits > 1. */
+  int split_atomic;
 } hg_gemm_config_t;
 /* Cooperative tiles (two consumer warpgroups): the second promotes half a group after the
  * first (its first group is promote - promote / 2 k-blocks), so one warpgroup's MMAs keep the
@@ -799,6 +809,11 @@ typedef struct hg_gemm_report {
    * bit for bit with D's */
   int repeat_runs;
   bool repeat_identical;
+  /* split-K by atomic adds: bits may differ between launches; each repeat's D is instead
+   * compared with the first's (relative Frobenius difference, the largest over the repeats),
+   * which a workspace not left zeroed would fail */
+  bool repeat_atomic;
+  double repeat_rel_diff;
   /* bench: the cuBLASLt fused epilogue timed (and the ratio taken) against, "" for its plain
    * GEMM: "BIAS", "RELU_BIAS", "GELU_BIAS" (" (tanh form)" when the chain's GELU is erf's) */
   char blas_epilogue[32];

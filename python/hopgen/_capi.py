@@ -181,7 +181,7 @@ class GemmProblem(C.Structure):
                 ("amax", C.c_bool), ("aux", C.c_bool), ("aux_type", C.c_int),
                 ("ldaux", C.c_int64), ("batch_stride_aux", C.c_int64), ("fp8_accum", C.c_int),
                 ("fp8_promote", C.c_int), ("scale", C.c_int), ("scale_lda", C.c_int64),
-                ("scale_ldb", C.c_int64)]
+                ("scale_ldb", C.c_int64), ("deterministic", C.c_bool)]
 
 
 class GroupedGemmProblem(C.Structure):
@@ -198,7 +198,8 @@ class GemmConfig(C.Structure):
                 ("cluster_m", C.c_int), ("cluster_n", C.c_int), ("stages", C.c_int),
                 ("schedule", C.c_int), ("raster", C.c_int), ("raster_group", C.c_int),
                 ("epi_n", C.c_int), ("mainloop", C.c_int), ("splits", C.c_int),
-                ("promote_overlap", C.c_int), ("stream_k", C.c_int), ("block_scales", C.c_int)]
+                ("promote_overlap", C.c_int), ("stream_k", C.c_int), ("block_scales", C.c_int),
+                ("split_atomic", C.c_int)]
 
 
 class GemmKernel(C.Structure):

@@ -230,7 +230,7 @@ _BLOCK_SCALES_GLOBAL, _BLOCK_SCALES_SMEM = 0, 1
 @dataclass(frozen=True)
 class GemmConfig:
     """A GEMM kernel configuration; str() is hopgen's text form
-    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,sk][,ps][,pd][,pt][,bs][,mainloop]" (what --config
+    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,sk][,ps][,pd][,pt][,bs][,mainloop]" (what --config
     takes; split-K is printed when splits > 1, stream-K when set, the fp8 promotion variants
     and staged block scales when set, the mainloop when not "auto"),
     GemmConfig.parse(text) reads it; every field survives the round trip."""
@@ -257,6 +257,9 @@ class GemmConfig:
     # fp8 block-wise scales staged in shared memory by the producer ("bs"), not read by the
     # consumers from global memory
     staged_scales: bool = False
+    # split-K's partials added by atomics, the last split running the epilogue ("kSa": one
+    # launch, D's bits not reproducible run to run), not summed by the reduction pass
+    split_atomic: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -271,7 +274,8 @@ class GemmConfig:
                    c.raster_group, c.epi_n, fn("hg_gemm_mainloop_name")(c.mainloop).decode(),
                    c.splits, bool(c.promote_overlap & _PROMOTE_STAGGER), bool(c.stream_k),
                    bool(c.promote_overlap & _PROMOTE_DOUBLE),
-                   bool(c.promote_overlap & _PROMOTE_TURNS), c.block_scales == _BLOCK_SCALES_SMEM)
+                   bool(c.promote_overlap & _PROMOTE_TURNS), c.block_scales == _BLOCK_SCALES_SMEM,
+                   bool(c.split_atomic))
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -291,6 +295,7 @@ class GemmConfig:
                              | (_PROMOTE_TURNS if self.promote_turns else 0))
         c.stream_k = 1 if self.stream_k else 0
         c.block_scales = _BLOCK_SCALES_SMEM if self.staged_scales else _BLOCK_SCALES_GLOBAL
+        c.split_atomic = 1 if self.split_atomic else 0
         return c
 
     def __str__(self) -> str:
@@ -304,7 +309,7 @@ def _problem(m: int, n: int, k: int, *, dtype="bf16", a_dtype=None, b_dtype=None
              lda: int = 0, ldb: int = 0, ldc: int = 0, ldd: int = 0, batch_stride_a: int = 0,
              batch_stride_b: int = 0, batch_stride_c: int = 0, batch_stride_d: int = 0,
              alpha: float = 1.0, beta: float = 0.0, d_tma: bool = True, a_align: int = 0,
-             b_align: int = 0) -> _capi.GemmProblem:
+             b_align: int = 0, deterministic: bool = False) -> _capi.GemmProblem:
     p = _capi.GemmProblem()
     p.m, p.n, p.k, p.batch = int(m), int(n), int(k), int(batch)
     p.a_type = dtype_code(a_dtype if a_dtype is not None else dtype, "a_dtype")
@@ -317,6 +322,7 @@ def _problem(m: int, n: int, k: int, *, dtype="bf16", a_dtype=None, b_dtype=None
     p.batch_stride_c, p.batch_stride_d = int(batch_stride_c), int(batch_stride_d)
     p.alpha, p.beta, p.d_no_tma = float(alpha), float(beta), not d_tma
     p.a_align, p.b_align = int(a_align), int(b_align)
+    p.deterministic = bool(deterministic)
     check(fn("hg_gemm_problem_normalize")(C.byref(p)), "GEMM problem: ")
     return p
 
@@ -421,7 +427,8 @@ def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
     """Generate the GEMM D = alpha * A x B + beta * C (pure: no GPU). problem keywords:
     dtype / a_dtype / b_dtype ("bf16", "f16", "e4m3", "e5m2"), out_dtype, batch, a_major /
     b_major ("k" or "mn"), lda..ldd, batch strides, alpha, beta, a_align / b_align (bytes
-    the base pointers are multiples of; 0: 16). config: a GemmConfig, its text, or None (the
+    the base pointers are multiples of; 0: 16), deterministic (D's bits the same run to run:
+    no split-K by atomic adds, ",kSa"). config: a GemmConfig, its text, or None (the
     heuristic for sm_count SMs). mainloop: "auto", "tma-wgmma", "cpasync-wgmma",
     "tma-mmasync" or "tma-ldmatrix-wgmma-rs" (replaces the configuration's when not auto).
     .operands says how each operand reaches shared memory: TMA, TMA over a packed copy the

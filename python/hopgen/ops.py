@@ -343,7 +343,7 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     key = (index, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc,
            bsd, alpha, beta, _ALIGN[pa & 15], _ALIGN[pb & 15], pd % 16 == 0 and paux % 16 == 0,
            config, mainloop,
-           backend, tbias, act, epi)
+           backend, tbias, act, epi, torch.are_deterministic_algorithms_enabled())
     op = _ops.get(key)
     if op is None:
         op = _create(key, index)
@@ -378,7 +378,7 @@ def _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias=0, ptrs=None) -> None:
 def _create(key, index) -> GemmOp:
     (_, ta, tb, td, m, n, k, batch, a_row, b_row, lda, ldb, ldc, ldd, bsa, bsb, bsc, bsd,
      alpha, beta, a_align, b_align, d_aligned, config, mainloop, backend, tbias, act,
-     epi) = key
+     epi, deterministic) = key
     tc, res, rs, cs, amax, taux, ldaux, bsaux = epi
     mainloop_code(mainloop, "hopgen.gemm mainloop")  # a bad name: the C sentence, at once
     p = _capi.GemmProblem(m=m, n=n, k=k, batch=batch, a_type=ta, b_type=tb, d_type=td,
@@ -388,7 +388,10 @@ def _create(key, index) -> GemmOp:
                           a_align=a_align, b_align=b_align, act=act[0], act_lo=act[1],
                           act_hi=act[2], bias=1 if tbias else 0, bias_type=tbias, c_type=tc,
                           residual=res, rowscale=rs, colscale=cs, amax=amax, aux=taux != 0,
-                          aux_type=taux, ldaux=ldaux, batch_stride_aux=bsaux)
+                          aux_type=taux, ldaux=ldaux, batch_stride_aux=bsaux,
+                          # torch.use_deterministic_algorithms(True): no split-K by atomic
+                          # adds (D's bits the same run to run)
+                          deterministic=deterministic)
     check(fn("hg_gemm_problem_normalize")(C.byref(p)), "hopgen.gemm: ")
     if _capturing():
         raise InvalidError(
@@ -673,7 +676,7 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     key = (a.dtype, b.dtype, out.dtype, a.shape, a.stride(), b.shape, b.stride(), out.shape,
            out.stride(), a.device, b.device, out.device, _ALIGN[pa & 15], _ALIGN[pb & 15],
            pd & 15 == 0, alpha, beta, _sig(c), _sig(scale_a), _sig(scale_b), config, mainloop,
-           backend, _sig(bias), activation)
+           backend, _sig(bias), activation, torch.are_deterministic_algorithms_enabled())
     hit = _fast.get(key)
     if hit is None:
         _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, _cfg_text(config), mainloop,

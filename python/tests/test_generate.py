@@ -71,6 +71,23 @@ def test_gemm_kernel_and_config():
     assert k3.name.endswith("_sk") and k3.ptx.count(".entry") == 1
     with pytest.raises(hopgen.InvalidError, match="stream-K with split-K"):
         hopgen.gemm_kernel(2500, 3500, 1000, config="128x128x64,k4,sk")
+    # split-K by atomic adds: "kSa" round-trips, one entry (no reduction pass), named "_kSa"
+    c = hopgen.GemmConfig.parse("128x128x64,k8a")
+    assert c.split_atomic and c.splits == 8 and str(c) == "128x128x64,c1x1,s4,coop,m8,e0,k8a"
+    assert hopgen.GemmConfig.parse(str(c)) == c
+    assert not hopgen.GemmConfig.parse("128x128x64,k8").split_atomic
+    k5 = hopgen.gemm_kernel(512, 512, 16384, dtype="bf16", config=c)
+    assert k5.name.endswith("_k8a") and k5.ptx.count(".entry") == 1
+    assert "red.global.add.v4.f32" in k5.ptx
+    k6 = hopgen.gemm_kernel(512, 512, 16384, dtype="bf16", config="128x128x64,k8")
+    assert k6.ptx.count(".entry") == 2 and "red.global.add.v4.f32" not in k6.ptx
+    # the heuristic adds a long K's splits by atomics, unless the problem is deterministic
+    assert hopgen.gemm_kernel(128, 128, 32768).config.startswith("64x128x64,c1x1,s8,coop,m8,e0,k")
+    assert "a," in hopgen.gemm_kernel(128, 128, 32768).config
+    kd = hopgen.gemm_kernel(128, 128, 32768, deterministic=True)
+    assert ",k" in kd.config and "a," not in kd.config, kd.config
+    with pytest.raises(hopgen.InvalidError, match="deterministic"):
+        hopgen.gemm_kernel(512, 512, 16384, config="128x128x64,k8a", deterministic=True)
     # fp8's promotion variants and staged block scales survive the round trip too
     for text, field in (("ps", "promote_stagger"), ("pd", "promote_double"),
                         ("pt", "promote_turns"), ("bs", "staged_scales")):

@@ -48,6 +48,9 @@ hg_status_t hg_splitk_make(hg_builder_t *b, const hg_splitk_spec_t *spec, hg_spl
   out->acc_count = spec->acc_count;
   out->threads = threads;
   out->workspace = spec->workspace;
+  /* split-K by atomics: the arrival count read back by the tile's threads (one word per
+   * ping-pong consumer) */
+  if (spec->atomic) out->arrival_smem = hg_b_smem_reserve(b, 16, 16);
   return hg_builder_status(b);
 }
 
@@ -254,6 +257,93 @@ hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const h
   free(sum);
   hg_acc_map_free(&am);
   return hg_is_ok(&st) ? hg_builder_status(b) : st;
+}
+
+/* ---------------------------------------------------------------- split-K by atomic adds
+ *
+ * builders.h describes the protocol. Why a slot per tile added into, and not a slot per split
+ * read back by the last CTA: the additions happen in L2 as the splits finish (red.global.add,
+ * 16 bytes a thread, nothing returned), so the last CTA reads one tile, not S of them, and
+ * the sums need neither a second launch nor the reduction pass's S x tile of traffic. The
+ * price is the order of the additions: whichever split arrives first adds first. */
+
+size_t hg_splitk_atomic_workspace_bytes(int64_t cta_tiles, int64_t tile_elems) {
+  return (size_t)cta_tiles * ((size_t)tile_elems * 4 + HG_SPLITK_COUNTER_BYTES);
+}
+
+static void tile_barrier(hg_builder_t *b, bool pingpong, int threads, const hg_roles_t *r) {
+  if (pingpong)
+    hg_roles_consumer_sync(b, r);
+  else
+    hg_b_bar_sync(b, HG_BAR_CONSUMERS, threads);
+}
+
+hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
+                            const hg_sched_work_t *w, hg_val_t m, hg_val_t n, hg_val_t splits,
+                            hg_val_t row0, const hg_roles_t *r, hg_val_t *acc) {
+  const hg_splitk_spec_t *c = &s->spec;
+  const int64_t slot_bytes = (int64_t)s->threads * s->acc_count * 4;
+  const int64_t step = (int64_t)s->threads * 16;
+  if (!c->atomic) {
+    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
+                                "hg_splitk_add_tile on a split-K made for the reduction pass "
+                                "(spec.atomic is false: its workspace has no counters)"));
+    return hg_b_pred(b, false);
+  }
+  hg_val_t tm, tn;
+  cta_tiles(b, c, m, n, &tm, &tn);
+  hg_val_t tile = hg_splitk_tile(b, w->batch, w->m0, w->n0, c->tile_m, c->tile_n, tm, tn);
+  hg_val_t thread = hg_splitk_thread(b, s, r);
+  /* the tile's region: its slot, then its arrival counter */
+  hg_val_t region =
+      hg_b_mad(b, tile, hg_b_i64(b, slot_bytes + HG_SPLITK_COUNTER_BYTES), s->workspace);
+  hg_val_t at = hg_b_mad(b, hg_b_sext(b, thread), hg_b_i64(b, 16), region);
+  hg_val_t counter = hg_b_bin(b, HG_ADD, region, hg_b_i64(b, slot_bytes));
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
+  hg_b_comment(b, "split-K: this split's partial tile added into the tile's slot");
+  for (int ch = 0; ch < s->acc_count / 4; ch++) {
+    hg_b_if(b, chunk_keep(b, am, rows_left, ch));
+    hg_b_atomic_add_f32v(b, hg_b_bin(b, HG_ADD, at, hg_b_i64(b, ch * step)), 4, &acc[4 * ch]);
+    hg_b_endif(b);
+  }
+  /* every tile thread's additions, then one release and the arrival (as stream-K's flags:
+   * fence.acq_rel.gpu orders what the barrier made this thread observe before the atomic);
+   * the count goes to the tile's threads through shared memory */
+  tile_barrier(b, c->pingpong, s->threads, r);
+  hg_val_t word = hg_b_smem_addr(b, s->arrival_smem);
+  if (c->pingpong) word = hg_b_mad(b, r->consumer, i32(b, 4), word);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
+  {
+    hg_b_fence_gpu(b);
+    hg_val_t old = hg_b_atomic_add_u32(b, counter, i32(b, 1));
+    hg_b_store(b, HG_SHARED, 32, 1, word, &old);
+    /* the last arrival: acquire the others' additions, and the counter back to zero for
+     * the next launch (nothing else touches it in this one) */
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, old, hg_b_bin(b, HG_SUB, splits, i32(b, 1))));
+    hg_b_fence_gpu(b);
+    hg_val_t zero = i32(b, 0);
+    hg_b_store(b, HG_GLOBAL, 32, 1, counter, &zero);
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
+  tile_barrier(b, c->pingpong, s->threads, r);
+  hg_val_t got;
+  hg_b_load(b, HG_SHARED, HG_T_I32, 0, 1, word, &got);
+  hg_val_t last = hg_b_cmp(b, HG_EQ, got, hg_b_bin(b, HG_SUB, splits, i32(b, 1)));
+  hg_b_comment(b, "split-K: the last split takes the tile's sums and leaves the slot zeroed");
+  hg_b_if(b, last);
+  hg_val_t zeros[4];
+  for (int e = 0; e < 4; e++) zeros[e] = hg_b_f32(b, 0.0f);
+  for (int ch = 0; ch < s->acc_count / 4; ch++) {
+    hg_b_if(b, chunk_keep(b, am, rows_left, ch));
+    hg_val_t chunk = hg_b_bin(b, HG_ADD, at, hg_b_i64(b, ch * step)), v[4];
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 4, chunk, v);
+    for (int e = 0; e < 4; e++) hg_b_assign(b, acc[4 * ch + e], v[e]);
+    hg_b_store(b, HG_GLOBAL, 0, 4, chunk, zeros);
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
+  return last;
 }
 
 /* ---------------------------------------------------------------- stream-K's fix-up

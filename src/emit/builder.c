@@ -1100,11 +1100,29 @@ void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t add
 }
 
 void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v) {
-  if (!use(b, "hg_b_atomic_add_f32", "the global address", addr, HG_T_I64) ||
-      !use(b, "hg_b_atomic_add_f32", "the addend", v, HG_T_F32))
+  hg_b_atomic_add_f32v(b, addr, 1, &v);
+}
+
+void hg_b_atomic_add_f32v(hg_builder_t *b, hg_val_t addr, int n, const hg_val_t *v) {
+  if (n != 1 && n != 2 && n != 4) {
+    fail(b, HG_ERR_INVALID, "hg_b_atomic_add_f32v: vector width %d is not 1, 2 or 4", n);
     return;
-  int32_t opd[2] = {addr.id, v.id};
-  emit0(b, HG_OP_ATOMIC_ADD_F32, opd, 2, NULL);
+  }
+  if (!v) {
+    fail(b, HG_ERR_INVALID, "hg_b_atomic_add_f32v: the addends are NULL");
+    return;
+  }
+  if (!use(b, "hg_b_atomic_add_f32v", "the global address", addr, HG_T_I64)) return;
+  int32_t opd[5] = {addr.id};
+  for (int k = 0; k < n; k++) {
+    char role[24];
+    snprintf(role, sizeof role, "addend %d", k);
+    if (!use(b, "hg_b_atomic_add_f32v", role, v[k], HG_T_F32)) return;
+    opd[1 + k] = v[k].id;
+  }
+  hg_ir_op_t a = {0};
+  a.u.mem.n = n;
+  emit0(b, HG_OP_ATOMIC_ADD_F32, opd, 1 + n, &a);
 }
 
 hg_val_t hg_b_atomic_add_u32(hg_builder_t *b, hg_val_t addr, hg_val_t v) {

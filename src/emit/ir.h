@@ -129,7 +129,7 @@ typedef enum hg_ir_opcode {
   HG_OP_LOAD,  /* -> [u.mem.n values of u.mem.type]; [addr]; u.mem.{space, type, bits, n}.
                 * bits 8/16: one narrow unsigned integer zero-extended into an I32 */
   HG_OP_STORE, /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n}; type = the values' type */
-  HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v F32] */
+  HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v0..v(n-1) F32]; u.mem.n (1, 2, 4) */
   HG_OP_ATOMIC_ADD_U32, /* -> [I32 old value]; [addr I64 global, v I32]; relaxed, .gpu */
   HG_OP_REDUX,          /* -> [I32]; [v I32]; u.red.op (add, min, max, and, or, xor) over the
                          * warp's 32 lanes as u32 (redux.sync, full mask) */

@@ -1119,6 +1119,28 @@ static void print_op(mprinter_t *p, int32_t i) {
     break;
   }
   case HG_OP_ATOMIC_ADD_F32: {
+    if (op->u.mem.n > 1) {
+      /* vectors: LLVM's atomicrmw has no vector fadd NVPTX lowers to one instruction; the
+       * instruction ptx.c prints, as inline assembly (relaxed, .gpu, as below). Names
+       * first: reading a variable prints a load line. */
+      const int n = op->u.mem.n;
+      name_t nv[5];
+      const char *v[5];
+      for (int k = 0; k <= n; k++) v[k] = V(p, o[k], nv[k]);
+      hg_sbuf_put(&p->s,
+                  "      %*sllvm.inline_asm has_side_effects \"{ .reg .b64 a; cvta.to.global.u64 "
+                  "a, $0; red.global.add.v%d.f32 [a], {",
+                  2 * p->depth, "", n);
+      for (int k = 1; k <= n; k++) hg_sbuf_put(&p->s, "%s$%d", k > 1 ? ", " : "", k);
+      hg_sbuf_put(&p->s, "}; }\", \"l");
+      for (int k = 0; k < n; k++) hg_sbuf_put(&p->s, ",f");
+      hg_sbuf_put(&p->s, ",~{memory}\" %s", v[0]);
+      for (int k = 1; k <= n; k++) hg_sbuf_put(&p->s, ", %s", v[k]);
+      hg_sbuf_put(&p->s, " : (i64");
+      for (int k = 0; k < n; k++) hg_sbuf_put(&p->s, ", f32");
+      hg_sbuf_put(&p->s, ") -> ()\n");
+      break;
+    }
     /* relaxed, device scope: what red.global.add.f32 without qualifiers means */
     int ptr = ptr_global(p, V(p, o[0], n0));
     int t = tmp(p);
@@ -1460,12 +1482,14 @@ static void print_op(mprinter_t *p, int32_t i) {
 /* ----------------------------------------------------------------------------- module */
 
 int hg_mlir_ptx_version(const hg_builder_t *b) {
+  int v = 80;
   for (int32_t i = 0; i < b->nops; i++) {
     const hg_ir_op_t *op = &b->ops[i];
     if (op->code == HG_OP_WGMMA && op->u.wgmma.acc == HG_S32 && op->u.wgmma.a != op->u.wgmma.b)
       return 84;
+    if (op->code == HG_OP_ATOMIC_ADD_F32 && op->u.mem.n > 1) v = 81;
   }
-  return 80;
+  return v;
 }
 
 static void name_values(mprinter_t *p) {

@@ -10,8 +10,9 @@
  * barrier.cluster.*.relaxed, stmatrix, cvta.param, and the sm_80 ones: cp.async with its
  * commit/wait and mbarrier arrive, ldmatrix, mma.sync). The one exception is wgmma with mixed
  * integer operands (s8 x u8, u8 x s8), which ptxas accepts only from PTX ISA 8.4; such a
- * kernel says .version 8.4. The lowest sufficient version keeps the PTX loadable by the
- * oldest drivers that know sm_90a (a CUDA 12.0 driver JIT-compiles PTX 8.0). */
+ * kernel says .version 8.4; and vector reductions (red.global.add.v2/v4.f32), from 8.1. The lowest
+ * sufficient version keeps the PTX loadable by the oldest drivers that know sm_90a (a CUDA 12.0
+ * driver JIT-compiles PTX 8.0). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -602,7 +603,14 @@ static void print_op(printer_t *p, int32_t i) {
   case HG_OP_ATOMIC_ADD_F32: {
     int t = tmp_b64(p);
     ins(p, "cvta.to.global.u64 %%trd%d, %s;", t, R(p, o[0]));
-    ins(p, "red.global.add.f32 [%%trd%d], %s;", t, R(p, o[1]));
+    if (op->u.mem.n <= 1) {
+      ins(p, "red.global.add.f32 [%%trd%d], %s;", t, R(p, o[1]));
+    } else {
+      hg_sbuf_put(&p->body, "\t%*sred.global.add.v%d.f32 [%%trd%d], ", 2 * p->depth, "",
+                  op->u.mem.n, t);
+      put_list(p, o + 1, op->u.mem.n);
+      hg_sbuf_put(&p->body, ";\n");
+    }
     break;
   }
   case HG_OP_ATOMIC_ADD_U32: {
@@ -820,15 +828,18 @@ static void print_op(printer_t *p, int32_t i) {
 
 /* ----------------------------------------------------------------------------- module */
 
-/* PTX ISA version (x10) this kernel needs: 8.0, or 8.4 for mixed-signedness integer
- * wgmma ("Feature 'WGMMA with mixed integer types' requires PTX ISA .version 8.4"). */
+/* PTX ISA version (x10) this kernel needs: 8.0, 8.1 for vector reductions, or 8.4 for
+ * mixed-signedness integer wgmma ("Feature 'WGMMA with mixed integer types' requires PTX ISA
+ * .version 8.4"). */
 static int needed_version(const hg_builder_t *b) {
+  int v = 80;
   for (int32_t i = 0; i < b->nops; i++) {
     const hg_ir_op_t *op = &b->ops[i];
     if (op->code == HG_OP_WGMMA && op->u.wgmma.acc == HG_S32 && op->u.wgmma.a != op->u.wgmma.b)
       return 84;
+    if (op->code == HG_OP_ATOMIC_ADD_F32 && op->u.mem.n > 1) v = 81;
   }
-  return 80;
+  return v;
 }
 
 static void name_values(printer_t *p) {

@@ -879,7 +879,26 @@ static bool same_rows(const hg_gemm_problem_t *p, int64_t m, const uint8_t *x, c
   return true;
 }
 
-/* Determinism: more launches into poisoned D, each compared bit for bit with the first's D.
+/* The relative Frobenius difference of two host copies of D over rows [0, M) of every batch
+ * (NaN when either has a NaN). */
+static double rows_rel_diff(const hg_gemm_problem_t *p, const uint8_t *x, const uint8_t *y) {
+  const size_t e = (size_t)hg_dtype_bytes(p->d_type);
+  double num = 0, den = 0;
+  for (int bt = 0; bt < p->batch; bt++)
+    for (int64_t i = 0; i < p->m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        const size_t at =
+            ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd + (size_t)j) * e;
+        const double u = hg_gemm_host_elem(p->d_type, x + at);
+        const double v = hg_gemm_host_elem(p->d_type, y + at);
+        num += (u - v) * (u - v);
+        den += u * u;
+      }
+  return den > 0 ? sqrt(num / den) : num > 0 ? INFINITY : num;
+}
+
+/* Determinism: more launches into poisoned D, each compared bit for bit with the first's D
+ * (split-K by atomic adds: within a relative difference, see hg_gemm_report_t).
  * Batch invariance: the same operands through an operation for fewer rows. */
 static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
                               const hg_gemm_run_options_t *o, hg_gemm_op_t *op, const bufs_t *b,
@@ -888,6 +907,8 @@ static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
   hg_status_t s = download_d(rt, b->d, b->d_bytes, &first);
   r->repeat_runs = o->repeat_runs > 0 ? o->repeat_runs : 2;
   r->repeat_identical = true;
+  r->repeat_atomic = hg_gemm_op_kernel(op)->config.split_atomic != 0;
+  r->repeat_rel_diff = 0;
   for (int i = 0; i < r->repeat_runs && hg_is_ok(&s); i++) {
     s = hg_rt_memset8(rt, b->d, 0xFF, b->d_bytes, NULL);
     if (hg_is_ok(&s)) s = op_run(op, b);
@@ -896,6 +917,10 @@ static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
     again = NULL;
     if (hg_is_ok(&s)) s = download_d(rt, b->d, b->d_bytes, &again);
     if (hg_is_ok(&s) && !same_rows(p, p->m, first, again)) r->repeat_identical = false;
+    if (hg_is_ok(&s) && r->repeat_atomic) {
+      const double d = rows_rel_diff(p, first, again);
+      if (!(d <= r->repeat_rel_diff)) r->repeat_rel_diff = d; /* NaN sticks */
+    }
   }
   if (hg_is_ok(&s) && p->batch_invariant && p->m > 1) {
     /* the first rows again, as a problem of fewer rows: M-major A keeps its leading
@@ -1140,7 +1165,13 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
                     p.m, p.n, p.k, r->kernel, (double)r->amax, f32_bits(r->amax),
                     (double)r->amax_ref, f32_bits(r->amax_ref),
                     r->amax_checked ? "" : "; it was not read back", seed);
-  if (hg_is_ok(&s) && o->check && !r->repeat_identical)
+  if (hg_is_ok(&s) && o->check && r->repeat_atomic && !(r->repeat_rel_diff <= r->tolerance))
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): split-K by atomic adds, and "
+                    "a later launch's D differs from the first's by %.3g (relative), more than "
+                    "%.3g: the workspace was not left zeroed (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, r->repeat_rel_diff, r->tolerance, seed);
+  if (hg_is_ok(&s) && o->check && !r->repeat_atomic && !r->repeat_identical)
     return hg_error(HG_ERR_MISMATCH,
                     "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): D differs bit for bit between "
                     "launches on the same data (seed %" PRIu64 ")",

@@ -666,6 +666,20 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "split-K into %d ranges: 0 or 1 (no split) up to %d (each tile's K in that "
                     "many ranges, at most one per k-block)",
                     c->splits, HG_SCHED_MAX_SPLITS);
+  if (c->split_atomic != 0 && c->split_atomic != 1)
+    return hg_error(HG_ERR_INVALID, "split_atomic = %d: 0 (reduction pass) or 1 (atomic adds)",
+                    c->split_atomic);
+  if (c->split_atomic && (p->deterministic || p->batch_invariant))
+    return hg_error(HG_ERR_INVALID,
+                    "split-K by atomic adds (,k%da) for a %s problem: the splits' partial sums "
+                    "are added in the order they finish, so D's bits vary run to run; use ,k%d "
+                    "(the reduction pass sums them in split order)",
+                    c->splits, p->batch_invariant ? "batch-invariant" : "deterministic", c->splits);
+  if (c->split_atomic && c->splits < 2)
+    return hg_error(HG_ERR_INVALID,
+                    "split-K by atomic adds without a split (splits = %d): give ,kSa with S of "
+                    "2..%d",
+                    c->splits, HG_SCHED_MAX_SPLITS);
   if (c->stream_k != 0 && c->stream_k != 1)
     return hg_error(HG_ERR_INVALID, "stream_k = %d: 0 (off) or 1 (on)", c->stream_k);
   if (c->stream_k && c->splits > 1)
@@ -687,7 +701,7 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
 
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   char split[16] = "";
-  if (c->splits > 1) snprintf(split, sizeof split, ",k%d", c->splits);
+  if (c->splits > 1) snprintf(split, sizeof split, ",k%d%s", c->splits, c->split_atomic ? "a" : "");
   /* both when both are set (a configuration the check refuses, printed as it is) */
   if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
   return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s", c->tile_m, c->tile_n,
@@ -718,6 +732,16 @@ static bool parse_ints(const char *s, int *v, int n) {
     if (i + 1 < n && *s++ != 'x') return false;
   }
   return *s == '\0';
+}
+
+/* "Sa" (split-K by atomic adds): S as parse_ints takes it, then the 'a'. */
+static bool split_atomic_tok(const char *s, int *splits) {
+  char digits[8];
+  const size_t n = strlen(s) - 1;
+  if (n == 0 || n >= sizeof digits) return false;
+  memcpy(digits, s, n);
+  digits[n] = '\0';
+  return parse_ints(digits, splits, 1);
 }
 
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
@@ -793,8 +817,12 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       c.raster = tok[0] == 'm' ? HG_RASTER_M : HG_RASTER_N;
     } else if (tok[0] == 'e' && parse_ints(tok + 1, &c.epi_n, 1)) {
       kind = EPI;
-    } else if (tok[0] == 'k' && parse_ints(tok + 1, &c.splits, 1)) {
+    } else if (tok[0] == 'k' && tok[1] &&
+               (parse_ints(tok + 1, &c.splits, 1) ||
+                (tok[strlen(tok) - 1] == 'a' && strlen(tok) < 8 &&
+                 split_atomic_tok(tok + 1, &c.splits)))) {
       kind = SPLITS;
+      c.split_atomic = tok[strlen(tok) - 1] == 'a';
     } else if (!strcmp(tok, "ps") || !strcmp(tok, "pd") || !strcmp(tok, "pt")) {
       kind = OVERLAP;
       c.promote_overlap = tok[1] == 's'   ? HG_PROMOTE_STAGGER
@@ -910,6 +938,13 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   if (splits > p->k / kmin) splits = p->k / kmin;
   if (splits < 2) return;
   s.splits = (int)splits;
+  /* Split-K by atomic adds (one launch; the last split runs the epilogue) where it measured
+   * faster than the reduction pass (H100, same call, bench/RESULTS.md): 64-row tiles, or 16
+   * splits and more - 128x128x32768 k64 14-16% faster, decode Mx2048x7168 k8 up to 7%,
+   * 192x320x40000 k22 2% - but not 128-row tiles in fewer splits (512x512x16384 k8: 4-7%
+   * slower, 16 tiles' 64 KB partials through L2's atomics). Never for a deterministic or
+   * batch-invariant problem (the additions' order is the order of arrival). */
+  s.split_atomic = !p->deterministic && !p->batch_invariant && (s.tile_m == 64 || splits >= 16);
   add_fitting(p, s, c, 1, 0);
 }
 
@@ -1178,8 +1213,15 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
     if (tiles > 33) continue;
     for (int splits = 2; splits <= HG_SCHED_MAX_SPLITS && p.k / splits >= 256; splits *= 2) {
       c.splits = splits;
+      c.split_atomic = 0;
       n = add_fitting(&p, c, out, cap, n);
+      /* and by atomic adds, where the problem allows them */
+      if (!p.deterministic && !p.batch_invariant) {
+        c.split_atomic = 1;
+        n = add_fitting(&p, c, out, cap, n);
+      }
     }
+    c.split_atomic = 0;
   }
   return n < cap ? n : cap;
 }

@@ -132,7 +132,13 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     /* grouped: TMA stores only for a tile whose rows all lie in its group (a uniform
      * branch: the tile's origin and its group's end are the CTA's) */
     const bool two = grouped(x) && x->epi.tma;
-    if (c->splits > 1) {
+    if (c->splits > 1 && c->split_atomic) {
+      /* split-K by atomics: added into the tile's sums; the last split runs the epilogue */
+      hg_b_if(b, hg_splitk_add_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N, x->sched.splits,
+                                    hg_b_bin(b, HG_ADD, w.m0, t_row), r, acc));
+      st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
+      hg_b_endif(b);
+    } else if (c->splits > 1) {
       /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
       st = hg_splitk_store_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N,
                                 hg_b_bin(b, HG_ADD, w.m0, t_row), tile_thread(x), acc);
@@ -173,7 +179,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   const hg_gemm_problem_t *p = &k->problem;
   const hg_gemm_config_t *c = &k->config;
   const gemm_plan_t *g = x->g;
-  const bool split = c->splits > 1;
+  /* split: a reduction pass runs the epilogue (not split-K by atomics) */
+  const bool split = c->splits > 1 && !c->split_atomic;
   const hg_roles_spec_t rs = hg_gemm_roles_spec(k, g, x->reduce);
   HG_TRY(hg_roles_make(b, &rs, &x->roles));
   /* split-K: the reduction pass may be scheduled now, to start as this grid's CTAs leave (it
@@ -198,7 +205,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   if (hg_gemm_vectors_staged(p, c) && !split)
     hg_epilogue_reserve_vectors(b, e, c->tile_m, c->tile_n, g->consumers, g->pingpong);
   const hg_splitk_spec_t sk = hg_gemm_splitk_spec(k, g, x->prm.workspace);
-  if (split) HG_TRY(hg_splitk_make(b, &sk, &x->splitk));
+  if (c->splits > 1) HG_TRY(hg_splitk_make(b, &sk, &x->splitk));
   if (c->stream_k) {
     const hg_streamk_spec_t ks = {.acc_count = g->mma.acc_count,
                                   .consumers = g->consumers,
@@ -282,7 +289,7 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
     out->k.cluster[1] = out->k.cluster[2] = 1;
   }
   if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, &out->k);
-  if (hg_is_ok(&st) && c->splits > 1) st = generate_reduce(out, g, be);
+  if (hg_is_ok(&st) && c->splits > 1 && !c->split_atomic) st = generate_reduce(out, g, be);
   free(acc);
   free(g);
   hg_builder_destroy(b);

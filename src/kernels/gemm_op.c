@@ -135,10 +135,16 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
         hg_sched_units(&tiles, op->gk.problem.m, op->gk.problem.n, op->gk.problem.batch) *
         k->cluster_m * k->cluster_n;
     op->cta_tiles = ctas;
-    s = hg_rt_function(rt, op->mod, op->gk.reduce_name, op->gk.reduce_smem, &op->red_fn);
-    op->split_bytes =
-        (hg_splitk_workspace_bytes(k->splits, ctas, (int64_t)k->tile_m * k->tile_n) + 255) &
-        ~(size_t)255;
+    const int64_t elems = (int64_t)k->tile_m * k->tile_n;
+    if (k->split_atomic) {
+      /* one slot and counter per tile, all zero before a launch, as each launch leaves
+       * them: zeroed like stream-K's flags */
+      op->split_bytes = (hg_splitk_atomic_workspace_bytes(ctas, elems) + 255) & ~(size_t)255;
+      op->flag_bytes = op->split_bytes;
+    } else {
+      s = hg_rt_function(rt, op->mod, op->gk.reduce_name, op->gk.reduce_smem, &op->red_fn);
+      op->split_bytes = (hg_splitk_workspace_bytes(k->splits, ctas, elems) + 255) & ~(size_t)255;
+    }
     op->ws_bytes = op->split_bytes;
   }
   /* Repacked operands: the copy kernel, loaded here, and the packed copy's place in the
@@ -278,7 +284,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                             op->ws_bytes));
       if (op->flag_bytes)
         HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, op->scratch, 0, op->flag_bytes, stream),
-                              "zeroing the stream-K flags: "));
+                              "zeroing the stream-K flags or split-K sums: "));
     }
     workspace = op->scratch;
     workspace_bytes = op->ws_bytes;
@@ -366,8 +372,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     workspace_bytes, (uint64_t)workspace);
   /* a caller's workspace may hold anything: the stream-K flags start at zero */
   if (caller_ws && op->flag_bytes)
-    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->flag_bytes, stream),
-                          "zeroing the stream-K flags in the caller's workspace: "));
+    HG_TRY(
+        hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->flag_bytes, stream),
+                       "zeroing the stream-K flags or split-K sums in the caller's workspace: "));
   /* the amax is a max-reduction into *amax: it starts from 0 (+0.0f) on every run */
   if (k->amax)
     HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, amax, 0, 4, stream), "zeroing the amax: "));
@@ -441,7 +448,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                    .stream = stream,
                    .pdl = true};
   HG_TRY(hg_rt_launch(op->rt, op->fn, &l, args));
-  if (!op->split_bytes) return hg_ok();
+  if (!op->split_bytes || gk->config.split_atomic) return hg_ok();
   /* split-K: the reduction pass, same parameters, after the GEMM on the stream */
   hg_launch_t lr = {.grid = {(uint32_t)op->cta_tiles, (uint32_t)gk->reduce_groups, 1},
                     .block = {gk->reduce_threads, 1, 1},

@@ -97,7 +97,7 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
   char split[160] = "";
-  if (c->splits > 1) snprintf(split, sizeof split, "_k%d", c->splits);
+  if (c->splits > 1) snprintf(split, sizeof split, "_k%d%s", c->splits, c->split_atomic ? "a" : "");
   if (c->stream_k) snprintf(split, sizeof split, "_sk");
   if (p->rowscale || p->colscale)
     snprintf(split + strlen(split), sizeof split - strlen(split), "_%s%s", p->rowscale ? "rs" : "",
@@ -358,7 +358,8 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
     /* aux through the same buffers (no more shared memory), in pieces that fit them: with
      * TMA where its rows allow, as D's */
     const bool ax = aux_pieces(&p, g->epi_n, k);
-    if (ax && p.group == HG_GROUP_NONE && c->splits <= 1 && !hg_gemm_epi_store_direct()) {
+    if (ax && p.group == HG_GROUP_NONE && (c->splits <= 1 || c->split_atomic) &&
+        !hg_gemm_epi_store_direct()) {
       const int ex = hg_dtype_bytes(p.aux_type);
       /* rows of N ending on a 16-byte boundary, as D's (a smaller element than D's may not) */
       k->aux_tma = (p.ldaux * ex) % 16 == 0 && (p.n * ex) % 16 == 0 &&
@@ -374,7 +375,7 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
       td.stride[2] = p.batch > 1 ? p.batch_stride_aux : ((p.ldaux * p.m + qa - 1) / qa) * qa;
       HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &sa, &od, &k->plan_aux), "storing aux: "));
     }
-  } else if (g->epi_n > 0 && p.group == HG_GROUP_NONE && c->splits <= 1 &&
+  } else if (g->epi_n > 0 && p.group == HG_GROUP_NONE && (c->splits <= 1 || c->split_atomic) &&
              !hg_gemm_epi_store_direct()) {
     /* rows TMA cannot store: staged through the same buffers (the shared memory counted for
      * them either way, gemm_config.c), then copied out row by row */
@@ -522,5 +523,6 @@ hg_splitk_spec_t hg_gemm_splitk_spec(const hg_gemm_kernel_t *k, const gemm_plan_
                             .tile_k = c->tile_k,
                             .cluster_m = c->cluster_m,
                             .cluster_n = c->cluster_n,
-                            .workspace = workspace};
+                            .workspace = workspace,
+                            .atomic = c->split_atomic != 0};
 }

@@ -187,6 +187,8 @@ static void test_loads_stores_atomics(void) {
                             "mapa.shared::cluster",
                             "add.f32",
                             "fence.acq_rel.gpu",
+                            "red.global.add.v4.f32",
+                            "red.global.add.v2.f32",
                             "global.add.u32",
                             "abs.f32",
                             "neg.f32",

@@ -104,6 +104,8 @@ static void test_loads_stores_atomics(void) {
                             "ld.global.u16",
                             "st.shared.u16",
                             "red.global.add.f32 [",
+                            "red.global.add.v4.f32 [",
+                            "red.global.add.v2.f32 [",
                             "cvta.to.global.u64",
                             "mapa.shared::cluster.u32",
                             "fence.acq_rel.gpu;",

@@ -160,6 +160,14 @@ hg_status_t emit_kernel_memory(bool store_elsewhere, hg_builder_t **out) {
     }
   }
   hg_b_atomic_add_f32(b, g, hg_b_f32(b, 1.0f));
+  /* vector reductions (split-K's in-place partial sums): red.global.add.v2/v4.f32, one
+   * addend a variable (a load in the MLIR printer) */
+  {
+    hg_val_t w = hg_b_var(b, HG_T_F32, hg_b_f32(b, 2.0f));
+    hg_val_t v4[4] = {hg_b_f32(b, 1.0f), w, hg_b_f32(b, 3.0f), w};
+    hg_b_atomic_add_f32v(b, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 1024)), 4, v4);
+    hg_b_atomic_add_f32v(b, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 1040)), 2, v4);
+  }
   /* the F32 functions of the epilogue's activations, each result stored */
   {
     hg_val_t x;
