@@ -453,6 +453,32 @@ def test_gemm_batched_alpha_beta_c():
     _check(hopgen.gemm(v, b[0]), v.float() @ b[0].float(), 1e-2, "view with lda > K")
 
 
+def test_split_k_atomic_and_deterministic():
+    # a long K over few tiles: split-K by atomic adds (one launch) by default, with a
+    # workspace from torch's allocator each call (zeroed by the run); under
+    # torch.use_deterministic_algorithms the reduction pass, bit for bit the same every run
+    m, n, k = 128, 128, 32768
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    b = torch.randn(k, n, device="cuda").bfloat16()
+    ref = a.float() @ b.float()
+    for _ in range(3):
+        d = hopgen.gemm(a, b)
+        torch.cuda.synchronize()
+        _check(d, ref, 1e-2, "split-K by atomic adds")
+    assert ",k" in hopgen.ops._last_op[0].config and "a," in hopgen.ops._last_op[0].config
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        first = hopgen.gemm(a, b)
+        cfg = hopgen.ops._last_op[0].config
+        assert ",k" in cfg and "a," not in cfg, cfg
+        for _ in range(3):
+            assert torch.equal(hopgen.gemm(a, b), first)
+        _check(first, ref, 1e-2, "split-K, deterministic")
+    finally:
+        torch.use_deterministic_algorithms(was)
+
+
 def test_gemm_bias_activation_fused():
     m, n, k = 300, 264, 520
     a = torch.randn(m, k, device="cuda").bfloat16()
