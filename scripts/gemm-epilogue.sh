@@ -8,10 +8,10 @@
 # (outputs / outputs-bench: only issue 12's output conversions - fp8 D, amax, aux, C's type;
 # odd: D and aux rows TMA cannot store - staged through shared memory and copied out row by
 # row - on awkward shapes, every D type, C/beta, batches, and the same with
-# HOPGEN_EPI_STORE=direct (the element-by-element stores); ep2-bench: the issue-12 benches
-# side by side with the A/B switches HOPGEN_GELU=as|poly7|poly5 and HOPGEN_EPI_STORE=direct,
+# --direct-stores (,ds: the element-by-element stores); ep2-bench: the issue-12 benches
+# side by side with the A/B variants --gelu as|poly7|poly5 (,gas/,gp5) and --direct-stores,
 # then a table; ea-check / ea-bench: the aux output beside every D type and the ping-pong
-# A/B switch HOPGEN_EPI_SCHEDULE, checks then benches)
+# A/B rule --heuristic pp|pp128, checks then benches)
 set -u
 H=${1:?usage: gemm-epilogue.sh path/to/hopgen [check|bench|all|outputs|outputs-bench|odd|ep2-bench|ea-check|ea-bench]}
 what=${2:-all}
@@ -19,9 +19,9 @@ fails=0; runs=0
 run() {
   runs=$((runs+1))
   if out=$("$H" gemm "$@" --check 2>&1); then
-    echo "ok   ${HOPGEN_GELU:+HOPGEN_GELU=$HOPGEN_GELU }${HOPGEN_EPI_STORE:+HOPGEN_EPI_STORE=$HOPGEN_EPI_STORE }$* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)$(echo "$out" | grep -o 'amax .*: bitwise equal\|[0-9]* reference values saturated' | tr '\n' ' ' | sed 's/^/ | /')"
+    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)$(echo "$out" | grep -o 'amax .*: bitwise equal\|[0-9]* reference values saturated' | tr '\n' ' ' | sed 's/^/ | /')"
   else
-    fails=$((fails+1)); echo "FAIL ${HOPGEN_GELU:+HOPGEN_GELU=$HOPGEN_GELU }${HOPGEN_EPI_STORE:+HOPGEN_EPI_STORE=$HOPGEN_EPI_STORE }$* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
+    fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
   fi
 }
 acts="relu gelu gelu_tanh silu sigmoid clamp:-0.5:0.75"
@@ -89,33 +89,33 @@ if [ "$what" = odd ] || [ "$what" = all ]; then
   done
   run 4095 4097 127 --epilogue bias,gelu --aux --aux-type f32
   run 4095 4097 127 --epilogue bias,gelu --aux --aux-type f16 --batch 3
-  # the element-by-element stores (HOPGEN_EPI_STORE=direct) on the same kind of shapes
-  HOPGEN_EPI_STORE=direct run 4095 4097 127 --amax
-  HOPGEN_EPI_STORE=direct run 1000 4097 7 --batch 3 --beta 0.5 --epilogue bias,gelu --aux
-  # the erf GELU's other formulas (HOPGEN_GELU), f32 output: accuracy against the reference
+  # the element-by-element stores (--direct-stores, ,ds) on the same kind of shapes
+  run 4095 4097 127 --amax --direct-stores
+  run 1000 4097 7 --batch 3 --beta 0.5 --epilogue bias,gelu --aux --direct-stores
+  # the erf GELU's other formulas (--gelu: ,gas ,gp5), f32 output: accuracy against the reference
   for g in as poly7 poly5; do
-    HOPGEN_GELU=$g run 1000 1000 1000 --epilogue gelu --d f32
-    HOPGEN_GELU=$g run 777 1001 513 --epilogue bias,gelu --aux --d f32 --beta 0.5
+    run 1000 1000 1000 --epilogue gelu --d f32 --gelu $g
+    run 777 1001 513 --epilogue bias,gelu --aux --d f32 --beta 0.5 --gelu $g
   done
   echo "odd/staged checks: $runs runs, $fails failed"
 fi
 # One line per case: hopgen and cuBLASLt (fused where it has the chain) in the same process;
 # "+%" is over the plain GEMM of the same size timed in this script (the "none" row).
-b() { # b LABEL ENV ARGS...: one --check --bench run, summarized
-  local label=$1 envs=$2; shift 2
+b() { # b LABEL VARIANT ARGS...: one --check --bench run with the variant's options, summarized
+  local label=$1 variant=$2; shift 2
   local out rc ms blas rat chk
-  out=$(env $envs "$H" gemm "$@" --check --bench --iters ${ITERS:-30} 2>&1); rc=$?
+  out=$("$H" gemm "$@" $variant --check --bench --iters ${ITERS:-30} 2>&1); rc=$?
   ms=$(echo "$out" | sed -n 's/.*bench    hopgen \([0-9.]*\) ms.*/\1/p' | head -1)
   blas=$(echo "$out" | sed -n 's/.*| cuBLASLt\(.*\) \([0-9.]*\) ms = .*/\2\1/p' | head -1)
   rat=$(echo "$out" | sed -n 's/.*| ratio \([0-9.]*\).*/\1/p' | head -1)
   chk=$([ $rc = 0 ] && echo ok || echo "FAIL(rc=$rc)")
-  echo "ROW|$label|${envs:--}|${ms:-?}|${blas:-?}|${rat:-?}|$chk|$(echo "$out" | grep -o '[A-Za-z-]*-store[^)]*epilogue' | head -1)"
+  echo "ROW|$label|${variant:--}|${ms:-?}|${blas:-?}|${rat:-?}|$chk|$(echo "$out" | grep -o '[A-Za-z-]*-store[^)]*epilogue' | head -1)"
   echo "$out" | grep -E 'bench|plain|unfused|check|config' | sed 's/^/    /'
 }
 if [ "$what" = ea-check ]; then
   # helper ea: the aux output beside every D type (f32/f16/bf16 aux beside 16-bit, f32 and fp8
   # D, with and without amax), awkward shapes, batches, beta * C, ping-pong tiles, and the
-  # ping-pong A/B switch on the heuristic's own tile
+  # ping-pong A/B rule (--heuristic pp|pp128) on the heuristic's own tile
   for d in bf16 f16 f32 e4m3 e5m2; do
     for a in bf16 f16 f32; do
       x=""; case $d in e4m3|e5m2) x="--amax";; esac
@@ -130,10 +130,10 @@ if [ "$what" = ea-check ]; then
   run 4096 4096 512 --epilogue bias,gelu --config 128x192x64,c2x1,s4,pp
   run 4096 4096 512 --epilogue bias,silu,residual --config 128x192x64,c1x1,s4,pp
   run 2048 4097 1024 --epilogue bias,gelu --aux --aux-type f32
-  for v in pingpong pingpong128; do
+  for v in pp pp128; do
     for ch in bias,gelu bias,silu bias,sigmoid; do
-      HOPGEN_EPI_SCHEDULE=$v run 4096 4096 1024 --epilogue $ch
-      HOPGEN_EPI_SCHEDULE=$v run 1000 3000 1000 --epilogue $ch --aux --aux-type f32
+      run 4096 4096 1024 --epilogue $ch --heuristic $v
+      run 1000 3000 1000 --epilogue $ch --aux --aux-type f32 --heuristic $v
     done
   done
   echo "ea checks: $runs runs, $fails failed"
@@ -141,8 +141,8 @@ fi
 if [ "$what" = ea-bench ]; then
   for sz in 4096 8192; do
     b "${sz}^3 none" "" $sz $sz $sz
-    for sch in cooperative pingpong pingpong128; do
-      e="HOPGEN_EPI_SCHEDULE=$sch"
+    for sch in default pp pp128; do
+      e="--heuristic $sch"
       b "${sz}^3 bias,gelu" "$e" $sz $sz $sz --epilogue bias,gelu
       b "${sz}^3 bias,silu" "$e" $sz $sz $sz --epilogue bias,silu
       b "${sz}^3 bias,gelu+aux bf16" "$e" $sz $sz $sz --epilogue bias,gelu --aux
@@ -155,11 +155,11 @@ if [ "$what" = ep2-bench ]; then
   for sz in 4096 8192; do
     b "${sz}^3 none" "" $sz $sz $sz
     for g in poly7 as poly5; do
-      b "${sz}^3 bias,gelu" "HOPGEN_GELU=$g" $sz $sz $sz --epilogue bias,gelu
+      b "${sz}^3 bias,gelu" "--gelu $g" $sz $sz $sz --epilogue bias,gelu
     done
     b "${sz}^3 bias,gelu_tanh" "" $sz $sz $sz --epilogue bias,gelu_tanh
     b "${sz}^3 bias,gelu+aux" "" $sz $sz $sz --epilogue bias,gelu --aux
-    b "${sz}^3 bias,gelu+aux" "HOPGEN_EPI_STORE=direct" $sz $sz $sz --epilogue bias,gelu --aux
+    b "${sz}^3 bias,gelu+aux" "--direct-stores" $sz $sz $sz --epilogue bias,gelu --aux
     b "${sz}^3 bias,gelu_tanh+aux" "" $sz $sz $sz --epilogue bias,gelu_tanh --aux
     b "${sz}^3 e4m3 D+amax" "" $sz $sz $sz --d-type e4m3 --amax
     # (b) the ping-pong schedule for the erf GELU: hopgen's 128x128 and 128x192 ping-pong tiles
@@ -168,7 +168,7 @@ if [ "$what" = ep2-bench ]; then
   done
   for shape in "4095 4097 127" "1001 999 4097" "333 7777 2222" "4096 4096 4096 --ldd 4097" "2048 4097 2048"; do
     b "$shape" "" $shape
-    b "$shape" "HOPGEN_EPI_STORE=direct" $shape
+    b "$shape" "--direct-stores" $shape
   done
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then

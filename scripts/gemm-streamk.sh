@@ -4,7 +4,7 @@
 # clusters, mainloops, beta * C and epilogue chains; determinism over 10 runs; compute-
 # sanitizer memcheck and racecheck on small cases; then the splitk, waves and llm sets timed
 # against cuBLASLt four ways: the heuristic, the heuristic with the stream-K rule
-# (HOPGEN_STREAM_K=auto), stream-K forced and split-K forced (--split-k $SPLITS), a table.
+# (--heuristic sk), stream-K forced and split-K forced (--split-k $SPLITS), a table.
 #   [SETS="waves splitk"] scripts/gemm-streamk.sh path/to/hopgen [check|determinism|sanitize|bench|all] [TABLE_FILE]
 set -u
 H=${1:?usage: gemm-streamk.sh path/to/hopgen [check|determinism|sanitize|bench|all] [TABLE_FILE]}
@@ -101,14 +101,14 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
       for t in $types; do
         for mnk in "${shapes[@]}"; do
           read -r h hc <<< "$(ratio "$H" gemm $mnk --type $t)"
-          read -r r _ <<< "$(ratio env HOPGEN_STREAM_K=auto "$H" gemm $mnk --type $t)"
+          read -r r _ <<< "$(ratio "$H" gemm $mnk --type $t --heuristic sk)"
           read -r s _ <<< "$(ratio "$H" gemm $mnk --type $t --stream-k)"
           read -r k _ <<< "$(ratio "$H" gemm $mnk --type $t --split-k $SPLITS)"
           printf '%-6s %-22s %8s %8s %8s %8s   %s\n' $t "$mnk" "${h:--}" "${r:--}" "${s:--}" "${k:--}" "$hc"
         done
       done
     done
-    echo "(ratio = cuBLASLt time / hopgen time, same process; rule = HOPGEN_STREAM_K=auto)"
+    echo "(ratio = cuBLASLt time / hopgen time, same process; rule = --heuristic sk)"
   } | tee "$table"
 fi
 [ "$fails" -eq 0 ]

@@ -98,7 +98,7 @@ ea_check() {
 # GEMM of its shape ("... none").
 epi_table() {
   grep -h '^ROW|' "$1" | awk -F'|' '
-    BEGIN { printf "%-34s %-32s %9s %8s %-34s %6s %-8s %s\n", "case", "env", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
+    BEGIN { printf "%-34s %-32s %9s %8s %-34s %6s %-8s %s\n", "case", "variant", "hopgen ms", "+% none", "cuBLASLt ms (fused)", "ratio", "check", "store" }
     { split($2, w, " "); if ($2 ~ / none$/) base[w[1]] = $4
       pct = (w[1] in base && base[w[1]] > 0 && $4 + 0 > 0) ? sprintf("%+.1f", 100 * ($4 / base[w[1]] - 1)) : "-"
       printf "%-34s %-32s %9s %8s %-34s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' >> "$summary"
@@ -141,7 +141,7 @@ case "$mode" in
     step gemm-llm "$H" bench gemm --json "$OUT/gemm.json" ;;
   # issue 10 item 1, stream-K: checks (sets, awkward shapes, fp8, epilogues), 10-run
   # determinism, compute-sanitizer, then splitk/waves/llm: heuristic, heuristic with the
-  # stream-K rule (HOPGEN_STREAM_K=auto), stream-K forced, split-K forced; the table last
+  # stream-K rule (--heuristic sk), stream-K forced, split-K forced; the table last
   sk2) STEP_TIMEOUT=500 step gemm-streamk-check scripts/gemm-streamk.sh "$H" check
     step gemm-streamk-determinism scripts/gemm-streamk.sh "$H" determinism
     STEP_TIMEOUT=400 step gemm-streamk-sanitize scripts/gemm-streamk.sh "$H" sanitize
@@ -207,13 +207,14 @@ case "$mode" in
     grep -hsE '^FAIL|bs2 checks' "$LOG/gemm-bs2-check.log" | cut -c1-200
     grep -hsE '^[0-9]+x' "$LOG/gemm-bs2-bench.log" | cut -c1-110
     sed -n '/^== bs2/,$p' "$LOG/gemm-bs2-bench.log" 2>/dev/null ;;
-  # the fp8block set as the heuristic picks it, with HOPGEN_FP8_BLOCK unset (global scales), bs,
-  # pt and bs,pt (kernels.h / gemm_config.c: block_scale_rule), cuBLASLt beside each; summaries last
-  bs2sets) for v in none bs pt bs,pt; do
-      STEP_TIMEOUT=200 step "fp8block-$v" env HOPGEN_FP8_BLOCK=$([ $v = none ] || echo $v) \
-        "$H" bench gemm --set fp8block --types e4m3 --iters ${ITERS:-20}
+  # the fp8block set as the heuristic picks it under its rules (kernels.h hg_gemm_rules_t,
+  # gemm_config.c: block_scale_rule): nobs (global scales), default (bs), nobs,pt (pt alone) and
+  # pt (bs,pt), cuBLASLt beside each; summaries last
+  bs2sets) for v in nobs default nobs,pt pt; do
+      STEP_TIMEOUT=200 step "fp8block-$v" "$H" bench gemm --set fp8block --types e4m3 \
+        --iters ${ITERS:-20} --heuristic $v
     done
-    for v in none bs pt bs,pt; do echo "== HOPGEN_FP8_BLOCK=$v"; grep -hE 'geometric|^ *[0-9]+x' "$LOG/fp8block-$v.log" | cut -c1-150; done ;;
+    for v in nobs default nobs,pt pt; do echo "== --heuristic $v"; grep -hE 'geometric|^ *[0-9]+x' "$LOG/fp8block-$v.log" | cut -c1-150; done ;;
   # fp8 row- and block-wise against torch._scaled_mm in the same mode (same process, same data)
   fp8torch) step fp8-torch env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
       PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 scripts/fp8-torch.py
@@ -252,12 +253,12 @@ case "$mode" in
     step grouped-bench scripts/gemm-grouped.sh "$H" bench ;;
   # issue 12 / 10 epilogue stores: the epilogue and output checks, the staged (odd-D) checks
   # with both A/B switches, then the benches (4096^3, 8192^3: none, bias,gelu under each
-  # HOPGEN_GELU formula, gelu_tanh, aux through TMA against HOPGEN_EPI_STORE=direct, fp8 D +
+  # --gelu formula (,gas ,gp5), gelu_tanh, aux through TMA against --direct-stores (,ds), fp8 D +
   # amax, ping-pong for the erf GELU; odd-ldd shapes staged against direct) and their table
   # ep2: issue 12 / 10's epilogue stores (checks: epilogue, outputs, odd-D staged stores and
   # the A/B switches; bench: 4096^3/8192^3 chains and odd-ldd shapes, table in the summary).
   # Over 10 minutes in all: on the device, run ep2-check and ep2-bench as two calls.
-  # ea: aux beside every D type, ping-pong for expensive chains (HOPGEN_EPI_SCHEDULE A/B);
+  # ea: aux beside every D type, ping-pong for expensive chains (--heuristic pp|pp128 A/B);
   # checks, then the 4096^3/8192^3 benches cooperative vs ping-pong, a table last. Over 10
   # minutes in all: on the device, run ea-check and ea-bench as two calls.
   ea) ea_check; ea_bench ;;

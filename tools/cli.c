@@ -54,8 +54,17 @@ static void usage(FILE *f) {
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* Set when a write to standard output has failed and been reported (hg_cli_help): the final
+ * check then stays quiet instead of repeating it. */
+static bool stdout_reported;
+
 /* Standard output, checked once at the end: a full disk or a closed pipe is a failure. */
 static int finish(int rc) {
+  if (stdout_reported) {
+    stdout_reported = false;
+    clearerr(stdout);
+    return rc ? rc : 1;
+  }
   errno = 0;
   const int flushed = fflush(stdout);
   const int err = errno;
@@ -421,6 +430,17 @@ int hg_cli_fail(hg_status_t s) {
   const char *msg = s.msg[0] ? s.msg : hg_code_name(s.code);
   fprintf(stderr, "hopgen: %s\n", msg);
   json_failure(hg_code_name(s.code), msg);
+  return 1;
+}
+
+int hg_cli_help(const char *text) {
+  errno = 0;
+  const bool ok = fputs(text, stdout) != EOF && fflush(stdout) == 0;
+  const int err = errno;
+  if (ok) return 0;
+  fprintf(stderr, "hopgen: writing standard output failed: %s\n",
+          err ? strerror(err) : "an earlier write failed");
+  stdout_reported = true;
   return 1;
 }
 

@@ -137,6 +137,10 @@ bool hg_cli_bad(hg_cli_args_t *a, const char *fmt, ...)
 /* Print a->error as a usage error ("hopgen: <sentence> (hopgen <command> --help)", and the
  * JSON object with --json) and return 2: `return hg_cli_usage(&a);`. */
 int hg_cli_usage(const hg_cli_args_t *a);
+/* A command's --help text on standard output, written and flushed at once so that a failed
+ * write reports its own reason (a text past stdio's buffer would otherwise fail mid-way and
+ * leave only "an earlier write failed" to the final check): 0, or 1 after the sentence. */
+int hg_cli_help(const char *text);
 /* Set a->error (printf-style) and do as hg_cli_usage: `return hg_cli_usagef(&a, ...);`. */
 int hg_cli_usagef(hg_cli_args_t *a, const char *fmt, ...)
 #if defined(__GNUC__)

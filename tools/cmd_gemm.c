@@ -51,6 +51,14 @@ static const char gemm_usage[] =
     "                      named mainloop reads them in place with cp.async)\n"
     "  --compare-repack    with --bench: also time the other path (in place or repacked)\n"
     "  --stream-k          stream-K (,sk) on the configuration; --split-k S: split-K (,kS)\n"
+    "  --gelu FORM         the erf GELU's formula on the configuration: poly7 (default, ,gp7),\n"
+    "                      as (,gas: Abramowitz-Stegun) or poly5 (,gp5: fewer FMAs, 1.6e-6 |x|)\n"
+    "  --direct-stores     D and aux stored element by element (,ds) where they would be staged\n"
+    "                      or stored by TMA (D by TMA stays): an A/B variant\n"
+    "  --heuristic RULES   the heuristic's A/B rules, off by default (not with --config):\n"
+    "                      sk (stream-K by its wave model), pp|pp128 (ping-pong tiles for\n"
+    "                      costly activations), nobs (fp8 block scales from global memory,\n"
+    "                      not staged), pt (fp8 block scales with MMA turns); e.g. sk,pp\n"
     "  --deterministic     the same bits of D run to run (split-K without atomic adds, ,kSa);\n"
     "                      --check compares 10 runs (else 3)\n"
     "  --batch-invariant   each row of D the same bits whatever M is: the configuration is\n"
@@ -89,6 +97,12 @@ typedef struct gemm_args {
   /* --stream-k / --split-k S: the configuration's K schedule forced (splits 0: not) */
   bool stream_k;
   int splits;
+  /* --gelu FORM (-1: not given) / --direct-stores: the configuration's epilogue variants */
+  int gelu;
+  bool direct_stores;
+  /* --heuristic RULES */
+  hg_gemm_rules_t rules;
+  bool have_rules;
   bool deterministic;
   const char *emit_mlir;
   float scale_d;
@@ -132,7 +146,10 @@ enum {
   G_FP8_PROMOTE,
   G_SCALE,
   G_STREAM_K,
-  G_SPLIT_K
+  G_SPLIT_K,
+  G_GELU,
+  G_DIRECT_STORES,
+  G_HEURISTIC
 };
 /* --type sets both A's and B's type: it conflicts with --a and --b. */
 static const hg_cli_opt_t gemm_opts[] = {
@@ -175,6 +192,9 @@ static const hg_cli_opt_t gemm_opts[] = {
     {G_SCALE, "--scale", NULL, HG_CLI_VALUE, 0},
     {G_STREAM_K, "--stream-k", NULL, HG_CLI_FLAG, HG_CLI_BIT(G_SPLIT_K)},
     {G_SPLIT_K, "--split-k", NULL, HG_CLI_VALUE, 0},
+    {G_GELU, "--gelu", NULL, HG_CLI_VALUE, 0},
+    {G_DIRECT_STORES, "--direct-stores", NULL, HG_CLI_FLAG, 0},
+    {G_HEURISTIC, "--heuristic", NULL, HG_CLI_VALUE, 0},
 };
 
 static bool parse_layout(hg_cli_args_t *a, const char *s, hg_gemm_problem_t *p) {
@@ -280,6 +300,14 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
     if (!hg_cli_int(a, v, 2, HG_SCHED_MAX_SPLITS, &x)) return false;
     g->splits = (int)x;
     return true;
+  case G_GELU:
+    for (int i = 0; i < HG_GELU_ALG_COUNT; i++)
+      if (!strcmp(v, hg_gelu_alg_name((hg_gelu_alg_t)i))) return (g->gelu = i), true;
+    return hg_cli_bad(a, "--gelu '%s': the erf GELU's formulas are poly7, as and poly5", v);
+  case G_DIRECT_STORES:
+    return g->direct_stores = true;
+  case G_HEURISTIC:
+    return g->have_rules = hg_cli_check(a, hg_gemm_rules_parse(v, &g->rules));
   case G_BATCH_INVARIANT:
     return g->p.batch_invariant = true;
   case G_DETERMINISTIC:
@@ -304,6 +332,7 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
 static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   memset(g, 0, sizeof *g);
   g->export_mode = export_mode;
+  g->gelu = -1;
   g->p = (hg_gemm_problem_t){.batch = 1,
                              .a_type = HG_BF16,
                              .b_type = HG_BF16,
@@ -369,6 +398,9 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   if (!gpu && (a->seen & HG_CLI_BIT(G_SCALE_D)))
     return hg_cli_bad(a, "--scale-d is data the driver uploads for a GPU run: it applies with "
                          "--check, --bench or --tune");
+  if (g->have_rules && (g->run.have_cfg || g->tune))
+    return hg_cli_bad(a, "--heuristic changes the heuristic's choice: --config gives the "
+                         "configuration itself, and --tune searches its own space");
   if (!gpu && (a->seen & HG_CLI_BIT(HG_RUN_SEED)))
     return hg_cli_bad(a, "--seed picks the data of a GPU run: it applies with --check, --bench "
                          "or --tune");
@@ -532,11 +564,19 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
   if (r->note[0]) printf("  note     %s\n", r->note);
 }
 
-/* --mainloop, --stream-k and --split-k change a configuration: --config's, else the
- * heuristic's for the problem on dev (NULL: 132 SMs) with that mainloop. */
+/* --mainloop, --stream-k, --split-k, --gelu and --direct-stores change a configuration:
+ * --config's, else the heuristic's (under --heuristic's rules) for the problem on dev (NULL:
+ * 132 SMs) with that mainloop. */
 static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
-  if (g->mainloop == HG_MAINLOOP_AUTO && !g->stream_k && !g->splits) return hg_ok();
-  if (!g->run.have_cfg) {
+  if (g->mainloop == HG_MAINLOOP_AUTO && !g->stream_k && !g->splits && g->gelu < 0 &&
+      !g->direct_stores && !g->have_rules)
+    return hg_ok();
+  if (!g->run.have_cfg && g->have_rules) {
+    /* what hg_gemm_build would take, under the rules */
+    HG_TRY(hg_gemm_config_choose(&g->p, g->mainloop, dev, &g->rules, &g->run.cfg));
+    g->run.have_cfg = true;
+    if (g->mainloop == HG_MAINLOOP_AUTO) g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
+  } else if (!g->run.have_cfg) {
     hg_gemm_kernel_t k;
     HG_TRY(hg_gemm_build(&g->p, NULL, g->mainloop, dev, HG_BACKEND_PTX, &k));
     g->run.cfg = k.config;
@@ -550,6 +590,8 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
   if (g->mainloop != HG_MAINLOOP_AUTO) g->run.cfg.mainloop = g->mainloop;
   if (g->stream_k) g->run.cfg.stream_k = 1, g->run.cfg.splits = 0;
   if (g->splits) g->run.cfg.splits = g->splits, g->run.cfg.stream_k = 0;
+  if (g->gelu >= 0) g->run.cfg.gelu = g->gelu;
+  if (g->direct_stores) g->run.cfg.epi_direct = 1;
   return hg_ok();
 }
 
@@ -646,10 +688,8 @@ static int gemm_export(gemm_args_t *g, bool json) {
 }
 
 int hg_cmd_export(int argc, char **argv) {
-  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    fputs(export_usage, stdout);
-    return 0;
-  }
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+    return hg_cli_help(export_usage);
   hg_cli_args_t a;
   if (argc < 2 || strcmp(argv[1], "gemm") != 0) {
     hg_cli_args_init(&a, "export", gemm_opts, 0, 1, argv);
@@ -659,10 +699,7 @@ int hg_cmd_export(int argc, char **argv) {
   }
   hg_cli_args_init(&a, "export gemm", gemm_opts, (int)(sizeof gemm_opts / sizeof gemm_opts[0]),
                    argc - 1, argv + 1);
-  if (a.help) {
-    fputs(export_usage, stdout);
-    return 0;
-  }
+  if (a.help) return hg_cli_help(export_usage);
   gemm_args_t g;
   if (!parse_args(&a, &g, true)) return hg_cli_usage(&a);
   return gemm_export(&g, (a.seen & HG_CLI_BIT(HG_RUN_JSON)) != 0);
@@ -672,10 +709,7 @@ int hg_cmd_gemm(int argc, char **argv) {
   hg_cli_args_t a;
   hg_cli_args_init(&a, "gemm", gemm_opts, (int)(sizeof gemm_opts / sizeof gemm_opts[0]), argc,
                    argv);
-  if (a.help) {
-    fputs(gemm_usage, stdout);
-    return 0;
-  }
+  if (a.help) return hg_cli_help(gemm_usage);
   gemm_args_t g;
   if (!parse_args(&a, &g, false)) return hg_cli_usage(&a);
   if (!g.run.check && !g.run.bench && !g.tune) return gemm_generate(&g);
@@ -735,9 +769,10 @@ static const char bench_usage[] =
     "  (fp8 with bf16 output), checked against the f32 reference and timed against\n"
     "  cuBLASLt on the same data; prints a table, the geometric mean of the ratios and the\n"
     "  lowest one per set; --shapes N takes the first N shapes of each set; --compare-repack\n"
-    "  also times the repack path for operands TMA cannot address; --json writes every report.\n";
+    "  also times the repack path for operands TMA cannot address; --json writes every report.\n"
+    "  --heuristic RULES: the heuristic's A/B rules (hopgen gemm --help), e.g. nobs or sk.\n";
 
-enum { B_TYPES, B_SHAPES, B_NO_CHECK, B_ITERS, B_BACKEND, B_JSON, B_SET, B_REPACK };
+enum { B_TYPES, B_SHAPES, B_NO_CHECK, B_ITERS, B_BACKEND, B_JSON, B_SET, B_REPACK, B_HEURISTIC };
 static const hg_cli_opt_t bench_opts[] = {
     {B_SET, "--set", NULL, HG_CLI_VALUE, 0},
     {B_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
@@ -747,6 +782,7 @@ static const hg_cli_opt_t bench_opts[] = {
     {B_ITERS, "--iters", NULL, HG_CLI_VALUE, 0},
     {B_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
     {B_JSON, "--json", NULL, HG_CLI_VALUE, 0}, /* a file: the table stays on stdout */
+    {B_HEURISTIC, "--heuristic", NULL, HG_CLI_VALUE, 0},
 };
 
 /* "bf16,e4m3": each a type, at most cap of them; the count, or 0 with a->error set. */
@@ -769,16 +805,14 @@ int hg_cli_bench_gemm(int argc, char **argv) {
   hg_cli_args_t a;
   hg_cli_args_init(&a, "bench gemm", bench_opts, (int)(sizeof bench_opts / sizeof bench_opts[0]),
                    argc, argv);
-  if (a.help) {
-    fputs(bench_usage, stdout);
-    return 0;
-  }
+  if (a.help) return hg_cli_help(bench_usage);
   a.max_operands = 0;
   const int all = HG_GEMM_SET_MAX;
   hg_dtype_t types[8] = {HG_BF16, HG_E4M3};
   int ntypes = 2, nshapes = all;
   const char *json = NULL, *v, *set = "llm";
-  bool check = true, repack = false;
+  bool check = true, repack = false, have_rules = false;
+  hg_gemm_rules_t rules = {0};
   hg_backend_t be = HG_BACKEND_PTX;
   int64_t x = all, iters = 30;
   for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
@@ -814,6 +848,9 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     }
     case B_REPACK:
       repack = true;
+      break;
+    case B_HEURISTIC:
+      ok = have_rules = hg_cli_check(&a, hg_gemm_rules_parse(v, &rules));
       break;
     }
     if (!ok) return hg_cli_usage(&a);
@@ -878,7 +915,17 @@ int hg_cli_bench_gemm(int argc, char **argv) {
         o.iters = (int)iters;
         o.compare_repack = repack;
         hg_gemm_report_t r;
-        s = hg_gemm_run(rt, &p, &o, &r);
+        memset(&r, 0, sizeof r);
+        /* --heuristic: the configuration hg_gemm_run would take, under the rules (AUTO's
+         * repacking kept) */
+        hg_gemm_config_t ruled;
+        s = hg_ok();
+        if (have_rules) {
+          s = hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, hg_rt_device(rt), &rules, &ruled);
+          ruled.mainloop = HG_MAINLOOP_AUTO;
+          o.config = &ruled;
+        }
+        if (hg_is_ok(&s)) s = hg_gemm_run(rt, &p, &o, &r);
         char cfg[128], rp[32] = "";
         hg_gemm_config_print(&r.config, cfg, sizeof cfg);
         /* the other path's time over this run's: > 1 means this run's path is faster */

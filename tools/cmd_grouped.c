@@ -293,10 +293,7 @@ int hg_cmd_grouped_gemm(int argc, char **argv) {
   hg_cli_args_t a;
   hg_cli_args_init(&a, "grouped-gemm", grouped_opts,
                    (int)(sizeof grouped_opts / sizeof grouped_opts[0]), argc, argv);
-  if (a.help) {
-    fputs(grouped_usage, stdout);
-    return 0;
-  }
+  if (a.help) return hg_cli_help(grouped_usage);
   gargs_t *g = calloc(1, sizeof *g);
   if (!g) return hg_cli_fail(hg_error(HG_ERR_NOMEM, "out of memory"));
   if (!grouped_parse(&a, g)) {
@@ -354,10 +351,7 @@ int hg_cli_bench_grouped(int argc, char **argv) {
   hg_cli_args_t a;
   hg_cli_args_init(&a, "bench grouped-gemm", bench_opts,
                    (int)(sizeof bench_opts / sizeof bench_opts[0]), argc, argv);
-  if (a.help) {
-    fputs(bench_usage, stdout);
-    return 0;
-  }
+  if (a.help) return hg_cli_help(bench_usage);
   hg_dtype_t types[2] = {HG_BF16, HG_E4M3};
   int ntypes = 2, iters = 30, warmup = 5;
   bool masked = false, json = false;

@@ -774,24 +774,23 @@ typedef enum hg_act {
   HG_ACT_CLAMP,     /* min(max(x, lo), hi) */
   HG_ACT_COUNT
 } hg_act_t;
-/* The erf GELU's formula (HG_ACT_GELU), chosen when a kernel is generated from the
- * environment variable HOPGEN_GELU, for A/B measurements: poly7 (the default: x / (1 + 2^p(x))
- * with an odd degree-13 polynomial p, 12 instructions a value, |error| <= 2.0e-7 |x|), as
- * (Abramowitz-Stegun 7.1.26 through erfc, 15 instructions, 1e-7 |x|), poly5 (degree 9, 10
- * instructions, 1.6e-6 |x|). Kernel caches key on it (hg_gemm_spec_key). */
+/* The erf GELU's formula (HG_ACT_GELU), a GEMM configuration's choice (hg_gemm_config_t.gelu,
+ * text ",gas"/",gp5"): poly7 (the default: x / (1 + 2^p(x)) with an odd degree-13 polynomial
+ * p, 12 instructions a value, |error| <= 2.0e-7 |x|), as (Abramowitz-Stegun 7.1.26 through
+ * erfc, 15 instructions, 1e-7 |x|), poly5 (degree 9, 10 instructions, 1.6e-6 |x|). */
 typedef enum hg_gelu_alg {
   HG_GELU_POLY7 = 0,
   HG_GELU_AS,
   HG_GELU_POLY5,
   HG_GELU_ALG_COUNT
 } hg_gelu_alg_t;
-hg_gelu_alg_t hg_gelu_alg(void);
-const char *hg_gelu_alg_name(hg_gelu_alg_t a);
+const char *hg_gelu_alg_name(hg_gelu_alg_t a); /* "poly7", "as", "poly5"; "?" */
 /* The formula's value in host f32 arithmetic (ex2 and rcp exact): what tests bound. */
 float hg_gelu_model(hg_gelu_alg_t a, float x);
-/* act(x) for one F32 value (clamp's bounds lo, hi): the epilogue's activations, for any
- * kernel that applies them. */
-hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, float lo, float hi, hg_val_t x);
+/* act(x) for one F32 value (clamp's bounds lo, hi; an erf GELU by formula gelu): the
+ * epilogue's activations, for any kernel that applies them. */
+hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, hg_gelu_alg_t gelu, float lo, float hi,
+                     hg_val_t x);
 
 typedef enum hg_epi_kind {
   HG_EPI_SCALE,     /* acc *= value (F32, run time) */
@@ -815,6 +814,7 @@ typedef struct hg_epi_step {
   hg_val_t ptr, ld, batch_stride; /* BETA_C: C; AUX: the aux matrix */
   hg_act_t act;                   /* ACT */
   float lo, hi;                   /* ACT: clamp's bounds */
+  hg_gelu_alg_t gelu;             /* ACT: the erf GELU's formula (0: poly7) */
   hg_dtype_t dtype;               /* BIAS: the vector's type; BETA_C, AUX: the matrix's */
   bool along_n;                   /* BIAS: one value per column (else per row) */
   bool multiply;                  /* BIAS: scale (acc *= v) instead of add */

@@ -524,6 +524,15 @@ typedef struct hg_gemm_config {
    * order of arrival, so D is not bitwise reproducible run to run. Text ",kSa". 0 or 1;
    * needs splits > 1. */
   int split_atomic;
+  /* The erf GELU's formula (hg_gelu_alg_t, builders.h) where the epilogue has an erf GELU:
+   * HG_GELU_POLY7 (0, the default, not printed), HG_GELU_AS (text ",gas") or HG_GELU_POLY5
+   * (",gp5"; ",gp7" names the default). Measured alternatives, not tuner candidates:
+   * docs/epilogue.md. */
+  int gelu;
+  /* D and aux stored element by element (text ",ds": direct stores) wherever the default
+   * would stage them through shared memory or store them by TMA, except D by TMA: the path
+   * before staged stores, kept for A/B measurement. 0 or 1. */
+  int epi_direct;
 } hg_gemm_config_t;
 /* Cooperative tiles (two consumer warpgroups): the second promotes half a group after the
  * first (its first group is promote - promote / 2 k-blocks), so one warpgroup's MMAs keep the
@@ -569,9 +578,10 @@ int hg_gen_bias_act_chunk(const hg_gemm_problem_t *p);
 
 /* Text form "128x256x64,c2x1,s4,coop,m8,e64,k4,ps,tma-wgmma": tile, cluster, stages, schedule
  * (coop|pp), raster (m|n) and group, epilogue width (0 = automatic), split-K (printed only
- * when > 1) or stream-K ("sk"), promotion overlap (ps or pd, printed only when set), mainloop
- * (printed only when not auto). Fields after the tile may be omitted (defaults:
- * c1x1,s4,coop,m8,e0,k1,auto). */
+ * when > 1) or stream-K ("sk"), promotion overlap (ps, pd or pt), staged block scales (bs),
+ * the erf GELU's formula (gas or gp5), direct stores (ds), mainloop (printed only when not
+ * auto); the flags are printed only when set. Fields after the tile may be omitted (defaults:
+ * c1x1,s4,coop,m8,e0,k1,gp7,auto). docs/gemm-config.md lists the tokens. */
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size);
 hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out);
 /* Whether the generator can build c for p; the sentence names the rule that fails. */
@@ -580,10 +590,6 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
  * tile N (64-byte ones first for fp8 D: 64 columns), else the whole tile width unswizzled, else
  * 32-byte rows; 0 when none fits (then D is stored directly). */
 int hg_gemm_epi_n(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
-/* HOPGEN_EPI_SCHEDULE=pingpong (pingpong128): the heuristic takes ping-pong tiles up to 192
- * (128) columns wide for chains with an erf or tanh GELU, SiLU or sigmoid (an A/B switch for
- * measurement; docs/epilogue.md). The widest such tile, 0 when the switch is off. */
-int hg_gemm_epi_pingpong(void);
 /* Whether a sub-tile of that width has swizzled rows (rows of exactly 32, 64 or 128 B). */
 bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);
 /* Epilogue buffers per consumer warpgroup: 2 (double-buffered), 1 for a full-width
@@ -609,6 +615,26 @@ const char *const *hg_gemm_shape_set_names(void);
 int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
 /* A configuration chosen from the problem's shape and the device's SM count. */
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
+/* The heuristic's rules that are off by default, kept for A/B measurement (all zero: the
+ * defaults, what hg_gemm_heuristic uses). Text form (hopgen gemm --heuristic RULES): "sk",
+ * "pp" or "pp128", "nobs", "pt", separated by commas; "default" changes nothing.
+ * docs/gemm-config.md. */
+typedef struct hg_gemm_rules {
+  /* "sk": stream-K where the wave model says it saves 5% or more (measured: no better) */
+  bool stream_k;
+  /* "pp" 192 / "pp128" 128: chains with an erf or tanh GELU, SiLU or sigmoid on cooperative
+   * 128-row tiles take ping-pong tiles up to that many columns (measured slower); 0: off */
+  int epi_pingpong;
+  /* "nobs": fp8 block-wise scales read from global memory, not staged (bs, the default) */
+  bool global_scales;
+  /* "pt": fp8 block-wise scales with MMA turns (measured 2-4% slower) */
+  bool mma_turns;
+} hg_gemm_rules_t;
+hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out);
+int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size);
+/* The heuristic under rules (NULL: the defaults). */
+hg_status_t hg_gemm_heuristic_rules(const hg_gemm_problem_t *p, int sm_count,
+                                    const hg_gemm_rules_t *rules, hg_gemm_config_t *out);
 
 /* A generated GEMM kernel and what running it needs. Each operand reaches shared memory
  * through TMA (its plan's tensor map is encoded per run) or cp.async (chunks of a_vec/b_vec
@@ -692,6 +718,13 @@ hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                           hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
                           hg_gemm_kernel_t *out);
+/* The configuration hg_gemm_build takes for p with no configuration given (the tuned store's
+ * winner for dev, else the heuristic), with the heuristic under rules (NULL: the defaults):
+ * what hopgen gemm --heuristic RULES runs. With mainloop AUTO the result's mainloop may be
+ * named (a tuned entry's): set it back to AUTO to keep AUTO's repacking. */
+hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p, hg_gemm_mainloop_t mainloop,
+                                  const hg_device_info_t *dev, const hg_gemm_rules_t *rules,
+                                  hg_gemm_config_t *out);
 
 /* AUTO's choice for operand (0 A, 1 B) of p when TMA cannot address it: true, repack it into
  * packed rows before each run (then TMA with multicast reads it); false, read it in place.

@@ -225,14 +225,17 @@ def mainloop_code(name, what: str = "mainloop") -> int:
 # hg_gemm_config_t.promote_overlap's flags and block_scales' values (kernels.h)
 _PROMOTE_STAGGER, _PROMOTE_DOUBLE, _PROMOTE_TURNS = 1, 2, 4
 _BLOCK_SCALES_GLOBAL, _BLOCK_SCALES_SMEM = 0, 1
+# hg_gelu_alg_t's values (builders.h), by hg_gelu_alg_name
+GELU_FORMULAS = ("poly7", "as", "poly5")
 
 
 @dataclass(frozen=True)
 class GemmConfig:
     """A GEMM kernel configuration; str() is hopgen's text form
-    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,sk][,ps][,pd][,pt][,bs][,mainloop]" (what --config
-    takes; split-K is printed when splits > 1, stream-K when set, the fp8 promotion variants
-    and staged block scales when set, the mainloop when not "auto"),
+    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,sk][,ps][,pd][,pt][,bs][,gas|,gp5][,ds][,mainloop]"
+    (what --config takes; split-K is printed when splits > 1, stream-K when set, the fp8
+    promotion variants, staged block scales, a GELU formula other than poly7 and direct
+    stores when set, the mainloop when not "auto"; docs/gemm-config.md),
     GemmConfig.parse(text) reads it; every field survives the round trip."""
     tile_m: int
     tile_n: int
@@ -260,6 +263,11 @@ class GemmConfig:
     # split-K's partials added by atomics, the last split running the epilogue ("kSa": one
     # launch, D's bits not reproducible run to run), not summed by the reduction pass
     split_atomic: bool = False
+    # the erf GELU's formula where the epilogue has one: "poly7" (default), "as" or "poly5"
+    # ("gas", "gp5"); measured alternatives (docs/epilogue.md)
+    gelu: str = "poly7"
+    # D and aux stored element by element where they would be staged or stored by TMA ("ds")
+    direct_stores: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -275,7 +283,9 @@ class GemmConfig:
                    c.splits, bool(c.promote_overlap & _PROMOTE_STAGGER), bool(c.stream_k),
                    bool(c.promote_overlap & _PROMOTE_DOUBLE),
                    bool(c.promote_overlap & _PROMOTE_TURNS), c.block_scales == _BLOCK_SCALES_SMEM,
-                   bool(c.split_atomic))
+                   bool(c.split_atomic),
+                   GELU_FORMULAS[c.gelu] if 0 <= c.gelu < len(GELU_FORMULAS) else "?",
+                   bool(c.epi_direct))
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -296,6 +306,10 @@ class GemmConfig:
         c.stream_k = 1 if self.stream_k else 0
         c.block_scales = _BLOCK_SCALES_SMEM if self.staged_scales else _BLOCK_SCALES_GLOBAL
         c.split_atomic = 1 if self.split_atomic else 0
+        if self.gelu not in GELU_FORMULAS:
+            raise InvalidError(f"gelu = {self.gelu!r}: expected one of {', '.join(GELU_FORMULAS)}")
+        c.gelu = GELU_FORMULAS.index(self.gelu)
+        c.epi_direct = 1 if self.direct_stores else 0
         return c
 
     def __str__(self) -> str:

@@ -97,6 +97,21 @@ def test_gemm_kernel_and_config():
         assert hopgen.GemmConfig.parse(str(c)) == c
     c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e32,pd,bs")
     assert c.promote_double and c.staged_scales and not c.promote_turns
+    # the erf GELU's formula and direct stores: configuration fields, not the environment
+    for text, want in (("gas", ("as", False)), ("gp5", ("poly5", False)),
+                       ("ds", ("poly7", True)), ("gp5,ds", ("poly5", True))):
+        c = hopgen.GemmConfig.parse("128x256x64,c2x1,s4,coop,m8,e0," + text)
+        assert (c.gelu, c.direct_stores) == want, text
+        assert str(c) == "128x256x64,c2x1,s4,coop,m8,e0," + text
+        assert hopgen.GemmConfig.parse(str(c)) == c
+    assert hopgen.GemmConfig.parse("128x256x64,gp7") == hopgen.GemmConfig(128, 256, 64)
+    with pytest.raises(hopgen.InvalidError, match="gelu = 'tanh'"):
+        str(hopgen.GemmConfig(128, 256, 64, gelu="tanh"))
+    c = hopgen.GemmConfig(128, 256, 64, cluster_m=2, direct_stores=True)
+    k5 = hopgen.gemm_kernel(4095, 4097, 128, dtype="bf16", config=c)
+    assert k5.name.endswith("_ds") and k5.config == str(c) + ",tma-wgmma", (k5.name, k5.config)
+    with pytest.raises(hopgen.InvalidError, match="activation is none"):
+        hopgen.gemm_kernel(4096, 4096, 4096, config=hopgen.GemmConfig(128, 256, 64, gelu="as"))
     # a kernel generated from the object keeps the variant (fp8 per-tensor, accurate mode)
     c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e0,pd")
     k4 = hopgen.gemm_kernel(4096, 4096, 4096, dtype="e4m3", config=c)

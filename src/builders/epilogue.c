@@ -307,13 +307,6 @@ const char *hg_gelu_alg_name(hg_gelu_alg_t a) {
   return (int)a >= 0 && a < HG_GELU_ALG_COUNT ? gelu_alg_names[a] : "?";
 }
 
-hg_gelu_alg_t hg_gelu_alg(void) {
-  const char *v = getenv("HOPGEN_GELU");
-  for (int i = 0; v && i < HG_GELU_ALG_COUNT; i++)
-    if (!strcmp(v, gelu_alg_names[i])) return (hg_gelu_alg_t)i;
-  return HG_GELU_POLY7;
-}
-
 float hg_gelu_model(hg_gelu_alg_t a, float x) {
   if (a == HG_GELU_AS) {
     const float *c = gelu_as_c;
@@ -330,8 +323,8 @@ float hg_gelu_model(hg_gelu_alg_t a, float x) {
   return x * (1.0f / (1.0f + exp2f(p * x)));
 }
 
-static hg_val_t gelu_erf(hg_builder_t *b, hg_val_t x) {
-  switch (hg_gelu_alg()) {
+static hg_val_t gelu_erf(hg_builder_t *b, hg_gelu_alg_t alg, hg_val_t x) {
+  switch (alg) {
   case HG_GELU_AS:
     return gelu_as(b, x);
   case HG_GELU_POLY5:
@@ -342,15 +335,16 @@ static hg_val_t gelu_erf(hg_builder_t *b, hg_val_t x) {
 }
 
 static hg_val_t activation(hg_builder_t *b, const hg_epi_step_t *st, hg_val_t x) {
-  return hg_act_emit(b, st->act, st->lo, st->hi, x);
+  return hg_act_emit(b, st->act, st->gelu, st->lo, st->hi, x);
 }
 
-hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, float lo, float hi, hg_val_t x) {
+hg_val_t hg_act_emit(hg_builder_t *b, hg_act_t act, hg_gelu_alg_t gelu, float lo, float hi,
+                     hg_val_t x) {
   switch (act) {
   case HG_ACT_RELU:
     return hg_b_bin(b, HG_FMAX, x, f32c(b, 0.0f));
   case HG_ACT_GELU:
-    return gelu_erf(b, x);
+    return gelu_erf(b, gelu, x);
   case HG_ACT_GELU_TANH: {
     hg_val_t x3 = hg_b_bin(b, HG_FMUL, hg_b_bin(b, HG_FMUL, x, x), x);
     hg_val_t in = hg_b_bin(b, HG_FMUL, hg_b_ffma(b, x3, f32c(b, 0.044715f), x),
@@ -620,6 +614,10 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
     if (st->kind == HG_EPI_ACT && ((int)st->act <= HG_ACT_NONE || st->act >= HG_ACT_COUNT))
       return hg_error(HG_ERR_INVALID, "epilogue step %d: activation %d is not known", i,
                       (int)st->act);
+    if (st->kind == HG_EPI_ACT && ((int)st->gelu < 0 || st->gelu >= HG_GELU_ALG_COUNT))
+      return hg_error(HG_ERR_INVALID,
+                      "epilogue step %d: erf GELU formula %d is not known (poly7 0, as 1, poly5 2)",
+                      i, (int)st->gelu);
     if (st->kind == HG_EPI_BIAS && st->dtype != HG_BF16 && st->dtype != HG_F16 &&
         st->dtype != HG_F32)
       return hg_error(HG_ERR_UNSUPPORTED, "epilogue step %d: a bias of %s (bf16, f16 or f32)", i,

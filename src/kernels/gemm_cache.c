@@ -109,7 +109,7 @@ bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, boo
       p->fp8_promote, (int)p->scale, p->scale_lda, p->scale_ldb, repack_a, repack_b, c->tile_m,
       c->tile_n, c->tile_k, c->cluster_m, c->cluster_n, c->stages, (int)c->schedule, (int)c->raster,
       c->raster_group, c->epi_n, (int)c->mainloop, c->splits, c->split_atomic, c->promote_overlap,
-      c->stream_k, c->block_scales, (int)hg_gelu_alg(), hg_gemm_epi_store_direct());
+      c->stream_k, c->block_scales, c->gelu, c->epi_direct);
   if (n < 0 || (size_t)n >= sizeof out->text) return false;
   out->key =
       hg_cache_key_make(SEED_TEXT, SEED_KEY, out->text, (size_t)n,

@@ -583,6 +583,19 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     ml == HG_MAINLOOP_CPASYNC_WGMMA ? "cpasync-wgmma"
                                                     : "leading dimension, batch stride or base "
                                                       "not a multiple of 16 bytes");
+  if (c->gelu < 0 || c->gelu >= HG_GELU_ALG_COUNT)
+    return hg_error(HG_ERR_INVALID,
+                    "erf GELU formula %d is not known (HG_GELU_POLY7 0, HG_GELU_AS 1 or "
+                    "HG_GELU_POLY5 2)",
+                    c->gelu);
+  if (c->gelu != HG_GELU_POLY7 && p->act != HG_ACT_GELU)
+    return hg_error(HG_ERR_INVALID,
+                    "the erf GELU's formula (%s) applies to an epilogue with the erf GELU, and "
+                    "this GEMM's activation is %s",
+                    c->gelu == HG_GELU_AS ? "gas" : "gp5", hg_gemm_act_name(p->act));
+  if (c->epi_direct != 0 && c->epi_direct != 1)
+    return hg_error(HG_ERR_INVALID, "epi_direct = %d: 0 (off) or 1 (direct stores, ds)",
+                    c->epi_direct);
   if (c->promote_overlap < 0 ||
       c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE | HG_PROMOTE_TURNS))
     return hg_error(HG_ERR_INVALID,
@@ -704,7 +717,7 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   if (c->splits > 1) snprintf(split, sizeof split, ",k%d%s", c->splits, c->split_atomic ? "a" : "");
   /* both when both are set (a configuration the check refuses, printed as it is) */
   if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s", c->tile_m, c->tile_n,
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s%s%s", c->tile_m, c->tile_n,
                   c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
@@ -716,7 +729,11 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                   c->block_scales == HG_BLOCK_SCALES_SMEM ? ",bs"
                   : c->block_scales                       ? ",b?"
                                                           : "",
-                  c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
+                  c->gelu == HG_GELU_AS      ? ",gas"
+                  : c->gelu == HG_GELU_POLY5 ? ",gp5"
+                  : c->gelu                  ? ",g?"
+                                             : "",
+                  c->epi_direct ? ",ds" : "", c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
 
@@ -768,12 +785,15 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     SPLITS,
     OVERLAP,
     STREAMK,
-    BSCALES
+    BSCALES,
+    GELU,
+    DIRECT
   };
-  static const char *const what[] = {"tile",     "cluster",         "stage count",
-                                     "schedule", "raster",          "epilogue width",
-                                     "mainloop", "split-K count",   "promotion overlap",
-                                     "stream-K", "block-scale path"};
+  static const char *const what[] = {"tile",         "cluster",          "stage count",
+                                     "schedule",     "raster",           "epilogue width",
+                                     "mainloop",     "split-K count",    "promotion overlap",
+                                     "stream-K",     "block-scale path", "GELU formula",
+                                     "direct stores"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -796,6 +816,12 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     } else if (!strcmp(tok, "bs")) {
       kind = BSCALES;
       c.block_scales = HG_BLOCK_SCALES_SMEM;
+    } else if (!strcmp(tok, "gp7") || !strcmp(tok, "gas") || !strcmp(tok, "gp5")) {
+      kind = GELU;
+      c.gelu = tok[1] == 'a' ? HG_GELU_AS : tok[2] == '5' ? HG_GELU_POLY5 : HG_GELU_POLY7;
+    } else if (!strcmp(tok, "ds")) {
+      kind = DIRECT;
+      c.epi_direct = 1;
     } else if (tok[0] == 's') {
       kind = STAGES;
       if (!parse_ints(tok + 1, &c.stages, 1))
@@ -829,12 +855,11 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
                           : tok[1] == 'd' ? HG_PROMOTE_DOUBLE
                                           : HG_PROMOTE_TURNS;
     } else {
-      return hg_error(
-          HG_ERR_PARSE,
-          "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-          "mG|nG, eN, kS, sk, bs, pt, ps|pd or a mainloop such as tma-wgmma, separated by "
-          "single commas)",
-          text, tok);
+      return hg_error(HG_ERR_PARSE,
+                      "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
+                      "mG|nG, eN, kS, sk, bs, pt, ps|pd, gp7|gas|gp5, ds or a mainloop such as "
+                      "tma-wgmma, separated by single commas)",
+                      text, tok);
     }
     if (seen & (1u << kind))
       return hg_error(HG_ERR_PARSE, "configuration '%s' gives the %s twice", text, what[kind]);
@@ -865,8 +890,9 @@ static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, in
   return waves * work / eff;
 }
 
-/* Stream-K's rule, off by default (NOT MEASURED YET: HOPGEN_STREAM_K=auto turns it on, so
- * that scripts/gpu-check.sh sk2 compares the heuristic with and without it in one call).
+/* Stream-K's rule, off by default (the rule "sk" of hg_gemm_rules_t, hopgen gemm --heuristic sk,
+ * so that scripts/gpu-check.sh sk2 compares the heuristic with and without it in one call;
+ * bench/RESULTS.md: it chose no better kernels).
  * The estimate() of c (t_dp: whole waves) with stream-K instead: the same work spread evenly
  * (tiles / resident clusters waves, not rounded up) plus SK_FIXUP_WAVES for the partial
  * tiles' stores, flag waits and reads; infinite where stream-K is not a candidate: split or
@@ -875,8 +901,6 @@ static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, in
 #define SK_FIXUP_WAVES 0.15
 static double stream_k_estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sms,
                                 double t_dp) {
-  const char *env = getenv("HOPGEN_STREAM_K");
-  if (!env || strcmp(env, "auto") != 0) return INFINITY;
   if (c->splits > 1 || c->tile_m < 128 || p->batch_invariant || p->group != HG_GROUP_NONE)
     return INFINITY;
   const int cs = c->cluster_m * c->cluster_n;
@@ -949,26 +973,73 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
 }
 
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out) {
-  return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, out);
+  return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, NULL, out);
+}
+
+hg_status_t hg_gemm_heuristic_rules(const hg_gemm_problem_t *p, int sm_count,
+                                    const hg_gemm_rules_t *rules, hg_gemm_config_t *out) {
+  return hg_gemm_heuristic_for(p, HG_MAINLOOP_AUTO, sm_count, rules, out);
+}
+
+hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out) {
+  hg_gemm_rules_t r = {0};
+  char buf[128];
+  if (strlen(text) >= sizeof buf)
+    return hg_error(HG_ERR_PARSE, "heuristic rules '%.40s...' are too long", text);
+  strcpy(buf, text);
+  unsigned seen = 0;
+  for (char *tok = buf, *comma; tok; tok = comma ? comma + 1 : NULL) {
+    comma = strchr(tok, ',');
+    if (comma) *comma = '\0';
+    unsigned bit;
+    if (!strcmp(tok, "default")) {
+      bit = 1; /* no rule changed: the same as "" */
+    } else if (!strcmp(tok, "sk")) {
+      bit = 2, r.stream_k = true;
+    } else if (!strcmp(tok, "pp") || !strcmp(tok, "pp128")) {
+      bit = 4, r.epi_pingpong = tok[2] ? 128 : 192;
+    } else if (!strcmp(tok, "nobs")) {
+      bit = 8, r.global_scales = true;
+    } else if (!strcmp(tok, "pt")) {
+      bit = 16, r.mma_turns = true;
+    } else {
+      return hg_error(HG_ERR_PARSE,
+                      "heuristic rules '%s': unknown rule '%s' (expected default, sk, pp, pp128, "
+                      "nobs or pt, separated by single commas)",
+                      text, tok);
+    }
+    if (seen & bit)
+      return hg_error(HG_ERR_PARSE, "heuristic rules '%s' name '%s' twice (pp and pp128 are one)",
+                      text, tok);
+    seen |= bit;
+  }
+  *out = r;
+  return hg_ok();
+}
+
+int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size) {
+  char t[64] = "";
+  if (r->stream_k) strcat(t, ",sk");
+  if (r->epi_pingpong) strcat(t, r->epi_pingpong == 128 ? ",pp128" : ",pp");
+  if (r->global_scales) strcat(t, ",nobs");
+  if (r->mma_turns) strcat(t, ",pt");
+  return snprintf(buf, size, "%s", t[0] ? t + 1 : "default");
 }
 
 /* fp8 block scales' paths. Measured on an H100 (bench/RESULTS.md, 128x128 cooperative tiles,
  * against the global scale loads in one call): staged scales (bs) 5-9% faster on the large
  * block-wise shapes (4096x7168x16384 918 -> 1002 TFLOP/s) and level on 128x7168x2048; MMA
  * turns (pt) 2-4% slower alone and no better than bs beside it. So the heuristic stages the
- * scales where the configuration allows (both operands by TMA) and takes no turns.
- * HOPGEN_FP8_BLOCK overrides it for A/B runs: "none" (global loads), or names bs and/or pt
- * ("bs,pt"), as scripts/gpu-check.sh bs2sets does. A stage holds 16 + 4 tile_m bytes more
- * with staged scales: where the stages no longer fit, the epilogue narrows to 32 columns, else
- * the ring loses stages. */
-static void block_scale_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
-  const char *env = getenv("HOPGEN_FP8_BLOCK");
-  if (!env) env = "bs";
+ * scales where the configuration allows (both operands by TMA) and takes no turns. The rules
+ * nobs (global loads) and pt (turns as well) change it for A/B runs, as scripts/gpu-check.sh
+ * bs2sets does. A stage holds 16 + 4 tile_m bytes more with staged scales: where the stages no
+ * longer fit, the epilogue narrows to 32 columns, else the ring loses stages. */
+static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *r,
+                             hg_gemm_config_t *c) {
   if (p->scale != HG_SCALE_BLOCK) return;
   hg_gemm_config_t t = *c;
-  if (strstr(env, "pt") && two_consumers(&t) && !t.promote_overlap)
-    t.promote_overlap = HG_PROMOTE_TURNS;
-  if (strstr(env, "bs")) {
+  if (r->mma_turns && two_consumers(&t) && !t.promote_overlap) t.promote_overlap = HG_PROMOTE_TURNS;
+  if (!r->global_scales) {
     t.block_scales = HG_BLOCK_SCALES_SMEM;
     hg_status_t ok = hg_gemm_config_check(p, &t);
     if (!hg_is_ok(&ok)) {
@@ -985,24 +1056,19 @@ static void block_scale_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
   if (hg_is_ok(&ok)) *c = t;
 }
 
-int hg_gemm_epi_pingpong(void) {
-  const char *v = getenv("HOPGEN_EPI_SCHEDULE");
-  return !v ? 0 : !strcmp(v, "pingpong") ? 192 : !strcmp(v, "pingpong128") ? 128 : 0;
-}
-
-/* HOPGEN_EPI_SCHEDULE=pingpong (an A/B switch for measurement, off by default): a chain with an
+/* The rule pp (an A/B switch for measurement, off by default: measured slower): a chain with an
  * expensive activation (erf or tanh GELU, SiLU, sigmoid: 10-15 instructions a value) on a
  * cooperative 128-row tile without split-K or stream-K becomes a ping-pong tile, so that one
  * consumer's epilogue overlaps the other's main loop: 128 x 192 (192 accumulators a thread)
  * where its epilogue compiles without spills - 16-bit D, bias and activation only, a 1x2 or
  * one-CTA cluster (ptxas spilled 8-16 bytes on 2x1 clusters, 8 with row scales, 64 with f32
  * D, 150 with fp8 D, 24-48 with aux) - else 128 x 128 (no spills with any chain tried);
- * pingpong128 always 128 x 128. The kernel cache keys on the configuration, so the switch is
- * keyed. */
-static void epi_schedule_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
+ * pp128 always 128 x 128. */
+static void epi_schedule_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *r,
+                              hg_gemm_config_t *c) {
   const bool costly = p->act == HG_ACT_GELU || p->act == HG_ACT_GELU_TANH ||
                       p->act == HG_ACT_SILU || p->act == HG_ACT_SIGMOID;
-  const int widest = hg_gemm_epi_pingpong();
+  const int widest = r->epi_pingpong;
   if (!widest || !costly || c->schedule != HG_SCHED_COOPERATIVE || c->tile_m != 128 ||
       c->splits > 1 || c->stream_k || p->group != HG_GROUP_NONE)
     return;
@@ -1025,7 +1091,14 @@ static void epi_schedule_rule(const hg_gemm_problem_t *p, hg_gemm_config_t *c) {
 }
 
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloop_t mainloop,
-                                  int sm_count, hg_gemm_config_t *out) {
+                                  int sm_count, const hg_gemm_rules_t *rules,
+                                  hg_gemm_config_t *out) {
+  static const hg_gemm_rules_t defaults = {0};
+  const hg_gemm_rules_t *r = rules ? rules : &defaults;
+  if (r->epi_pingpong != 0 && r->epi_pingpong != 128 && r->epi_pingpong != 192)
+    return hg_error(HG_ERR_INVALID,
+                    "heuristic rule epi_pingpong = %d: 0 (off), 128 (pp128) or 192 (pp)",
+                    r->epi_pingpong);
   hg_gemm_problem_t p = *p_in, asked = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
   HG_TRY(hg_gemm_problem_normalize(&asked));
@@ -1106,7 +1179,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       double t = estimate(&p, &c, sm_count);
       /* stream-K where the model says it saves 5% or more (a partial last wave of few
        * waves): past that its fix-up's cost is not known well enough to bet on */
-      const double t_sk = stream_k_estimate(&p, &c, sm_count, t);
+      const double t_sk = r->stream_k ? stream_k_estimate(&p, &c, sm_count, t) : INFINITY;
       if (t_sk < 0.95 * t) c.stream_k = 1, t = t_sk;
       /* Earlier candidates are the better-trodden shapes: a later one must win clearly. */
       if (best.tile_m == 0 || t < best_t * 0.97) {
@@ -1125,8 +1198,8 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
    * either way on 128x128 ones, two partial sets (pd) 2-6x slower under block scales on
    * 128-row tiles (175 against 914 TFLOP/s at 4096x7168x16384) and 47-58% slower per tensor.
    * The tuner still tries both. */
-  block_scale_rule(&p, &best);
-  epi_schedule_rule(&asked, &best);
+  block_scale_rule(&p, r, &best);
+  epi_schedule_rule(&asked, r, &best);
   *out = best;
   return hg_ok();
 }

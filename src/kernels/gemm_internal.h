@@ -73,10 +73,6 @@ hg_mainloop_t hg_gemm_params_mainloop(hg_builder_t *b, const hg_gemm_kernel_t *k
                                       const hg_roles_t *r, const hg_val_t *partial,
                                       hg_block_scales_t *bs);
 
-/* HOPGEN_EPI_STORE=direct: D and aux stored element by element wherever TMA cannot store them
- * (the path before staged stores), for A/B measurements; kernel caches key on it. */
-bool hg_gemm_epi_store_direct(void);
-
 /* Normalise p, resolve the mainloop, check c, and plan every operand and the epilogue into
  * k (problem, config, paths, TMA plans) and g. */
 hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
@@ -99,9 +95,10 @@ bool hg_gemm_vectors_staged(const hg_gemm_problem_t *p, const hg_gemm_config_t *
 /* k-blocks per promotion of fp8 partial sums into f32 (normalised p): 0 when the MMAs
  * accumulate in place (16-bit operands, fp8 FAST). */
 int hg_gemm_promote(const hg_gemm_problem_t *p);
-/* The heuristic for a given mainloop (AUTO: the one the problem resolves to). */
+/* The heuristic for a given mainloop (AUTO: the one the problem resolves to) under rules
+ * (NULL: the defaults). */
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m, int sm_count,
-                                  hg_gemm_config_t *out);
+                                  const hg_gemm_rules_t *rules, hg_gemm_config_t *out);
 
 /* The kernel cache by specification (gemm_cache.c): hg_gemm_build's whole output stored under
  * its inputs (the packed problem, the resolved configuration, the repack decision, the

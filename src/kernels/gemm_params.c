@@ -100,8 +100,11 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     add_step(e, (hg_epi_step_t){.kind = HG_EPI_AUX, .dtype = p->aux_type});
   }
   if (p->act != HG_ACT_NONE)
-    add_step(e,
-             (hg_epi_step_t){.kind = HG_EPI_ACT, .act = p->act, .lo = p->act_lo, .hi = p->act_hi});
+    add_step(e, (hg_epi_step_t){.kind = HG_EPI_ACT,
+                                .act = p->act,
+                                .lo = p->act_lo,
+                                .hi = p->act_hi,
+                                .gelu = (hg_gelu_alg_t)k->config.gelu});
   /* the residual: + 1 x R, R of C's type laid out as D */
   if (p->residual)
     add_step(e, (hg_epi_step_t){.kind = HG_EPI_BETA_C,

@@ -21,11 +21,6 @@ const char *hg_gemm_mainloop_name(hg_gemm_mainloop_t m) {
   return (int)m >= 0 && m < HG_MAINLOOP_COUNT ? mainloop_names[m] : "?";
 }
 
-bool hg_gemm_epi_store_direct(void) {
-  const char *v = getenv("HOPGEN_EPI_STORE");
-  return v && !strcmp(v, "direct");
-}
-
 const char *hg_gemm_store_name(const hg_gemm_kernel_t *k) {
   static const char *const names[3][4] = {
       {"direct-store", "direct-store, aux direct", "direct-store, aux staged",
@@ -116,6 +111,10 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     } else {
       snprintf(split + at, sizeof split - at, "_%s", hg_gemm_act_name(p->act));
     }
+    /* the erf GELU's formula when not the default */
+    if (p->act == HG_ACT_GELU && c->gelu != HG_GELU_POLY7)
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_%s",
+               hg_gelu_alg_name((hg_gelu_alg_t)c->gelu));
   }
   if (p->residual) snprintf(split + strlen(split), sizeof split - strlen(split), "_res");
   /* grouped: the layout and the group count (the size of its shared-memory tables) */
@@ -129,6 +128,7 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     snprintf(split + strlen(split), sizeof split - strlen(split), "_aux%s",
              hg_dtype_name(p->aux_type));
   if (p->amax) snprintf(split + strlen(split), sizeof split - strlen(split), "_amax");
+  if (c->epi_direct) snprintf(split + strlen(split), sizeof split - strlen(split), "_ds");
   /* fp8: the accumulation, and the k-blocks per promotion */
   if (hg_dtype_bits(p->a_type) == 8) {
     if (p->scale != HG_SCALE_TENSOR)
@@ -358,8 +358,7 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
     /* aux through the same buffers (no more shared memory), in pieces that fit them: with
      * TMA where its rows allow, as D's */
     const bool ax = aux_pieces(&p, g->epi_n, k);
-    if (ax && p.group == HG_GROUP_NONE && (c->splits <= 1 || c->split_atomic) &&
-        !hg_gemm_epi_store_direct()) {
+    if (ax && p.group == HG_GROUP_NONE && (c->splits <= 1 || c->split_atomic) && !c->epi_direct) {
       const int ex = hg_dtype_bytes(p.aux_type);
       /* rows of N ending on a 16-byte boundary, as D's (a smaller element than D's may not) */
       k->aux_tma = (p.ldaux * ex) % 16 == 0 && (p.n * ex) % 16 == 0 &&
@@ -376,7 +375,7 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
       HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &sa, &od, &k->plan_aux), "storing aux: "));
     }
   } else if (g->epi_n > 0 && p.group == HG_GROUP_NONE && (c->splits <= 1 || c->split_atomic) &&
-             !hg_gemm_epi_store_direct()) {
+             !c->epi_direct) {
     /* rows TMA cannot store: staged through the same buffers (the shared memory counted for
      * them either way, gemm_config.c), then copied out row by row */
     hg_composed_t se;
@@ -434,6 +433,36 @@ static void packed_problem(const hg_gemm_problem_t *p, bool force, hg_gemm_probl
   }
 }
 
+/* The configuration for p (normalised, packed where AUTO repacks) without one given: the
+ * tuned store's winner, else the heuristic under rules. A stored winner counts only when it
+ * runs the mainloop asked for (and never for a batch-invariant problem: the tuner's winner
+ * depends on M). */
+static hg_status_t choose(const hg_gemm_problem_t *p, hg_gemm_mainloop_t mainloop,
+                          const hg_device_info_t *dev, const hg_gemm_rules_t *rules,
+                          hg_gemm_config_t *cfg) {
+  if (dev && !p->batch_invariant && hg_gemm_tuned_lookup(p, dev->name, cfg) &&
+      (mainloop == HG_MAINLOOP_AUTO || cfg->mainloop == mainloop))
+    return hg_ok();
+  return hg_gemm_heuristic_for(p, mainloop, dev && dev->sm_count > 0 ? dev->sm_count : 132, rules,
+                               cfg);
+}
+
+hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p_in, hg_gemm_mainloop_t mainloop,
+                                  const hg_device_info_t *dev, const hg_gemm_rules_t *rules,
+                                  hg_gemm_config_t *out) {
+  hg_gemm_problem_t p = *p_in;
+  HG_TRY(hg_gemm_problem_normalize(&p));
+  if (mainloop == HG_MAINLOOP_AUTO) {
+    hg_gemm_problem_t q;
+    bool ra, rb;
+    packed_problem(&p, false, &q, &ra, &rb);
+    p = q;
+  }
+  HG_TRY(choose(&p, mainloop, dev, rules, out));
+  if (mainloop != HG_MAINLOOP_AUTO) out->mainloop = mainloop;
+  return hg_ok();
+}
+
 hg_status_t hg_gemm_build(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
                           hg_gemm_mainloop_t mainloop, const hg_device_info_t *dev, hg_backend_t be,
                           hg_gemm_kernel_t *out) {
@@ -459,16 +488,10 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
     p = q;
   }
   hg_gemm_config_t cfg;
-  if (c) {
+  if (c)
     cfg = *c;
-  } else {
-    /* A stored winner counts only when it runs the mainloop asked for (and never for a
-     * batch-invariant problem: the tuner's winner depends on M). */
-    if (!(dev && !p.batch_invariant && hg_gemm_tuned_lookup(&p, dev->name, &cfg) &&
-          (mainloop == HG_MAINLOOP_AUTO || cfg.mainloop == mainloop)))
-      HG_TRY(hg_gemm_heuristic_for(&p, mainloop, dev && dev->sm_count > 0 ? dev->sm_count : 132,
-                                   &cfg));
-  }
+  else
+    HG_TRY(choose(&p, mainloop, dev, NULL, &cfg));
   if (mainloop != HG_MAINLOOP_AUTO) cfg.mainloop = mainloop;
   /* The kernel cache by specification first: planning and generation are most of a warm
    * hg_gemm_op_create. */

@@ -369,7 +369,8 @@ hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kern
                    load_as_f32(b, p->bias_type,
                                hg_b_mad(b, at, hg_b_i64(b, hg_dtype_bytes(p->bias_type)), bias)));
     }
-    if (p->act != HG_ACT_NONE) x[j] = hg_act_emit(b, p->act, p->act_lo, p->act_hi, x[j]);
+    if (p->act != HG_ACT_NONE)
+      x[j] = hg_act_emit(b, p->act, HG_GELU_POLY7, p->act_lo, p->act_hi, x[j]);
   }
   if (vec == 1) {
     if (t == HG_F32) {

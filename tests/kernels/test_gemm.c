@@ -414,24 +414,37 @@ static void test_stream_k(void) {
   bi.batch_invariant = true;
   CHECK_OK(hg_gemm_config_parse("128x128x64,sk", &c));
   CHECK_ERR(hg_gemm_config_check(&bi, &c), HG_ERR_INVALID, "batch-invariant");
-  /* the heuristic's rule: off by default; with HOPGEN_STREAM_K=auto, a partial last wave of
-   * few waves (2500x3500x1000: 140 cluster tiles on 66 clusters) takes stream-K, many waves
-   * (8192^3: 32 of them) and a batch-invariant problem do not */
+  /* the heuristic's rule: off by default; with the rule sk, a partial last wave of few waves
+   * (2500x3500x1000: 140 cluster tiles on 66 clusters) takes stream-K, many waves (8192^3: 32
+   * of them) and a batch-invariant problem do not; the environment changes nothing */
   hg_gemm_config_t h;
   CHECK_OK(hg_gemm_heuristic(&p, 132, &h));
   CHECK_EQ(h.stream_k, 0);
-  setenv("HOPGEN_STREAM_K", "auto", 1);
+  setenv("HOPGEN_STREAM_K", "auto", 1); /* the variable this rule replaced: ignored */
   CHECK_OK(hg_gemm_heuristic(&p, 132, &h));
+  CHECK_EQ(h.stream_k, 0);
+  unsetenv("HOPGEN_STREAM_K");
+  hg_gemm_rules_t sk;
+  CHECK_OK(hg_gemm_rules_parse("sk", &sk));
+  CHECK(sk.stream_k && !sk.epi_pingpong && !sk.global_scales && !sk.mma_turns);
+  CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &sk, &h));
   CHECK(h.stream_k == 1 && h.tile_m >= 128 && h.splits <= 1);
   hg_gemm_problem_t big = problem(8192, 8192, 8192, HG_BF16);
-  CHECK_OK(hg_gemm_heuristic(&big, 132, &h));
+  CHECK_OK(hg_gemm_heuristic_rules(&big, 132, &sk, &h));
   CHECK_EQ(h.stream_k, 0);
-  CHECK_OK(hg_gemm_heuristic(&bi, 132, &h));
+  CHECK_OK(hg_gemm_heuristic_rules(&bi, 132, &sk, &h));
   CHECK_EQ(h.stream_k, 0);
   hg_gemm_problem_t few = problem(128, 128, 32768, HG_BF16); /* split-K's */
-  CHECK_OK(hg_gemm_heuristic(&few, 132, &h));
+  CHECK_OK(hg_gemm_heuristic_rules(&few, 132, &sk, &h));
   CHECK(h.stream_k == 0 && h.splits > 1);
-  unsetenv("HOPGEN_STREAM_K");
+  /* hg_gemm_config_choose: hg_gemm_build's choice (no device: the heuristic), under rules */
+  hg_gemm_config_t chosen, plain;
+  CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, &sk, &chosen));
+  CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &sk, &h));
+  CHECK(!memcmp(&chosen, &h, sizeof h));
+  CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &chosen));
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &plain));
+  CHECK(!memcmp(&chosen, &plain, sizeof plain) && chosen.stream_k == 0);
   hg_gemm_kernel_t k;
   CHECK_OK(hg_gemm_build(&bi, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
   CHECK_EQ(k.config.stream_k, 0);
@@ -863,7 +876,7 @@ static bool gen_paths(const hg_gemm_problem_t *p_in, const char *cfg, hg_gemm_ke
 /* Where TMA cannot store D (rows of 4097 elements, d_no_tma), D is staged through the
  * epilogue's swizzled buffers and copied out row by row (ld.shared, then one coalesced
  * st.global per lane and row); aux of D's element size goes through the same buffers, with
- * TMA where its rows allow. Split-K, grouped GEMMs and HOPGEN_EPI_STORE=direct keep the
+ * TMA where its rows allow. Split-K, grouped GEMMs and direct stores (,ds) keep the
  * element-by-element stores. */
 static void test_staged_store(void) {
   static const struct {
@@ -904,14 +917,40 @@ static void test_staged_store(void) {
     CHECK(!strcmp(hg_gemm_store_name(&k), "direct-store"));
     hg_gemm_kernel_free(&k);
   }
+  /* direct stores (ds): the configuration's choice, in its text, the kernel's name and the
+   * cache key; the variable that chose them before is ignored */
   setenv("HOPGEN_EPI_STORE", "direct", 1);
   p = problem(4095, 4097, 128, HG_BF16);
   if (gen_paths(&p, "128x256x64,c2x1,s4", &k)) {
-    CHECK(!k.staged_store);
-    CHECK(strstr(k.k.ptx.data, "ld.shared.u16") == NULL);
+    CHECK(k.staged_store && k.config.epi_direct == 0);
     hg_gemm_kernel_free(&k);
   }
   unsetenv("HOPGEN_EPI_STORE");
+  if (gen_paths(&p, "128x256x64,c2x1,s4,ds", &k)) {
+    CHECK(!k.staged_store && !k.tma_store && k.config.epi_direct == 1);
+    CHECK(!strcmp(hg_gemm_store_name(&k), "direct-store"));
+    CHECK(strstr(k.k.ptx.data, "ld.shared.u16") == NULL);
+    CHECK(strstr(k.k.name, "_ds") != NULL);
+    char text[128];
+    hg_gemm_config_print(&k.config, text, sizeof text);
+    CHECK(strstr(text, ",ds") != NULL);
+    hg_gemm_config_t c0 = k.config;
+    c0.epi_direct = 0;
+    hg_gemm_spec_key_t kd, k0;
+    if (hg_gemm_spec_key(&k.problem, &k.config, false, false, HG_BACKEND_PTX, &kd) &&
+        hg_gemm_spec_key(&k.problem, &c0, false, false, HG_BACKEND_PTX, &k0))
+      CHECK(strcmp(kd.text, k0.text) != 0);
+    hg_gemm_kernel_free(&k);
+  }
+  /* aux beside a D that TMA stores: aux element by element with ds */
+  p = problem(4096, 4096, 128, HG_BF16);
+  p.act = HG_ACT_GELU;
+  p.aux = true;
+  if (gen_paths(&p, "128x256x64,c2x1,s4,ds", &k)) {
+    CHECK(k.tma_store && !k.aux_tma && !k.aux_staged);
+    CHECK(!strcmp(hg_gemm_store_name(&k), "TMA-store, aux direct"));
+    hg_gemm_kernel_free(&k);
+  }
 
   /* aux: bf16 beside bf16 D through TMA (its own tensor map after D's, a second TMA store
    * per sub-tile); another element size than D's in pieces of D's buffers (f32 beside bf16 D:
@@ -989,8 +1028,8 @@ static void test_staged_store(void) {
 
 /* Ping-pong tiles with expensive activations compile without spills (ptxas -v, gen_paths):
  * their chain's activation runs 16 columns at a time inside D's write, next to 192 (128x192)
- * or 128 (128x128) accumulators a thread; and HOPGEN_EPI_SCHEDULE=pingpong makes the
- * heuristic take them for those chains only. */
+ * or 128 (128x128) accumulators a thread; and the heuristic's rule pp makes it take them for
+ * those chains only. */
 static void test_pingpong_chains(void) {
   static const struct {
     const char *cfg, *chain;
@@ -1020,47 +1059,63 @@ static void test_pingpong_chains(void) {
     CHECK(k.config.schedule == HG_SCHED_PINGPONG);
     hg_gemm_kernel_free(&k);
   }
-  /* the A/B switch: off by default; on, ping-pong for a GELU (192 columns, 128 with aux or
-   * pingpong128) and not for a ReLU or no chain */
+  /* the A/B rule: off by default (and whatever the environment says); pp: ping-pong for a
+   * GELU (192 columns, 128 with aux or pp128) and not for a ReLU or no chain */
   static const struct {
-    const char *env, *chain;
+    const char *rules, *chain;
     bool aux;
     int sched, tile_n;
   } sw[] = {{NULL, "bias,gelu", false, HG_SCHED_COOPERATIVE, 256},
-            {"pingpong", "bias,gelu", false, HG_SCHED_PINGPONG, 192},
-            {"pingpong", "rowscale,bias,gelu", false, HG_SCHED_PINGPONG, 128},
-            {"pingpong", "bias,silu", true, HG_SCHED_PINGPONG, 128},
-            {"pingpong128", "bias,sigmoid", false, HG_SCHED_PINGPONG, 128},
-            {"pingpong", "bias,relu", false, HG_SCHED_COOPERATIVE, 256},
-            {"pingpong", "none", false, HG_SCHED_COOPERATIVE, 256},
-            {"cooperative", "bias,gelu", false, HG_SCHED_COOPERATIVE, 256}};
+            {"pp", "bias,gelu", false, HG_SCHED_PINGPONG, 192},
+            {"pp", "rowscale,bias,gelu", false, HG_SCHED_PINGPONG, 128},
+            {"pp", "bias,silu", true, HG_SCHED_PINGPONG, 128},
+            {"pp128", "bias,sigmoid", false, HG_SCHED_PINGPONG, 128},
+            {"pp", "bias,relu", false, HG_SCHED_COOPERATIVE, 256},
+            {"pp", "none", false, HG_SCHED_COOPERATIVE, 256},
+            {"default", "bias,gelu", false, HG_SCHED_COOPERATIVE, 256}};
+  setenv("HOPGEN_EPI_SCHEDULE", "pingpong", 1); /* the variable the rule replaced: ignored */
   for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
-    if (sw[i].env)
-      setenv("HOPGEN_EPI_SCHEDULE", sw[i].env, 1);
-    else
-      unsetenv("HOPGEN_EPI_SCHEDULE");
+    hg_gemm_rules_t r = {0};
+    if (sw[i].rules) CHECK_OK(hg_gemm_rules_parse(sw[i].rules, &r));
     hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
     CHECK_OK(hg_gemm_epilogue_parse(sw[i].chain, &p));
     if (p.bias != HG_BIAS_NONE) p.bias_type = HG_BF16;
     p.aux = sw[i].aux;
     hg_gemm_config_t c;
-    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    CHECK_OK(sw[i].rules ? hg_gemm_heuristic_rules(&p, 132, &r, &c)
+                         : hg_gemm_heuristic(&p, 132, &c));
     /* 192 columns on a 1x2 cluster (2x1 spilled) */
     if (c.tile_n == 192) CHECK(c.cluster_m == 1);
     if ((int)c.schedule != sw[i].sched || c.tile_n != sw[i].tile_n || c.tile_m != 128)
-      HG_FAIL("HOPGEN_EPI_SCHEDULE=%s %s: %dx%d %s, expected %s 128x%d",
-              sw[i].env ? sw[i].env : "(unset)", sw[i].chain, c.tile_m, c.tile_n,
-              c.schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
+      HG_FAIL("rules %s %s: %dx%d %s, expected %s 128x%d", sw[i].rules ? sw[i].rules : "(none)",
+              sw[i].chain, c.tile_m, c.tile_n, c.schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
               sw[i].sched == HG_SCHED_PINGPONG ? "pp" : "coop", sw[i].tile_n);
     hg_test_checks++;
     CHECK_OK(hg_gemm_config_check(&p, &c));
   }
   unsetenv("HOPGEN_EPI_SCHEDULE");
+  /* the rules' text: each once, printed back in a fixed order */
+  hg_gemm_rules_t r;
+  char text[64];
+  CHECK_OK(hg_gemm_rules_parse("pt,pp128,nobs,sk", &r));
+  CHECK(r.stream_k && r.epi_pingpong == 128 && r.global_scales && r.mma_turns);
+  hg_gemm_rules_print(&r, text, sizeof text);
+  CHECK(!strcmp(text, "sk,pp128,nobs,pt"));
+  CHECK_OK(hg_gemm_rules_parse("default", &r));
+  hg_gemm_rules_print(&r, text, sizeof text);
+  CHECK(!strcmp(text, "default"));
+  CHECK_ERR(hg_gemm_rules_parse("pp,pp128", &r), HG_ERR_PARSE, "twice");
+  CHECK_ERR(hg_gemm_rules_parse("auto", &r), HG_ERR_PARSE, "unknown rule 'auto'");
+  CHECK_ERR(hg_gemm_rules_parse("sk,", &r), HG_ERR_PARSE, "unknown rule ''");
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
+  hg_gemm_config_t c;
+  r = (hg_gemm_rules_t){.epi_pingpong = 100};
+  CHECK_ERR(hg_gemm_heuristic_rules(&p, 132, &r, &c), HG_ERR_INVALID, "epi_pingpong = 100");
 }
 
-/* The erf GELU's formulas (HOPGEN_GELU), in host f32: gelu(x) within the documented error of
- * x Phi(x) (relative to |x|), saturating cleanly far out; the kernel's PTX follows the
- * variable, and the kernel cache's key with it. */
+/* The erf GELU's formulas (the configuration's gelu: gp7, gas, gp5), in host f32: gelu(x)
+ * within the documented error of x Phi(x) (relative to |x|), saturating cleanly far out; the
+ * kernel's PTX and name follow the configuration, and the kernel cache's key with it. */
 static void test_gelu_formulas(void) {
   static const double bound[HG_GELU_ALG_COUNT] = {4e-7, 4e-7, 2.5e-6};
   for (int a = 0; a < HG_GELU_ALG_COUNT; a++) {
@@ -1082,30 +1137,55 @@ static void test_gelu_formulas(void) {
       CHECK(fabsf(hg_gelu_model((hg_gelu_alg_t)a, -far[i])) <= 1e-30f);
     }
   }
-  CHECK_EQ(hg_gelu_alg(), HG_GELU_POLY7);
   hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_BF16);
   p.act = HG_ACT_GELU;
   CHECK_OK(hg_gemm_problem_normalize(&p));
-  hg_gemm_config_t c;
+  hg_gemm_config_t c, cas, c5, c7;
   CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4", &c));
+  CHECK_EQ(c.gelu, HG_GELU_POLY7);
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4,gas", &cas));
+  CHECK_EQ(cas.gelu, HG_GELU_AS);
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4,gp5", &c5));
+  CHECK_EQ(c5.gelu, HG_GELU_POLY5);
+  /* gp7 names the default, which prints as nothing */
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4,gp7", &c7));
+  CHECK(!memcmp(&c7, &c, sizeof c));
+  char text[128];
+  hg_gemm_config_print(&c5, text, sizeof text);
+  CHECK(!strcmp(text, "128x256x64,c2x1,s4,coop,m8,e0,gp5"));
+  CHECK_ERR(hg_gemm_config_parse("128x256x64,gas,gp5", &c7), HG_ERR_PARSE, "GELU formula twice");
   hg_gemm_spec_key_t k7, kas;
   const bool keyed = hg_gemm_spec_key(&p, &c, false, false, HG_BACKEND_PTX, &k7);
   hg_gemm_kernel_t k;
   CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
   const bool abs7 = strstr(k.k.ptx.data, "abs.f32") != NULL;
+  CHECK(strstr(k.k.name, "_gelu") != NULL && strstr(k.k.name, "_gelu_") == NULL);
   hg_gemm_kernel_free(&k);
+  /* the variable that chose the formula before the configuration did: ignored */
   setenv("HOPGEN_GELU", "as", 1);
-  CHECK_EQ(hg_gelu_alg(), HG_GELU_AS);
   CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+  CHECK((strstr(k.k.ptx.data, "abs.f32") != NULL) == abs7);
+  hg_gemm_kernel_free(&k);
+  unsetenv("HOPGEN_GELU");
+  CHECK_OK(hg_gemm_generate(&p, &cas, HG_BACKEND_PTX, &k));
   CHECK(!abs7 && strstr(k.k.ptx.data, "abs.f32") != NULL); /* |x| only in the erfc form */
+  CHECK(strstr(k.k.name, "_gelu_as") != NULL);
   hg_gemm_kernel_free(&k);
   if (keyed) {
-    CHECK(hg_gemm_spec_key(&p, &c, false, false, HG_BACKEND_PTX, &kas));
+    CHECK(hg_gemm_spec_key(&p, &cas, false, false, HG_BACKEND_PTX, &kas));
     CHECK(strcmp(k7.text, kas.text) != 0);
   }
-  setenv("HOPGEN_GELU", "poly5", 1);
-  CHECK_EQ(hg_gelu_alg(), HG_GELU_POLY5);
-  unsetenv("HOPGEN_GELU");
+  /* poly5 names its kernel too */
+  CHECK_OK(hg_gemm_generate(&p, &c5, HG_BACKEND_PTX, &k));
+  CHECK(strstr(k.k.name, "_gelu_poly5") != NULL);
+  hg_gemm_kernel_free(&k);
+  /* a formula without the erf GELU is refused, naming the activation */
+  hg_gemm_problem_t t = p;
+  t.act = HG_ACT_GELU_TANH;
+  CHECK_ERR(hg_gemm_config_check(&t, &cas), HG_ERR_INVALID, "activation is gelu_tanh");
+  c7 = c;
+  c7.gelu = 3;
+  CHECK_ERR(hg_gemm_config_check(&p, &c7), HG_ERR_INVALID, "formula 3 is not known");
 }
 
 static void test_tuner_space(void) {
@@ -1279,7 +1359,8 @@ static void test_fp8_stagger(void) {
   CHECK(strstr(text, ",ps") != NULL);
   CHECK_ERR(hg_gemm_config_parse("128x128x128,ps,ps", &c), HG_ERR_PARSE,
             "gives the promotion overlap twice");
-  CHECK_ERR(hg_gemm_config_parse("128x128x128,px", &c), HG_ERR_PARSE, "ps|pd or a mainloop");
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,px", &c), HG_ERR_PARSE,
+            "ps|pd, gp7|gas|gp5, ds or a mainloop");
   CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4", &c));
   hg_gemm_config_print(&c, text, sizeof text);
   CHECK(strstr(text, "ps") == NULL);
@@ -1712,35 +1793,39 @@ static void test_mma_turns(void) {
   }
 }
 
-/* The heuristic's block scales: staged (bs) by default, no MMA turns; HOPGEN_FP8_BLOCK=none
- * keeps the global loads, "bs,pt" gives a 128-row tile staged scales and turns, still within
+/* The heuristic's block scales: staged (bs) by default, no MMA turns; the rule nobs
+ * keeps the global loads, pt gives a 128-row tile staged scales and turns, still within
  * shared memory (the epilogue narrowed or a stage less); a 64-row tile only the staged scales
  * (one consumer: no turns); per-tensor problems nothing. */
 static void test_block_scale_rule(void) {
   static const int64_t shapes[][3] = {{4096, 7168, 16384}, {4096, 2112, 7168}, {64, 7168, 2048}};
   hg_gemm_config_t c;
   for (size_t i = 0; i < 3; i++)
-    for (int env = 0; env < 3; env++) { /* unset (the default), "none", "bs,pt" */
-      if (env == 2)
-        setenv("HOPGEN_FP8_BLOCK", "bs,pt", 1);
-      else if (env == 1)
-        setenv("HOPGEN_FP8_BLOCK", "none", 1);
-      else
-        unsetenv("HOPGEN_FP8_BLOCK");
+    for (int rule = 0; rule < 4; rule++) { /* the default, "nobs", "pt", "nobs,pt" */
+      static const char *const texts[] = {"default", "nobs", "pt", "nobs,pt"};
+      hg_gemm_rules_t r;
+      CHECK_OK(hg_gemm_rules_parse(texts[rule], &r));
+      const bool global = rule & 1, turns = rule & 2;
       hg_gemm_problem_t q = problem(shapes[i][0], shapes[i][1], shapes[i][2], HG_E4M3);
       q.scale = HG_SCALE_BLOCK;
-      CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
-      CHECK_EQ(c.block_scales, env != 1 ? HG_BLOCK_SCALES_SMEM : HG_BLOCK_SCALES_GLOBAL);
+      CHECK_OK(hg_gemm_heuristic_rules(&q, 132, &r, &c));
+      CHECK_EQ(c.block_scales, !global ? HG_BLOCK_SCALES_SMEM : HG_BLOCK_SCALES_GLOBAL);
       const bool two = c.tile_m >= 128 && c.schedule != HG_SCHED_PINGPONG;
-      CHECK_EQ(c.promote_overlap, env == 2 && two ? HG_PROMOTE_TURNS : 0);
+      CHECK_EQ(c.promote_overlap, turns && two ? HG_PROMOTE_TURNS : 0);
       CHECK_OK(hg_gemm_problem_normalize(&q));
       CHECK_OK(hg_gemm_config_check(&q, &c));
-      if (env != 1) check_generates(&q, &c);
+      if (!global) check_generates(&q, &c);
       hg_gemm_problem_t t = problem(shapes[i][0], shapes[i][1], shapes[i][2], HG_E4M3);
-      CHECK_OK(hg_gemm_heuristic(&t, 132, &c));
+      CHECK_OK(hg_gemm_heuristic_rules(&t, 132, &r, &c));
       CHECK_EQ(c.block_scales, 0);
       CHECK_EQ(c.promote_overlap, 0);
     }
+  /* the variable the rules replaced changes nothing */
+  setenv("HOPGEN_FP8_BLOCK", "none", 1);
+  hg_gemm_problem_t q = problem(4096, 7168, 16384, HG_E4M3);
+  q.scale = HG_SCALE_BLOCK;
+  CHECK_OK(hg_gemm_heuristic(&q, 132, &c));
+  CHECK_EQ(c.block_scales, HG_BLOCK_SCALES_SMEM);
   unsetenv("HOPGEN_FP8_BLOCK");
 }
 
