@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +102,39 @@ epi_table() {
     { split($2, w, " "); if ($2 ~ / none$/) base[w[1]] = $4
       pct = (w[1] in base && base[w[1]] > 0 && $4 + 0 > 0) ? sprintf("%+.1f", 100 * ($4 / base[w[1]] - 1)) : "-"
       printf "%-34s %-32s %9s %8s %-34s %6s %-8s %s\n", $2, $3, $4, pct, $5, $6, $7, $8 }' >> "$summary"
+}
+# The variants that were environment variables, by their options (docs/gemm-config.md): the
+# configuration's --gelu as|poly5 / ,gas (the erf GELU's formula) and --direct-stores (,ds),
+# the heuristic's --heuristic sk|pp|pp128|nobs|pt; each --check'ed (a few --bench'ed beside
+# the default), then bench gemm --heuristic; one OPT| line per run, a table in the summary.
+options_check() {
+  local fails=0 out rc
+  o() { # o ARGS...: one run, one OPT| line
+    out=$("$H" gemm "$@" 2>&1); rc=$?
+    [ $rc = 0 ] || fails=$((fails+1))
+    echo "OPT|$(echo "$*" | sed 's/ --check//; s/ --bench//; s/ --iters [0-9]*//')|$(echo "$out" | grep -o 'config [^ ]*' | head -1 | cut -c8- | sed 's/,$//')|$(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1 | cut -c12-)|$(echo "$out" | sed -n 's/.*bench    hopgen \([0-9.]*\) ms.*/\1/p' | head -1)|$([ $rc = 0 ] && echo ok || echo "FAIL(rc=$rc)")"
+    [ $rc = 0 ] || echo "$out" | tail -5
+  }
+  for g in poly7 as poly5; do o 4096 4096 4096 --epilogue bias,gelu --gelu $g --check --bench --iters 20; done
+  o 1000 1000 1000 --epilogue gelu --d f32 --config 128x64x64,c1x1,s8,gas --check
+  o 777 1001 513 --epilogue bias,gelu --aux --d f32 --beta 0.5 --config 128x64x64,c1x1,s8,gp5 --check
+  o 4095 4097 127 --amax --check --bench --iters 20
+  o 4095 4097 127 --amax --direct-stores --check --bench --iters 20
+  o 1000 4097 7 --batch 3 --beta 0.5 --epilogue bias,gelu --aux --direct-stores --check
+  o 2500 3500 1000 --check --bench --iters 20
+  o 2500 3500 1000 --heuristic sk --check --bench --iters 20
+  o 4096 4096 1024 --epilogue bias,gelu --heuristic pp --check
+  o 1000 3000 1000 --epilogue bias,silu --aux --aux-type f32 --heuristic pp128 --check
+  for r in default nobs pt nobs,pt; do o 4096 7168 2048 --type e4m3 --scale block --heuristic $r --check --bench --iters 20; done
+  "$H" bench gemm --set fp8block --types e4m3 --shapes 2 --iters 10 --heuristic nobs || fails=$((fails+1))
+  echo "options checks: $fails failed"
+  return $fails
+}
+options_table() {
+  grep -h '^OPT|' "$1" | awk -F'|' '
+    BEGIN { printf "%-78s %-44s %9s %9s %s\n", "run", "config", "rel.err", "ms", "check" }
+    { printf "%-78s %-44s %9s %9s %s\n", substr($2, 1, 78), $3, $4, ($5 == "" ? "-" : $5), $6 }' >> "$summary"
+  grep -hE '^(fp8block e4m3: geometric|options checks)' "$1" >> "$summary"
 }
 ea_bench() { STEP_TIMEOUT=600 step ea-bench scripts/gemm-epilogue.sh "$H" ea-bench; epi_table "$LOG/ea-bench.log"; }
 ep2_bench() { STEP_TIMEOUT=600 step ep2-bench scripts/gemm-epilogue.sh "$H" ep2-bench; epi_table "$LOG/ep2-bench.log"; }
@@ -267,6 +300,7 @@ case "$mode" in
   ep2) ep2_check; ep2_bench ;;
   ep2-check) ep2_check ;;
   ep2-bench) ep2_bench ;;
+  options) STEP_TIMEOUT=500 step options options_check; options_table "$LOG/options.log" ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;
