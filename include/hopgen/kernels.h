@@ -569,11 +569,13 @@ typedef struct hg_gemm_config {
  * scale_a, scale_b, scale_lda, scale_ldb (I64), applied in f32 as kernels.h defines them. */
 hg_status_t hg_gen_gemm_reference(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
 /* The elementwise tail of p's epilogue as its own kernel, for timing the unfused sequence:
- * D(i, j) = act(D(i, j) + bias) in place (p's bias and activation; scales and residual are
- * not part of it), 16 bytes a thread where D's rows allow. Grid (m, ceil(n / (256 x
+ * D(i, j) = act(D(i, j) + bias) in place (p's bias and activation, an erf GELU by formula
+ * gelu, as the fused kernel's configuration has it; scales and residual are not part of it),
+ * 16 bytes a thread where D's rows allow. Grid (m, ceil(n / (256 x
  * hg_gen_bias_act_chunk(p))), batch), 256 threads; parameters d, bias, m, n, batch, ldd,
  * batch_stride_d (I64). */
-hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k);
+hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_gelu_alg_t gelu, hg_backend_t be,
+                            hg_kernel_t *k);
 int hg_gen_bias_act_chunk(const hg_gemm_problem_t *p);
 
 /* Text form "128x256x64,c2x1,s4,coop,m8,e64,k4,ps,tma-wgmma": tile, cluster, stages, schedule

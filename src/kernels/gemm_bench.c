@@ -773,7 +773,9 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
   plain.bias = HG_BIAS_NONE;
   plain.act = HG_ACT_NONE;
   hg_kernel_t k;
-  HG_TRY(hg_gen_bias_act(p, HG_BACKEND_PTX, &k));
+  /* the fused kernel's GELU formula (its configuration's; the heuristic's is the default) */
+  const hg_gelu_alg_t gelu = o->config ? (hg_gelu_alg_t)o->config->gelu : HG_GELU_POLY7;
+  HG_TRY(hg_gen_bias_act(p, gelu, HG_BACKEND_PTX, &k));
   unfused_ctx_t u = {.rt = rt, .b = b, .p = p};
   hg_module_t *mod = NULL;
   hg_status_t s = hg_kernels_load(rt, &k, &mod, &u.fn, NULL);

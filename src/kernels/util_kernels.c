@@ -311,8 +311,12 @@ int hg_gen_bias_act_chunk(const hg_gemm_problem_t *p) {
   return p->n % v == 0 && p->ldd % v == 0 && p->batch_stride_d % v == 0 ? v : 1;
 }
 
-hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kernel_t *k) {
+hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_gelu_alg_t gelu, hg_backend_t be,
+                            hg_kernel_t *k) {
   const hg_dtype_t t = p->d_type;
+  if ((int)gelu < 0 || gelu >= HG_GELU_ALG_COUNT)
+    return hg_error(HG_ERR_INVALID, "erf GELU formula %d is not known (poly7 0, as 1, poly5 2)",
+                    (int)gelu);
   const int e = hg_dtype_bytes(t);
   if (t != HG_BF16 && t != HG_F16 && t != HG_F32)
     return hg_error(HG_ERR_UNSUPPORTED,
@@ -322,12 +326,14 @@ hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kern
       p->bias_type != HG_F32)
     return hg_error(HG_ERR_UNSUPPORTED, "a bias of %s", hg_dtype_name(p->bias_type));
   const int vec = hg_gen_bias_act_chunk(p);
-  char name[64];
-  snprintf(name, sizeof name, "hg_bias_act_%s_%s%s_v%d", hg_dtype_name(t),
+  char name[80];
+  /* the formula names the kernel only where it is not the default */
+  const bool named = p->act == HG_ACT_GELU && gelu != HG_GELU_POLY7;
+  snprintf(name, sizeof name, "hg_bias_act_%s_%s%s%s%s_v%d", hg_dtype_name(t),
            p->bias == HG_BIAS_N   ? "n"
            : p->bias == HG_BIAS_M ? "m"
                                   : "",
-           hg_gemm_act_name(p->act), vec);
+           hg_gemm_act_name(p->act), named ? "_" : "", named ? hg_gelu_alg_name(gelu) : "", vec);
   hg_builder_t *b;
   HG_TRY(begin(name, 256, k, &b));
   /* D(i, j, z) = act(D(i, j, z) + bias[j or i]) in place; rows of n elements at ldd */
@@ -369,8 +375,7 @@ hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_backend_t be, hg_kern
                    load_as_f32(b, p->bias_type,
                                hg_b_mad(b, at, hg_b_i64(b, hg_dtype_bytes(p->bias_type)), bias)));
     }
-    if (p->act != HG_ACT_NONE)
-      x[j] = hg_act_emit(b, p->act, HG_GELU_POLY7, p->act_lo, p->act_hi, x[j]);
+    if (p->act != HG_ACT_NONE) x[j] = hg_act_emit(b, p->act, gelu, p->act_lo, p->act_hi, x[j]);
   }
   if (vec == 1) {
     if (t == HG_F32) {

@@ -279,22 +279,35 @@ static void test_bias_act(void) {
       for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
         const hg_gemm_problem_t p =
             bias_problem((a % 2) ? 1000 : 1001, types[t], acts[a], bias, types[(t + bias) % 3]);
-        CHECK_OK(hg_gen_bias_act(&p, HG_BACKEND_PTX, &k));
+        CHECK_OK(hg_gen_bias_act(&p, HG_GELU_POLY7, HG_BACKEND_PTX, &k));
         CHECK(strstr(k.name, (a % 2) ? (t == 2 ? "_v4" : "_v8") : "_v1") != NULL);
         if (k.ptx.data && (n++ % 4 == 0 || a == 2)) check_ptxas(&k);
         if (k.ptx.data && a == 2) CHECK(strstr(k.ptx.data, "ex2.approx") != NULL);
         hg_kernel_free(&k);
       }
   hg_gemm_problem_t p = bias_problem(64, HG_BF16, HG_ACT_SILU, HG_BIAS_N, HG_BF16);
-  CHECK_OK(hg_gen_bias_act(&p, HG_BACKEND_MLIR, &k));
+  CHECK_OK(hg_gen_bias_act(&p, HG_GELU_POLY7, HG_BACKEND_MLIR, &k));
   if (k.ptx.data) check_ptxas(&k);
   CHECK(strstr(k.name, "_v8") != NULL);
   hg_kernel_free(&k);
+  /* the erf GELU's formula follows the fused kernel's configuration (--gelu as): the erfc
+   * form has |x|, poly7 none; only a non-default formula names the kernel */
+  hg_gemm_problem_t g = bias_problem(1000, HG_BF16, HG_ACT_GELU, HG_BIAS_N, HG_BF16);
+  CHECK_OK(hg_gen_bias_act(&g, HG_GELU_POLY7, HG_BACKEND_PTX, &k));
+  CHECK(strstr(k.ptx.data, "abs.f32") == NULL && strstr(k.name, "gelu_v") != NULL);
+  hg_kernel_free(&k);
+  CHECK_OK(hg_gen_bias_act(&g, HG_GELU_AS, HG_BACKEND_PTX, &k));
+  CHECK(strstr(k.ptx.data, "abs.f32") != NULL && strstr(k.name, "gelu_as_v") != NULL);
+  check_ptxas(&k);
+  hg_kernel_free(&k);
+  CHECK_ERR(hg_gen_bias_act(&g, (hg_gelu_alg_t)3, HG_BACKEND_PTX, &k), HG_ERR_INVALID,
+            "formula 3 is not known");
   p.bias_type = HG_E4M3;
-  CHECK_ERR(hg_gen_bias_act(&p, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "a bias of e4m3");
+  CHECK_ERR(hg_gen_bias_act(&p, HG_GELU_POLY7, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED,
+            "a bias of e4m3");
   p.bias_type = HG_BF16;
   p.d_type = HG_E4M3;
-  CHECK_ERR(hg_gen_bias_act(&p, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "not e4m3");
+  CHECK_ERR(hg_gen_bias_act(&p, HG_GELU_POLY7, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "not e4m3");
 }
 
 int main(void) {
