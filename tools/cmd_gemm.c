@@ -51,8 +51,8 @@ static const char gemm_usage[] =
     "                      named mainloop reads them in place with cp.async)\n"
     "  --compare-repack    with --bench: also time the other path (in place or repacked)\n"
     "  --stream-k          stream-K (,sk) on the configuration; --split-k S: split-K (,kS)\n"
-    "  --gelu FORM         the erf GELU's formula on the configuration: poly7 (default, ,gp7),\n"
-    "                      as (,gas: Abramowitz-Stegun) or poly5 (,gp5: fewer FMAs, 1.6e-6 |x|)\n"
+    "  --gelu FORM         the erf GELU's formula on the configuration: poly7 (,gp7), as (,gas),\n"
+    "                      poly5 (,gp5) or poly5t (,gt5: by tanh.approx; default unless D is f32)\n"
     "  --direct-stores     D and aux stored element by element (,ds) where they would be staged\n"
     "                      or stored by TMA (D by TMA stays): an A/B variant\n"
     "  --heuristic RULES   the heuristic's A/B rules, off by default (not with --config):\n"
@@ -303,7 +303,7 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
   case G_GELU:
     for (int i = 0; i < HG_GELU_ALG_COUNT; i++)
       if (!strcmp(v, hg_gelu_alg_name((hg_gelu_alg_t)i))) return (g->gelu = i), true;
-    return hg_cli_bad(a, "--gelu '%s': the erf GELU's formulas are poly7, as and poly5", v);
+    return hg_cli_bad(a, "--gelu '%s': the erf GELU's formulas are poly7, as, poly5 and poly5t", v);
   case G_DIRECT_STORES:
     return g->direct_stores = true;
   case G_HEURISTIC:

@@ -777,14 +777,18 @@ typedef enum hg_act {
 /* The erf GELU's formula (HG_ACT_GELU), a GEMM configuration's choice (hg_gemm_config_t.gelu,
  * text ",gas"/",gp5"): poly7 (the default: x / (1 + 2^p(x)) with an odd degree-13 polynomial
  * p, 12 instructions a value, |error| <= 2.0e-7 |x|), as (Abramowitz-Stegun 7.1.26 through
- * erfc, 15 instructions, 1e-7 |x|), poly5 (degree 9, 10 instructions, 1.6e-6 |x|). */
+ * erfc, 15 instructions, 1e-7 |x|), poly5 (degree 9, 10 instructions, 1.6e-6 |x|), poly5t (",gt5":
+ * poly5's function as x/2 (1 + tanh(x q(x^2))), one MUFU operation instead of two, to
+ * tanh.approx.f32's accuracy: about 3e-4 |x|, under half an ulp of 16- and 8-bit D, which is
+ * where the heuristic picks it). */
 typedef enum hg_gelu_alg {
   HG_GELU_POLY7 = 0,
   HG_GELU_AS,
   HG_GELU_POLY5,
+  HG_GELU_TANH5,
   HG_GELU_ALG_COUNT
 } hg_gelu_alg_t;
-const char *hg_gelu_alg_name(hg_gelu_alg_t a); /* "poly7", "as", "poly5"; "?" */
+const char *hg_gelu_alg_name(hg_gelu_alg_t a); /* "poly7", "as", "poly5", "poly5t"; "?" */
 /* The formula's value in host f32 arithmetic (ex2 and rcp exact): what tests bound. */
 float hg_gelu_model(hg_gelu_alg_t a, float x);
 /* act(x) for one F32 value (clamp's bounds lo, hi; an erf GELU by formula gelu): the

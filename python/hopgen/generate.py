@@ -226,7 +226,7 @@ def mainloop_code(name, what: str = "mainloop") -> int:
 _PROMOTE_STAGGER, _PROMOTE_DOUBLE, _PROMOTE_TURNS = 1, 2, 4
 _BLOCK_SCALES_GLOBAL, _BLOCK_SCALES_SMEM = 0, 1
 # hg_gelu_alg_t's values (builders.h), by hg_gelu_alg_name
-GELU_FORMULAS = ("poly7", "as", "poly5")
+GELU_FORMULAS = ("poly7", "as", "poly5", "poly5t")
 
 
 @dataclass(frozen=True)

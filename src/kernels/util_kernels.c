@@ -315,7 +315,8 @@ hg_status_t hg_gen_bias_act(const hg_gemm_problem_t *p, hg_gelu_alg_t gelu, hg_b
                             hg_kernel_t *k) {
   const hg_dtype_t t = p->d_type;
   if ((int)gelu < 0 || gelu >= HG_GELU_ALG_COUNT)
-    return hg_error(HG_ERR_INVALID, "erf GELU formula %d is not known (poly7 0, as 1, poly5 2)",
+    return hg_error(HG_ERR_INVALID,
+                    "erf GELU formula %d is not known (poly7 0, as 1, poly5 2, poly5t 3)",
                     (int)gelu);
   const int e = hg_dtype_bytes(t);
   if (t != HG_BF16 && t != HG_F16 && t != HG_F32)

@@ -46,7 +46,7 @@ HOPGEN_EPI_SCHEDULE=pingpong ok ",coop," gemm 4096 4096 1024 --epilogue bias,gel
 HOPGEN_GELU=as no_frag "_gelu_as" gemm 1000 1000 1000 --epilogue bias,gelu
 HOPGEN_EPI_STORE=direct ok "staged-store" gemm 4095 4097 127
 
-bad 2 "--gelu 'tanh': the erf GELU's formulas are poly7, as and poly5" gemm 256 256 256 --gelu tanh
+bad 2 "--gelu 'tanh': the erf GELU's formulas are poly7, as, poly5 and poly5t" gemm 256 256 256 --gelu tanh
 bad 1 "this GEMM's activation is gelu_tanh" gemm 256 256 256 --epilogue gelu_tanh --gelu as
 bad 2 "gives the GELU formula twice" gemm 256 256 256 --epilogue gelu --config 128x128x64,gas,gp5
 bad 2 "unknown rule 'auto'" gemm 256 256 256 --heuristic auto

@@ -248,7 +248,7 @@ bad 2 "--bias-type applies with a bias" gemm 64 64 64 --bias-type f16
 bad 1 "a bias vector of e4m3" gemm 64 64 64 --epilogue bias --bias-type e4m3
 # Issue 12's output conversions: fp8 D, C's type, aux, amax, the output scale.
 ok "_cbf16_amax" gemm 256 256 128 --d-type e4m3 --amax
-ok "_biasnbf16_gelu_cf32_auxf16_amax" gemm 256 256 128 --d-type e5m2 --epilogue bias,gelu \
+ok "_biasnbf16_gelu_poly5t_cf32_auxf16_amax" gemm 256 256 128 --d-type e5m2 --epilogue bias,gelu \
   --c-type f32 --aux --aux-type f16 --amax --beta 0.5
 ok "_relu_cf16_auxf32" gemm 256 256 128 --d f32 --c-type f16 --epilogue relu --aux
 bad 2 "--aux stores the values before the activation, and --epilogue has none" gemm 64 64 64 --aux

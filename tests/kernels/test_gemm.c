@@ -1117,7 +1117,7 @@ static void test_pingpong_chains(void) {
  * within the documented error of x Phi(x) (relative to |x|), saturating cleanly far out; the
  * kernel's PTX and name follow the configuration, and the kernel cache's key with it. */
 static void test_gelu_formulas(void) {
-  static const double bound[HG_GELU_ALG_COUNT] = {4e-7, 4e-7, 2.5e-6};
+  static const double bound[HG_GELU_ALG_COUNT] = {4e-7, 4e-7, 2.5e-6, 2.5e-6};
   for (int a = 0; a < HG_GELU_ALG_COUNT; a++) {
     double worst = 0;
     for (int i = -240000; i <= 240000; i++) {
@@ -1184,8 +1184,31 @@ static void test_gelu_formulas(void) {
   t.act = HG_ACT_GELU_TANH;
   CHECK_ERR(hg_gemm_config_check(&t, &cas), HG_ERR_INVALID, "activation is gelu_tanh");
   c7 = c;
-  c7.gelu = 3;
-  CHECK_ERR(hg_gemm_config_check(&p, &c7), HG_ERR_INVALID, "formula 3 is not known");
+  c7.gelu = 4;
+  CHECK_ERR(hg_gemm_config_check(&p, &c7), HG_ERR_INVALID, "formula 4 is not known");
+  /* poly5t (gt5): one tanh.approx a value instead of ex2 + rcp; the heuristic's choice for
+   * 16- and 8-bit D, not for f32 D (whose ulp would show tanh.approx's error) */
+  hg_gemm_config_t ct;
+  CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4,gt5", &ct));
+  CHECK_EQ(ct.gelu, HG_GELU_TANH5);
+  hg_gemm_config_print(&ct, text, sizeof text);
+  CHECK(!strcmp(text, "128x256x64,c2x1,s4,coop,m8,e0,gt5"));
+  CHECK_OK(hg_gemm_generate(&p, &ct, HG_BACKEND_PTX, &k));
+  CHECK(strstr(k.k.name, "_gelu_poly5t") != NULL);
+  CHECK(strstr(k.k.ptx.data, "tanh.approx.f32") != NULL && strstr(k.k.ptx.data, "ex2.") == NULL);
+  hg_gemm_kernel_free(&k);
+  hg_gemm_config_t h;
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &h));
+  CHECK_EQ(h.gelu, HG_GELU_TANH5);
+  t = p;
+  t.d_type = HG_F32;
+  CHECK_OK(hg_gemm_problem_normalize(&t));
+  CHECK_OK(hg_gemm_heuristic(&t, 132, &h));
+  CHECK_EQ(h.gelu, HG_GELU_POLY7);
+  t = p;
+  t.act = HG_ACT_SILU;
+  CHECK_OK(hg_gemm_heuristic(&t, 132, &h));
+  CHECK_EQ(h.gelu, HG_GELU_POLY7);
 }
 
 static void test_tuner_space(void) {

@@ -300,8 +300,8 @@ static void test_bias_act(void) {
   CHECK(strstr(k.ptx.data, "abs.f32") != NULL && strstr(k.name, "gelu_as_v") != NULL);
   check_ptxas(&k);
   hg_kernel_free(&k);
-  CHECK_ERR(hg_gen_bias_act(&g, (hg_gelu_alg_t)3, HG_BACKEND_PTX, &k), HG_ERR_INVALID,
-            "formula 3 is not known");
+  CHECK_ERR(hg_gen_bias_act(&g, (hg_gelu_alg_t)4, HG_BACKEND_PTX, &k), HG_ERR_INVALID,
+            "formula 4 is not known");
   p.bias_type = HG_E4M3;
   CHECK_ERR(hg_gen_bias_act(&p, HG_GELU_POLY7, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED,
             "a bias of e4m3");
