@@ -99,7 +99,8 @@ def test_gemm_kernel_and_config():
     assert c.promote_double and c.staged_scales and not c.promote_turns
     # the erf GELU's formula and direct stores: configuration fields, not the environment
     for text, want in (("gas", ("as", False)), ("gp5", ("poly5", False)),
-                       ("ds", ("poly7", True)), ("gp5,ds", ("poly5", True))):
+                       ("gt5", ("poly5t", False)), ("ds", ("poly7", True)),
+                       ("gp5,ds", ("poly5", True))):
         c = hopgen.GemmConfig.parse("128x256x64,c2x1,s4,coop,m8,e0," + text)
         assert (c.gelu, c.direct_stores) == want, text
         assert str(c) == "128x256x64,c2x1,s4,coop,m8,e0," + text
