@@ -571,14 +571,18 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
   if (g->mainloop == HG_MAINLOOP_AUTO && !g->stream_k && !g->splits && g->gelu < 0 &&
       !g->direct_stores && !g->have_rules)
     return hg_ok();
+  /* the mainloop the configuration is chosen for: an export's AUTO is tma-wgmma (operands
+   * read in place, no repack: hg_export_gemm), so its choice must be that mainloop's */
+  const hg_gemm_mainloop_t ml =
+      g->export_mode && g->mainloop == HG_MAINLOOP_AUTO ? HG_MAINLOOP_TMA_WGMMA : g->mainloop;
   if (!g->run.have_cfg && g->have_rules) {
     /* what hg_gemm_build would take, under the rules */
-    HG_TRY(hg_gemm_config_choose(&g->p, g->mainloop, dev, &g->rules, &g->run.cfg));
+    HG_TRY(hg_gemm_config_choose(&g->p, ml, dev, &g->rules, &g->run.cfg));
     g->run.have_cfg = true;
     if (g->mainloop == HG_MAINLOOP_AUTO) g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
   } else if (!g->run.have_cfg) {
     hg_gemm_kernel_t k;
-    HG_TRY(hg_gemm_build(&g->p, NULL, g->mainloop, dev, HG_BACKEND_PTX, &k));
+    HG_TRY(hg_gemm_build(&g->p, NULL, ml, dev, HG_BACKEND_PTX, &k));
     g->run.cfg = k.config;
     g->run.have_cfg = true;
     /* the configuration names the mainloop it resolved to; left AUTO, operands TMA cannot

@@ -30,6 +30,9 @@ ok "staged-store" gemm 4095 4097 127
 ok "direct-store" gemm 4095 4097 127 --direct-stores
 ok ",ds," gemm 4095 4097 127 --direct-stores
 ok "aux direct" gemm 4096 4096 512 --epilogue bias,gelu --aux --config 128x256x64,c2x1,s4,ds
+# an export takes them too, its configuration chosen for tma-wgmma in place as without them
+ok "_ds, configuration 128x128x64,c1x1,s3,coop,m8,e0,ds," export gemm 4095 4097 127 --direct-stores --out "$tmp"
+ok "_gelu_as, configuration" export gemm 1000 1000 1000 --epilogue bias,gelu --gelu as --out "$tmp"
 # the heuristic's rules
 no_frag ",sk," gemm 2500 3500 1000
 ok ",sk," gemm 2500 3500 1000 --heuristic sk
