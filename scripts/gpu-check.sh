@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -204,6 +204,13 @@ case "$mode" in
     step gemm-decode-set "$H" bench gemm --set decode --types bf16,e4m3 --iters 10 --json "$OUT/gemm-decode.json"
     grep -hE '^FAIL|checks:|sanitizer:' "$LOG/gemm-splitk-check.log" "$LOG/gemm-splitk-sanitize.log" | cut -c1-220
     grep -hiE 'geomean|geometric|host' "$LOG/gemm-splitk-set.log" "$LOG/gemm-decode-set.log" | cut -c1-200 ;;
+  # wgmma RS (tma-ldmatrix-wgmma-rs): the checks on every tile width and schedule (cooperative
+  # tiles wider than 128 gave wrong products before the A fragments waited for their wgmma),
+  # then RS against SS on the same tiles beside cuBLASLt; the table last
+  rs) STEP_TIMEOUT=400 step gemm-rs-check scripts/gemm-rs.sh "$H" check
+    STEP_TIMEOUT=300 step gemm-rs-bench scripts/gemm-rs.sh "$H" bench
+    grep -hE '^FAIL|RS checks' "$LOG/gemm-rs-check.log" | cut -c1-200 >> "$summary"
+    grep -hE ' :: ' "$LOG/gemm-rs-bench.log" | cut -c1-160 >> "$summary" ;;
   splitk) step gemm-splitk-check scripts/gemm-splitk.sh "$H" check
     step gemm-splitk-bench scripts/gemm-splitk.sh "$H" bench ;;
   grouped) step gemm-grouped-check scripts/gemm-grouped.sh "$H" check

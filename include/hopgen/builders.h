@@ -382,11 +382,15 @@ hg_status_t hg_mma_builder_make(hg_mma_kind_t kind, const hg_tiled_mma_spec_t *s
 /* Issue one k-block of MMAs (every K atom of the tile) into acc (acc_count F32 variables):
  * slot wm (I32, the consumer's M slot among wg_m), stages a_stage/b_stage (I32 addresses),
  * accumulate (PRED: false overwrites, for the first k-block). The wgmma kinds fence and
- * commit one group; the caller waits (hg_mma_builder_wait). */
+ * commit hg_mma_builder_groups groups (RS: one per K atom, each waiting for the previous
+ * k-block's group that read the same A registers); the caller waits (hg_mma_builder_wait). */
 void hg_mma_builder_kblock(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
                            hg_val_t wm, hg_val_t a_stage, hg_val_t b_stage, hg_val_t accumulate,
                            const hg_roles_t *r);
-/* Wait until at most n groups of MMAs are pending (wgmma.wait_group; nothing for mma.sync). */
+/* wgmma groups one k-block commits (0 for mma.sync). */
+int hg_mma_builder_groups(const hg_mma_builder_t *m);
+/* Wait until at most n k-blocks of MMAs are pending (wgmma.wait_group of n groups per k-block;
+ * nothing for mma.sync). */
 void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n);
 
 /* The consumer main loop of one tile: per k-block wait for the stage, MMA, release the stage

@@ -8,8 +8,12 @@
  *   wgmma SS  one wgmma per (block, K atom), A and B through descriptors advanced by the
  *             planner's per-atom and per-k-block offsets (CuTe's descriptor iterator);
  *   wgmma RS  A's 16-row slice of each warp read with ldmatrix.x4 into the A fragment, B
- *             through its descriptor; one wgmma.fence after the ldmatrix (PTX ISA: registers
- *             written by other instructions must be fenced before wgmma reads them);
+ *             through its descriptor; a wgmma.fence after the ldmatrix (PTX ISA: registers
+ *             written by other instructions must be fenced before wgmma reads them). A
+ *             wgmma reads its A registers asynchronously, until a wait_group covers it
+ *             (PTX ISA "wgmma.mma_async": touching them earlier is undefined), so each K
+ *             atom is its own group, and the ldmatrix into K atom kk's registers first
+ *             waits for the previous k-block's group kk (see kblock_wgmma);
  *   mma.sync  each warp computes its 16 rows of each 64-row block as m16n8k16 MMAs: A as
  *             for RS, B's n8 blocks two at a time with ldmatrix.x4. The C fragment of an n8
  *             block (rows lane/4, lane/4 + 8, columns 2*(lane%4) + {0,1}) is exactly values
@@ -130,19 +134,22 @@ static hg_val_t slot_a_offset(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_
   return off;
 }
 
-/* A fragments of this warp's 16 rows of every M atom and K atom of the k-block:
- * a[(kk * atoms_m + im) * 4 + i]. */
+/* A fragments of this warp's 16 rows of every M atom of K atom kk: a[im * 4 + i]. */
 static void load_a_frags(hg_builder_t *b, const hg_tiled_mma_t *tm, hg_val_t a_stage, hg_val_t wm,
-                         const hg_roles_t *r, hg_val_t *a) {
+                         int kk, const hg_roles_t *r, hg_val_t *a) {
   const bool mn_major = tm->a_op.major == HG_MAJOR_MN;
   hg_val_t row0 =
       hg_b_bin(b, HG_ADD, slot_row0(b, tm, wm), hg_b_bin(b, HG_SHL, r->warp_in_wg, i32(b, 4)));
-  for (int kk = 0; kk < tm->atoms_k; kk++)
-    for (int im = 0; im < tm->atoms_m; im++) {
-      hg_val_t mn0 = im ? hg_b_bin(b, HG_ADD, row0, i32(b, 64 * im)) : row0;
-      hg_ldmatrix_a16x16(b, &tm->a_op.layout, mn_major, a_stage, mn0, i32(b, 16 * kk), r->lane,
-                         a + (kk * tm->atoms_m + im) * 4);
-    }
+  for (int im = 0; im < tm->atoms_m; im++) {
+    hg_val_t mn0 = im ? hg_b_bin(b, HG_ADD, row0, i32(b, 64 * im)) : row0;
+    hg_ldmatrix_a16x16(b, &tm->a_op.layout, mn_major, a_stage, mn0, i32(b, 16 * kk), r->lane,
+                       a + im * 4);
+  }
+}
+
+/* wgmma.wait_group takes 0..7 (PTX ISA); waiting for more groups than needed is safe. */
+static int pending_max(int n) {
+  return n < 7 ? n : 7;
 }
 
 static void kblock_wgmma(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
@@ -159,7 +166,6 @@ static void kblock_wgmma(hg_builder_t *b, const hg_mma_builder_t *m, const hg_va
                                   tm->atoms_k, tm->atoms_m));
       return;
     }
-    load_a_frags(b, tm, a_stage, wm, r, afr);
   } else {
     da = stage_desc(b, &tm->a_op, a_stage);
     da = hg_b_bin(b, HG_ADD, da,
@@ -167,8 +173,18 @@ static void kblock_wgmma(hg_builder_t *b, const hg_mma_builder_t *m, const hg_va
   }
   hg_val_t db = stage_desc(b, &tm->b_op, b_stage);
   hg_val_t true_ = hg_b_pred(b, true);
-  hg_b_wgmma_fence(b);
-  for (int kk = 0; kk < tm->atoms_k; kk++)
+  if (!rs) hg_b_wgmma_fence(b);
+  for (int kk = 0; kk < tm->atoms_k; kk++) {
+    if (rs) {
+      /* K atom kk's registers are those the previous k-block's group kk reads: the groups
+       * since then are at most atoms_k - 1 (the rest of that k-block's, this one's before
+       * kk), so waiting down to atoms_k - 1 pending completes it. The printed registers are
+       * the same every k-block, and overwriting them under an MMA in flight gave wrong
+       * products (cooperative 128x192 tiles, every block of D, on H100 and H200). */
+      hg_b_wgmma_wait(b, pending_max(tm->atoms_k - 1));
+      load_a_frags(b, tm, a_stage, wm, kk, r, afr + kk * tm->atoms_m * 4);
+      hg_b_wgmma_fence(b);
+    }
     for (int in = 0; in < tm->atoms_n; in++)
       for (int im = 0; im < tm->atoms_m; im++) {
         const int first = (im + tm->atoms_m * in) * acc_regs;
@@ -182,7 +198,9 @@ static void kblock_wgmma(hg_builder_t *b, const hg_mma_builder_t *m, const hg_va
         hg_b_wgmma(b, &m->op, acc + first, rs ? afr + (kk * tm->atoms_m + im) * 4 : &ad, bd,
                    kk == 0 ? accumulate : true_);
       }
-  hg_b_wgmma_commit(b);
+    if (rs) hg_b_wgmma_commit(b);
+  }
+  if (!rs) hg_b_wgmma_commit(b);
 }
 
 static void kblock_sync(hg_builder_t *b, const hg_mma_builder_t *m, const hg_val_t *acc,
@@ -223,8 +241,12 @@ void hg_mma_builder_kblock(hg_builder_t *b, const hg_mma_builder_t *m, const hg_
     kblock_wgmma(b, m, acc, wm, a_stage, b_stage, accumulate, r);
 }
 
+int hg_mma_builder_groups(const hg_mma_builder_t *m) {
+  return !m->async ? 0 : m->kind == HG_MMA_WGMMA_RS ? m->tm.atoms_k : 1;
+}
+
 void hg_mma_builder_wait(hg_builder_t *b, const hg_mma_builder_t *m, int n) {
-  if (m->async) hg_b_wgmma_wait(b, n);
+  if (m->async) hg_b_wgmma_wait(b, pending_max(n * hg_mma_builder_groups(m)));
 }
 
 /* ---------------------------------------------------------------- the main loop */

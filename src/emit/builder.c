@@ -1829,5 +1829,5 @@ hg_status_t hg_ir_check_complete(const hg_builder_t *b) {
                     "kernel '%s' has %d threads, not a multiple of 128: wgmma and setmaxnreg "
                     "work on whole warpgroups (4 warps)",
                     b->name, b->threads);
-  return hg_ok();
+  return hg_ir_check_wgmma_registers(b);
 }

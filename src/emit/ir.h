@@ -385,6 +385,10 @@ const char *hg_ir_red_cas_ptx(hg_reduce_op_t op, hg_dtype_t t);
  * and kernel-level rules that only hold once the whole kernel is known (setmaxnreg needs
  * a register cap at entry; warpgroup instructions need whole warpgroups). */
 hg_status_t hg_ir_check_complete(const hg_builder_t *b);
+/* No op writes a register that a wgmma still in flight reads (its A fragment, its
+ * accumulators) or reads its accumulators before a wgmma.wait_group covers it: PTX ISA
+ * "wgmma.mma_async" leaves both undefined (ir_async.c; part of hg_ir_check_complete). */
+hg_status_t hg_ir_check_wgmma_registers(const hg_builder_t *b);
 
 /* Stable names for messages and debug output: "bin", "tma_load", ... and "I32", ... */
 const char *hg_ir_opcode_name(hg_ir_opcode_t code);

@@ -888,6 +888,89 @@ static void test_smem_accounting(void) {
   hg_builder_destroy(ok);
 }
 
+/* ---------------------------------------------------------------- wgmma's registers in flight */
+
+/* A k-loop of register-A wgmmas over `katoms` K atoms into 32 accumulators (m64n64 f32):
+ * each K atom's fragment from ldmatrix, then its wgmma; `per_atom` commits a group per K atom
+ * and waits down to `atom_wait` pending groups before each ldmatrix; the body ends with
+ * wait_group `body_wait` (in the branch of an if on `cond` when `branch_wait`); after the loop
+ * wait_group 0 unless `read_early`, then the accumulators are stored. */
+typedef struct {
+  int katoms;
+  bool per_atom;
+  int atom_wait, body_wait;
+  bool branch_wait, read_early;
+} hz_t;
+
+static hg_status_t hazard_kernel(const hz_t *z) {
+  hg_builder_t *b = fresh();
+  hg_b_set_threads(b, 128);
+  hg_val_t desc = hg_b_param(b, HG_T_I64, "desc");
+  hg_val_t kt_end = hg_b_param(b, HG_T_I32, "k_tiles");
+  hg_val_t out = hg_b_param(b, HG_T_I64, "out");
+  hg_val_t acc[32];
+  for (int i = 0; i < 32; i++) acc[i] = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
+  const hg_wgmma_op_t op = {.n = 64, .a = HG_BF16, .b = HG_BF16, .acc = HG_F32, .a_regs = true};
+  hg_val_t kt = hg_b_for(b, hg_b_i32(b, 0), kt_end, hg_b_i32(b, 1));
+  hg_val_t a[8][4];
+  if (!z->per_atom) {
+    for (int k = 0; k < z->katoms; k++)
+      hg_b_ldmatrix(b, 4, false, hg_b_bin(b, HG_SHL, kt, hg_b_i32(b, 4 + k)), a[k]);
+    hg_b_wgmma_fence(b);
+  }
+  for (int k = 0; k < z->katoms; k++) {
+    if (z->per_atom) {
+      hg_b_wgmma_wait(b, z->atom_wait);
+      hg_b_ldmatrix(b, 4, false, hg_b_bin(b, HG_SHL, kt, hg_b_i32(b, 4 + k)), a[k]);
+      hg_b_wgmma_fence(b);
+    }
+    hg_b_wgmma(b, &op, acc, a[k], hg_b_bin(b, HG_ADD, desc, hg_b_i64(b, k)), hg_b_pred(b, true));
+    if (z->per_atom) hg_b_wgmma_commit(b);
+  }
+  if (!z->per_atom) hg_b_wgmma_commit(b);
+  if (z->branch_wait) {
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, kt, hg_b_i32(b, 3)));
+    hg_b_wgmma_wait(b, z->body_wait);
+    hg_b_endif(b);
+  } else {
+    hg_b_wgmma_wait(b, z->body_wait);
+  }
+  hg_b_endfor(b);
+  if (!z->read_early) hg_b_wgmma_wait(b, 0);
+  for (int i = 0; i < 32; i += 4)
+    hg_b_store(b, HG_GLOBAL, 0, 4, hg_b_bin(b, HG_ADD, out, hg_b_i64(b, 4 * i)), acc + i);
+  hg_status_t s = hg_ir_check_complete(b);
+  hg_builder_destroy(b);
+  return s;
+}
+
+/* PTX ISA "wgmma.mma_async": an instruction that writes a pending wgmma's A fragment, or
+ * touches its accumulators, before a wait_group covers it is undefined. The RS main loop
+ * that gave wrong products on the GPU (cooperative 128x192 tiles) had the shape of the first
+ * case: the next k-block's ldmatrix into the registers the last k-block's wgmmas still read
+ * (wait_group 1 leaves that k-block in flight). */
+static void test_wgmma_register_hazards(void) {
+  /* one group per k-block, wait_group 1: the next ldmatrix overwrites a pending fragment */
+  CHECK_ERR(hazard_kernel(&(hz_t){.katoms = 4, .body_wait = 1}), HG_ERR_INVALID,
+            "(ldmatrix) writes value 73 (ldm), which a wgmma still in flight reads as its A "
+            "fragment");
+  /* the same with wait_group 0: nothing in flight across the back edge */
+  CHECK_OK(hazard_kernel(&(hz_t){.katoms = 4, .body_wait = 0}));
+  /* a group per K atom, each ldmatrix after the previous k-block's group of the same atom
+   * (3 = atoms - 1 pending), the body ending with one k-block (4 groups) in flight: the fix */
+  CHECK_OK(hazard_kernel(&(hz_t){.katoms = 4, .per_atom = true, .atom_wait = 3, .body_wait = 4}));
+  /* one group too many left pending before the ldmatrix */
+  CHECK_ERR(hazard_kernel(&(hz_t){.katoms = 4, .per_atom = true, .atom_wait = 4, .body_wait = 4}),
+            HG_ERR_INVALID, "which a wgmma still in flight reads as its A fragment");
+  /* the wait on one path only: the other still has the fragment in flight */
+  CHECK_ERR(hazard_kernel(&(hz_t){.katoms = 2, .body_wait = 0, .branch_wait = true}),
+            HG_ERR_INVALID, "(ldmatrix) writes value");
+  /* accumulators stored while the last k-block's groups are still in flight */
+  CHECK_ERR(hazard_kernel(&(hz_t){
+                .katoms = 4, .per_atom = true, .atom_wait = 3, .body_wait = 4, .read_early = true}),
+            HG_ERR_INVALID, "(store) reads accumulator");
+}
+
 int main(void) {
   HG_RUN(test_create);
   HG_RUN(test_type_mismatch_names_both_types_and_the_op);
@@ -906,5 +989,6 @@ int main(void) {
   HG_RUN(test_errors_stick);
   HG_RUN(test_ir_structure);
   HG_RUN(test_smem_accounting);
+  HG_RUN(test_wgmma_register_hazards);
   return hg_test_finish();
 }

@@ -2211,6 +2211,69 @@ static void test_repack_rule(void) {
   CHECK(!hg_gemm_repack_rule(&p, 0) && !hg_gemm_repack_rule(&p, 1) && !hg_gemm_repack_rule(&p, 2));
 }
 
+/* wgmma RS (tma-ldmatrix-wgmma-rs): a wgmma reads its A registers until a wait_group covers it
+ * (PTX ISA "wgmma.mma_async"), and the backends print the next k-block's fragments into the
+ * same registers. Each K atom is its own group and its ldmatrix waits for the previous
+ * k-block's group of the same atom (wait_group atoms - 1 = 3), so every kernel passes the
+ * IR's hazard check (hg_ir_check_wgmma_registers, which refused these before: cooperative
+ * tiles wider than 128 gave wrong products on H100 and H200), assembles without spills, and
+ * commits a group per K atom. */
+static void test_rs_register_a(void) {
+  /* bf16 K-major on every tile and schedule; f16 with ragged rows (cp.async) and with an
+   * MN-major A (ldmatrix .trans) on a few. Not ping-pong 128x192: ptxas serializes its wgmmas
+   * (C7512, insufficient registers for a consumer's 192 accumulators), with or without the
+   * waits, which is also why it was the one wide RS tile that gave the right products. */
+  static const struct {
+    const char *cfg;
+    bool f16;
+  } cases[] = {{"128x192x64", true},
+               {"128x160x64", true},
+               {"128x256x64,s3", true},
+               {"128x128x64", false},
+               {"64x192x64", true},
+               {"64x256x64", false},
+               {"128x128x64,c1x1,s4,pp", true},
+               {"128x192x64,k4", true},
+               {"128x192x64,k4a", false},
+               {"128x192x64,c1x2", false},
+               {"128x192x32,s6", false},
+               {"128x256x64,c1x2,s3", false}};
+  const struct {
+    hg_dtype_t t;
+    int64_t m, n, k;
+    bool a_mn;
+  } probs[] = {{HG_BF16, 256, 384, 8192, false},
+               {HG_F16, 1000, 1000, 4100, false}, /* ragged, rows through cp.async */
+               {HG_F16, 256, 384, 8192, true}};   /* MN-major A: ldmatrix .trans */
+  int built = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t j = 0; j < sizeof probs / sizeof probs[0]; j++) {
+      if (j > 0 && !cases[i].f16) continue;
+      hg_gemm_problem_t p = problem(probs[j].m, probs[j].n, probs[j].k, probs[j].t);
+      p.a_k_major = !probs[j].a_mn;
+      hg_gemm_config_t c;
+      CHECK_OK(hg_gemm_config_parse(cases[i].cfg, &c));
+      c.mainloop = HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS;
+      CHECK_OK(hg_gemm_config_check(&p, &c));
+      check_generates(&p, &c);
+      hg_gemm_kernel_t k;
+      hg_status_t st = hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k);
+      if (!hg_is_ok(&st)) continue; /* check_generates said why */
+      built++;
+      /* one group per K atom, each ldmatrix after a wait down to atoms - 1 pending */
+      const int atoms = c.tile_k / 16;
+      char wait[64];
+      snprintf(wait, sizeof wait, "wgmma.wait_group.sync.aligned %d;", atoms - 1);
+      CHECK(strstr(k.k.ptx.data, wait) != NULL);
+      int commits = 0;
+      for (const char *q = k.k.ptx.data; (q = strstr(q, "wgmma.commit_group")); q++) commits++;
+      if (commits < atoms)
+        HG_FAIL("%s: %d wgmma.commit_group, not one per K atom (%d)", cases[i].cfg, commits, atoms);
+      hg_gemm_kernel_free(&k);
+    }
+  CHECK_EQ(built, 24);
+}
+
 int main(void) {
   HG_RUN(test_grouped);
   HG_RUN(test_grouped_block);
@@ -2239,6 +2302,7 @@ int main(void) {
   HG_RUN(test_gelu_formulas);
   HG_RUN(test_pingpong_chains);
   HG_RUN(test_mainloops);
+  HG_RUN(test_rs_register_a);
   HG_RUN(test_repack_rule);
   return hg_test_finish();
 }
