@@ -11,14 +11,7 @@ H=${1:?usage: gemm-rs.sh path/to/hopgen [check|bench|all]}
 what=${2:-all}
 RS=tma-ldmatrix-wgmma-rs
 fails=0; runs=0
-run() { # one --check, one line
-  runs=$((runs+1))
-  if out=$("$H" gemm "$@" --check 2>&1); then
-    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)"
-  else
-    fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
-  fi
-}
+. "$(dirname "$0")/gemm-check-lib.sh" # run, sanitize
 if [ "$what" != bench ]; then
   for t in bf16 f16; do
     for c in 128x128x64 128x160x64 128x192x64 128x256x64,s3 64x192x64 64x256x64 \

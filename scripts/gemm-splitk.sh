@@ -11,14 +11,7 @@ set -u
 H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|sanitize|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]}
 what=${2:-all}
 fails=0; runs=0
-run() { # one --check, one line
-  runs=$((runs+1))
-  if out=$("$H" gemm "$@" --check 2>&1); then
-    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1)"
-  else
-    fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
-  fi
-}
+. "$(dirname "$0")/gemm-check-lib.sh" # run, sanitize
 checks() { # $1: "" (the reduction pass) or "a" (split-K by atomic adds, ,kSa)
   local a=$1
   run 128 128 32768 --config 128x128x64,k8$a
@@ -60,23 +53,8 @@ if [ "$what" = sanitize ]; then
   # compute-sanitizer on split-K by atomic adds and by the reduction pass (memcheck: the
   # slots, counters and zeroing stay in the workspace; racecheck: the arrival word in shared
   # memory between the tile's threads)
-  CS=${CS:-/usr/local/cuda/bin/compute-sanitizer}
-  if [ -x "$CS" ]; then
-    for tool in memcheck racecheck; do
-      for a in "300 200 2048 --config 128x128x64,k4a" "130 260 3000 --config 128x128x64,pp,k3a --beta 0.5" \
-               "77 1024 4096 --config 64x128x64,k8a" "300 200 2048 --config 128x128x64,k4"; do
-        runs=$((runs+1))
-        # without cuBLASLt beside it (--check then compares with the f32 reference alone):
-        # racecheck reported a hazard inside cuBLASLt's own kernels (nvjet_*, H200)
-        if out=$(HOPGEN_LIBCUBLASLT=/nonexistent/libcublasLt.so.13 timeout 300 "$CS" --tool $tool \
-                 --error-exitcode 9 "$H" gemm $a --check 2>&1); then
-          echo "ok   $tool $a :: $(echo "$out" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | head -1)"
-        else fails=$((fails+1)); echo "FAIL $tool $a :: $(echo "$out" | grep -E 'SUMMARY|Error|error' | head -4 | tr '\n' ' ')"; fi
-      done
-    done
-  else
-    echo "no compute-sanitizer at $CS"
-  fi
+  sanitize "300 200 2048 --config 128x128x64,k4a" "130 260 3000 --config 128x128x64,pp,k3a --beta 0.5" \
+           "77 1024 4096 --config 64x128x64,k8a" "300 200 2048 --config 128x128x64,k4"
   echo "split-K sanitizer: $runs runs, $fails failed"
   [ "$fails" -eq 0 ]; exit
 fi

@@ -14,14 +14,8 @@ SPLITS=${SPLITS:-4}
 # a CTA that waits for a partial no one writes would hang the GPU: every run is bounded
 T=${SK_TIMEOUT:-120}
 fails=0; runs=0
-run() { # one --check, one line
-  runs=$((runs+1))
-  if out=$(timeout "$T" "$H" gemm "$@" --check 2>&1); then
-    echo "ok   $* :: $(echo "$out" | grep -o 'rel. error [0-9.e-]*' | head -1) $(echo "$out" | grep -o 'grid [0-9]*' | head -1)"
-  else
-    fails=$((fails+1)); echo "FAIL $* :: $(echo "$out" | tail -3 | tr '\n' ' ')"
-  fi
-}
+RUN_SHOW='grid [0-9]*'
+. "$(dirname "$0")/gemm-check-lib.sh" # run, sanitize
 if [ "$what" = check ] || [ "$what" = all ]; then
   # the waves and splitk sets, bf16 and fp8 (accurate), the heuristic's tiles with stream-K
   for mnk in "2500 3500 1000" "1536 6000 900" "3300 3300 3300" "16896 256 512" \
@@ -66,19 +60,7 @@ if [ "$what" = determinism ] || [ "$what" = all ]; then
   done
 fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
-  CS=${CS:-/usr/local/cuda/bin/compute-sanitizer}
-  if [ -x "$CS" ]; then
-    for tool in memcheck racecheck; do
-      for a in "256 256 2048 --config 128x128x64,sk" "300 200 3000 --config 128x128x64,pp,sk --beta 0.5"; do
-        runs=$((runs+1))
-        if out=$(timeout 300 "$CS" --tool $tool --error-exitcode 9 "$H" gemm $a --check 2>&1); then
-          echo "ok   $tool $a :: $(echo "$out" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' | head -1)"
-        else fails=$((fails+1)); echo "FAIL $tool $a :: $(echo "$out" | grep -E 'SUMMARY|Error|error' | head -4 | tr '\n' ' ')"; fi
-      done
-    done
-  else
-    echo "no compute-sanitizer at $CS"
-  fi
+  sanitize "256 256 2048 --config 128x128x64,sk" "300 200 3000 --config 128x128x64,pp,sk --beta 0.5"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   ratio() { # the ratio cuBLASLt time / hopgen time of one --bench run, and its config

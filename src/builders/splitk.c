@@ -271,11 +271,13 @@ size_t hg_splitk_atomic_workspace_bytes(int64_t cta_tiles, int64_t tile_elems) {
   return (size_t)cta_tiles * ((size_t)tile_elems * 4 + HG_SPLITK_COUNTER_BYTES);
 }
 
-static void tile_barrier(hg_builder_t *b, bool pingpong, int threads, const hg_roles_t *r) {
-  if (pingpong)
+/* The barrier of the threads holding one tile (s's, or stream-K's slots'): a ping-pong
+ * consumer's warpgroup, or every consumer warpgroup of a cooperative tile. */
+static void tile_sync(hg_builder_t *b, const hg_splitk_t *s, const hg_roles_t *r) {
+  if (s->spec.pingpong)
     hg_roles_consumer_sync(b, r);
   else
-    hg_b_bar_sync(b, HG_BAR_CONSUMERS, threads);
+    hg_b_bar_sync(b, HG_BAR_CONSUMERS, s->threads);
 }
 
 hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
@@ -309,7 +311,7 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
   /* every tile thread's additions, then one release and the arrival (as stream-K's flags:
    * fence.acq_rel.gpu orders what the barrier made this thread observe before the atomic);
    * the count goes to the tile's threads through shared memory */
-  tile_barrier(b, c->pingpong, s->threads, r);
+  tile_sync(b, s, r);
   hg_val_t word = hg_b_smem_addr(b, s->arrival_smem);
   if (c->pingpong) word = hg_b_mad(b, r->consumer, i32(b, 4), word);
   hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
@@ -326,7 +328,7 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
     hg_b_endif(b);
   }
   hg_b_endif(b);
-  tile_barrier(b, c->pingpong, s->threads, r);
+  tile_sync(b, s, r);
   hg_val_t got;
   hg_b_load(b, HG_SHARED, HG_T_I32, 0, 1, word, &got);
   hg_val_t last = hg_b_cmp(b, HG_EQ, got, hg_b_bin(b, HG_SUB, splits, i32(b, 1)));
@@ -390,15 +392,6 @@ hg_status_t hg_streamk_make(hg_builder_t *b, const hg_streamk_spec_t *spec, hg_s
   return hg_builder_status(b);
 }
 
-/* The barrier of the threads holding one tile: a ping-pong consumer's warpgroup, or every
- * consumer warpgroup of a cooperative tile. */
-static void tile_sync(hg_builder_t *b, const hg_streamk_t *k, const hg_roles_t *r) {
-  if (k->spec.pingpong)
-    hg_roles_consumer_sync(b, r);
-  else
-    hg_b_bar_sync(b, HG_BAR_CONSUMERS, k->slots.threads);
-}
-
 static hg_val_t flag_at(hg_builder_t *b, const hg_streamk_t *k, hg_val_t cta) {
   return hg_b_mad(b, hg_b_sext(b, cta), hg_b_i64(b, 4), k->flags);
 }
@@ -418,7 +411,7 @@ void hg_streamk_publish(hg_builder_t *b, const hg_streamk_t *k, const hg_acc_map
   /* every tile thread's stores, then one release: fence.acq_rel.gpu orders what the barrier
    * made this thread observe before the flag's write (PTX ISA, memory consistency model:
    * release pattern) */
-  tile_sync(b, k, r);
+  tile_sync(b, &k->slots, r);
   hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
   hg_b_fence_gpu(b);
   hg_b_atomic_add_u32(b, flag_at(b, k, cta), i32(b, 1));
@@ -460,7 +453,7 @@ void hg_streamk_fixup(hg_builder_t *b, const hg_streamk_t *k, const hg_sched_t *
       hg_val_t zero = i32(b, 0);
       hg_b_store(b, HG_GLOBAL, 32, 1, flag, &zero);
       hg_b_endif(b);
-      tile_sync(b, k, r);
+      tile_sync(b, &k->slots, r);
       hg_val_t at = hg_splitk_slot(b, &k->slots, hg_b_sext(b, cta), i32(b, 0), thread);
       const int64_t step = (int64_t)k->slots.threads * 16;
       for (int ch = 0; ch < k->spec.acc_count / 4; ch++) {

@@ -25,11 +25,13 @@ struct hg_gemm_op {
   hg_function_t *rp_fn[2];
   size_t ws_at[2], ws_bytes;
   /* split-K (config.splits > 1): the partial tiles at the workspace's start, split_bytes in
-   * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles */
+   * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles; by
+   * atomic adds (config.split_atomic) a slot and counter per tile, no pass, and all of it
+   * flag_bytes (below: zero before a launch) */
   size_t split_bytes;
   int64_t cta_tiles;
   /* stream-K (config.stream_k): its flags and slots at the workspace's start, stream_k_bytes
-   * in all, the first flag_bytes of them flags, which must be zero before a launch: the
+   * in all, the first flag_bytes of them flags; flag_bytes must be zero before a launch: the
    * operation's own workspace is zeroed once when allocated (each launch leaves its flags
    * zero), a caller's before every run (it may have held anything since) */
   size_t stream_k_bytes, flag_bytes;
