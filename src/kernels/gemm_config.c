@@ -971,12 +971,15 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   if (splits < 2) return;
   s.splits = (int)splits;
   /* Split-K by atomic adds (one launch; the last split runs the epilogue) where it measured
-   * faster than the reduction pass (H100, same call, bench/RESULTS.md): 64-row tiles, or 16
-   * splits and more - 128x128x32768 k64 14-16% faster, decode Mx2048x7168 k8 up to 7%,
-   * 192x320x40000 k22 2% - but not 128-row tiles in fewer splits (512x512x16384 k8: 4-7%
-   * slower, 16 tiles' 64 KB partials through L2's atomics). Never for a deterministic or
+   * faster than the reduction pass: M up to 64 (the rows past M add nothing), or 64-row tiles
+   * in 32 splits and more (the pass's sum over a tile's slots is serial). H100, same call
+   * (bench/RESULTS.md): faster at 128x128x32768 k64 (14-16%), 64x512x32768, 48x1536x16384,
+   * 64x1024x65536 and decode Mx2048x7168 (2-8%); slower on 128-row tiles at any split count
+   * (128x384x24576 k24 16-20%, 100x300x30000 k29 9-17%, 512x512x16384 k8 4-7%; 192x320x40000
+   * k22 was 2% faster) and at 256x256x16384 k16 (7%). Never for a deterministic or
    * batch-invariant problem (the additions' order is the order of arrival). */
-  s.split_atomic = !p->deterministic && !p->batch_invariant && (s.tile_m == 64 || splits >= 16);
+  s.split_atomic =
+      !p->deterministic && !p->batch_invariant && (p->m <= 64 || (s.tile_m == 64 && splits >= 32));
   add_fitting(p, s, c, 1, 0);
 }
 
