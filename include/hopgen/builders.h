@@ -906,6 +906,10 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
                              hg_val_t n0, hg_val_t batch, const hg_roles_t *r);
 /* Before the consumer's first tile (outside the tile loop): the running amax, when e has one. */
 void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e);
+/* e's chain storing element by element: no TMA or staged store, no step's values buffered
+ * in shared memory (for tiles a TMA box may not cover, e.g. a grouped GEMM's last tile of a
+ * group). */
+hg_epilogue_t hg_epilogue_direct(const hg_epilogue_t *e);
 /* After the consumer's last tile: its TMA stores have finished reading shared memory, and the
  * amax (when e has one) is reduced into the device scalar; every consumer thread calls it. */
 void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r);

@@ -1023,6 +1023,13 @@ hg_status_t hg_epilogue_emit(hg_builder_t *b, const hg_epilogue_t *e, const hg_v
   return hg_builder_status(b);
 }
 
+hg_epilogue_t hg_epilogue_direct(const hg_epilogue_t *e) {
+  hg_epilogue_t d = *e;
+  d.tma = d.staged = false;
+  for (int i = 0; i < d.nsteps; i++) d.steps[i].buffered = false;
+  return d;
+}
+
 void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e) {
   if (!hg_val_is_none(e->amax_ptr)) e->amax_var = hg_b_var(b, HG_T_I32, i32(b, 0));
 }

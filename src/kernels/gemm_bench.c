@@ -720,10 +720,11 @@ static hg_status_t time_other_path(hg_rt_t *rt, const hg_gemm_problem_t *p,
   const bool repack_run = main->repack_a || main->repack_b;
   const bool in_place = !main->a_tma || !main->b_tma;
   if (!repack_run && !in_place) return hg_ok();
-  hg_gemm_config_t c = main->config;
-  c.mainloop = repack_run ? HG_MAINLOOP_TMA_WGMMA : HG_MAINLOOP_AUTO;
-  /* in place, the operands read with cp.async cannot be multicast */
-  if (repack_run) c.cluster_m = c.cluster_n = 1;
+  /* In place, the heuristic's own configuration for that path: the repacked run's tile may
+   * not leave room for the staging slots of the copies, and cp.async operands cannot be
+   * multicast. */
+  hg_gemm_config_t c;
+  if (repack_run) HG_TRY(hg_gemm_config_choose(p, HG_MAINLOOP_TMA_WGMMA, NULL, NULL, &c));
   alt_ctx_t x = {.op = NULL, .b = b};
   HG_TRY(hg_gemm_op_create_repack(rt, p, repack_run ? &c : NULL, o->backend, !repack_run, &x.op));
   *repacked = !repack_run;

@@ -206,13 +206,8 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
     hg_epilogue_reserve_vectors(b, e, c->tile_m, c->tile_n, g->consumers, g->pingpong);
   const hg_splitk_spec_t sk = hg_gemm_splitk_spec(k, g, x->prm.workspace);
   if (c->splits > 1) HG_TRY(hg_splitk_make(b, &sk, &x->splitk));
-  if (c->stream_k) {
-    const hg_streamk_spec_t ks = {.acc_count = g->mma.acc_count,
-                                  .consumers = g->consumers,
-                                  .pingpong = g->pingpong,
-                                  .workspace = x->prm.workspace};
-    HG_TRY(hg_streamk_make(b, &ks, &x->streamk));
-  }
+  const hg_streamk_spec_t ks = {g->mma.acc_count, g->consumers, g->pingpong, x->prm.workspace};
+  if (c->stream_k) HG_TRY(hg_streamk_make(b, &ks, &x->streamk));
   if (x->reduce)
     return hg_splitk_reduce_emit(b, &x->splitk, &g->mma.tm, e, &x->roles, x->prm.M, x->prm.N,
                                  x->prm.K);
@@ -230,17 +225,10 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   hg_roles_producer(b, &x->roles);
   emit_producer(x);
   hg_roles_consumer(b, &x->roles);
-  /* fp8's promotion: a set for the partial sums after the f32 ones, and a second one with
-   * HG_PROMOTE_DOUBLE */
-  const int sets = !hg_gemm_promote(p) ? 1 : k->config.promote_overlap & HG_PROMOTE_DOUBLE ? 3 : 2;
-  const int n = g->mma.acc_count;
-  *acc = malloc(sizeof(hg_val_t) * (size_t)(n * sets));
-  if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
-  for (int i = 0; i < n * sets; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-  x->epi_direct = x->epi;
-  x->epi_direct.tma = x->epi_direct.staged = false;
-  for (int i = 0; i < x->epi_direct.nsteps; i++) x->epi_direct.steps[i].buffered = false;
-  HG_TRY(emit_consumer(x, *acc, sets > 1 ? *acc + n : NULL));
+  hg_val_t *partial;
+  HG_TRY(hg_gemm_acc_vars(b, k, g, acc, &partial));
+  x->epi_direct = hg_epilogue_direct(&x->epi);
+  HG_TRY(emit_consumer(x, *acc, partial));
   hg_roles_end(b, &x->roles);
   /* No CTA may leave while a peer can still multicast into it or arrive on its barriers. */
   if (x->rg.cl.m * x->rg.cl.n > 1) hg_cluster2d_sync(b, &x->rg.cl);

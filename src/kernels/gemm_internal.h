@@ -35,6 +35,10 @@ typedef struct gemm_params {
                                            * groups' tables (I64; HG_NONE: one table) */
 } gemm_params_t;
 
+/* The consumer thread's accumulators (*acc, malloc'ed: the caller frees it) as F32 variables,
+ * and fp8 promotion's partial sums after them (*partial; NULL without promotion). */
+hg_status_t hg_gemm_acc_vars(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                             hg_val_t **acc, hg_val_t **partial);
 /* Declare the parameters of kernel k in the order hg_gemm_op_run passes them and append the
  * epilogue chain over them to e's steps (e->tma set first: whether tmap_d feeds it). */
 hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, gemm_params_t *x,

@@ -3,6 +3,8 @@
  * scales, beta * C, the row and column scales, bias, aux, activation, residual, fp8 D's
  * scale - built from the problem. The GEMM and its split-K reduction pass take the same
  * list. */
+#include <stdlib.h>
+
 #include "hopgen/kernels.h"
 #include "kernels/gemm_internal.h"
 
@@ -18,6 +20,21 @@ static void add_step(hg_epilogue_t *e, hg_epi_step_t st) {
 static hg_epi_step_t scale_vector(hg_val_t ptr, bool along_n) {
   return (hg_epi_step_t){
       .kind = HG_EPI_BIAS, .ptr = ptr, .dtype = HG_F32, .along_n = along_n, .multiply = true};
+}
+
+hg_status_t hg_gemm_acc_vars(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_plan_t *g,
+                             hg_val_t **acc, hg_val_t **partial) {
+  /* fp8's promotion: a set for the partial sums after the f32 ones, and a second one with
+   * HG_PROMOTE_DOUBLE */
+  const int sets = !hg_gemm_promote(&k->problem)                   ? 1
+                   : k->config.promote_overlap & HG_PROMOTE_DOUBLE ? 3
+                                                                   : 2;
+  const int n = g->mma.acc_count;
+  *acc = malloc(sizeof(hg_val_t) * (size_t)(n * sets));
+  if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
+  for (int i = 0; i < n * sets; i++) (*acc)[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+  *partial = sets > 1 ? *acc + n : NULL;
+  return hg_ok();
 }
 
 hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, gemm_params_t *x,
