@@ -46,10 +46,10 @@ uint32_t hg_block_scales_stage_bytes(int tile_m) {
 }
 
 /* Lane l copies rows l, l + 32, ... of the tile (consecutive lanes, consecutive addresses:
- * one 128-byte line a load) and every lane B's scale (one address: a broadcast). Rows past M
- * read row M - 1, as in hg_block_scales_load. */
-static void side_load(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb,
-                      hg_val_t lane, hg_val_t *v) {
+ * one 128-byte line a copy instruction) and lane 0 B's scale, 4-byte cp.async each into the
+ * stage at dst. Rows past M read row M - 1, as in hg_block_scales_load. */
+static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb,
+                      hg_val_t lane, hg_val_t dst) {
   const hg_block_scales_t *s = ctx;
   hg_val_t k = hg_b_sext(b, kb);
   hg_val_t four = hg_b_i64(b, 4);
@@ -60,28 +60,21 @@ static void side_load(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
   hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, s->lda), four, sa);
   hg_val_t last = hg_b_bin(b, HG_SUB, s->m, hg_b_i32(b, 1));
   hg_val_t row = hg_b_bin(b, HG_ADD, w->m0, lane);
+  hg_val_t at = hg_b_mad(b, lane, hg_b_i32(b, 4), dst);
   for (int i = 0; i < s->tile_m / 32; i++) {
     hg_val_t r =
         hg_b_bin(b, HG_MIN_S, i ? hg_b_bin(b, HG_ADD, row, hg_b_i32(b, 32 * i)) : row, last);
-    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_sext(b, r), four, col), &v[i]);
+    hg_b_cp_async(b, 4, i ? hg_b_bin(b, HG_ADD, at, hg_b_i32(b, 128 * i)) : at,
+                  hg_b_mad(b, hg_b_sext(b, r), four, col), HG_NONE);
   }
-  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, sbt),
-            &v[s->tile_m / 32]);
-}
-
-static void side_store(hg_builder_t *b, void *ctx, const hg_val_t *v, hg_val_t dst, hg_val_t lane) {
-  const hg_block_scales_t *s = ctx;
-  hg_val_t at = hg_b_mad(b, lane, hg_b_i32(b, 4), dst);
-  for (int i = 0; i < s->tile_m / 32; i++)
-    hg_b_store(b, HG_SHARED, 0, 1, i ? hg_b_bin(b, HG_ADD, at, hg_b_i32(b, 128 * i)) : at, &v[i]);
   hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 0)));
-  hg_b_store(b, HG_SHARED, 0, 1, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m)),
-             &v[s->tile_m / 32]);
+  hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m)),
+                hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, sbt), HG_NONE);
   hg_b_endif(b);
 }
 
 hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
-  return (hg_side_copy_t){.ring = ring, .ctx = s, .load = side_load, .store = side_store};
+  return (hg_side_copy_t){.ring = ring, .ctx = s, .copy = side_copy};
 }
 
 void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t st, hg_val_t *f) {

@@ -103,7 +103,7 @@ static void stage_issue(hg_builder_t *b, const hg_producer_t *p, const hg_sched_
  * (the same sequence as the operands'), a stage of its ring per stage of the pipe. */
 static void side_emit(hg_builder_t *b, const hg_producer_t *p) {
   const hg_side_copy_t *sc = p->side;
-  hg_b_comment(b, "producer warp 1: the side copy into each stage, one arrival a lane");
+  hg_b_comment(b, "producer warp 1: the side copy into each stage by cp.async, one arrival a lane");
   hg_b_if(b, hg_b_cmp(b, HG_EQ, p->roles->warp, hg_b_i32(b, 1)));
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t t = hg_sched_begin(b, p->sched);
@@ -112,16 +112,16 @@ static void side_emit(hg_builder_t *b, const hg_producer_t *p) {
     hg_sched_work(b, p->sched, t, &w);
     hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
     {
-      hg_val_t v[HG_SIDE_COPY_MAX_VALUES];
-      sc->load(b, sc->ctx, &w, kb, p->roles->lane, v);
       hg_pipe_acquire(b, p->pipe, pos);
-      sc->store(b, sc->ctx, v, hg_smem_ring_addr(b, sc->ring, pos.stage), p->roles->lane);
-      hg_b_mbar_arrive(b, hg_pipe_full_bar(b, p->pipe, pos.stage));
+      sc->copy(b, sc->ctx, &w, kb, p->roles->lane, hg_smem_ring_addr(b, sc->ring, pos.stage));
+      hg_b_cp_async_mbar_arrive(b, hg_pipe_full_bar(b, p->pipe, pos.stage));
       hg_pipe_advance(b, p->pipe, pos);
     }
     hg_b_endfor(b);
   }
   hg_sched_end(b, p->sched);
+  /* no copy outlives its thread */
+  hg_b_cp_async_wait(b, 0);
   hg_b_endif(b);
 }
 
@@ -136,7 +136,7 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
                                 !tma[0] && !cp_a ? "A" : "B"));
     return;
   }
-  if (p->side && (!tma_only || !p->side->ring || !p->side->load || !p->side->store)) {
+  if (p->side && (!tma_only || !p->side->ring || !p->side->copy)) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "hg_producer_emit: a side copy needs both operands by TMA (its "
                                 "warp is one the cp.async copies use) and a ring, a load and a "

@@ -1735,17 +1735,20 @@ static void test_block_scales_staged(void) {
       const char *ptx = k.k.ptx.data;
       n[staged][0] = count(ptx, "ld.global.f32");
       n[staged][1] = count(ptx, "ld.shared.f32");
-      n[staged][2] = count(ptx, "st.shared.f32");
-      n[staged][3] = count(ptx, "mbarrier.arrive.shared");
+      n[staged][2] = count(ptx, "cp.async.ca.shared.global");
+      n[staged][3] = count(ptx, "cp.async.mbarrier.arrive.noinc");
       hg_gemm_kernel_free(&k);
     }
     const int reads = (2 * kernels[i].atoms_m + 1) * kernels[i].bodies;
     const int copies = kernels[i].tile_m / 32 + 1;
-    if (n[1][0] - n[0][0] != copies - reads || n[1][1] - n[0][1] != reads ||
-        n[1][2] - n[0][2] != copies || n[1][3] - n[0][3] != 1)
+    /* staged: the consumers' global loads become shared ones; the producer's second warp
+     * copies each k-block's factors with 4-byte cp.async (no register round trip) and
+     * arrives once they land */
+    if (n[1][0] - n[0][0] != -reads || n[1][1] - n[0][1] != reads || n[1][2] - n[0][2] != copies ||
+        n[1][3] - n[0][3] != 1)
       HG_FAIL("%s: staged - global: %d ld.global.f32 (want %d), %d ld.shared.f32 (%d), "
-              "%d st.shared.f32 (%d), %d mbarrier.arrive (1)",
-              kernels[i].config, n[1][0] - n[0][0], copies - reads, n[1][1] - n[0][1], reads,
+              "%d cp.async.ca (%d), %d cp.async.mbarrier.arrive (1)",
+              kernels[i].config, n[1][0] - n[0][0], -reads, n[1][1] - n[0][1], reads,
               n[1][2] - n[0][2], copies, n[1][3] - n[0][3]);
   }
 }
