@@ -1065,6 +1065,16 @@ static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *
   }
   hg_status_t ok = hg_gemm_config_check(p, &t);
   if (hg_is_ok(&ok)) *c = t;
+  /* Two partial sets (pd) beside staged scales: each k-block's promotion overlaps the next
+   * one's MMAs. Once the side copy stopped holding the consumers at the full barrier, pd was
+   * 2-4% faster on the large shapes (H100, 4096x4096x7168 0.2358 -> 0.2304 ms, 8192^3 1.075
+   * -> 1.035; bench/RESULTS.md 2026-11-27 third session); before, level. */
+  if (c->block_scales == HG_BLOCK_SCALES_SMEM && !c->promote_overlap && !r->mma_turns) {
+    t = *c;
+    t.promote_overlap = HG_PROMOTE_DOUBLE;
+    ok = hg_gemm_config_check(p, &t);
+    if (hg_is_ok(&ok)) *c = t;
+  }
 }
 
 /* The rule pp (an A/B switch for measurement, off by default: measured slower): a chain with an
