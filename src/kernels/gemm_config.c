@@ -1183,8 +1183,17 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       /* When M fits one tile, sharing A across an N-pair pays only for long K: at K = 2048 the
        * cluster's coupling cost more than it saved (H200: 128x7168x2048 ran 0.90x cuBLASLt
        * with a 1x2 cluster, 1.12x without; 64x7168x16384 gained from it). */
+      /* fp8 with promotion on 128x128 tiles shares A across an N-pair instead: H100, same call
+       * (bench/RESULTS.md, 2026-11-27 third session), block-wise 3-5% faster on every
+       * M = 4096 shape and 8192^3; per-tensor accurate 7-23% faster from 48 N-tiles up
+       * (8192^3, 8192x8192x28672, 16384^3, 4096x7168x16384, 4096x24576x1536) but 2-5% slower
+       * below (2048^3, 4096x2112x7168, 3000x5000x4000); fast accumulation (128x256) loses. */
+      const bool share_a = hg_gemm_promote(&p) && c.tile_m == 128 && c.tile_n == 128 &&
+                           p.group == HG_GROUP_NONE && (p.scale == HG_SCALE_BLOCK || tiles_n >= 48);
       if (no_cluster)
         ;
+      else if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count && share_a)
+        c.cluster_n = 2;
       else if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count)
         c.cluster_m = 2;
       else if (tiles_m == 1 && tiles_n >= 2 && p.k >= 8192)
