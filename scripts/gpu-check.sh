@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -308,6 +308,11 @@ case "$mode" in
   ep2-check) ep2_check ;;
   ep2-bench) ep2_bench ;;
   options) STEP_TIMEOUT=500 step options options_check; options_table "$LOG/options.log" ;;
+  # dv: the decode kernel (ldg-mmasync) --check matrix; dvbench: the decode set with and
+  # without --heuristic dv and the odd M <= 16 shapes against cuBLASLt, the table last
+  dv) STEP_TIMEOUT=560 step gemm-decode-check scripts/gemm-decode.sh "$H" check ;;
+  dvbench) STEP_TIMEOUT=560 step gemm-decode-bench scripts/gemm-decode.sh "$H" bench "$OUT/decode-table.txt"
+    cat "$OUT/decode-table.txt" ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;

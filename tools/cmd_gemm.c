@@ -46,6 +46,7 @@ static const char gemm_usage[] =
     "                      random non-trivial scales, cuBLASLt in the same mode beside it\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
     "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
+    "                      | ldg-mmasync (decode: M <= 16, K-major, bf16/f16)\n"
     "                      (default auto: tma-wgmma; operands TMA cannot address - leading\n"
     "                      dimension not a multiple of 16 bytes - are repacked each run; a\n"
     "                      named mainloop reads them in place with cp.async)\n"
@@ -58,7 +59,8 @@ static const char gemm_usage[] =
     "  --heuristic RULES   the heuristic's A/B rules, off by default (not with --config):\n"
     "                      sk (stream-K by its wave model), pp|pp128 (ping-pong tiles for\n"
     "                      costly activations), nobs (fp8 block scales from global memory,\n"
-    "                      not staged), pt (fp8 block scales with MMA turns); e.g. sk,pp\n"
+    "                      not staged), pt (fp8 block scales with MMA turns), dv (decode\n"
+    "                      shapes M <= 16 on ldg-mmasync, in place); e.g. sk,pp\n"
     "  --deterministic     the same bits of D run to run (split-K without atomic adds, ,kSa);\n"
     "                      --check compares 10 runs (else 3)\n"
     "  --batch-invariant   each row of D the same bits whatever M is: the configuration is\n"
@@ -579,7 +581,9 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
     /* what hg_gemm_build would take, under the rules */
     HG_TRY(hg_gemm_config_choose(&g->p, ml, dev, &g->rules, &g->run.cfg));
     g->run.have_cfg = true;
-    if (g->mainloop == HG_MAINLOOP_AUTO) g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
+    /* AUTO keeps its repacking, unless a rule chose the decode kernel (in place) */
+    if (g->mainloop == HG_MAINLOOP_AUTO && g->run.cfg.mainloop != HG_MAINLOOP_LDG_MMASYNC)
+      g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
   } else if (!g->run.have_cfg) {
     hg_gemm_kernel_t k;
     HG_TRY(hg_gemm_build(&g->p, NULL, ml, dev, HG_BACKEND_PTX, &k));
@@ -645,7 +649,12 @@ static int gemm_generate(gemm_args_t *g) {
            hg_backend_name(g->run.be), k.from_cache ? ", from the kernel cache" : "", ptxas,
            rep.registers, rep.spill_store_bytes + rep.spill_load_bytes);
     for (int i = 0; i < 2; i++)
-      if (i ? k.repack_b : k.repack_a)
+      if (k.config.mainloop == HG_MAINLOOP_LDG_MMASYNC)
+        printf("  %c is read with ld.global straight into mma.sync fragments (%d-byte aligned "
+               "rows%s)\n",
+               i ? 'B' : 'A', i ? k.b_vec : k.a_vec,
+               (i ? k.b_vec : k.a_vec) == 16 ? "" : ": aligned blocks shifted into place");
+      else if (i ? k.repack_b : k.repack_a)
         printf("  %c is repacked into packed 16-byte rows before each run (TMA cannot address "
                "its rows; --mainloop tma-wgmma reads them in place)\n",
                i ? 'B' : 'A');
@@ -926,7 +935,7 @@ int hg_cli_bench_gemm(int argc, char **argv) {
         s = hg_ok();
         if (have_rules) {
           s = hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, hg_rt_device(rt), &rules, &ruled);
-          ruled.mainloop = HG_MAINLOOP_AUTO;
+          if (ruled.mainloop != HG_MAINLOOP_LDG_MMASYNC) ruled.mainloop = HG_MAINLOOP_AUTO;
           o.config = &ruled;
         }
         if (hg_is_ok(&s)) s = hg_gemm_run(rt, &p, &o, &r);

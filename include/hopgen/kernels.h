@@ -484,10 +484,15 @@ typedef enum hg_gemm_mainloop {
   HG_MAINLOOP_CPASYNC_WGMMA,         /* cp.async (any alignment, no repack) + wgmma SS */
   HG_MAINLOOP_TMA_MMASYNC,           /* TMA + ldmatrix + mma.sync m16n8k16 (16-bit types) */
   HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS, /* TMA + ldmatrix A into registers + wgmma RS (16-bit) */
+  /* Decode (M <= 16, K-major A and B, bf16/f16, batch 1): the weights B streamed with
+   * ld.global straight into mma.sync m16n8k16 fragments (D^T = B A^T), any alignment, no
+   * shared-memory stages; tile 16 x tile_n (16, 32, 64 rows of B a CTA) x tile_k (the k a warp
+   * loads per iteration); split-K by atomic adds only (,kSa). src/kernels/gemm_decode.c. */
+  HG_MAINLOOP_LDG_MMASYNC,
   HG_MAINLOOP_COUNT
 } hg_gemm_mainloop_t;
 
-/* "auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync", "tma-ldmatrix-wgmma-rs". */
+/* "auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync", "tma-ldmatrix-wgmma-rs", "ldg-mmasync". */
 const char *hg_gemm_mainloop_name(hg_gemm_mainloop_t m);
 hg_status_t hg_gemm_mainloop_parse(const char *name, hg_gemm_mainloop_t *out);
 
@@ -619,7 +624,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int ca
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
 /* The heuristic's rules that are off by default, kept for A/B measurement (all zero: the
  * defaults, what hg_gemm_heuristic uses). Text form (hopgen gemm --heuristic RULES): "sk",
- * "pp" or "pp128", "nobs", "pt", separated by commas; "default" changes nothing.
+ * "pp" or "pp128", "nobs", "pt", "dv", separated by commas; "default" changes nothing.
  * docs/gemm-config.md. */
 typedef struct hg_gemm_rules {
   /* "sk": stream-K where the wave model says it saves 5% or more (measured: no better) */
@@ -631,6 +636,9 @@ typedef struct hg_gemm_rules {
   bool global_scales;
   /* "pt": fp8 block-wise scales with MMA turns (measured 2-4% slower) */
   bool mma_turns;
+  /* "dv": decode shapes (M <= 16, K-major operands of one 16-bit type, batch 1) with the AUTO
+   * mainloop run ldg-mmasync on the operands in place (no repack); not measured yet */
+  bool decode;
 } hg_gemm_rules_t;
 hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out);
 int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size);

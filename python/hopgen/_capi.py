@@ -36,7 +36,8 @@ CODE_NAMES = ["ok", "parse", "invalid", "overflow", "capacity", "unsupported", "
               "no-device", "cuda", "jit", "tool", "io", "nomem", "mismatch"]
 BACKENDS = {"ptx": 0, "mlir": 1}
 # hg_gemm_mainloop_t, in enum order (hg_gemm_mainloop_name)
-MAINLOOPS = ["auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync", "tma-ldmatrix-wgmma-rs"]
+MAINLOOPS = ["auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync", "tma-ldmatrix-wgmma-rs",
+             "ldg-mmasync"]
 SWIZZLE_MODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 TMA_OPS = ["load", "prefetch", "store", "reduce-add", "reduce-min", "reduce-max", "reduce-inc",
            "reduce-dec", "reduce-and", "reduce-or", "reduce-xor"]

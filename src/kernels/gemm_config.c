@@ -519,6 +519,7 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if ((int)c->mainloop < 0 || c->mainloop >= HG_MAINLOOP_COUNT)
     return hg_error(HG_ERR_INVALID, "mainloop %d is not known", (int)c->mainloop);
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(p, c->mainloop);
+  if (ml == HG_MAINLOOP_LDG_MMASYNC) return hg_gemm_decode_check(p, c);
   if ((ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS) &&
       hg_dtype_bits(p->a_type) != 16)
     return hg_error(HG_ERR_UNSUPPORTED,
@@ -1013,10 +1014,12 @@ hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out) {
       bit = 8, r.global_scales = true;
     } else if (!strcmp(tok, "pt")) {
       bit = 16, r.mma_turns = true;
+    } else if (!strcmp(tok, "dv")) {
+      bit = 32, r.decode = true;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "heuristic rules '%s': unknown rule '%s' (expected default, sk, pp, pp128, "
-                      "nobs or pt, separated by single commas)",
+                      "nobs, pt or dv, separated by single commas)",
                       text, tok);
     }
     if (seen & bit)
@@ -1034,6 +1037,7 @@ int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size) {
   if (r->epi_pingpong) strcat(t, r->epi_pingpong == 128 ? ",pp128" : ",pp");
   if (r->global_scales) strcat(t, ",nobs");
   if (r->mma_turns) strcat(t, ",pt");
+  if (r->decode) strcat(t, ",dv");
   return snprintf(buf, size, "%s", t[0] ? t + 1 : "default");
 }
 
@@ -1130,6 +1134,10 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   if (p.group == HG_GROUP_CONTIGUOUS) p.m = p.m / p.batch > 0 ? p.m / p.batch : 1;
   /* cp.async cannot multicast: no clusters on that path. */
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
+  /* rule dv: decode shapes to the decode kernel, operands read in place (no repack) */
+  if (ml == HG_MAINLOOP_LDG_MMASYNC ||
+      (mainloop == HG_MAINLOOP_AUTO && r->decode && hg_gemm_decode_shape_ok(&asked)))
+    return hg_gemm_decode_heuristic(&asked, sm_count, out);
   const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(&p, 0) != 16 ||
                           hg_gemm_operand_align(&p, 1) != 16;
   /* mma.sync keeps B fragments, and wgmma RS a k-block of A fragments, next to the

@@ -269,7 +269,9 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
     st = hg_builder_create(out->k.name, &b);
   }
   hg_val_t *acc = NULL;
-  if (hg_is_ok(&st)) {
+  if (hg_is_ok(&st) && out->config.mainloop == HG_MAINLOOP_LDG_MMASYNC)
+    st = hg_gemm_decode_build(b, out); /* a kernel of its own orchestration: gemm_decode.c */
+  else if (hg_is_ok(&st)) {
     gemm_gen_t x = {.b = b, .k = out, .g = g};
     st = build(&x, &acc);
     out->k.threads = (uint32_t)x.roles.threads;

@@ -104,6 +104,30 @@ int hg_gemm_promote(const hg_gemm_problem_t *p);
 hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m, int sm_count,
                                   const hg_gemm_rules_t *rules, hg_gemm_config_t *out);
 
+/* The decode GEMM (mainloop ldg-mmasync, gemm_decode.c): whether p is a shape it runs (M <=
+ * 16, K-major operands of one 16-bit type, batch 1, not grouped), its configuration check
+ * (sentences for what it does not do), its heuristic (tile, splits to fill sm_count SMs) and
+ * its kernel into b over a planned kernel (out->problem, config, a_vec/b_vec; sets out->k's
+ * threads and cluster). */
+bool hg_gemm_decode_shape_ok(const hg_gemm_problem_t *p);
+hg_status_t hg_gemm_decode_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
+                                     hg_gemm_config_t *out);
+hg_status_t hg_gemm_decode_build(hg_builder_t *b, hg_gemm_kernel_t *out);
+/* Its pieces, for the CPU tests. The k permutation: mma step s (0, 1) takes as register reg
+ * (0..3) of the mma's A fragment word `word` (0..3) of the lane's 16 bytes of row g (half 0)
+ * or g + 8 (half 1) of the chunk; the B fragment's register j is word 2s + j of A's row. */
+void hg_gemm_decode_frag(int s, int reg, int *half, int *word);
+/* Lane q's 16-byte window of the row at row_addr (I64) in chunk 0: its address, and for window
+ * rows (win) the aligned block under it and the window's offset sh (I32) in it. */
+void hg_gemm_decode_lane_row(hg_builder_t *b, hg_val_t row_addr, hg_val_t q, bool win, hg_val_t *at,
+                             hg_val_t *sh);
+/* The window's 16 bytes at chunk offset off (I64): out[0..3]. left (I32, HG_NONE: a chunk
+ * wholly within the row) the row's bytes from the window's start: only the aligned blocks
+ * holding row bytes are read, the bytes past the row zeroed. */
+void hg_gemm_decode_load(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
+                         hg_val_t left, hg_val_t out[4]);
+
 /* The kernel cache by specification (gemm_cache.c): hg_gemm_build's whole output stored under
  * its inputs (the packed problem, the resolved configuration, the repack decision, the
  * backend) and the library's build id. hg_gemm_build_id: the hex build id of the binary the

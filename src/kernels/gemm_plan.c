@@ -15,6 +15,7 @@ static const char *const mainloop_names[HG_MAINLOOP_COUNT] = {
     [HG_MAINLOOP_CPASYNC_WGMMA] = "cpasync-wgmma",
     [HG_MAINLOOP_TMA_MMASYNC] = "tma-mmasync",
     [HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS] = "tma-ldmatrix-wgmma-rs",
+    [HG_MAINLOOP_LDG_MMASYNC] = "ldg-mmasync",
 };
 
 const char *hg_gemm_mainloop_name(hg_gemm_mainloop_t m) {
@@ -42,7 +43,7 @@ hg_status_t hg_gemm_mainloop_parse(const char *name, hg_gemm_mainloop_t *out) {
     }
   return hg_error(HG_ERR_PARSE,
                   "mainloop '%s' is not one of auto, tma-wgmma, cpasync-wgmma, tma-mmasync, "
-                  "tma-ldmatrix-wgmma-rs",
+                  "tma-ldmatrix-wgmma-rs, ldg-mmasync",
                   name ? name : "(null)");
 }
 
@@ -84,10 +85,13 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
   const hg_gemm_mainloop_t ml = c->mainloop;
   const char *mma = ml == HG_MAINLOOP_TMA_MMASYNC             ? "_ms"
                     : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? "_rs"
+                    : ml == HG_MAINLOOP_LDG_MMASYNC           ? "_ldg"
                                                               : "";
   /* Operands through cp.async, with their chunk bytes: _cpa16, _cpb2, _cpa8b8. */
   char cp[24] = "";
-  if (!k->a_tma && !k->b_tma)
+  if (ml == HG_MAINLOOP_LDG_MMASYNC) /* the rows' alignments the loads are specialized on */
+    snprintf(cp, sizeof cp, "_a%db%d", k->a_vec, k->b_vec);
+  else if (!k->a_tma && !k->b_tma)
     snprintf(cp, sizeof cp, "_cpa%db%d", k->a_vec, k->b_vec);
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
@@ -291,6 +295,12 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   HG_TRY(hg_gemm_config_check(&p, &k->config));
   const hg_gemm_mainloop_t ml = k->config.mainloop;
   const int va = hg_gemm_operand_align(&p, 0), vb = hg_gemm_operand_align(&p, 1);
+  if (ml == HG_MAINLOOP_LDG_MMASYNC) {
+    /* the decode kernel (gemm_decode.c): both operands by ld.global, D stored directly */
+    k->a_vec = va;
+    k->b_vec = vb;
+    return hg_ok();
+  }
   /* An operand goes through TMA when TMA can address it, else through cp.async, whatever
    * the MMA: the operand path and the MMA kind are independent. cpasync-wgmma asked for by
    * name takes both operands through cp.async. */
@@ -452,6 +462,10 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                                   hg_gemm_config_t *out) {
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
+  /* rule dv: the decode kernel reads the operands in place (no packed problem) */
+  if (mainloop == HG_MAINLOOP_AUTO && rules && rules->decode && hg_gemm_decode_shape_ok(&p))
+    return hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC,
+                                 dev && dev->sm_count > 0 ? dev->sm_count : 132, rules, out);
   if (mainloop == HG_MAINLOOP_AUTO) {
     hg_gemm_problem_t q;
     bool ra, rb;

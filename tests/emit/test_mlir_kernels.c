@@ -390,6 +390,46 @@ static void add_gemm(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool bk,
   add_gemm_k(a, b, d, ak, bk, d_no_tma, config, 4096);
 }
 
+/* The decode kernel (ldg-mmasync): M of 16 rows against weights (and A) of ldb elements a row
+ * (ldb odd: every row its own offset in its 16-byte block, the window loads and shifts; LLVM
+ * spills 16x32x32 window tiles with a GELU chain and 16x64 tiles under the 128 registers of two
+ * CTAs an SM, ptxas does not: 16x16 here), its chain through the GEMM's direct epilogue, split-K by
+ * atomics when the configuration says so. */
+static void add_decode(hg_dtype_t ab, hg_dtype_t d, const char *chain, int64_t ldb, bool amax,
+                       const char *config) {
+  hg_gemm_problem_t p = {.m = 16,
+                         .n = 7168,
+                         .k = 2049,
+                         .batch = 1,
+                         .a_type = ab,
+                         .b_type = ab,
+                         .d_type = d,
+                         .a_k_major = true,
+                         .b_k_major = true,
+                         .lda = ldb,
+                         .ldb = ldb,
+                         .alpha = 1.0f,
+                         .beta = 0.5f,
+                         .amax = amax};
+  hg_gemm_config_t c;
+  hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
+  p.bias_type = HG_BF16;
+  if (hg_is_ok(&s)) s = hg_gemm_config_parse(config, &c);
+  if (hg_is_ok(&s)) s = hg_gemm_problem_normalize(&p);
+  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
+  hg_test_checks++;
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("decode %s %s: %s", chain, config, s.msg);
+    return;
+  }
+  job_t *j = add_job();
+  j->kind = JOB_GEMM;
+  j->problem = p;
+  j->config = c;
+  snprintf(j->what, sizeof j->what, "gemm decode %s->%s %s%s ldb=%lld %s", hg_dtype_name(ab),
+           hg_dtype_name(d), chain, amax ? " amax" : "", (long long)ldb, config);
+}
+
 /* A grouped GEMM (mixture of experts): the scheduler's shared-memory tables and search, the
  * group's row bound on D, per-group fp8 B scales. */
 static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int groups, bool row,
@@ -529,6 +569,11 @@ static void add_gemm_matrix(void) {
   add_gemm_output(HG_BF16, HG_E4M3, 0, "bias,silu", true, true, "128x128x64,c1x1,s4");
   out_aux = (hg_dtype_t)0;
   add_gemm_output(HG_BF16, HG_BF16, 0, "bias,gelu", false, false, "128x192x64,pp");
+  /* the decode kernel: aligned and window rows, split by atomics, chains, fp8 D's amax */
+  add_decode(HG_BF16, HG_BF16, "none", 2056, false, "16x32x96,ldg-mmasync");
+  add_decode(HG_F16, HG_F32, "bias,gelu", 2049, false, "16x16x32,k4a,ldg-mmasync");
+  add_decode(HG_BF16, HG_E4M3, "residual", 2051, true, "16x16x32,ldg-mmasync");
+  add_decode(HG_BF16, HG_BF16, "bias_m,silu", 2056, false, "16x32x64,k3a,ldg-mmasync");
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);

@@ -233,8 +233,17 @@ static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *
   if (strstr(r.notes, "serialized")) HG_FAIL("%s: ptxas: %s", cfg, r.notes);
   /* The mainloop's instructions are there: the MMA and how operands arrive. */
   const hg_gemm_mainloop_t ml = k.config.mainloop;
-  CHECK(strstr(k.k.ptx.data, ml == HG_MAINLOOP_TMA_MMASYNC ? "mma.sync.aligned.m16n8k16"
-                                                           : "wgmma.mma_async") != NULL);
+  CHECK(strstr(k.k.ptx.data, ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_LDG_MMASYNC
+                                 ? "mma.sync.aligned.m16n8k16"
+                                 : "wgmma.mma_async") != NULL);
+  if (ml == HG_MAINLOOP_LDG_MMASYNC) {
+    /* weights by ld.global.v4 straight to registers: no stage ring, no cp.async, no TMA */
+    CHECK(strstr(k.k.ptx.data, "ld.global.v4") != NULL);
+    CHECK(strstr(k.k.ptx.data, "cp.async") == NULL);
+    CHECK(strstr(k.k.ptx.data, "mbarrier") == NULL);
+    hg_gemm_kernel_free(&k);
+    return;
+  }
   if (ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS)
     CHECK(strstr(k.k.ptx.data, "ldmatrix.sync.aligned.m8n8.x4") != NULL);
   if (!k.a_tma || !k.b_tma)
@@ -1898,7 +1907,8 @@ static void test_mainloops(void) {
   static const char *const cfgs[] = {"128x128x64,c1x1,s3", "128x64x64,c1x1,s4,pp",
                                      "64x128x64,c1x1,s6"};
   int built = 0;
-  for (int ml = HG_MAINLOOP_TMA_WGMMA; ml < HG_MAINLOOP_COUNT; ml++)
+  /* (ldg-mmasync, the decode kernel, has its own matrix: test_decode) */
+  for (int ml = HG_MAINLOOP_TMA_WGMMA; ml < HG_MAINLOOP_LDG_MMASYNC; ml++)
     for (int lay = 0; lay < 4; lay++)
       for (int odd = 0; odd < 2; odd++) {
         const int t = (lay + odd + ml) & 1; /* bf16 and f16 alternate over the cases */
@@ -2279,6 +2289,111 @@ static void test_rs_register_a(void) {
   CHECK_EQ(built, 24);
 }
 
+/* The decode kernel (ldg-mmasync, gemm_decode.c): every variant generates and ptxas takes it
+ * without a spill (types x the rows' alignments x M x splits x epilogue chains), and each thing
+ * it does not do is refused with its sentence. */
+static void test_decode(void) {
+  static const char *const chains[] = {"none", "bias,gelu", "residual", "bias_m,relu",
+                                       "rowscale,colscale,silu"};
+  static const int aligns[] = {16, 8, 4, 2};
+  static const int64_t ms[] = {1, 8, 16};
+  int built = 0;
+  for (int t = 0; t < 2; t++)
+    for (int al = 0; al < 4; al++)
+      for (int mi = 0; mi < 3; mi++)
+        for (int split = 0; split < 2; split++) {
+          const int i = t + al + mi + split;
+          hg_gemm_problem_t p = problem(ms[mi], 12345, 2049, t ? HG_F16 : HG_BF16);
+          /* rows of ldb elements: 16-byte rows, or base alignments below 16 */
+          p.ldb = p.lda = 2056;
+          p.b_align = aligns[al];
+          p.a_align = aligns[(al + i) % 4];
+          CHECK_OK(hg_gemm_epilogue_parse(chains[i % 5], &p));
+          p.bias_type = HG_BF16;
+          if (i % 3 == 0) p.d_type = HG_F32;
+          if (i % 4 == 1) p.d_type = HG_E4M3, p.amax = true;
+          if (i % 5 == 1) p.aux = true;
+          hg_gemm_config_t c;
+          CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC, 132, NULL, &c));
+          CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+          CHECK_EQ(c.tile_k, aligns[al] == 16 && p.a_align == 16 ? 96 : 32);
+          if (split) {
+            c.splits = 4;
+            c.split_atomic = 1;
+          }
+          check_generates(&p, &c);
+          built++;
+        }
+  CHECK_EQ(built, 48);
+  /* every tile a warp may take, aligned and not */
+  static const char *const tiles[] = {"16x16x128", "16x64x32", "16x16x64,k3a", "16x32x32"};
+  for (int i = 0; i < 4; i++) {
+    hg_gemm_problem_t p = problem(16, 7168, 2048, HG_BF16);
+    if (i >= 2) p.ldb = 2049;
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_config_parse(tiles[i], &c));
+    c.mainloop = HG_MAINLOOP_LDG_MMASYNC;
+    check_generates(&p, &c);
+  }
+  /* the heuristic: splits fill the SMs where tiles are few, none for a deterministic problem */
+  hg_gemm_problem_t p = problem(4, 2048, 7168, HG_BF16);
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC, 132, NULL, &c));
+  CHECK(c.splits >= 2 && c.split_atomic);
+  char buf[128];
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  hg_gemm_config_t back;
+  CHECK_OK(hg_gemm_config_parse(buf, &back));
+  CHECK_EQ(back.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  p.deterministic = true;
+  CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC, 132, NULL, &c));
+  CHECK_EQ(c.splits, 0);
+  p.deterministic = false;
+  /* rule dv: AUTO takes the decode kernel for decode shapes only, in place */
+  hg_gemm_rules_t rules;
+  CHECK_OK(hg_gemm_rules_parse("dv", &rules));
+  CHECK(rules.decode);
+  hg_gemm_rules_print(&rules, buf, sizeof buf);
+  CHECK_STR(buf, "dv");
+  p.ldb = 7169;
+  CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, &rules, &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
+  CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
+  hg_gemm_problem_t big = problem(17, 2048, 7168, HG_BF16);
+  CHECK_OK(hg_gemm_config_choose(&big, HG_MAINLOOP_AUTO, NULL, &rules, &c));
+  CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
+  /* refusals */
+  hg_gemm_kernel_t k;
+  CHECK_OK(hg_gemm_config_parse("16x32x96,ldg-mmasync", &c));
+  CHECK_ERR(hg_gemm_generate(&big, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "M <= 16");
+  hg_gemm_problem_t q = problem(8, 2048, 7168, HG_BF16);
+  q.b_k_major = false;
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "B is MN-major");
+  q = problem(8, 2048, 7168, HG_BF16);
+  q.a_k_major = false;
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "A is MN-major");
+  q = problem(8, 2048, 7168, HG_BF16);
+  q.batch = 2;
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "batch of 2");
+  q = problem(8, 2048, 7168, HG_E4M3);
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "fp8 is not done");
+  q = problem(8, 2048, 7168, HG_BF16);
+  CHECK_OK(hg_gemm_config_parse("16x32x96,k4,ldg-mmasync", &c));
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED,
+            "by atomic adds only");
+  CHECK_OK(hg_gemm_config_parse("16x32x96,k4a,ldg-mmasync", &c));
+  q.deterministic = true;
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "deterministic");
+  q.deterministic = false;
+  CHECK_OK(hg_gemm_config_parse("64x32x96,ldg-mmasync", &c));
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "tile M = 64");
+  CHECK_OK(hg_gemm_config_parse("16x64x128,ldg-mmasync", &c));
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "at most 6");
+  CHECK_OK(hg_gemm_config_parse("16x32x96,c2x1,ldg-mmasync", &c));
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "use c1x1");
+}
+
 int main(void) {
   HG_RUN(test_grouped);
   HG_RUN(test_grouped_block);
@@ -2307,6 +2422,7 @@ int main(void) {
   HG_RUN(test_gelu_formulas);
   HG_RUN(test_pingpong_chains);
   HG_RUN(test_mainloops);
+  HG_RUN(test_decode);
   HG_RUN(test_rs_register_a);
   HG_RUN(test_repack_rule);
   return hg_test_finish();
