@@ -28,7 +28,7 @@ bad 2 "conflicts" grouped-gemm --experts 2 --tokens 4 --tokens-per-expert 1,2 --
 bad 2 "--uneven redistributes --tokens" grouped-gemm --experts 2 --tokens-per-expert 1,2 \
   --uneven 3 --n 8 --k 16
 # block-wise fp8 scales: both layouts, staged (bs) or read directly, K not a multiple of 128
-ok "_gc8_sblk_bs" grouped-gemm --experts 8 --tokens 512 --n 4096 --k 7168 --type e4m3 --scale block
+ok "_gc8_sblk_pd_bs" grouped-gemm --experts 8 --tokens 512 --n 4096 --k 7168 --type e4m3 --scale block
 ok "_gm32_sblk" grouped-gemm --experts 32 --tokens 256 --n 1000 --k 2000 --type e4m3 \
   --scale block --masked --config 128x128x128,c1x1,s5
 ok "_gc6_sblk" grouped-gemm --experts 6 --tokens-per-expert 0,1,4097,130,0,64 --n 1536 \

@@ -290,7 +290,7 @@ bad 1 "three (two partial sets: pd) accumulator sets" gemm 4096 4096 4096 --type
 bad 1 "fp8_promote 1..4" gemm 4096 4096 4096 --type e4m3 --fp8-promote 8 --config 128x128x128,pd
 # fp8 scaling: row-wise (epilogue vectors), block-wise (1x128 / 128x128 in the main loop)
 ok "_srow_p4" gemm 4096 4096 4096 --type e4m3 --scale row
-ok "_sblk_bs" gemm 4096 7168 16384 --type e4m3 --scale block
+ok "_sblk_pd_bs" gemm 4096 7168 16384 --type e4m3 --scale block
 ok "_sblk" gemm 100 300 1000 --type e4m3 --scale block --config 64x64x128,pp
 bad 2 "fp8 scaling 'col' is not one of tensor, row, block" gemm 64 64 64 --type e4m3 --scale col
 bad 2 "--scale apply to fp8 operands" gemm 64 64 64 --scale row
