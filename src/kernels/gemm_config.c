@@ -1134,9 +1134,10 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   if (p.group == HG_GROUP_CONTIGUOUS) p.m = p.m / p.batch > 0 ? p.m / p.batch : 1;
   /* cp.async cannot multicast: no clusters on that path. */
   const hg_gemm_mainloop_t ml = hg_gemm_mainloop_resolve(&p, mainloop);
-  /* rule dv: decode shapes to the decode kernel, operands read in place (no repack) */
+  /* decode shapes whose rows TMA cannot address (any, under the rule dv): the decode kernel,
+   * operands read in place (no repack) */
   if (ml == HG_MAINLOOP_LDG_MMASYNC ||
-      (mainloop == HG_MAINLOOP_AUTO && r->decode && hg_gemm_decode_shape_ok(&asked)))
+      (mainloop == HG_MAINLOOP_AUTO && hg_gemm_decode_rule(&asked, r)))
     return hg_gemm_decode_heuristic(&asked, sm_count, out);
   const bool no_cluster = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(&p, 0) != 16 ||
                           hg_gemm_operand_align(&p, 1) != 16;

@@ -421,6 +421,19 @@ bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand) {
   return other > INPLACE_MAX_OTHER;
 }
 
+/* Rows TMA cannot address in a decode problem go to the decode kernel, which streams them
+ * from global memory whatever their alignment: H100, same process (bench/RESULTS.md,
+ * 2026-11-27 third session), 1x12345x678 0.96x cuBLASLt (0.44x in place through wgmma),
+ * 1x7168x2049 1.14x (0.38-0.43x), 16x7168x2049 2.2x. Aligned weights stay on TMA unless the
+ * rule dv says otherwise: there the decode kernel streamed 235 MB weights at 0.78-0.90 of the
+ * copy bandwidth against TMA's 0.95-0.99, level on 29 MB ones. */
+bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules) {
+  /* a batch-invariant problem keeps the kernel its M = 4096 twin runs (the same sums) */
+  if (!p || p->batch_invariant || !hg_gemm_decode_shape_ok(p)) return false;
+  return (rules && rules->decode) || hg_gemm_operand_align(p, 0) != 16 ||
+         hg_gemm_operand_align(p, 1) != 16;
+}
+
 /* q = p with the operands TMA cannot address that AUTO repacks (force: every one of them;
  * else as hg_gemm_repack_rule says) given packed rows of 16-byte multiples (what the repack
  * kernels write); says which. */
@@ -462,8 +475,8 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                                   hg_gemm_config_t *out) {
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
-  /* rule dv: the decode kernel reads the operands in place (no packed problem) */
-  if (mainloop == HG_MAINLOOP_AUTO && rules && rules->decode && hg_gemm_decode_shape_ok(&p))
+  /* the decode kernel reads the operands in place (no packed problem) */
+  if (mainloop == HG_MAINLOOP_AUTO && hg_gemm_decode_rule(&p, rules))
     return hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC,
                                  dev && dev->sm_count > 0 ? dev->sm_count : 132, rules, out);
   if (mainloop == HG_MAINLOOP_AUTO) {
@@ -492,6 +505,10 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
   /* AUTO throughout: operands TMA cannot address are repacked per run where
    * hg_gemm_repack_rule says so (the kernel then reads the packed copy with TMA), else read
    * in place. */
+  /* with no configuration given, decode shapes of rows TMA cannot address: the decode
+   * kernel, in place */
+  if (mainloop == HG_MAINLOOP_AUTO && !c && !force_repack && hg_gemm_decode_rule(&p, NULL))
+    mainloop = HG_MAINLOOP_LDG_MMASYNC;
   const hg_gemm_mainloop_t asked = mainloop != HG_MAINLOOP_AUTO ? mainloop
                                    : c                          ? c->mainloop
                                                                 : HG_MAINLOOP_AUTO;

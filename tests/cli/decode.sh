@@ -21,7 +21,11 @@ ok "ptxas: ok" gemm 4 7168 2048 --mainloop ldg-mmasync --backend mlir
 ok "ldg-mmasync" gemm 1 12345 678 --heuristic dv
 ok "B is read with ld.global" gemm 1 12345 678 --heuristic dv
 ok "B is read with cp.async" gemm 17 12345 678 --heuristic dv
-ok "cpasync-wgmma" gemm 1 12345 678
+# without the rule: rows TMA cannot address take it anyway (aligned ones keep the GEMM)
+ok "ldg-mmasync" gemm 1 12345 678
+ok "B is read with ld.global" gemm 1 7168 2049
+ok "tma-wgmma" gemm 1 7168 2048
+ok "cpasync-wgmma" gemm 1 12345 678 --batch-invariant
 # a deterministic problem is not split
 "$cli" gemm 4 2048 7168 --mainloop ldg-mmasync --deterministic --json > "$tmp/j" 2> /dev/null
 json_is 'j["ok"] is True and "ldg-mmasync" in j["config"] and ",k" not in j["config"]' "$tmp/j"

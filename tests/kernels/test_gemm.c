@@ -2195,12 +2195,38 @@ static void test_repack_rule(void) {
   hg_gemm_problem_t p = problem(1, 12345, 678, HG_BF16); /* rows of 1356 B: 4-byte aligned */
   CHECK_OK(hg_gemm_problem_normalize(&p));
   CHECK(hg_gemm_repack_rule(&p, 0) && !hg_gemm_repack_rule(&p, 1));
+  /* ... but a decode shape of such rows goes to the decode kernel, both operands in place */
+  CHECK(hg_gemm_decode_rule(&p, NULL));
   hg_gemm_kernel_t k;
   CHECK_OK(hg_gemm_build(&p, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
-  CHECK(k.repack_a && !k.repack_b && k.a_tma && !k.b_tma);
-  CHECK_EQ(k.b_vec, 4);
+  CHECK_EQ(k.config.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  CHECK(!k.repack_a && !k.repack_b && !k.a_tma && !k.b_tma);
   CHECK_EQ(k.problem.ldb, 678); /* B as the caller has it */
-  CHECK_EQ(k.config.cluster_m * k.config.cluster_n, 1);
+  hg_gemm_kernel_free(&k);
+  hg_gemm_config_t cc;
+  CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &cc));
+  CHECK_EQ(cc.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  /* not for a batch-invariant problem (its M = 4096 twin's kernel), aligned weights (unless
+   * the rule dv), M > 16, or a configuration given */
+  hg_gemm_problem_t bi = p;
+  bi.batch_invariant = true;
+  CHECK(!hg_gemm_decode_rule(&bi, NULL));
+  CHECK_OK(hg_gemm_build(&bi, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK(k.config.mainloop != HG_MAINLOOP_LDG_MMASYNC && !k.b_tma);
+  hg_gemm_kernel_free(&k);
+  hg_gemm_problem_t al = problem(1, 7168, 2048, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&al));
+  hg_gemm_rules_t dv;
+  CHECK_OK(hg_gemm_rules_parse("dv", &dv));
+  CHECK(!hg_gemm_decode_rule(&al, NULL) && hg_gemm_decode_rule(&al, &dv));
+  al.m = 17;
+  al.k = 2049;
+  al.lda = al.ldb = 2049;
+  CHECK(!hg_gemm_decode_rule(&al, &dv));
+  CHECK_OK(hg_gemm_config_parse("64x128x64", &cc));
+  CHECK_OK(hg_gemm_build(&p, &cc, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
+  CHECK(k.repack_a && !k.repack_b && k.a_tma && !k.b_tma); /* AUTO's repack rule, as given */
+  CHECK_EQ(k.b_vec, 4);
   hg_gemm_kernel_free(&k);
   p = problem(64, 4096, 4097, HG_BF16); /* M = 64: still one tile of rows */
   CHECK_OK(hg_gemm_problem_normalize(&p));
@@ -2209,8 +2235,8 @@ static void test_repack_rule(void) {
   CHECK_EQ(k.b_vec, 2);
   window_kernel_ok(&k);
   hg_gemm_kernel_free(&k);
-  /* fp8 decode: rows of 4097 bytes, 1-byte aligned, copied in windows too */
-  hg_gemm_problem_t q = problem(1, 4096, 4097, HG_E4M3);
+  /* fp8, few rows: rows of 4097 bytes, 1-byte aligned, copied in windows too */
+  hg_gemm_problem_t q = problem(20, 4096, 4097, HG_E4M3);
   CHECK_OK(hg_gemm_problem_normalize(&q));
   CHECK_OK(hg_gemm_build(&q, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
   CHECK(k.repack_a && !k.repack_b && !k.b_tma);
@@ -2358,6 +2384,10 @@ static void test_decode(void) {
   p.ldb = 7169;
   CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, &rules, &c));
   CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  /* rows TMA cannot address take it without the rule; aligned ones only with it */
+  CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  p.ldb = 7168;
   CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
   hg_gemm_problem_t big = problem(17, 2048, 7168, HG_BF16);
