@@ -122,7 +122,7 @@ def test_gemm_kernel_and_config():
 def test_gemm_mainloops_and_operand_paths():
     # every mainloop by name; the configuration text carries it, the kernel name the MMA kind
     names = {}
-    for ml in hopgen.MAINLOOPS:
+    for ml in [m for m in hopgen.MAINLOOPS if m != "ldg-mmasync"]:
         k = hopgen.gemm_kernel(512, 256, 256, dtype="f16", mainloop=ml)
         want = "tma-wgmma" if ml == "auto" else ml
         assert k.config.endswith("," + want), (ml, k.config)
@@ -133,6 +133,15 @@ def test_gemm_mainloops_and_operand_paths():
         assert (set(k.plans) >= {"a", "b"}) == (path == "tma")
     assert "_ms" in names["tma-mmasync"] and "_rs" in names["tma-ldmatrix-wgmma-rs"]
     assert len(set(names.values()) - {names["auto"]}) == 3  # auto is tma-wgmma here
+    # the decode kernel is for M <= 16 (refused above that, with the rule), and auto takes it
+    # for a decode shape whose rows TMA cannot address, reading both operands in place
+    k = hopgen.gemm_kernel(8, 256, 256, dtype="f16", mainloop="ldg-mmasync")
+    assert k.config.endswith(",ldg-mmasync") and "_ldg" in k.name, (k.config, k.name)
+    with pytest.raises(hopgen.UnsupportedError, match="M <= 16"):
+        hopgen.gemm_kernel(512, 256, 256, dtype="f16", mainloop="ldg-mmasync")
+    k = hopgen.gemm_kernel(1, 7168, 2049, dtype="bf16")
+    assert k.config.endswith(",ldg-mmasync"), k.config
+    assert "repacked" not in str(k.operands), k.operands
     # with auto, an operand TMA cannot address (lda of 100 bf16: 200-byte rows) is repacked
     # into packed rows the kernel reads with TMA; the problem becomes the packed one
     k = hopgen.gemm_kernel(1000, 256, 96, dtype="bf16", lda=100)
@@ -185,8 +194,9 @@ def test_ptxas_accepts_the_generated_code():
     r = hopgen.ptxas_check(hopgen.gemm_ptx(2048, 2048, 2048))
     assert r["registers"] > 0 and r["spill_store_bytes"] == 0
     for ml in hopgen.MAINLOOPS[1:]:  # awkward problems read in place: operands through cp.async
+        m = 9 if ml == "ldg-mmasync" else 1000  # the decode kernel: ld.global, shifted blocks
         for k in (4098, 4097):  # 4-byte chunks; 2-byte register copies
-            r = hopgen.ptxas_check(hopgen.gemm_ptx(1000, 100, k, dtype="f16", mainloop=ml))
+            r = hopgen.ptxas_check(hopgen.gemm_ptx(m, 100, k, dtype="f16", mainloop=ml))
             assert r["registers"] > 0 and r["spill_store_bytes"] == 0, (ml, k, r)
     assert hopgen.ptxas_check(hopgen.tma_kernel("store", "bf16", (128, 128), (64, 64)).ptx)
     with pytest.raises(hopgen.JitError):
