@@ -33,6 +33,14 @@ if [ "$what" != bench ]; then
   run 8 3000 1000 $ML --epilogue gelu --aux --config 16x16x128,k2a,ldg-mmasync
   run 4 2048 7168 $ML --deterministic
   run 16 7168 2048 $ML --backend mlir
+  # fp8 (m16n8k32): mixes, row-wise scales, fast accumulation, odd rows, split
+  for m in 1 16; do
+    run $m 7168 2048 $ML --type e4m3
+    run $m 2048 7168 $ML --a e4m3 --b e5m2 --scale row
+    run $m 12345 677 $ML --type e5m2 --fp8-accum fast --d e4m3 --amax
+    run $m 4097 127 $ML --type e4m3 --ldb 131 --epilogue bias,gelu
+    run $m 7168 2049 $ML --a e5m2 --b e4m3 --config 16x16x128,k3a,ldg-mmasync --epilogue residual
+  done
   echo "decode checks: $runs runs, $fails failed"
 fi
 if [ "$what" != check ]; then
@@ -42,8 +50,10 @@ if [ "$what" != check ]; then
     echo "== decode set, --heuristic dv"
     "$H" bench gemm --set decode --types bf16,e4m3 --iters 20 --heuristic dv
     echo "== odd shapes M <= 16 on ldg-mmasync (hopgen vs cuBLASLt, same process)"
-    for s in "1 12345 678" "1 7168 2049" "16 4097 127" "1 1 1" "7 300 4097" "16 7168 2049"; do
-      "$H" gemm $s $ML --bench --iters 20 2>&1 | grep -E 'kernel|hopgen|cuBLAS|bw|ratio|x ' | head -6
+    for s in "1 12345 678" "1 7168 2049" "16 4097 127" "1 1 1" "7 300 4097" "16 7168 2049" \
+             "1 7168 2048 --type e4m3" "16 2048 7168 --type e4m3" "1 12345 677 --type e4m3"; do
+      echo "-- $s"
+      "$H" gemm $s $ML --bench --iters 20 2>&1 | grep -E '^kernel|  bench|  memory' | head -4
     done
   } | tee "$table"
 fi

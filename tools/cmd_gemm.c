@@ -46,7 +46,7 @@ static const char gemm_usage[] =
     "                      random non-trivial scales, cuBLASLt in the same mode beside it\n"
     "  --config CFG        e.g. 128x256x64,c2x1,s4,coop,m8 (default: tuned or heuristic)\n"
     "  --mainloop ML       tma-wgmma | cpasync-wgmma | tma-mmasync | tma-ldmatrix-wgmma-rs\n"
-    "                      | ldg-mmasync (decode: M <= 16, K-major, bf16/f16)\n"
+    "                      | ldg-mmasync (decode: M <= 16, K-major; bf16/f16/fp8)\n"
     "                      (default auto: tma-wgmma; operands TMA cannot address - leading\n"
     "                      dimension not a multiple of 16 bytes - are repacked each run; a\n"
     "                      named mainloop reads them in place with cp.async)\n"

@@ -412,13 +412,14 @@ void hg_b_ldmatrix(hg_builder_t *b, int num, bool trans, hg_val_t smem_addr, hg_
 
 /* ---------------------------------------------------------------- mma.sync (sm_80+) */
 
-/* One warp-level MMA (PTX ISA "mma.sync", sm_80+): D(16x8) = A(16x16) * B(16x8) + C, row.col. */
+/* One warp-level MMA (PTX ISA "mma.sync", sm_80+): D(16x8) = A(16xK) * B(Kx8) + C, row.col;
+ * K = 16 for 16-bit floats, 32 for fp8 (sm_89+). */
 typedef struct hg_mma_sync_op {
-  int m, n, k;          /* 16, 8, 16 */
-  hg_dtype_t a, b, acc; /* a == b in {HG_BF16, HG_F16}; acc HG_F32 */
+  int m, n, k;          /* 16, 8, 16; or 16, 8, 32 for fp8 */
+  hg_dtype_t a, b, acc; /* a == b in {HG_BF16, HG_F16}, or a, b in {HG_E4M3, HG_E5M2}; acc F32 */
 } hg_mma_sync_op_t;
 /* acc: 4 F32 variables updated in place (like hg_b_wgmma's accumulators); a: 4 I32 (the A
- * fragment, two 16-bit elements each); bf: 2 I32 (the B fragment). */
+ * fragment, two 16-bit or four 8-bit elements each); bf: 2 I32 (the B fragment). */
 void hg_b_mma_sync(hg_builder_t *b, const hg_mma_sync_op_t *op, const hg_val_t *acc,
                    const hg_val_t *a, const hg_val_t *bf);
 

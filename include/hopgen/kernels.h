@@ -484,8 +484,9 @@ typedef enum hg_gemm_mainloop {
   HG_MAINLOOP_CPASYNC_WGMMA,         /* cp.async (any alignment, no repack) + wgmma SS */
   HG_MAINLOOP_TMA_MMASYNC,           /* TMA + ldmatrix + mma.sync m16n8k16 (16-bit types) */
   HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS, /* TMA + ldmatrix A into registers + wgmma RS (16-bit) */
-  /* Decode (M <= 16, K-major A and B, bf16/f16, batch 1): the weights B streamed with
-   * ld.global straight into mma.sync m16n8k16 fragments (D^T = B A^T), any alignment, no
+  /* Decode (M <= 16, K-major A and B, bf16/f16 or fp8 without block-wise scales, batch 1): the
+   * weights B streamed with ld.global straight into mma.sync m16n8k16 (fp8: m16n8k32)
+   * fragments (D^T = B A^T), any alignment, no
    * shared-memory stages; tile 16 x tile_n (16, 32, 64 rows of B a CTA) x tile_k (the k a warp
    * loads per iteration); split-K by atomic adds only (,kSa). src/kernels/gemm_decode.c. */
   HG_MAINLOOP_LDG_MMASYNC,
@@ -636,8 +637,8 @@ typedef struct hg_gemm_rules {
   bool global_scales;
   /* "pt": fp8 block-wise scales with MMA turns (measured 2-4% slower) */
   bool mma_turns;
-  /* "dv": decode shapes (M <= 16, K-major operands of one 16-bit type, batch 1) with the AUTO
-   * mainloop run ldg-mmasync on the operands in place (no repack); not measured yet */
+  /* "dv": decode shapes (M <= 16, K-major operands of one 16-bit type or fp8, batch 1) with the
+   * AUTO mainloop run ldg-mmasync on the operands in place (no repack); not measured yet */
   bool decode;
 } hg_gemm_rules_t;
 hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out);
@@ -741,9 +742,9 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p, hg_gemm_mainloop_t
  * False also for an operand TMA can address. The rule and its thresholds: gemm_plan.c. */
 bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand);
 /* AUTO's choice of the decode kernel (mainloop ldg-mmasync) for p (normalised): a shape it runs
- * (M <= 16, K-major 16-bit operands, batch 1) whose A or B TMA cannot address, or any such
- * shape under the rule dv (rules may be NULL); never a batch-invariant problem. The rule and
- * its measurements: gemm_plan.c. */
+ * (M <= 16, K-major 16-bit operands, batch 1) whose A or B TMA cannot address, or any shape it
+ * runs (fp8 too) under the rule dv (rules may be NULL); never a batch-invariant problem. The rule
+ * and its measurements: gemm_plan.c. */
 bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules);
 
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the

@@ -133,23 +133,25 @@ hg_status_t hg_wgmma_atom_make(hg_dtype_t a, hg_dtype_t b, hg_dtype_t acc, int n
 
 /* One warp-level mma.sync.aligned.m16n8k16.row.col.f32.<t>.<t>.f32, D(16x8) = A(16x16) *
  * B(16x8) + C (PTX ISA "Warp Level Matrix Multiply-Accumulate Instructions", mma.sync; the
- * fragments of "Matrix Fragments for mma.m16n8k16 with floating point type"): the fields of
+ * fragments of "Matrix Fragments for mma.m16n8k16 with floating point type"), or for fp8
+ * mma.sync.aligned.m16n8k32.row.col.f32.<a>.<b>.f32 (sm_89+; "Matrix Fragments for
+ * mma.m16n8k32", four 8-bit elements a register): the fields of
  * hg_mma_sync_op_t in emit.h, and the thread-value layouts of its three register operands in
  * CuTe's convention, values in register order (two 16-bit elements per A/B register, low half
  * first). ldmatrix x4 (A, K-major: plain; MN-major: .trans) and x2 (B) load them directly. */
 typedef struct hg_mma_sync_atom {
-  int m, n, k;                      /* 16, 8, 16 */
-  hg_dtype_t a, b, acc;             /* a == b: bf16 or f16; acc: f32 */
-  int a_values, b_values, c_values; /* elements per thread: 8, 4, 4 */
+  int m, n, k;                      /* 16, 8, 16 (fp8: 32) */
+  hg_dtype_t a, b, acc;             /* a == b: bf16 or f16, or each e4m3/e5m2; acc: f32 */
+  int a_values, b_values, c_values; /* elements per thread: 8, 4, 4 (fp8: 16, 8, 4) */
   int a_regs, b_regs, c_regs;       /* 32-bit registers holding them: 4, 2, 4 */
-  hg_layout_t a_tv;                 /* (thread 0..31, value 0..7) -> m + 16 * k (16x16 A) */
-  hg_layout_t b_tv;                 /* (thread, value 0..3) -> n + 8 * k (B as 8x16 N x K) */
+  hg_layout_t a_tv;                 /* (thread 0..31, value) -> m + 16 * k (16 x K A) */
+  hg_layout_t b_tv;                 /* (thread, value) -> n + 8 * k (B as 8 x K, N x K) */
   hg_layout_t c_tv;                 /* (thread, value 0..3) -> m + 16 * n (16x8 C and D) */
   char ptx[64];                     /* "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" */
 } hg_mma_sync_atom_t;
 
-/* Build the atom; anything but bf16 x bf16 or f16 x f16 accumulating in f32 is refused with
- * the rule (the one mma.sync hopgen emits). */
+/* Build the atom; anything but bf16 x bf16, f16 x f16 or e4m3/e5m2 x e4m3/e5m2 accumulating
+ * in f32 is refused with the rule (the mma.sync shapes hopgen emits). */
 hg_status_t hg_mma_sync_atom_make(hg_dtype_t a, hg_dtype_t b, hg_dtype_t acc,
                                   hg_mma_sync_atom_t *out);
 
@@ -482,6 +484,9 @@ hg_status_t hg_model_wgmma_a_coord(hg_dtype_t a, int thread, int value, int *m, 
  * of lane `lane` (0..31) of operand 0 = A (16x16: row m, col k; values 0..7), 1 = B (16x8:
  * row k, col n; values 0..3) or 2 = C/D (16x8 f32: row m, col n; values 0..3). */
 hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, int *col);
+/* The same for mma.m16n8k32 with 8-bit operands (e4m3/e5m2): A 16x32 (values 0..15, four
+ * bytes a register), B 32x8 (values 0..7), C/D 16x8 f32 (values 0..3). */
+hg_status_t hg_model_mma_sync8_coord(int operand, int lane, int value, int *row, int *col);
 /* What ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16 puts in each lane's registers:
  * lane 8i + r (i < num) gives in lane_addr the shared-memory address of row r of matrix i (8
  * 16-bit elements, 16-byte aligned; the other lanes' addresses are not read); register i of

@@ -1759,9 +1759,30 @@ void hg_b_ldmatrix(hg_builder_t *b, int num, bool trans, hg_val_t smem_addr, hg_
 
 /* ----------------------------------------------------------------------------- mma.sync */
 
+static bool is_fp8(hg_dtype_t t) {
+  return t == HG_E4M3 || t == HG_E5M2;
+}
+
 hg_status_t hg_ir_mma_sync_validate(const hg_mma_sync_op_t *op) {
-  /* PTX ISA, mma.sync: of the shapes it has for 16-bit floats (m8n8k4, m16n8k8, m16n8k16),
-   * hopgen emits m16n8k16, whose fragments ldmatrix x4 (A) and x2 (B) load directly */
+  /* PTX ISA, mma.sync: for fp8 (sm_89+, PTX ISA 8.4) the shape m16n8k32, e4m3 and e5m2 in any
+   * mix, into f32; the same four A and two B registers as m16n8k16's (four 8-bit elements each) */
+  if (is_fp8(op->a) || is_fp8(op->b)) {
+    if (op->m != 16 || op->n != 8 || op->k != 32)
+      return hg_error(HG_ERR_INVALID,
+                      "shape m%dn%dk%d with fp8 operands: hopgen emits fp8 mma.sync as m16n8k32",
+                      op->m, op->n, op->k);
+    if (!is_fp8(op->a) || !is_fp8(op->b))
+      return hg_error(HG_ERR_INVALID,
+                      "%s x %s is not an fp8 mma.sync type pair (A and B each e4m3 or e5m2)",
+                      hg_dtype_name(op->a), hg_dtype_name(op->b));
+    if (op->acc != HG_F32)
+      return hg_error(HG_ERR_INVALID,
+                      "accumulator %s is not allowed: fp8 mma.sync accumulates in f32",
+                      hg_dtype_name(op->acc));
+    return hg_ok();
+  }
+  /* Of the shapes it has for 16-bit floats (m8n8k4, m16n8k8, m16n8k16), hopgen emits
+   * m16n8k16, whose fragments ldmatrix x4 (A) and x2 (B) load directly */
   if (op->m != 16 || op->n != 8 || op->k != 16)
     return hg_error(HG_ERR_INVALID,
                     "shape m%dn%dk%d is not m16n8k16, the one mma.sync shape hopgen emits", op->m,

@@ -189,7 +189,8 @@ typedef enum hg_ir_opcode {
 
   /* ---------------------------------------------- warp-level MMA (sm_80+) */
   HG_OP_MMA_SYNC, /* results [acc0..acc3] F32; operands [acc0..acc3, a0..a3, b0, b1] I32;
-                   * u.mma_sync (m16n8k16 bf16/f16 -> f32 only: hg_ir_mma_sync_validate) */
+                   * u.mma_sync (m16n8k16 bf16/f16, m16n8k32 fp8 -> f32:
+                   * hg_ir_mma_sync_validate) */
 
   HG_OP_COUNT
 } hg_ir_opcode_t;

@@ -624,13 +624,26 @@ static void print_mma_sync(mprinter_t *p, const hg_ir_op_t *op) {
   }
   const char *ty = "!llvm.struct<(f32, f32, f32, f32)>", *t = f16 ? "f16" : "bf16";
   int r = tmp(p);
-  L(p,
-    "%%t%d = nvvm.mma.sync A[%s, %s, %s, %s] B[%s, %s] C[%s, %s, %s, %s] {layoutA = "
-    "#nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = "
-    "#nvvm.mma_type<%s>, multiplicandBPtxType = #nvvm.mma_type<%s>, shape = #nvvm.shape<m = 16, "
-    "n = 8, k = 16>} : (%s, %s, f32) -> %s",
-    r, frag[0], frag[1], frag[2], frag[3], frag[4], frag[5], acc[0], acc[1], acc[2], acc[3], t, t,
-    ft, ft, ty);
+  if (op->u.mma_sync.k == 32) {
+    /* fp8 (m16n8k32): MLIR 22's nvvm.mma.sync refuses e4m3/e5m2 ("invalid shape or
+     * multiplicand type"), so the instruction ptx.c prints, as inline assembly; D and C are
+     * separate operands here, the result written back into the accumulators as below */
+    L(p,
+      "%%t%d = llvm.inline_asm \"mma.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32 {$0, $1, $2, "
+      "$3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};\", "
+      "\"=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f\" %s, %s, %s, %s, %s, %s, %s, %s, %s, %s : (i32, i32, "
+      "i32, i32, i32, i32, f32, f32, f32, f32) -> %s",
+      r, hg_dtype_name(op->u.mma_sync.a), hg_dtype_name(op->u.mma_sync.b), frag[0], frag[1],
+      frag[2], frag[3], frag[4], frag[5], acc[0], acc[1], acc[2], acc[3], ty);
+  } else {
+    L(p,
+      "%%t%d = nvvm.mma.sync A[%s, %s, %s, %s] B[%s, %s] C[%s, %s, %s, %s] {layoutA = "
+      "#nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = "
+      "#nvvm.mma_type<%s>, multiplicandBPtxType = #nvvm.mma_type<%s>, shape = #nvvm.shape<m = 16, "
+      "n = 8, k = 16>} : (%s, %s, f32) -> %s",
+      r, frag[0], frag[1], frag[2], frag[3], frag[4], frag[5], acc[0], acc[1], acc[2], acc[3], t, t,
+      ft, ft, ty);
+  }
   for (int k = 0; k < NACC; k++) {
     int e = tmp(p);
     L(p, "%%t%d = llvm.extractvalue %%t%d[%d] : %s", e, r, k, ty);
@@ -1488,6 +1501,8 @@ int hg_mlir_ptx_version(const hg_builder_t *b) {
     if (op->code == HG_OP_WGMMA && op->u.wgmma.acc == HG_S32 && op->u.wgmma.a != op->u.wgmma.b)
       return 84;
     if (op->code == HG_OP_ATOMIC_ADD_F32 && op->u.mem.n > 1) v = 81;
+    /* fp8 mma.sync (inline assembly here): "requires PTX ISA .version 8.4", as in ptx.c */
+    if (op->code == HG_OP_MMA_SYNC && op->u.mma_sync.k == 32) return 84;
   }
   return v;
 }

@@ -10,9 +10,9 @@
  * barrier.cluster.*.relaxed, stmatrix, cvta.param, and the sm_80 ones: cp.async with its
  * commit/wait and mbarrier arrive, ldmatrix, mma.sync). The one exception is wgmma with mixed
  * integer operands (s8 x u8, u8 x s8), which ptxas accepts only from PTX ISA 8.4; such a
- * kernel says .version 8.4; and vector reductions (red.global.add.v2/v4.f32), from 8.1. The lowest
- * sufficient version keeps the PTX loadable by the oldest drivers that know sm_90a (a CUDA 12.0
- * driver JIT-compiles PTX 8.0). */
+ * kernel says .version 8.4, as does fp8 mma.sync (m16n8k32 e4m3/e5m2); and vector reductions
+ * (red.global.add.v2/v4.f32), from 8.1. The lowest sufficient version keeps the PTX loadable by the
+ * oldest drivers that know sm_90a (a CUDA 12.0 driver JIT-compiles PTX 8.0). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -808,9 +808,8 @@ static void print_op(printer_t *p, int32_t i) {
     break;
   case HG_OP_MMA_SYNC: {
     /* D and C are the same accumulator registers: the variables are updated in place */
-    const char *t = hg_dtype_name(op->u.mma_sync.a);
-    hg_sbuf_put(&p->body, "\t%*smma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 ", 2 * p->depth, "",
-                t, t);
+    hg_sbuf_put(&p->body, "\t%*smma.sync.aligned.m16n8k%d.row.col.f32.%s.%s.f32 ", 2 * p->depth, "",
+                op->u.mma_sync.k, hg_dtype_name(op->u.mma_sync.a), hg_dtype_name(op->u.mma_sync.b));
     put_list(p, o, HG_IR_MMA_SYNC_ACC);
     hg_sbuf_put(&p->body, ", ");
     put_list(p, o + HG_IR_MMA_SYNC_ACC, HG_IR_MMA_SYNC_A);
@@ -830,7 +829,7 @@ static void print_op(printer_t *p, int32_t i) {
 
 /* PTX ISA version (x10) this kernel needs: 8.0, 8.1 for vector reductions, or 8.4 for
  * mixed-signedness integer wgmma ("Feature 'WGMMA with mixed integer types' requires PTX ISA
- * .version 8.4"). */
+ * .version 8.4") and fp8 mma.sync. */
 static int needed_version(const hg_builder_t *b) {
   int v = 80;
   for (int32_t i = 0; i < b->nops; i++) {
@@ -838,6 +837,8 @@ static int needed_version(const hg_builder_t *b) {
     if (op->code == HG_OP_WGMMA && op->u.wgmma.acc == HG_S32 && op->u.wgmma.a != op->u.wgmma.b)
       return 84;
     if (op->code == HG_OP_ATOMIC_ADD_F32 && op->u.mem.n > 1) v = 81;
+    /* fp8 mma.sync (m16n8k32 e4m3/e5m2): "requires PTX ISA .version 8.4" */
+    if (op->code == HG_OP_MMA_SYNC && op->u.mma_sync.k == 32) return 84;
   }
   return v;
 }

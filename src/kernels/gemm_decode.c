@@ -11,7 +11,10 @@
  * v[2s+1]}, i.e. mma k 2q, 2q+1 <-> chunk elements 8q + 4s, +1 and mma k 2q+8, 2q+9 <-> 8q +
  * 4s + 2, +3. The B fragment (A^T) of lane (g, q) is then A[g][8q + 4s .. 8q + 4s + 3]: the
  * same 16-byte window of A's row g. A is read from global memory too (it is at most 16 x K,
- * shared by every CTA: L2-resident), which needs no K-sized shared memory.
+ * shared by every CTA: L2-resident), which needs no K-sized shared memory. fp8 takes the same
+ * words through mma.sync.m16n8k32 (four elements a register: k 4q..4q+3 <-> 16q + 8s + 0..3,
+ * k 4q+16.. <-> 16q + 8s + 4..7), its accurate accumulation adding each iteration's sums into
+ * the f32 accumulators.
  *
  * Rows that are not 16-byte aligned (ldb * 2 % 16 != 0: each row its own offset) load the two
  * aligned 16-byte blocks under the window and shift it out (hg_window16_extract); the
@@ -49,9 +52,20 @@ static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
 }
 
+static bool is8(hg_dtype_t t) {
+  return t == HG_E4M3 || t == HG_E5M2;
+}
+
+/* The operand types the kernel takes: bf16 x bf16, f16 x f16 (mma.sync m16n8k16), or fp8 in
+ * any mix (m16n8k32) with per-tensor or row-wise scales (the epilogue applies both). */
+static bool types_ok(const hg_gemm_problem_t *p) {
+  if (is8(p->a_type) && is8(p->b_type)) return p->scale != HG_SCALE_BLOCK;
+  return (p->a_type == HG_BF16 || p->a_type == HG_F16) && p->a_type == p->b_type;
+}
+
 bool hg_gemm_decode_shape_ok(const hg_gemm_problem_t *p) {
   return p->m <= 16 && p->b_k_major && p->a_k_major && p->group == HG_GROUP_NONE && p->batch <= 1 &&
-         hg_dtype_bits(p->a_type) == 16 && p->a_type == p->b_type;
+         types_ok(p);
 }
 
 hg_status_t hg_gemm_decode_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
@@ -76,11 +90,12 @@ hg_status_t hg_gemm_decode_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (p->batch > 1)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "%s with a batch of %d: it computes one matrix; use tma-wgmma", ml, p->batch);
-  if (hg_dtype_bits(p->a_type) != 16 || p->a_type != p->b_type)
+  if (!types_ok(p))
     return hg_error(HG_ERR_UNSUPPORTED,
-                    "%s takes bf16 or f16 operands of one type (mma.sync m16n8k16), not %s x "
-                    "%s; fp8 is not done yet",
-                    ml, hg_dtype_name(p->a_type), hg_dtype_name(p->b_type));
+                    "%s takes bf16 or f16 operands of one type (mma.sync m16n8k16) or fp8 ones "
+                    "(m16n8k32) with per-tensor or row-wise scales, not %s x %s%s",
+                    ml, hg_dtype_name(p->a_type), hg_dtype_name(p->b_type),
+                    p->scale == HG_SCALE_BLOCK ? " with block-wise scales" : "");
   if (c->tile_m != 16)
     return hg_error(HG_ERR_INVALID,
                     "%s: tile M = %d; its tile holds all of M, 16 rows (e.g. 16x32x128)", ml,
@@ -144,11 +159,16 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
   const int chunk = CHUNK_BYTES / hg_dtype_bytes(p->b_type);
   /* 32 rows a CTA: 2 row groups a warp share each A fragment; 3 chunks a warp in flight for
    * aligned rows (48 KB of loads outstanding a CTA, two CTAs an SM: 126 registers), 1 for
-   * window rows (twice the registers a chunk; 32 KB a CTA). More spilled under the 128
-   * registers of two CTAs an SM (ptxas). */
+   * window rows (twice the registers a chunk; 32 KB a CTA); fp8 2 for aligned rows (its
+   * promotion's partial sums beside them). More spilled under the 128 registers of two CTAs an
+   * SM (ptxas). */
+  const bool fp8 = is8(p->b_type);
   hg_gemm_config_t c = {.tile_m = 16,
                         .tile_n = 32,
-                        .tile_k = (window ? 1 : 3) * chunk,
+                        .tile_k = (window ? 1
+                                   : fp8  ? 2
+                                          : 3) *
+                                  chunk,
                         .cluster_m = 1,
                         .cluster_n = 1,
                         .stages = 2,
@@ -268,8 +288,21 @@ static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
     for (int h = 0; h < (two ? 2 : 1); h++)
       hg_gemm_decode_load(b, x->arow[h], x->ash[h], x->win_a, off, left, wa[u][h]);
   }
-  const hg_mma_sync_op_t op = {
-      .m = 16, .n = 8, .k = 16, .a = p->b_type, .b = p->a_type, .acc = HG_F32};
+  /* the weights are the mma's A: B's type first; fp8 takes k32 a step (the same registers) */
+  const hg_mma_sync_op_t op = {.m = 16,
+                               .n = 8,
+                               .k = is8(p->b_type) ? 32 : 16,
+                               .a = p->b_type,
+                               .b = p->a_type,
+                               .acc = HG_F32};
+  /* fp8's accurate accumulation: the iteration's sums in fresh accumulators, added into the
+   * running f32 ones after it (a promotion every tile K of k, at most 384: the tensor cores'
+   * fp8 sums keep fewer bits than f32, as wgmma's) */
+  const bool promote = hg_gemm_promote(p) > 0;
+  hg_val_t part[4][2][4];
+  for (int r = 0; r < x->R && promote; r++)
+    for (int j = 0; j < (two ? 2 : 1); j++)
+      for (int i = 0; i < 4; i++) part[r][j][i] = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
   for (int u = 0; u < n; u++)
     for (int s = 0; s < 2; s++)
       for (int r = 0; r < x->R; r++) {
@@ -281,9 +314,13 @@ static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
         }
         for (int j = 0; j < (two ? 2 : 1); j++) {
           const hg_val_t fb[2] = {wa[u][j][2 * s], wa[u][j][2 * s + 1]};
-          hg_b_mma_sync(b, &op, x->acc[r][j], fa, fb);
+          hg_b_mma_sync(b, &op, promote ? part[r][j] : x->acc[r][j], fa, fb);
         }
       }
+  for (int r = 0; r < x->R && promote; r++)
+    for (int j = 0; j < (two ? 2 : 1); j++)
+      for (int i = 0; i < 4; i++)
+        hg_b_assign(b, x->acc[r][j][i], hg_b_bin(b, HG_FADD, x->acc[r][j][i], part[r][j][i]));
 }
 
 /* The warp's k-loop over chunks [begin, end) of the unit: whole iterations of DEC_WARPS x U

@@ -1,4 +1,5 @@
-/* mma.sync atoms: the one warp-level MMA hopgen emits (m16n8k16, bf16 or f16 into f32) and
+/* mma.sync atoms: the warp-level MMAs hopgen emits (m16n8k16, bf16 or f16 into f32; m16n8k32,
+ * e4m3/e5m2 into f32, which the decode GEMM uses) and
  * the thread-value layouts of its register fragments (PTX ISA "Warp Level Matrix Multiply-
  * Accumulate Instructions", mma.sync, "Matrix Fragments for mma.m16n8k16 with floating point
  * type"). Each layout is checked against the CPU model of those figures in tests/sm90. */
@@ -6,8 +7,54 @@
 
 #include "sm90_internal.h"
 
+static bool is8(hg_dtype_t t) {
+  return t == HG_E4M3 || t == HG_E5M2;
+}
+
+/* m16n8k32 for fp8 (sm_89+): four 8-bit elements a register, the same registers as m16n8k16 */
+static hg_status_t atom8(hg_dtype_t a, hg_dtype_t b, hg_mma_sync_atom_t *out) {
+  hg_mma_sync_atom_t r;
+  r.m = 16;
+  r.n = 8;
+  r.k = 32;
+  r.a = a;
+  r.b = b;
+  r.acc = HG_F32;
+  r.a_values = 16 * 32 / 32;
+  r.b_values = 32 * 8 / 32;
+  r.c_values = 16 * 8 / 32;
+  r.a_regs = r.a_values / 4;
+  r.b_regs = r.b_values / 4;
+  r.c_regs = r.c_values;
+  /* Lane t = q + 4 g. A, index m + 16 k: lane t holds row g and columns 4q..4q+3; values
+   * (4, 2, 2): next column, row + 8, column + 16. */
+  const int64_t tsh[2] = {4, 8};
+  const int64_t a_tst[2] = {4 * 16, 1};
+  const int64_t a_vsh[3] = {4, 2, 2}, a_vst[3] = {16, 8, 16 * 16};
+  HG_TRY(hg_sm90_layout2(2, tsh, a_tst, 3, a_vsh, a_vst, &r.a_tv));
+  /* B (N x K), index n + 8 k: lane t holds column n = g and rows k = 4q..4q+3; values (4, 2):
+   * next k, k + 16. */
+  const int64_t b_tst[2] = {4 * 8, 1};
+  const int64_t b_vsh[2] = {4, 2}, b_vst[2] = {8, 16 * 8};
+  HG_TRY(hg_sm90_layout2(2, tsh, b_tst, 2, b_vsh, b_vst, &r.b_tv));
+  /* C as m16n8k16's */
+  const int64_t c_tst[2] = {2 * 16, 1};
+  const int64_t c_vsh[2] = {2, 2}, c_vst[2] = {16, 8};
+  HG_TRY(hg_sm90_layout2(2, tsh, c_tst, 2, c_vsh, c_vst, &r.c_tv));
+  snprintf(r.ptx, sizeof r.ptx, "mma.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32", hg_dtype_name(a),
+           hg_dtype_name(b));
+  *out = r;
+  return hg_ok();
+}
+
 hg_status_t hg_mma_sync_atom_make(hg_dtype_t a, hg_dtype_t b, hg_dtype_t acc,
                                   hg_mma_sync_atom_t *out) {
+  if (is8(a) && is8(b) && acc == HG_F32) return atom8(a, b, out);
+  if (is8(a) || is8(b))
+    return hg_error(HG_ERR_INVALID,
+                    "mma.sync m16n8k32 takes fp8 A and B (each e4m3 or e5m2) into f32, not %s x "
+                    "%s into %s",
+                    hg_dtype_name(a), hg_dtype_name(b), hg_dtype_name(acc));
   if (a != b || (a != HG_BF16 && a != HG_F16))
     return hg_error(HG_ERR_INVALID,
                     "mma.sync m16n8k16 takes A and B both bf16 or both f16, not %s x %s",

@@ -567,6 +567,41 @@ hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, 
   return hg_ok();
 }
 
+hg_status_t hg_model_mma_sync8_coord(int operand, int lane, int value, int *row, int *col) {
+  static const char *const names[3] = {"A", "B", "C"};
+  static const int values[3] = {16, 8, 4};
+  if (operand < 0 || operand > 2)
+    return hg_error(HG_ERR_INVALID,
+                    "mma.sync m16n8k32 model: operand %d is not 0 (A), 1 (B) or 2 (C)", operand);
+  if (lane < 0 || lane >= 32 || value < 0 || value >= values[operand])
+    return hg_error(
+        HG_ERR_INVALID,
+        "mma.sync m16n8k32 model: lane %d value %d is outside 32 lanes x %d values of %s", lane,
+        value, values[operand], names[operand]);
+  /* PTX ISA, "Matrix Fragments for mma.m16n8k32" (.e4m3/.e5m2, as .s8/.u8): groupID = lane >> 2,
+   * threadID_in_group = lane % 4; element i of the fragment (a0..a15, b0..b7, c0..c3) is at
+   *   A: row groupID for i < 4 or 8 <= i < 12, else groupID + 8;
+   *      col threadID_in_group * 4 + (i & 3), + 16 for i >= 8
+   *   B: row threadID_in_group * 4 + (i & 3), + 16 for i >= 4; col groupID
+   *   C: as m16n8k16's */
+  const int group = lane >> 2, tig = lane % 4, i = value;
+  switch (operand) {
+  case 0:
+    *row = (i < 4 || (i >= 8 && i < 12)) ? group : group + 8;
+    *col = tig * 4 + (i & 3) + (i >= 8 ? 16 : 0);
+    break;
+  case 1:
+    *row = tig * 4 + (i & 3) + (i >= 4 ? 16 : 0);
+    *col = group;
+    break;
+  default:
+    *row = i < 2 ? group : group + 8;
+    *col = tig * 2 + (i & 1);
+    break;
+  }
+  return hg_ok();
+}
+
 hg_status_t hg_model_ldmatrix(int num, bool trans, const uint32_t lane_addr[32],
                               const uint8_t *smem, size_t smem_bytes, uint32_t out[32][4]) {
   if (num != 1 && num != 2 && num != 4)

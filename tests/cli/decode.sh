@@ -17,6 +17,14 @@ ok "ptxas: ok" gemm 1 1 1 --mainloop ldg-mmasync --epilogue bias,gelu
 ok "_k3a" gemm 16 4097 127 --ldb 131 --config 16x32x32,k3a,ldg-mmasync --d e4m3 --amax
 ok "ptxas: ok" gemm 9 300 4097 --mainloop ldg-mmasync --epilogue residual --type f16
 ok "ptxas: ok" gemm 4 7168 2048 --mainloop ldg-mmasync --backend mlir
+# fp8: m16n8k32, e4m3/e5m2 in any mix, per-tensor and row-wise scales, accurate and fast
+ok "_ldg_a16b16_p4" gemm 1 7168 2048 --mainloop ldg-mmasync --type e4m3
+ok "ptxas: ok" gemm 16 2048 7168 --mainloop ldg-mmasync --a e4m3 --b e5m2 --scale row
+ok "_ldg_a1b1" gemm 7 12345 677 --mainloop ldg-mmasync --type e5m2 --fp8-accum fast --d e4m3 --amax
+ok "ldg-mmasync" gemm 3 7168 2048 --type e4m3 --heuristic dv
+# export: the launcher of an unsplit decode kernel; a split one needs a workspace it lacks
+ok "hopgen_gemm.c" export gemm 16 7168 2048 --mainloop ldg-mmasync --out "$tmp"
+bad 1 "export: configuration with split-K (k4)" export gemm 1 2048 7168 --mainloop ldg-mmasync --out "$tmp"
 # the rule: AUTO's decode shapes on ldg-mmasync, in place; M = 17 keeps the GEMM
 ok "ldg-mmasync" gemm 1 12345 678 --heuristic dv
 ok "B is read with ld.global" gemm 1 12345 678 --heuristic dv
@@ -34,7 +42,7 @@ bad 1 "for decode shapes of M <= 16, and M = 17" gemm 17 2048 7168 --mainloop ld
 bad 1 "this B is MN-major" gemm 4 2048 7168 --mainloop ldg-mmasync --layout RR
 bad 1 "this A is MN-major" gemm 4 2048 7168 --mainloop ldg-mmasync --layout CC
 bad 1 "with a batch of 3" gemm 4 2048 7168 --mainloop ldg-mmasync --batch 3
-bad 1 "fp8 is not done yet" gemm 4 2048 7168 --mainloop ldg-mmasync --type e4m3
+bad 1 "not e4m3 x e4m3 with block-wise scales" gemm 4 2048 7168 --mainloop ldg-mmasync --type e4m3 --scale block
 bad 1 "by atomic adds only (,k4a)" gemm 4 2048 7168 --config 16x32x96,k4,ldg-mmasync
 bad 1 "for a deterministic problem" gemm 4 2048 7168 --config 16x32x96,k4a,ldg-mmasync --deterministic
 bad 1 "tile M = 64" gemm 4 2048 7168 --config 64x32x96,ldg-mmasync

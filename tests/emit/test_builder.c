@@ -637,8 +637,17 @@ static void test_mma_sync_rules(void) {
   CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_BF16, HG_F16, HG_F32)), HG_ERR_INVALID,
             "hg_b_mma_sync: bf16 x f16 is not an mma.sync m16n8k16 type pair hopgen emits (A and "
             "B both bf16 or both f16)");
+  /* fp8: m16n8k32 only, e4m3/e5m2 in any mix, into f32 */
+  CHECK_OK(try_mma_sync(MS(16, 8, 32, HG_E4M3, HG_E4M3, HG_F32)));
+  CHECK_OK(try_mma_sync(MS(16, 8, 32, HG_E5M2, HG_E4M3, HG_F32)));
   CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_E4M3, HG_E4M3, HG_F32)), HG_ERR_INVALID,
-            "e4m3 x e4m3 is not an mma.sync m16n8k16 type pair");
+            "shape m16n8k16 with fp8 operands: hopgen emits fp8 mma.sync as m16n8k32");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 32, HG_E4M3, HG_BF16, HG_F32)), HG_ERR_INVALID,
+            "e4m3 x bf16 is not an fp8 mma.sync type pair (A and B each e4m3 or e5m2)");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 32, HG_E5M2, HG_E5M2, HG_F16)), HG_ERR_INVALID,
+            "accumulator f16 is not allowed: fp8 mma.sync accumulates in f32");
+  CHECK_ERR(try_mma_sync(MS(16, 8, 32, HG_BF16, HG_BF16, HG_F32)), HG_ERR_INVALID,
+            "shape m16n8k32 is not m16n8k16");
   CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_TF32, HG_TF32, HG_F32)), HG_ERR_INVALID,
             "tf32 x tf32 is not an mma.sync m16n8k16 type pair");
   CHECK_ERR(try_mma_sync(MS(16, 8, 16, HG_F16, HG_F16, HG_F16)), HG_ERR_INVALID,

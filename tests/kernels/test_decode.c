@@ -1,5 +1,6 @@
 /* The decode kernel's pieces on the CPU (ldg-mmasync, src/kernels/gemm_decode.c): its k
- * permutation against the PTX ISA's mma.m16n8k16 fragment model (the sums come out as
+ * permutation against the PTX ISA's mma.m16n8k16 and m16n8k32 (fp8) fragment models (the sums
+ * come out as
  * D^T = B A^T exactly), and a lane's window load run through the IR interpreter against
  * rows of every offset and length (the right 16 bytes, zeros past the row, no block read that
  * holds none of the row's bytes). The whole kernel's ptxas matrix is in test_gemm.c
@@ -72,6 +73,57 @@ static void test_permutation(void) {
       CHECK_EQ(row, lane / 4 + 8 * (i / 2));
       CHECK_EQ(col, 2 * (lane % 4) + i % 2);
     }
+}
+
+/* fp8 (m16n8k32): the same words, four elements each: a 64-byte chunk is 64 elements of k, lane
+ * (g, q) holds W[g][16q..16q+15] and the step s takes k32 of them through the same registers. */
+static void test_permutation8(void) {
+  int W[16][64], A[8][64];
+  for (int r = 0; r < 16; r++)
+    for (int k = 0; k < 64; k++) W[r][k] = (r * 5 + k * 7) % 13 - 6;
+  for (int m = 0; m < 8; m++)
+    for (int k = 0; k < 64; k++) A[m][k] = (m * 3 + k * 11) % 9 - 4;
+  long d[16][8] = {{0}};
+  for (int s = 0; s < 2; s++) {
+    int fa[16][32], fb[32][8], seen_a[16][32] = {{0}}, seen_b[32][8] = {{0}};
+    for (int lane = 0; lane < 32; lane++) {
+      const int g = lane / 4, q = lane % 4;
+      for (int reg = 0; reg < 4; reg++) {
+        int half, word;
+        hg_gemm_decode_frag(s, reg, &half, &word);
+        for (int e = 0; e < 4; e++) {
+          int row, col;
+          CHECK_OK(hg_model_mma_sync8_coord(0, lane, 4 * reg + e, &row, &col));
+          fa[row][col] = W[g + 8 * half][16 * q + 4 * word + e];
+          seen_a[row][col]++;
+        }
+      }
+      for (int reg = 0; reg < 2; reg++)
+        for (int e = 0; e < 4; e++) {
+          int row, col;
+          CHECK_OK(hg_model_mma_sync8_coord(1, lane, 4 * reg + e, &row, &col));
+          fb[row][col] = A[g][16 * q + 4 * (2 * s + reg) + e];
+          seen_b[row][col]++;
+        }
+    }
+    int twice = 0;
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < 32; j++) twice += seen_a[i][j] != 1;
+    for (int i = 0; i < 32; i++)
+      for (int j = 0; j < 8; j++) twice += seen_b[i][j] != 1;
+    CHECK_EQ(twice, 0);
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < 8; j++)
+        for (int k = 0; k < 32; k++) d[i][j] += (long)fa[i][k] * fb[k][j];
+  }
+  int wrong = 0;
+  for (int n = 0; n < 16; n++)
+    for (int m = 0; m < 8; m++) {
+      long want = 0;
+      for (int k = 0; k < 64; k++) want += (long)W[n][k] * A[m][k];
+      wrong += d[n][m] != want;
+    }
+  CHECK_EQ(wrong, 0);
 }
 
 /* A row of `kbytes` bytes at byte `base` of a buffer, lane q's window of chunk c. */
@@ -157,6 +209,7 @@ static void test_window_loads(void) {
 
 int main(void) {
   HG_RUN(test_permutation);
+  HG_RUN(test_permutation8);
   HG_RUN(test_window_loads);
   return hg_test_finish();
 }

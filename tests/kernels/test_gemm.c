@@ -233,7 +233,9 @@ static void check_generates(const hg_gemm_problem_t *p, const hg_gemm_config_t *
   if (strstr(r.notes, "serialized")) HG_FAIL("%s: ptxas: %s", cfg, r.notes);
   /* The mainloop's instructions are there: the MMA and how operands arrive. */
   const hg_gemm_mainloop_t ml = k.config.mainloop;
-  CHECK(strstr(k.k.ptx.data, ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_LDG_MMASYNC
+  const bool k32 = ml == HG_MAINLOOP_LDG_MMASYNC && hg_dtype_bits(p->b_type) == 8;
+  CHECK(strstr(k.k.ptx.data, k32 ? "mma.sync.aligned.m16n8k32"
+                             : ml == HG_MAINLOOP_TMA_MMASYNC || ml == HG_MAINLOOP_LDG_MMASYNC
                                  ? "mma.sync.aligned.m16n8k16"
                                  : "wgmma.mma_async") != NULL);
   if (ml == HG_MAINLOOP_LDG_MMASYNC) {
@@ -2351,6 +2353,31 @@ static void test_decode(void) {
           built++;
         }
   CHECK_EQ(built, 48);
+  /* fp8 (m16n8k32): e4m3/e5m2 in any mix, per-tensor and row-wise scales, accurate (partial
+   * sums promoted every iteration) and fast, rows of 16 and 1 bytes, split and not */
+  static const hg_dtype_t f8[][2] = {
+      {HG_E4M3, HG_E4M3}, {HG_E4M3, HG_E5M2}, {HG_E5M2, HG_E4M3}, {HG_E5M2, HG_E5M2}};
+  for (int t = 0; t < 4; t++)
+    for (int v = 0; v < 4; v++) {
+      hg_gemm_problem_t p = problem(v & 1 ? 16 : 3, 7168, 2049, f8[t][0]);
+      p.b_type = f8[t][1];
+      p.lda = p.ldb = v & 2 ? 2049 : 2064;
+      p.scale = (t + v) & 1 ? HG_SCALE_ROW : HG_SCALE_TENSOR;
+      p.fp8_accum = t == 3 ? HG_FP8_ACCUM_FAST : HG_FP8_ACCUM_ACCURATE;
+      CHECK_OK(hg_gemm_epilogue_parse(v == 1 ? "bias,gelu" : "none", &p));
+      p.bias_type = HG_BF16;
+      if (v == 3) p.d_type = HG_E4M3, p.amax = true;
+      hg_gemm_config_t c;
+      CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC, 132, NULL, &c));
+      CHECK_EQ(c.tile_k, v & 2 ? 64 : 128);
+      if (t & 1) c.splits = 3, c.split_atomic = 1;
+      check_generates(&p, &c);
+      hg_gemm_kernel_t k;
+      CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+      CHECK(strstr(k.k.ptx.data, "mma.sync.aligned.m16n8k32.row.col.f32") != NULL);
+      CHECK(strstr(k.k.ptx.data, ".version 8.4") != NULL);
+      hg_gemm_kernel_free(&k);
+    }
   /* every tile a warp may take, aligned and not */
   static const char *const tiles[] = {"16x16x128", "16x64x32", "16x16x64,k3a", "16x32x32"};
   for (int i = 0; i < 4; i++) {
@@ -2407,7 +2434,9 @@ static void test_decode(void) {
   q.batch = 2;
   CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "batch of 2");
   q = problem(8, 2048, 7168, HG_E4M3);
-  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "fp8 is not done");
+  q.scale = HG_SCALE_BLOCK;
+  CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED,
+            "not e4m3 x e4m3 with block-wise scales");
   q = problem(8, 2048, 7168, HG_BF16);
   CHECK_OK(hg_gemm_config_parse("16x32x96,k4,ldg-mmasync", &c));
   CHECK_ERR(hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED,

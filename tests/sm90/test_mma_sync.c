@@ -32,7 +32,24 @@ static void test_types_and_fields(void) {
   CHECK_ERR(hg_mma_sync_atom_make(HG_BF16, HG_F16, HG_F32, &a), HG_ERR_INVALID,
             "mma.sync m16n8k16 takes A and B both bf16 or both f16, not bf16 x f16");
   CHECK_ERR(hg_mma_sync_atom_make(HG_TF32, HG_TF32, HG_F32, &a), HG_ERR_INVALID, "not tf32 x tf32");
-  CHECK_ERR(hg_mma_sync_atom_make(HG_E4M3, HG_E4M3, HG_F32, &a), HG_ERR_INVALID, "not e4m3 x e4m3");
+  CHECK_ERR(hg_mma_sync_atom_make(HG_E4M3, HG_BF16, HG_F32, &a), HG_ERR_INVALID,
+            "takes fp8 A and B (each e4m3 or e5m2) into f32, not e4m3 x bf16 into f32");
+  CHECK_ERR(hg_mma_sync_atom_make(HG_E4M3, HG_E4M3, HG_F16, &a), HG_ERR_INVALID,
+            "not e4m3 x e4m3 into f16");
+  /* fp8, m16n8k32: four bytes a register; lane t = q + 4 g: A row g, columns 4q (stride 64 =
+   * 4 * 16) and the values (next column, row + 8, column + 16); B column g, rows 4q (stride 32
+   * = 4 * 8), values (next k, k + 16); C as m16n8k16's */
+  CHECK_OK(hg_mma_sync_atom_make(HG_E4M3, HG_E5M2, HG_F32, &a));
+  CHECK_STR(a.ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32");
+  CHECK_EQ(a.k, 32);
+  CHECK_EQ(a.a_values, 16);
+  CHECK_EQ(a.b_values, 8);
+  CHECK_EQ(a.a_regs, 4);
+  CHECK_EQ(a.b_regs, 2);
+  hg_layout_print(&a.a_tv, buf, sizeof buf);
+  CHECK_STR(buf, "((4,8),(4,2,2)):((64,1),(16,8,256))");
+  hg_layout_print(&a.b_tv, buf, sizeof buf);
+  CHECK_STR(buf, "((4,8),(4,2)):((32,1),(8,128))");
   CHECK_ERR(hg_mma_sync_atom_make(HG_F16, HG_F16, HG_F16, &a), HG_ERR_INVALID,
             "accumulator f16: hopgen's mma.sync m16n8k16 accumulates f16 x f16 in f32");
 }
@@ -42,7 +59,7 @@ static void test_types_and_fields(void) {
 static void check_layout(const hg_mma_sync_atom_t *a, int operand) {
   const hg_layout_t *l = operand == 0 ? &a->a_tv : operand == 1 ? &a->b_tv : &a->c_tv;
   const int values = operand == 0 ? a->a_values : operand == 1 ? a->b_values : a->c_values;
-  int seen[256] = {0};
+  int seen[512] = {0};
   int bad = 0;
   for (int t = 0; t < 32; t++)
     for (int v = 0; v < values; v++) {
@@ -52,7 +69,10 @@ static void check_layout(const hg_mma_sync_atom_t *a, int operand) {
       int row, col;
       CHECK_OK(hg_tuple_ints(&crd, 2, cv));
       CHECK_OK(hg_crd2idx(l, &crd, &idx));
-      CHECK_OK(hg_model_mma_sync_coord(operand, t, v, &row, &col));
+      if (a->k == 32)
+        CHECK_OK(hg_model_mma_sync8_coord(operand, t, v, &row, &col));
+      else
+        CHECK_OK(hg_model_mma_sync_coord(operand, t, v, &row, &col));
       const int64_t want = operand == 1 ? col + 8 * row : row + 16 * col;
       if (idx != want && bad++ < 5)
         HG_FAIL("operand %d lane %d value %d: layout says %lld, PTX figure (%d,%d)", operand, t, v,
@@ -68,6 +88,8 @@ static void check_layout(const hg_mma_sync_atom_t *a, int operand) {
 static void test_layouts_match_the_fragment_figures(void) {
   hg_mma_sync_atom_t a;
   CHECK_OK(hg_mma_sync_atom_make(HG_BF16, HG_BF16, HG_F32, &a));
+  for (int operand = 0; operand < 3; operand++) check_layout(&a, operand);
+  CHECK_OK(hg_mma_sync_atom_make(HG_E5M2, HG_E4M3, HG_F32, &a));
   for (int operand = 0; operand < 3; operand++) check_layout(&a, operand);
 }
 
@@ -89,6 +111,16 @@ static void test_model_spot_checks(void) {
   CHECK_ERR(hg_model_mma_sync_coord(1, 0, 4, &r, &c), HG_ERR_INVALID,
             "mma.sync model: lane 0 value 4 is outside 32 lanes x 4 values of B");
   CHECK_ERR(hg_model_mma_sync_coord(0, 32, 0, &r, &c), HG_ERR_INVALID, "lane 32 value 0");
+  /* m16n8k32 (8-bit): a13 of lane 6 (group 1, tig 2): row 9, col 8 + 1 + 16; b5 of lane 31:
+   * k = 12 + 1 + 16, n = 7 */
+  CHECK_OK(hg_model_mma_sync8_coord(0, 6, 13, &r, &c));
+  CHECK_EQ(r, 9);
+  CHECK_EQ(c, 25);
+  CHECK_OK(hg_model_mma_sync8_coord(1, 31, 5, &r, &c));
+  CHECK_EQ(r, 29);
+  CHECK_EQ(c, 7);
+  CHECK_ERR(hg_model_mma_sync8_coord(0, 0, 16, &r, &c), HG_ERR_INVALID,
+            "lane 0 value 16 is outside 32 lanes x 16 values of A");
 }
 
 int main(void) {
