@@ -33,6 +33,12 @@ if [ "$what" != bench ]; then
   run 8 3000 1000 $ML --epilogue gelu --aux --config 16x16x128,k2a,ldg-mmasync
   run 4 2048 7168 $ML --deterministic
   run 16 7168 2048 $ML --backend mlir
+  # s2: the full iterations pipelined in registers
+  run 1 4096 28672 --config 16x32x96,s2,k2a,ldg-mmasync
+  run 16 28672 4096 --config 16x32x96,s2,ldg-mmasync --epilogue bias,gelu
+  run 7 12345 678 --config 16x32x32,s2,ldg-mmasync --ldb 679
+  run 2 7168 2049 --config 16x16x64,s2,k3a,ldg-mmasync --type f16
+  run 16 4096 28672 --config 16x32x64,s2,k2a,ldg-mmasync --type e4m3
   # fp8 (m16n8k32): mixes, row-wise scales, fast accumulation, odd rows, split
   for m in 1 16; do
     run $m 7168 2048 $ML --type e4m3
@@ -49,6 +55,15 @@ if [ "$what" != check ]; then
     "$H" bench gemm --set decode --types bf16,e4m3 --iters 20
     echo "== decode set, --heuristic dv"
     "$H" bench gemm --set decode --types bf16,e4m3 --iters 20 --heuristic dv
+    echo "== the big weights: plain loop (s1, the heuristic's) against pipelined in registers (s2)"
+    for s in "1 28672 4096" "8 28672 4096" "1 4096 28672" "8 4096 28672"; do
+      for st in s1 s2; do
+        set -- $s
+        cfg=$("$H" gemm $s --mainloop ldg-mmasync 2>&1 | grep -o '16x[0-9x]*,c1x1,s1[^ ]*' | head -1 | sed 's/,$//')
+        echo "-- $s ${cfg/,s1,/,$st,}"
+        "$H" gemm $s --config "${cfg/,s1,/,$st,}" --bench --iters 20 2>&1 | grep -E '  bench|  memory' | head -2
+      done
+    done
     echo "== odd shapes M <= 16 on ldg-mmasync (hopgen vs cuBLASLt, same process)"
     for s in "1 12345 678" "1 7168 2049" "16 4097 127" "1 1 1" "7 300 4097" "16 7168 2049" \
              "1 7168 2048 --type e4m3" "16 2048 7168 --type e4m3" "1 12345 677 --type e4m3"; do

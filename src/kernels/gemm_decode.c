@@ -171,7 +171,7 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
                                   chunk,
                         .cluster_m = 1,
                         .cluster_n = 1,
-                        .stages = 2,
+                        .stages = 1, /* the plain k-loop (s2: pipelined in registers) */
                         .schedule = HG_SCHED_COOPERATIVE,
                         .raster = HG_RASTER_M,
                         .raster_group = 8,
@@ -210,6 +210,7 @@ typedef struct dec {
   hg_val_t arow[2], ash[2];
   hg_val_t acc[4][2][4]; /* [row group][n8 block][fragment] */
   hg_val_t kbytes;       /* K x element bytes (I32) */
+  bool pipe;             /* config stages >= 2: the full iterations pipelined in registers */
 } dec_t;
 
 void hg_gemm_decode_frag(int s, int reg, int *half, int *word) {
@@ -231,63 +232,57 @@ void hg_gemm_decode_lane_row(hg_builder_t *b, hg_val_t row_addr, hg_val_t q, boo
   *at = a;
 }
 
-void hg_gemm_decode_load(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
-                         hg_val_t left, hg_val_t out[4]) {
+/* A full chunk's words into w (4, or 8 for window rows: the two aligned blocks under the
+ * window): the second block holds window bytes whenever sh > 0; with sh = 0 the extract
+ * ignores it, so the first is read again rather than a block past the row. */
+static void load_raw(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
+                     hg_val_t w[8]) {
   hg_val_t addr = hg_b_bin(b, HG_ADD, at, off);
-  const bool tail = !hg_val_is_none(left);
-  if (!win && !tail) {
-    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, out);
-    return;
-  }
-  hg_val_t w[8], t[4];
-  if (tail) {
-    for (int i = 0; i < 8; i++) w[i] = hg_b_var(b, HG_T_I32, i32(b, 0));
-    hg_b_if(b, hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
-    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, t);
-    for (int i = 0; i < 4; i++) hg_b_assign(b, w[i], t[i]);
-    if (win) {
-      hg_b_if(b, hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, left, sh), i32(b, 16)));
-      hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, addr, hg_b_i64(b, 16)), t);
-      for (int i = 0; i < 4; i++) hg_b_assign(b, w[4 + i], t[i]);
-      hg_b_endif(b);
-    }
-    hg_b_endif(b);
-  } else {
-    /* a full chunk: the second block holds window bytes whenever sh > 0; with sh = 0 the
-     * extract ignores it, so the first is read again rather than a block past the row */
-    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, w);
-    hg_val_t next =
-        hg_b_select(b, hg_b_cmp(b, HG_EQ, sh, i32(b, 0)), hg_b_i64(b, 0), hg_b_i64(b, 16));
-    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, addr, next), w + 4);
-  }
+  hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, w);
+  if (!win) return;
+  hg_val_t next =
+      hg_b_select(b, hg_b_cmp(b, HG_EQ, sh, i32(b, 0)), hg_b_i64(b, 0), hg_b_i64(b, 16));
+  hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, addr, next), w + 4);
+}
+
+/* The window's 16 bytes out of the words load_raw read. */
+static void finish_raw(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, bool win,
+                       hg_val_t out[4]) {
   if (win)
     hg_window16_extract(b, w, sh, out);
   else
     for (int i = 0; i < 4; i++) out[i] = w[i];
-  if (tail) hg_window16_mask(b, left, out);
 }
 
-/* One iteration's chunks c[0..n) of the warp: every load first, then the MMAs (two n8 blocks
- * when `two`). lim (I32, HG_NONE: none) masks the loads: only the bytes of each row before byte
- * lim (the unit's end: K's or its split's) are read, the rest are zeros. */
-static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
-  const bool tail = !hg_val_is_none(lim);
+void hg_gemm_decode_load(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
+                         hg_val_t left, hg_val_t out[4]) {
+  hg_val_t addr = hg_b_bin(b, HG_ADD, at, off);
+  hg_val_t w[8], t[4];
+  if (hg_val_is_none(left)) {
+    load_raw(b, at, sh, win, off, w);
+    finish_raw(b, w, sh, win, out);
+    return;
+  }
+  for (int i = 0; i < 8; i++) w[i] = hg_b_var(b, HG_T_I32, i32(b, 0));
+  hg_b_if(b, hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
+  hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, t);
+  for (int i = 0; i < 4; i++) hg_b_assign(b, w[i], t[i]);
+  if (win) {
+    hg_b_if(b, hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, left, sh), i32(b, 16)));
+    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, addr, hg_b_i64(b, 16)), t);
+    for (int i = 0; i < 4; i++) hg_b_assign(b, w[4 + i], t[i]);
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
+  finish_raw(b, w, sh, win, out);
+  hg_window16_mask(b, left, out);
+}
+
+/* The MMAs of chunks [0, n) whose fragments' words are wb (B's rows: [chunk][row group][row g
+ * or g + 8][word]) and wa (A's rows g, g + 8). */
+static void mma_chunks(dec_t *x, hg_val_t (*wb)[4][2][4], hg_val_t (*wa)[2][4], int n, bool two) {
   hg_builder_t *b = x->b;
   const hg_gemm_problem_t *p = &x->k->problem;
-  hg_val_t wb[DEC_MAX_LOADS][4][2][4], wa[DEC_MAX_LOADS][2][4];
-  for (int u = 0; u < n; u++) {
-    hg_val_t off = hg_b_bin(b, HG_MUL, hg_b_sext(b, c[u]), hg_b_i64(b, CHUNK_BYTES));
-    hg_val_t left = HG_NONE;
-    if (tail)
-      left =
-          hg_b_bin(b, HG_SUB, lim,
-                   hg_b_mad(b, c[u], i32(b, CHUNK_BYTES), hg_b_bin(b, HG_MUL, x->q, i32(b, 16))));
-    for (int r = 0; r < x->R; r++)
-      for (int h = 0; h < 2; h++)
-        hg_gemm_decode_load(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, left, wb[u][r][h]);
-    for (int h = 0; h < (two ? 2 : 1); h++)
-      hg_gemm_decode_load(b, x->arow[h], x->ash[h], x->win_a, off, left, wa[u][h]);
-  }
   /* the weights are the mma's A: B's type first; fp8 takes k32 a step (the same registers) */
   const hg_mma_sync_op_t op = {.m = 16,
                                .n = 8,
@@ -296,7 +291,7 @@ static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
                                .b = p->a_type,
                                .acc = HG_F32};
   /* fp8's accurate accumulation: the iteration's sums in fresh accumulators, added into the
-   * running f32 ones after it (a promotion every tile K of k, at most 384: the tensor cores'
+   * running f32 ones after it (a promotion every tile K of k, at most 256: the tensor cores'
    * fp8 sums keep fewer bits than f32, as wgmma's) */
   const bool promote = hg_gemm_promote(p) > 0;
   hg_val_t part[4][2][4];
@@ -323,6 +318,101 @@ static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
         hg_b_assign(b, x->acc[r][j][i], hg_b_bin(b, HG_FADD, x->acc[r][j][i], part[r][j][i]));
 }
 
+/* The warp's chunk u of the iteration at c0: c0 + u W + warp. */
+static hg_val_t chunk_of(dec_t *x, hg_val_t c0, int u) {
+  return hg_b_bin(x->b, HG_ADD, c0, hg_b_mad(x->b, i32(x->b, u), i32(x->b, DEC_WARPS), x->warp));
+}
+
+/* One iteration's chunks c[0..n) of the warp: every load first, then the MMAs (two n8 blocks
+ * when `two`). lim (I32, HG_NONE: none) masks the loads: only the bytes of each row before byte
+ * lim (the unit's end: K's or its split's) are read, the rest are zeros. */
+static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
+  const bool tail = !hg_val_is_none(lim);
+  hg_builder_t *b = x->b;
+  hg_val_t wb[DEC_MAX_LOADS][4][2][4], wa[DEC_MAX_LOADS][2][4];
+  for (int u = 0; u < n; u++) {
+    hg_val_t off = hg_b_bin(b, HG_MUL, hg_b_sext(b, c[u]), hg_b_i64(b, CHUNK_BYTES));
+    hg_val_t left = HG_NONE;
+    if (tail)
+      left =
+          hg_b_bin(b, HG_SUB, lim,
+                   hg_b_mad(b, c[u], i32(b, CHUNK_BYTES), hg_b_bin(b, HG_MUL, x->q, i32(b, 16))));
+    for (int r = 0; r < x->R; r++)
+      for (int h = 0; h < 2; h++)
+        hg_gemm_decode_load(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, left, wb[u][r][h]);
+    for (int h = 0; h < (two ? 2 : 1); h++)
+      hg_gemm_decode_load(b, x->arow[h], x->ash[h], x->win_a, off, left, wa[u][h]);
+  }
+  mma_chunks(x, wb, wa, n, two);
+}
+
+/* Chunk u's words (raw: load_raw's, before the window shift) for the iteration at c0 into the
+ * variables vb (B's rows) and va (A's), as the pipelined loop keeps them across iterations. */
+static void load_vars(dec_t *x, hg_val_t c0, int u, bool two, hg_val_t (*vb)[4][2][8],
+                      hg_val_t (*va)[2][8]) {
+  hg_builder_t *b = x->b;
+  hg_val_t off = hg_b_bin(b, HG_MUL, hg_b_sext(b, chunk_of(x, c0, u)), hg_b_i64(b, CHUNK_BYTES));
+  hg_val_t w[8];
+  for (int r = 0; r < x->R; r++)
+    for (int h = 0; h < 2; h++) {
+      load_raw(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, w);
+      for (int i = 0; i < (x->win_b ? 8 : 4); i++) hg_b_assign(b, vb[u][r][h][i], w[i]);
+    }
+  for (int h = 0; h < (two ? 2 : 1); h++) {
+    load_raw(b, x->arow[h], x->ash[h], x->win_a, off, w);
+    for (int i = 0; i < (x->win_a ? 8 : 4); i++) hg_b_assign(b, va[u][h][i], w[i]);
+  }
+}
+
+/* The full iterations pipelined in registers (config stages >= 2): each chunk's words live in
+ * variables across the loop; as an iteration's chunk u has had its MMAs, the next iteration's
+ * chunk u is loaded into the same variables, so a warp always has about U chunks of loads
+ * outstanding instead of none between its MMAs and its next loads. The last iteration loads
+ * its own chunks again (a valid address, never past the full chunks), which the loop then
+ * leaves unused. Returns the first chunk after the full iterations (I32). */
+static hg_val_t pipelined(dec_t *x, hg_val_t begin, hg_val_t full_end, bool two) {
+  hg_builder_t *b = x->b;
+  const int step = DEC_WARPS * x->U;
+  hg_val_t vb[DEC_MAX_LOADS][4][2][8], va[DEC_MAX_LOADS][2][8];
+  for (int u = 0; u < x->U; u++) {
+    for (int r = 0; r < x->R; r++)
+      for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 8; i++) vb[u][r][h][i] = hg_b_var(b, HG_T_I32, HG_NONE);
+    for (int h = 0; h < 2; h++)
+      for (int i = 0; i < 8; i++) va[u][h][i] = hg_b_var(b, HG_T_I32, HG_NONE);
+  }
+  hg_val_t span = hg_b_bin(b, HG_SUB, full_end, begin);
+  hg_val_t iters = hg_b_select(b, hg_b_cmp(b, HG_GT_S, span, i32(b, 0)),
+                               hg_b_bin(b, HG_DIV_S, span, i32(b, step)), i32(b, 0));
+  hg_b_if(b, hg_b_cmp(b, HG_GT_S, iters, i32(b, 0)));
+  {
+    for (int u = 0; u < x->U; u++) load_vars(x, begin, u, two, vb, va);
+    hg_val_t it = hg_b_for(b, i32(b, 0), iters, i32(b, 1));
+    {
+      hg_val_t c0 = hg_b_mad(b, it, i32(b, step), begin);
+      hg_val_t last = hg_b_cmp(b, HG_GE_S, hg_b_bin(b, HG_ADD, it, i32(b, 1)), iters);
+      hg_val_t next = hg_b_select(b, last, c0, hg_b_bin(b, HG_ADD, c0, i32(b, step)));
+      hg_val_t wb[DEC_MAX_LOADS][4][2][4], wa[DEC_MAX_LOADS][2][4];
+      for (int u = 0; u < x->U; u++) {
+        for (int r = 0; r < x->R; r++)
+          for (int h = 0; h < 2; h++)
+            finish_raw(b, vb[u][r][h], x->bsh[r][h], x->win_b, wb[u][r][h]);
+        for (int h = 0; h < (two ? 2 : 1); h++)
+          finish_raw(b, va[u][h], x->ash[h], x->win_a, wa[u][h]);
+      }
+      /* the MMAs chunk by chunk, each followed by its variables' next loads (a promotion
+       * group is then one chunk) */
+      for (int u = 0; u < x->U; u++) {
+        mma_chunks(x, &wb[u], &wa[u], 1, two);
+        load_vars(x, next, u, two, vb, va);
+      }
+    }
+    hg_b_endfor(b);
+  }
+  hg_b_endif(b);
+  return hg_b_mad(b, iters, i32(b, step), begin);
+}
+
 /* The warp's k-loop over chunks [begin, end) of the unit: whole iterations of DEC_WARPS x U
  * chunks below the full ones (`full`: chunks that end within K), then at most one masked
  * iteration of the same shape (its loads all in flight together, not one chunk at a time:
@@ -333,21 +423,23 @@ static void mainloop(dec_t *x, hg_val_t begin, hg_val_t end, hg_val_t full, bool
   const int step = DEC_WARPS * x->U;
   hg_val_t full_end = hg_b_bin(b, HG_MIN_S, end, full);
   hg_val_t pos = hg_b_var(b, HG_T_I32, begin);
-  hg_val_t c0 = hg_b_for(b, begin, hg_b_bin(b, HG_SUB, full_end, i32(b, step - 1)), i32(b, step));
-  {
-    hg_val_t c[DEC_MAX_LOADS];
-    for (int u = 0; u < x->U; u++)
-      c[u] = hg_b_bin(b, HG_ADD, c0, hg_b_mad(b, i32(b, u), i32(b, DEC_WARPS), x->warp));
-    chunks(x, c, x->U, two, HG_NONE);
-    hg_b_assign(b, pos, hg_b_bin(b, HG_ADD, c0, i32(b, step)));
+  if (x->pipe) {
+    hg_b_assign(b, pos, pipelined(x, begin, full_end, two));
+  } else {
+    hg_val_t c0 = hg_b_for(b, begin, hg_b_bin(b, HG_SUB, full_end, i32(b, step - 1)), i32(b, step));
+    {
+      hg_val_t c[DEC_MAX_LOADS];
+      for (int u = 0; u < x->U; u++) c[u] = chunk_of(x, c0, u);
+      chunks(x, c, x->U, two, HG_NONE);
+      hg_b_assign(b, pos, hg_b_bin(b, HG_ADD, c0, i32(b, step)));
+    }
+    hg_b_endfor(b);
   }
-  hg_b_endfor(b);
   hg_val_t lim = hg_b_bin(b, HG_MIN_S, x->kbytes, hg_b_bin(b, HG_MUL, end, i32(b, CHUNK_BYTES)));
   hg_b_if(b, hg_b_cmp(b, HG_LT_S, pos, end));
   {
     hg_val_t c[DEC_MAX_LOADS];
-    for (int u = 0; u < x->U; u++)
-      c[u] = hg_b_bin(b, HG_ADD, pos, hg_b_mad(b, i32(b, u), i32(b, DEC_WARPS), x->warp));
+    for (int u = 0; u < x->U; u++) c[u] = chunk_of(x, pos, u);
     chunks(x, c, x->U, two, lim);
   }
   hg_b_endif(b);
@@ -521,7 +613,8 @@ hg_status_t hg_gemm_decode_build(hg_builder_t *b, hg_gemm_kernel_t *out) {
              .R = out->config.tile_n / 16,
              .U = out->config.tile_k / chunk,
              .win_a = hg_gemm_operand_align(p, 0) != 16,
-             .win_b = hg_gemm_operand_align(p, 1) != 16};
+             .win_b = hg_gemm_operand_align(p, 1) != 16,
+             .pipe = out->config.stages >= 2};
   out->k.threads = DEC_THREADS;
   out->k.cluster[0] = out->k.cluster[1] = out->k.cluster[2] = 1;
   return build(&x);

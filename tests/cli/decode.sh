@@ -17,6 +17,10 @@ ok "ptxas: ok" gemm 1 1 1 --mainloop ldg-mmasync --epilogue bias,gelu
 ok "_k3a" gemm 16 4097 127 --ldb 131 --config 16x32x32,k3a,ldg-mmasync --d e4m3 --amax
 ok "ptxas: ok" gemm 9 300 4097 --mainloop ldg-mmasync --epilogue residual --type f16
 ok "ptxas: ok" gemm 4 7168 2048 --mainloop ldg-mmasync --backend mlir
+# s2: the full iterations pipelined in registers (s1, the heuristic's: the plain loop)
+ok ",s1," gemm 1 4096 28672 --mainloop ldg-mmasync
+ok "ptxas: ok" gemm 1 4096 28672 --config 16x32x96,s2,k2a,ldg-mmasync
+ok "ptxas: ok" gemm 7 12345 678 --config 16x32x32,s2,ldg-mmasync --ldb 679
 # fp8: m16n8k32, e4m3/e5m2 in any mix, per-tensor and row-wise scales, accurate and fast
 ok "_ldg_a16b16_p4" gemm 1 7168 2048 --mainloop ldg-mmasync --type e4m3
 ok "ptxas: ok" gemm 16 2048 7168 --mainloop ldg-mmasync --a e4m3 --b e5m2 --scale row

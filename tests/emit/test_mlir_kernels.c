@@ -577,6 +577,9 @@ static void add_gemm_matrix(void) {
   /* fp8: m16n8k32 as inline assembly (MLIR 22's nvvm.mma.sync refuses e4m3/e5m2), PTX 8.4 */
   add_decode(HG_E4M3, HG_BF16, "bias,gelu", 2064, false, "16x16x192,k4a,ldg-mmasync");
   add_decode(HG_E5M2, HG_F32, "none", 2049, false, "16x16x64,ldg-mmasync");
+  /* the full iterations pipelined in registers (s2): loop-carried words, loads after MMAs */
+  add_decode(HG_BF16, HG_BF16, "bias,gelu", 2056, false, "16x32x64,s2,ldg-mmasync");
+  add_decode(HG_F16, HG_F16, "none", 2049, false, "16x16x32,s2,k2a,ldg-mmasync");
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);
