@@ -279,7 +279,8 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", default="all", help="all, N (the first N), or MxNxK,...")
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--mainloop", default="auto",
-                    help="auto, tma-wgmma, cpasync-wgmma, tma-mmasync, tma-ldmatrix-wgmma-rs")
+                    help="auto, tma-wgmma, cpasync-wgmma, tma-mmasync, tma-ldmatrix-wgmma-rs, "
+                         "ldg-mmasync")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--json", help="write every result to this file")
     ap.add_argument("--overhead", action="store_true", help="only the host time per call")

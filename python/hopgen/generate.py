@@ -214,7 +214,7 @@ def plan_mma(a="bf16", b=None, acc="f32", *, tile: Sequence[int] = (128, 256, 64
 
 def mainloop_code(name, what: str = "mainloop") -> int:
     """hg_gemm_mainloop_t of a name ("auto", "tma-wgmma", "cpasync-wgmma", "tma-mmasync",
-    "tma-ldmatrix-wgmma-rs"); a ParseError with the C sentence for any other."""
+    "tma-ldmatrix-wgmma-rs", "ldg-mmasync"); a ParseError with the C sentence for any other."""
     if name is None:
         return 0
     out = C.c_int()
@@ -444,7 +444,8 @@ def gemm_kernel(m: int, n: int, k: int, *, config=None, mainloop: str = "auto",
     the base pointers are multiples of; 0: 16), deterministic (D's bits the same run to run:
     no split-K by atomic adds, ",kSa"). config: a GemmConfig, its text, or None (the
     heuristic for sm_count SMs). mainloop: "auto", "tma-wgmma", "cpasync-wgmma",
-    "tma-mmasync" or "tma-ldmatrix-wgmma-rs" (replaces the configuration's when not auto).
+    "tma-mmasync", "tma-ldmatrix-wgmma-rs" or "ldg-mmasync" (the decode kernel, M <= 16;
+    replaces the configuration's when not auto).
     .operands says how each operand reaches shared memory: TMA, TMA over a packed copy the
     op makes before each run ("repacked": mainloop auto, rows TMA cannot address), or
     cp.async chunks (a named cp.async mainloop reading in place)."""

@@ -603,7 +603,10 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     config: a GemmConfig or its text ("128x256x64,c2x1,s4,coop"); None: tuned or heuristic.
     mainloop: how operands reach which MMA: "auto" (tma-wgmma, repacking operands TMA
        cannot address), "tma-wgmma", "cpasync-wgmma", "tma-mmasync" or
-       "tma-ldmatrix-wgmma-rs" (the last two 16-bit types only); replaces config's own.
+       "tma-ldmatrix-wgmma-rs" (the last two 16-bit types only), or "ldg-mmasync" (the decode
+       kernel: M <= 16, K-major operands, bf16/f16 or fp8 without block-wise scales, batch
+       1; auto takes it for 16-bit decode shapes whose rows TMA cannot address); replaces
+       config's own.
     bias: optional contiguous [N] vector (bfloat16, float16 or float32) added to every row.
     activation: optional "relu", "gelu" (erf form), "gelu_tanh", "silu", "sigmoid" or
        "clamp:LO:HI", applied after the bias (with autograd the two are refused for now;
