@@ -423,17 +423,21 @@ bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand) {
 
 /* Rows TMA cannot address in a decode problem go to the decode kernel, which streams them
  * from global memory whatever their alignment: H100, same process (bench/RESULTS.md,
- * 2026-11-27 third session), 1x12345x678 0.96x cuBLASLt (0.44x in place through wgmma),
- * 1x7168x2049 1.14x (0.38-0.43x), 16x7168x2049 2.2x. Aligned weights stay on TMA unless the
- * rule dv says otherwise: there the decode kernel streamed 235 MB weights at 0.78-0.90 of the
- * copy bandwidth against TMA's 0.95-0.99, level on 29 MB ones. */
+ * 2026-11-27 third session), bf16 1x12345x678 0.96x cuBLASLt (0.44x in place through wgmma),
+ * 1x7168x2049 1.14x (0.38-0.43x), 16x7168x2049 2.2x; e4m3 1.2-1.9x faster than in place
+ * (1x7168x2049 0.0186 -> 0.0101 ms, 16x7168x2049 0.0208 -> 0.0112). Aligned 16-bit weights
+ * stay on TMA unless the rule dv says otherwise: there the decode kernel streamed 235 MB
+ * weights at 0.78-0.90 of the copy bandwidth against TMA's 0.95-0.99, level on 29 MB ones.
+ * Aligned fp8 weights up to 64 MB take it too (M = 1, 8 x 7168x2048 and 2048x7168 e4m3:
+ * 1.45-1.54x cuBLASLt against TMA's 1.11-1.18x); larger ones stay (28672x4096, 4096x28672
+ * e4m3: 0.97-0.99x against 1.02-1.04x). */
+#define DECODE_FP8_MAX_WEIGHT_BYTES (64ll << 20)
 bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules) {
   /* a batch-invariant problem keeps the kernel its M = 4096 twin runs (the same sums) */
   if (!p || p->batch_invariant || !hg_gemm_decode_shape_ok(p)) return false;
-  /* fp8 (m16n8k32) runs on the kernel only under the rule until a GPU has measured it */
   const bool fp8 = hg_dtype_bits(p->a_type) == 8;
-  return (rules && rules->decode) ||
-         (!fp8 && (hg_gemm_operand_align(p, 0) != 16 || hg_gemm_operand_align(p, 1) != 16));
+  return (rules && rules->decode) || hg_gemm_operand_align(p, 0) != 16 ||
+         hg_gemm_operand_align(p, 1) != 16 || (fp8 && p->n * p->k <= DECODE_FP8_MAX_WEIGHT_BYTES);
 }
 
 /* q = p with the operands TMA cannot address that AUTO repacks (force: every one of them;

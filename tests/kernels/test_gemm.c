@@ -2422,14 +2422,25 @@ static void test_decode(void) {
   p.ldb = 7168;
   CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
-  /* fp8 takes it only under the rule (not measured on a GPU yet), unaligned rows too */
+  /* fp8: rows TMA cannot address, and aligned weights up to 64 MB, take it without the
+   * rule; larger aligned weights (28672 x 4096: 112 MiB) only with it */
   hg_gemm_problem_t f8p = problem(4, 2048, 7169, HG_E4M3);
   CHECK_OK(hg_gemm_problem_normalize(&f8p));
-  CHECK(!hg_gemm_decode_rule(&f8p, NULL) && hg_gemm_decode_rule(&f8p, &rules));
-  CHECK_OK(hg_gemm_config_choose(&f8p, HG_MAINLOOP_AUTO, NULL, &rules, &c));
+  CHECK(hg_gemm_decode_rule(&f8p, NULL) && hg_gemm_decode_rule(&f8p, &rules));
+  CHECK_OK(hg_gemm_config_choose(&f8p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  f8p = problem(8, 7168, 2048, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&f8p));
+  CHECK(hg_gemm_decode_rule(&f8p, NULL));
+  f8p = problem(1, 28672, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&f8p));
+  CHECK(!hg_gemm_decode_rule(&f8p, NULL) && hg_gemm_decode_rule(&f8p, &rules));
   CHECK_OK(hg_gemm_config_choose(&f8p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
+  f8p.scale = HG_SCALE_BLOCK; /* block-wise scales: not the decode kernel's */
+  f8p.n = 7168;
+  f8p.k = f8p.lda = f8p.ldb = 2048;
+  CHECK(!hg_gemm_decode_rule(&f8p, &rules));
   hg_gemm_problem_t big = problem(17, 2048, 7168, HG_BF16);
   CHECK_OK(hg_gemm_config_choose(&big, HG_MAINLOOP_AUTO, NULL, &rules, &c));
   CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
