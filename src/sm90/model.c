@@ -533,30 +533,33 @@ hg_status_t hg_model_wgmma_a_coord(hg_dtype_t a, int thread, int value, int *m, 
 
 /* ---------------------------------------------------------------- mma.sync, ldmatrix (sm_80) */
 
-hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, int *col) {
+/* PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type" and "for mma.m16n8k32"
+ * (.e4m3/.e5m2, as .s8/.u8): with e elements a 32-bit register (2 for k16, 4 for k32),
+ * groupID = lane >> 2 and threadID_in_group = lane % 4, element i of the fragment (A: 4e
+ * values, B: 2e, C: 4) is at
+ *   A: row groupID where (i / e) is even, else groupID + 8;
+ *      col threadID_in_group * e + i % e, + 4e for i >= 2e
+ *   B: row threadID_in_group * e + i % e, + 4e for i >= e; col groupID
+ *   C: row groupID for i < 2, else groupID + 8; col threadID_in_group * 2 + (i & 1) */
+static hg_status_t mma_sync_coord(const char *what, int e, int operand, int lane, int value,
+                                  int *row, int *col) {
   static const char *const names[3] = {"A", "B", "C"};
-  static const int values[3] = {8, 4, 4};
+  const int values[3] = {4 * e, 2 * e, 4};
   if (operand < 0 || operand > 2)
-    return hg_error(HG_ERR_INVALID, "mma.sync model: operand %d is not 0 (A), 1 (B) or 2 (C)",
+    return hg_error(HG_ERR_INVALID, "%s model: operand %d is not 0 (A), 1 (B) or 2 (C)", what,
                     operand);
   if (lane < 0 || lane >= 32 || value < 0 || value >= values[operand])
     return hg_error(HG_ERR_INVALID,
-                    "mma.sync model: lane %d value %d is outside 32 lanes x %d values of %s", lane,
+                    "%s model: lane %d value %d is outside 32 lanes x %d values of %s", what, lane,
                     value, values[operand], names[operand]);
-  /* PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type": groupID = lane >> 2,
-   * threadID_in_group = lane % 4; element i of the fragment (a0..a7, b0..b3, c0..c3) is at
-   *   A: row groupID for i < 2 or 4 <= i < 6, else groupID + 8;
-   *      col threadID_in_group * 2 + (i & 1), + 8 for i >= 4
-   *   B: row threadID_in_group * 2 + (i & 1), + 8 for i >= 2; col groupID
-   *   C: row groupID for i < 2, else groupID + 8; col threadID_in_group * 2 + (i & 1) */
   const int group = lane >> 2, tig = lane % 4, i = value;
   switch (operand) {
   case 0:
-    *row = (i < 2 || (i >= 4 && i < 6)) ? group : group + 8;
-    *col = tig * 2 + (i & 1) + (i >= 4 ? 8 : 0);
+    *row = (i / e) % 2 == 0 ? group : group + 8;
+    *col = tig * e + i % e + (i >= 2 * e ? 4 * e : 0);
     break;
   case 1:
-    *row = tig * 2 + (i & 1) + (i >= 2 ? 8 : 0);
+    *row = tig * e + i % e + (i >= e ? 4 * e : 0);
     *col = group;
     break;
   default:
@@ -567,39 +570,12 @@ hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, 
   return hg_ok();
 }
 
+hg_status_t hg_model_mma_sync_coord(int operand, int lane, int value, int *row, int *col) {
+  return mma_sync_coord("mma.sync", 2, operand, lane, value, row, col);
+}
+
 hg_status_t hg_model_mma_sync8_coord(int operand, int lane, int value, int *row, int *col) {
-  static const char *const names[3] = {"A", "B", "C"};
-  static const int values[3] = {16, 8, 4};
-  if (operand < 0 || operand > 2)
-    return hg_error(HG_ERR_INVALID,
-                    "mma.sync m16n8k32 model: operand %d is not 0 (A), 1 (B) or 2 (C)", operand);
-  if (lane < 0 || lane >= 32 || value < 0 || value >= values[operand])
-    return hg_error(
-        HG_ERR_INVALID,
-        "mma.sync m16n8k32 model: lane %d value %d is outside 32 lanes x %d values of %s", lane,
-        value, values[operand], names[operand]);
-  /* PTX ISA, "Matrix Fragments for mma.m16n8k32" (.e4m3/.e5m2, as .s8/.u8): groupID = lane >> 2,
-   * threadID_in_group = lane % 4; element i of the fragment (a0..a15, b0..b7, c0..c3) is at
-   *   A: row groupID for i < 4 or 8 <= i < 12, else groupID + 8;
-   *      col threadID_in_group * 4 + (i & 3), + 16 for i >= 8
-   *   B: row threadID_in_group * 4 + (i & 3), + 16 for i >= 4; col groupID
-   *   C: as m16n8k16's */
-  const int group = lane >> 2, tig = lane % 4, i = value;
-  switch (operand) {
-  case 0:
-    *row = (i < 4 || (i >= 8 && i < 12)) ? group : group + 8;
-    *col = tig * 4 + (i & 3) + (i >= 8 ? 16 : 0);
-    break;
-  case 1:
-    *row = tig * 4 + (i & 3) + (i >= 4 ? 16 : 0);
-    *col = group;
-    break;
-  default:
-    *row = i < 2 ? group : group + 8;
-    *col = tig * 2 + (i & 1);
-    break;
-  }
-  return hg_ok();
+  return mma_sync_coord("mma.sync m16n8k32", 4, operand, lane, value, row, col);
 }
 
 hg_status_t hg_model_ldmatrix(int num, bool trans, const uint32_t lane_addr[32],
