@@ -950,6 +950,15 @@ hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const h
 hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
                             const hg_sched_work_t *w, hg_val_t m, hg_val_t n, hg_val_t splits,
                             hg_val_t row0, const hg_roles_t *r, hg_val_t *acc);
+/* The arrival of that protocol, for any kernel that adds into such slots (the GEMM's
+ * hg_splitk_add_tile, the decode kernel): emitted by every thread of the tile between the
+ * barrier after their additions and the next one; the thread where `leader` (PRED) holds
+ * releases (fence.acq_rel.gpu), counts on the tile's counter (I64 address) and puts the old
+ * count in shared memory at `word` (I32 shared::cta) for the others to read after that next
+ * barrier; the arrival that finds `last` (I32: splits - 1) acquires the other splits'
+ * additions and resets the counter for the next launch. */
+void hg_splitk_count_arrival(hg_builder_t *b, hg_val_t leader, hg_val_t counter, hg_val_t last,
+                             hg_val_t word);
 
 /* ---------------------------------------------------------------- stream-K's fix-up */
 

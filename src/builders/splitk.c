@@ -314,20 +314,8 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
   tile_sync(b, s, r);
   hg_val_t word = hg_b_smem_addr(b, s->arrival_smem);
   if (c->pingpong) word = hg_b_mad(b, r->consumer, i32(b, 4), word);
-  hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
-  {
-    hg_b_fence_gpu(b);
-    hg_val_t old = hg_b_atomic_add_u32(b, counter, i32(b, 1));
-    hg_b_store(b, HG_SHARED, 32, 1, word, &old);
-    /* the last arrival: acquire the others' additions, and the counter back to zero for
-     * the next launch (nothing else touches it in this one) */
-    hg_b_if(b, hg_b_cmp(b, HG_EQ, old, hg_b_bin(b, HG_SUB, splits, i32(b, 1))));
-    hg_b_fence_gpu(b);
-    hg_val_t zero = i32(b, 0);
-    hg_b_store(b, HG_GLOBAL, 32, 1, counter, &zero);
-    hg_b_endif(b);
-  }
-  hg_b_endif(b);
+  hg_splitk_count_arrival(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)), counter,
+                          hg_b_bin(b, HG_SUB, splits, i32(b, 1)), word);
   tile_sync(b, s, r);
   hg_val_t got;
   hg_b_load(b, HG_SHARED, HG_T_I32, 0, 1, word, &got);
@@ -346,6 +334,24 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
   }
   hg_b_endif(b);
   return last;
+}
+
+void hg_splitk_count_arrival(hg_builder_t *b, hg_val_t leader, hg_val_t counter, hg_val_t last,
+                             hg_val_t word) {
+  hg_b_if(b, leader);
+  {
+    hg_b_fence_gpu(b);
+    hg_val_t old = hg_b_atomic_add_u32(b, counter, i32(b, 1));
+    hg_b_store(b, HG_SHARED, 32, 1, word, &old);
+    /* the last arrival: acquire the others' additions, and the counter back to zero for
+     * the next launch (nothing else touches it in this one) */
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, old, last));
+    hg_b_fence_gpu(b);
+    hg_val_t zero = i32(b, 0);
+    hg_b_store(b, HG_GLOBAL, 32, 1, counter, &zero);
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
 }
 
 /* ---------------------------------------------------------------- stream-K's fix-up

@@ -565,18 +565,8 @@ static hg_status_t build(dec_t *x) {
       hg_b_atomic_add_f32v(b, at, per, sum);
       hg_b_bar_sync(b, 0, 0);
       hg_val_t wd = hg_b_smem_addr(b, word);
-      hg_b_if(b, hg_b_cmp(b, HG_EQ, x->r.tid, i32(b, 0)));
-      {
-        hg_b_fence_gpu(b);
-        hg_val_t old = hg_b_atomic_add_u32(b, counter, i32(b, 1));
-        hg_b_store(b, HG_SHARED, 32, 1, wd, &old);
-        hg_b_if(b, hg_b_cmp(b, HG_EQ, old, i32(b, S - 1)));
-        hg_b_fence_gpu(b);
-        hg_val_t zero = i32(b, 0);
-        hg_b_store(b, HG_GLOBAL, 32, 1, counter, &zero);
-        hg_b_endif(b);
-      }
-      hg_b_endif(b);
+      hg_splitk_count_arrival(b, hg_b_cmp(b, HG_EQ, x->r.tid, i32(b, 0)), counter, i32(b, S - 1),
+                              wd);
       hg_b_bar_sync(b, 0, 0);
       hg_val_t got;
       hg_b_load(b, HG_SHARED, HG_T_I32, 0, 1, wd, &got);
