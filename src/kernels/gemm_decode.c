@@ -256,13 +256,13 @@ static void finish_raw(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, bool w
 
 void hg_gemm_decode_load(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
                          hg_val_t left, hg_val_t out[4]) {
-  hg_val_t addr = hg_b_bin(b, HG_ADD, at, off);
   hg_val_t w[8], t[4];
   if (hg_val_is_none(left)) {
     load_raw(b, at, sh, win, off, w);
     finish_raw(b, w, sh, win, out);
     return;
   }
+  hg_val_t addr = hg_b_bin(b, HG_ADD, at, off);
   for (int i = 0; i < 8; i++) w[i] = hg_b_var(b, HG_T_I32, i32(b, 0));
   hg_b_if(b, hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
   hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, t);
