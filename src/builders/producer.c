@@ -139,8 +139,7 @@ void hg_producer_emit(hg_builder_t *b, const hg_producer_t *p) {
   if (p->side && (!tma_only || !p->side->ring || !p->side->copy)) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "hg_producer_emit: a side copy needs both operands by TMA (its "
-                                "warp is one the cp.async copies use) and a ring, a load and a "
-                                "store"));
+                                "warp is one the cp.async copies use), a ring and a copy"));
     return;
   }
   hg_b_comment(b, tma_only ? "producer: one elected thread issues TMA loads into the stage ring"

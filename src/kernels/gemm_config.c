@@ -229,9 +229,7 @@ int hg_gemm_promote(const hg_gemm_problem_t *p) {
              : 0;
 }
 
-/* Accumulator sets a consumer thread holds: the f32 one, a partial one when partial sums are
- * promoted, a second partial one with HG_PROMOTE_DOUBLE. */
-static int acc_sets(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+int hg_gemm_acc_sets(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   return !hg_gemm_promote(p) ? 1 : c->promote_overlap & HG_PROMOTE_DOUBLE ? 3 : 2;
 }
 
@@ -240,7 +238,7 @@ static int acc_sets(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
 static int acc_per_thread(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   const int consumers = c->schedule == HG_SCHED_PINGPONG ? 1 : (c->tile_m >= 128 ? 2 : 1);
   const int64_t one = (int64_t)c->tile_m * c->tile_n / (128 * consumers);
-  return (int)(acc_sets(p, c) * one);
+  return (int)(hg_gemm_acc_sets(p, c) * one);
 }
 
 /* Two consumer warpgroups share each tile (cooperative, 128 rows or more). */
@@ -644,7 +642,7 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     hg_gemm_promote(p), hg_mainloop_unroll(hg_gemm_promote(p)),
                     HG_MAINLOOP_MAX_UNROLL, HG_MAINLOOP_MAX_UNROLL / 2);
   if (hg_gemm_promote(p) && acc_per_thread(p, c) > promote_acc_max(p)) {
-    const int sets = acc_sets(p, c);
+    const int sets = hg_gemm_acc_sets(p, c);
     return hg_error(HG_ERR_UNSUPPORTED,
                     "a %dx%d %s tile with fp8's accurate accumulation holds %s accumulator sets "
                     "of %d registers a consumer thread, over the %d that fit without spilling; "

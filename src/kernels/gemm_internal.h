@@ -35,6 +35,9 @@ typedef struct gemm_params {
                                            * groups' tables (I64; HG_NONE: one table) */
 } gemm_params_t;
 
+/* Accumulator sets a consumer thread holds: the f32 one, a partial one when partial sums are
+ * promoted, a second partial one with HG_PROMOTE_DOUBLE (normalised p). */
+int hg_gemm_acc_sets(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The consumer thread's accumulators (*acc, malloc'ed: the caller frees it) as F32 variables,
  * and fp8 promotion's partial sums after them (*partial; NULL without promotion). */
 hg_status_t hg_gemm_acc_vars(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_plan_t *g,

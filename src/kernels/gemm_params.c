@@ -24,11 +24,8 @@ static hg_epi_step_t scale_vector(hg_val_t ptr, bool along_n) {
 
 hg_status_t hg_gemm_acc_vars(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_plan_t *g,
                              hg_val_t **acc, hg_val_t **partial) {
-  /* fp8's promotion: a set for the partial sums after the f32 ones, and a second one with
-   * HG_PROMOTE_DOUBLE */
-  const int sets = !hg_gemm_promote(&k->problem)                   ? 1
-                   : k->config.promote_overlap & HG_PROMOTE_DOUBLE ? 3
-                                                                   : 2;
+  /* fp8's promotion: its partial sets after the f32 one */
+  const int sets = hg_gemm_acc_sets(&k->problem, &k->config);
   const int n = g->mma.acc_count;
   *acc = malloc(sizeof(hg_val_t) * (size_t)(n * sets));
   if (!*acc) return hg_error(HG_ERR_NOMEM, "out of memory for %d accumulators", n * sets);
