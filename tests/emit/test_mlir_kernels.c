@@ -293,6 +293,33 @@ static void add_tma_matrix(void) {
 /* N of the next add_gemm_output jobs: 4097 makes D's (and aux's) rows unfit for TMA, so they
  * are staged through shared memory and copied out row by row. */
 static int64_t out_n = 4096;
+/* A JOB_GEMM of problem p under configuration text `config`, s the status of what the caller
+ * parsed into p first (a chain): the text, p (normalised here) and the pair checked, one check
+ * counted. Anything refused fails the test (tag before the sentence), except where
+ * skip_refused a pair the generator does not build for p, which is skipped. NULL without a
+ * job; the caller names the job. */
+static job_t *add_gemm_job(hg_gemm_problem_t p, hg_status_t s, const char *config,
+                           bool skip_refused, const char *tag) {
+  hg_gemm_config_t c;
+  if (hg_is_ok(&s)) s = hg_gemm_config_parse(config, &c);
+  hg_test_checks++;
+  if (!hg_is_ok(&s)) {
+    HG_FAIL("%s: %s", tag, s.msg);
+    return NULL;
+  }
+  s = hg_gemm_problem_normalize(&p);
+  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
+  if (!hg_is_ok(&s)) {
+    if (!skip_refused) HG_FAIL("%s: %s", tag, s.msg);
+    return NULL;
+  }
+  job_t *j = add_job();
+  j->kind = JOB_GEMM;
+  j->problem = p;
+  j->config = c;
+  return j;
+}
+
 /* aux's type for the next add_gemm_output jobs (0: D's, bf16 for fp8 D) */
 static hg_dtype_t out_aux;
 
@@ -316,24 +343,15 @@ static void add_gemm_output(hg_dtype_t ab, hg_dtype_t d, hg_dtype_t c_type, cons
                          .aux = aux,
                          .aux_type = out_aux,
                          .amax = amax};
-  hg_gemm_config_t c;
-  hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
-  if (hg_is_ok(&s)) s = hg_gemm_config_parse(config, &c);
+  const hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
   p.bias_type = HG_BF16;
-  if (hg_is_ok(&s)) s = hg_gemm_problem_normalize(&p);
-  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
-  hg_test_checks++;
-  if (!hg_is_ok(&s)) {
-    HG_FAIL("%s %s: %s", chain, config, s.msg);
-    return;
-  }
-  job_t *j = add_job();
-  j->kind = JOB_GEMM;
-  j->problem = p;
-  j->config = c;
+  char tag[96];
+  snprintf(tag, sizeof tag, "%s %s", chain, config);
+  job_t *j = add_gemm_job(p, s, config, false, tag);
+  if (!j) return;
   snprintf(j->what, sizeof j->what, "gemm %s->%s c=%s %s%s%s %s", hg_dtype_name(ab),
-           hg_dtype_name(d), hg_dtype_name(p.c_type), chain, aux ? " aux" : "", amax ? " amax" : "",
-           config);
+           hg_dtype_name(d), hg_dtype_name(j->problem.c_type), chain, aux ? " aux" : "",
+           amax ? " amax" : "", config);
   if (out_n != 4096)
     snprintf(j->what + strlen(j->what), sizeof j->what - strlen(j->what), " N=%lld",
              (long long)out_n);
@@ -360,26 +378,16 @@ static void add_gemm_k(hg_dtype_t a, hg_dtype_t b, hg_dtype_t d, bool ak, bool b
                          .fp8_accum = fp8_accum,
                          .fp8_promote = fp8_promote,
                          .scale = hg_dtype_bits(a) == 8 ? fp8_scale : HG_SCALE_TENSOR};
-  hg_gemm_config_t c;
-  hg_status_t s = hg_gemm_config_parse(config, &c);
-  hg_test_checks++;
-  if (!hg_is_ok(&s)) {
-    HG_FAIL("%s", s.msg);
-    return;
-  }
-  s = hg_gemm_problem_normalize(&p);
-  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
-  if (!hg_is_ok(&s)) return; /* not a configuration the generator builds */
-  job_t *j = add_job();
+  /* a pair the generator does not build is skipped */
+  job_t *j = add_gemm_job(p, hg_ok(), config, true, config);
+  if (!j) return;
+  p = j->problem;
   const char *mode = hg_dtype_bits(a) != 8              ? ""
                      : p.scale == HG_SCALE_BLOCK        ? " block-scaled"
                      : p.scale == HG_SCALE_ROW          ? " row-scaled"
                      : p.fp8_accum == HG_FP8_ACCUM_FAST ? " fast"
                      : p.fp8_promote == 1               ? " promote-1"
                                                         : " promote-4";
-  j->kind = JOB_GEMM;
-  j->problem = p;
-  j->config = c;
   snprintf(j->what, sizeof j->what, "gemm %s.%s->%s %c%c%s K=%lld %s%s", hg_dtype_name(a),
            hg_dtype_name(b), hg_dtype_name(d), ak ? 't' : 'n', bk ? 'n' : 't',
            d_no_tma ? " direct-D" : "", (long long)k, config, mode);
@@ -411,21 +419,12 @@ static void add_decode(hg_dtype_t ab, hg_dtype_t d, const char *chain, int64_t l
                          .alpha = 1.0f,
                          .beta = 0.5f,
                          .amax = amax};
-  hg_gemm_config_t c;
-  hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
+  const hg_status_t s = hg_gemm_epilogue_parse(chain, &p);
   p.bias_type = HG_BF16;
-  if (hg_is_ok(&s)) s = hg_gemm_config_parse(config, &c);
-  if (hg_is_ok(&s)) s = hg_gemm_problem_normalize(&p);
-  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
-  hg_test_checks++;
-  if (!hg_is_ok(&s)) {
-    HG_FAIL("decode %s %s: %s", chain, config, s.msg);
-    return;
-  }
-  job_t *j = add_job();
-  j->kind = JOB_GEMM;
-  j->problem = p;
-  j->config = c;
+  char tag[96];
+  snprintf(tag, sizeof tag, "decode %s %s", chain, config);
+  job_t *j = add_gemm_job(p, s, config, false, tag);
+  if (!j) return;
   snprintf(j->what, sizeof j->what, "gemm decode %s->%s %s%s ldb=%lld %s", hg_dtype_name(ab),
            hg_dtype_name(d), chain, amax ? " amax" : "", (long long)ldb, config);
 }
@@ -449,25 +448,16 @@ static void add_grouped(hg_dtype_t ab, hg_dtype_t d, hg_gemm_group_t group, int 
                          .rowscale = row,
                          .colscale = row,
                          .scale = hg_dtype_bits(ab) == 8 ? fp8_scale : HG_SCALE_TENSOR};
-  hg_gemm_config_t c;
-  hg_test_checks++;
-  hg_status_t s = hg_gemm_config_parse(config, &c);
-  if (hg_is_ok(&s)) s = hg_gemm_problem_normalize(&p);
-  if (hg_is_ok(&s)) s = hg_gemm_config_check(&p, &c);
-  if (!hg_is_ok(&s)) {
-    HG_FAIL("grouped %s: %s", config, s.msg);
-    return;
-  }
-  job_t *j = add_job();
-  j->kind = JOB_GEMM;
-  j->problem = p;
-  j->config = c;
+  char tag[96];
+  snprintf(tag, sizeof tag, "grouped %s", config);
+  job_t *j = add_gemm_job(p, hg_ok(), config, false, tag);
+  if (!j) return;
   snprintf(j->what, sizeof j->what, "grouped %s %s->%s %d groups%s %s",
            group == HG_GROUP_CONTIGUOUS ? "contiguous" : "masked", hg_dtype_name(ab),
            hg_dtype_name(d), groups,
-           row                         ? " row-wise"
-           : p.scale == HG_SCALE_BLOCK ? " block-scaled"
-                                       : "",
+           row                                  ? " row-wise"
+           : j->problem.scale == HG_SCALE_BLOCK ? " block-scaled"
+                                                : "",
            config);
 }
 
