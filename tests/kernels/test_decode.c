@@ -13,54 +13,59 @@
 #include "kernels/gemm_internal.h"
 #include "support/ir_eval.h"
 
-/* One 64-byte chunk (32 16-bit elements) of k: W (16 rows of B), A (8 rows), both small
- * integers so that every sum is exact. Lane (g, q) holds W[g][8q..8q+7] (w), W[g+8][...] (v)
- * and A[g][8q..8q+7] (x), as the kernel loads them; the mma model says where each register's
- * two elements sit in the 16x16 A fragment, the 16x8 B fragment and the accumulator. */
-static void test_permutation(void) {
-  int W[16][32], A[8][32];
+/* One 64-byte chunk of k with e elements a 32-bit register (e = 2: 32 16-bit elements through
+ * mma.sync m16n8k16; e = 4: 64 fp8 elements through m16n8k32, the same registers): W (16 rows
+ * of B), A (8 rows), both small integers so that every sum is exact. Lane (g, q) holds
+ * W[g][8e q ..] (its 16 bytes, w), W[g+8][...] (v) and A[g][8e q ..] (x), as the kernel loads
+ * them; the mma model says where each register's elements sit in the 16 x 8e A fragment, the
+ * 8e x 8 B fragment and the accumulator. */
+static void check_permutation(int e, hg_status_t (*coord)(int, int, int, int *, int *)) {
+  const int kc = 16 * e, ks = 8 * e; /* k a chunk, k an mma step */
+  int W[16][64], A[8][64];
   for (int r = 0; r < 16; r++)
-    for (int k = 0; k < 32; k++) W[r][k] = (r * 7 + k * 3) % 11 - 5;
+    for (int k = 0; k < kc; k++)
+      W[r][k] = e == 2 ? (r * 7 + k * 3) % 11 - 5 : (r * 5 + k * 7) % 13 - 6;
   for (int m = 0; m < 8; m++)
-    for (int k = 0; k < 32; k++) A[m][k] = (m * 5 + k * 13) % 7 - 3;
+    for (int k = 0; k < kc; k++)
+      A[m][k] = e == 2 ? (m * 5 + k * 13) % 7 - 3 : (m * 3 + k * 11) % 9 - 4;
   long d[16][8] = {{0}};
   for (int s = 0; s < 2; s++) {
     /* the mma's operands as matrices, filled from the lanes' registers through the model */
-    int fa[16][16], fb[16][8], seen_a[16][16] = {{0}}, seen_b[16][8] = {{0}};
+    int fa[16][32], fb[32][8], seen_a[16][32] = {{0}}, seen_b[32][8] = {{0}};
     for (int lane = 0; lane < 32; lane++) {
       const int g = lane / 4, q = lane % 4;
       for (int reg = 0; reg < 4; reg++) {
         int half, word;
         hg_gemm_decode_frag(s, reg, &half, &word);
-        for (int e = 0; e < 2; e++) {
+        for (int x = 0; x < e; x++) {
           int row, col;
-          CHECK_OK(hg_model_mma_sync_coord(0, lane, 2 * reg + e, &row, &col));
-          fa[row][col] = W[g + 8 * half][8 * q + 2 * word + e];
+          CHECK_OK(coord(0, lane, e * reg + x, &row, &col));
+          fa[row][col] = W[g + 8 * half][4 * e * q + e * word + x];
           seen_a[row][col]++;
         }
       }
       for (int reg = 0; reg < 2; reg++)
-        for (int e = 0; e < 2; e++) {
+        for (int x = 0; x < e; x++) {
           int row, col;
-          CHECK_OK(hg_model_mma_sync_coord(1, lane, 2 * reg + e, &row, &col));
-          fb[row][col] = A[g][8 * q + 2 * (2 * s + reg) + e];
+          CHECK_OK(coord(1, lane, e * reg + x, &row, &col));
+          fb[row][col] = A[g][4 * e * q + e * (2 * s + reg) + x];
           seen_b[row][col]++;
         }
     }
     for (int i = 0; i < 16; i++)
-      for (int j = 0; j < 16; j++) CHECK_EQ(seen_a[i][j], 1);
-    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < ks; j++) CHECK_EQ(seen_a[i][j], 1);
+    for (int i = 0; i < ks; i++)
       for (int j = 0; j < 8; j++) CHECK_EQ(seen_b[i][j], 1);
     for (int i = 0; i < 16; i++)
       for (int j = 0; j < 8; j++)
-        for (int k = 0; k < 16; k++) d[i][j] += (long)fa[i][k] * fb[k][j];
+        for (int k = 0; k < ks; k++) d[i][j] += (long)fa[i][k] * fb[k][j];
   }
   /* the accumulator (row n of B, column m of A) is sum_k W[n][k] A[m][k] over the chunk */
   int wrong = 0;
   for (int n = 0; n < 16; n++)
     for (int m = 0; m < 8; m++) {
       long want = 0;
-      for (int k = 0; k < 32; k++) want += (long)W[n][k] * A[m][k];
+      for (int k = 0; k < kc; k++) want += (long)W[n][k] * A[m][k];
       wrong += d[n][m] != want;
     }
   CHECK_EQ(wrong, 0);
@@ -69,61 +74,19 @@ static void test_permutation(void) {
   for (int lane = 0; lane < 32; lane++)
     for (int i = 0; i < 4; i++) {
       int row, col;
-      CHECK_OK(hg_model_mma_sync_coord(2, lane, i, &row, &col));
+      CHECK_OK(coord(2, lane, i, &row, &col));
       CHECK_EQ(row, lane / 4 + 8 * (i / 2));
       CHECK_EQ(col, 2 * (lane % 4) + i % 2);
     }
 }
 
-/* fp8 (m16n8k32): the same words, four elements each: a 64-byte chunk is 64 elements of k, lane
- * (g, q) holds W[g][16q..16q+15] and the step s takes k32 of them through the same registers. */
+static void test_permutation(void) {
+  check_permutation(2, hg_model_mma_sync_coord);
+}
+
+/* fp8 (m16n8k32): the same words, four elements each */
 static void test_permutation8(void) {
-  int W[16][64], A[8][64];
-  for (int r = 0; r < 16; r++)
-    for (int k = 0; k < 64; k++) W[r][k] = (r * 5 + k * 7) % 13 - 6;
-  for (int m = 0; m < 8; m++)
-    for (int k = 0; k < 64; k++) A[m][k] = (m * 3 + k * 11) % 9 - 4;
-  long d[16][8] = {{0}};
-  for (int s = 0; s < 2; s++) {
-    int fa[16][32], fb[32][8], seen_a[16][32] = {{0}}, seen_b[32][8] = {{0}};
-    for (int lane = 0; lane < 32; lane++) {
-      const int g = lane / 4, q = lane % 4;
-      for (int reg = 0; reg < 4; reg++) {
-        int half, word;
-        hg_gemm_decode_frag(s, reg, &half, &word);
-        for (int e = 0; e < 4; e++) {
-          int row, col;
-          CHECK_OK(hg_model_mma_sync8_coord(0, lane, 4 * reg + e, &row, &col));
-          fa[row][col] = W[g + 8 * half][16 * q + 4 * word + e];
-          seen_a[row][col]++;
-        }
-      }
-      for (int reg = 0; reg < 2; reg++)
-        for (int e = 0; e < 4; e++) {
-          int row, col;
-          CHECK_OK(hg_model_mma_sync8_coord(1, lane, 4 * reg + e, &row, &col));
-          fb[row][col] = A[g][16 * q + 4 * (2 * s + reg) + e];
-          seen_b[row][col]++;
-        }
-    }
-    int twice = 0;
-    for (int i = 0; i < 16; i++)
-      for (int j = 0; j < 32; j++) twice += seen_a[i][j] != 1;
-    for (int i = 0; i < 32; i++)
-      for (int j = 0; j < 8; j++) twice += seen_b[i][j] != 1;
-    CHECK_EQ(twice, 0);
-    for (int i = 0; i < 16; i++)
-      for (int j = 0; j < 8; j++)
-        for (int k = 0; k < 32; k++) d[i][j] += (long)fa[i][k] * fb[k][j];
-  }
-  int wrong = 0;
-  for (int n = 0; n < 16; n++)
-    for (int m = 0; m < 8; m++) {
-      long want = 0;
-      for (int k = 0; k < 64; k++) want += (long)W[n][k] * A[m][k];
-      wrong += d[n][m] != want;
-    }
-  CHECK_EQ(wrong, 0);
+  check_permutation(4, hg_model_mma_sync8_coord);
 }
 
 /* A row of `kbytes` bytes at byte `base` of a buffer, lane q's window of chunk c. */
