@@ -313,6 +313,26 @@ case "$mode" in
   dv) STEP_TIMEOUT=560 step gemm-decode-check scripts/gemm-decode.sh "$H" check ;;
   dvbench) STEP_TIMEOUT=560 step gemm-decode-bench scripts/gemm-decode.sh "$H" bench "$OUT/decode-table.txt"
     cat "$OUT/decode-table.txt" ;;
+  # sets: every shape set of `bench gemm` for the types in $TYPES (default bf16), one step per
+  # set, each table in $OUT/set-<set>-<type>.txt, the geometric means in the summary; then the
+  # streaming copy against the driver's D2D copy (COPY=0: not).
+  sets) for t in $(echo "${TYPES:-bf16}" | tr , ' '); do
+      for s in ${SETS:-llm decode splitk odd waves unaligned fp8block fp8row}; do
+        case "$s:$t" in fp8*:bf16|fp8*:f16) continue ;; esac
+        STEP_TIMEOUT=400 step "set-$s-$t" "$H" bench gemm --set "$s" --types "$t" --iters 10 \
+          --json "$OUT/set-$s-$t.json"
+        cp "$LOG/set-$s-$t.log" "$OUT/set-$s-$t.txt"
+        grep -h 'geometric' "$LOG/set-$s-$t.log" | cut -c1-160 >> "$summary"
+      done
+    done
+    [ "${COPY:-1}" = 0 ] || { step copy "$H" bench copy --bytes 1G; grep -hiE 'ratio|GB/s' "$LOG/copy.log" | tail -3 >> "$summary"; } ;;
+  # torchsets: the same sets against torch.matmul / torch._scaled_mm in one process
+  # (python -m hopgen.bench --set), table in $OUT/torch-sets.txt, geometric means in the summary
+  torchsets) STEP_TIMEOUT=560 step torch-sets env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
+      PYTHONPATH="$PWD/python" python3 -m hopgen.bench --set "${SETS:-all}" --types "${TYPES:-bf16,e4m3}" \
+      --iters 20 --json "$OUT/torch-sets.json"
+    cp "$LOG/torch-sets.log" "$OUT/torch-sets.txt"
+    grep -hE 'geometric|ERROR|FAILED' "$LOG/torch-sets.log" | cut -c1-160 >> "$summary" ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;

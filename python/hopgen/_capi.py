@@ -378,6 +378,7 @@ _PROTOS = {
     "hg_gemm_op_kernel": (P(GemmKernel), [_vp]),
     "hg_gemm_op_jit": (P(JitInfo), [_vp]),
     "hg_gemm_op_grid": (_i, [_vp]),
+    "hg_gemm_shape_set": (Status, [_s, P(_i64 * 3), P(_i)]),
     "hg_grouped_gemm_op_create": (Status, [_vp, P(GroupedGemmProblem), P(GemmConfig), _i,
                                            P(_vp)]),
     "hg_grouped_gemm_op_run": (Status, [_vp, _u64, _u64, _u64, _u64, _u64, _u64, _vp]),

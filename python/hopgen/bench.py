@@ -2,6 +2,7 @@
 random data, after a correctness check (the shape set of `hopgen bench gemm`).
 
     python -m hopgen.bench                        # bf16 and e4m3, the 13 shapes
+    python -m hopgen.bench --set all --types bf16 # every set of `hopgen bench gemm --set`
     python -m hopgen.bench --types bf16 --shapes 4096x4096x4096,128x7168x2048
     python -m hopgen.bench --overhead             # host time per call (no GPU work timed)
     python -m hopgen.bench --types bf16 --mainloop tma-mmasync   # one mainloop throughout
@@ -11,9 +12,14 @@ bf16 runs against torch.matmul; e4m3 (bf16 output, per-tensor scales 1.25 and 0.
 torch._scaled_mm with use_fast_accum=False, the same accumulation as hopgen's default (partial
 sums promoted into f32; the Python wrapper has no fast mode yet); e4m3-accurate is the same.
 Both read K-major operands ("TN": a row-major [M, K], b = w.t() of a row-major [N, K]).
-Timing: 5 warm-up calls, then the median of `iters` event-timed calls, two interleaved
-rounds, the better median of each side. The ratio is torch's time over hopgen's (> 1: hopgen
-faster). Relative errors are ||D - ref|| / ||ref|| against an f32 reference.
+Timing: 5 warm-up calls, then GPU time: 10 calls captured in a CUDA graph, each replay
+event-timed, the median per call, two interleaved rounds, the better of each side (eager
+times, each call event-timed alone, are kept in the JSON: for small problems they count the
+host's time per call, more so through Python). Calls take copies of the operands in turn,
+enough to pass twice the L2, as bench gemm does: each reads its operands from memory, as a
+model's layers do (the same operands every call would leave decode weights in the L2). The
+ratio is torch's time over hopgen's (> 1: hopgen faster). Relative errors are
+||D - ref|| / ||ref|| against an f32 reference.
 """
 from __future__ import annotations
 
@@ -30,6 +36,39 @@ SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 16
 TOLERANCE = {"bf16": 1e-2, "f16": 1e-2, "e4m3": 1e-2, "e4m3-accurate": 1e-2}
 
 
+GRAPH_CALLS = 10
+
+
+def _timed_graph(torch, fn, iters: int) -> float:
+    """fn's GPU time, ms: GRAPH_CALLS calls captured in a CUDA graph, each replay event-timed,
+    the median over the calls. Eager calls timed one by one also count the host's time per
+    call wherever it exceeds the kernel's (small problems, more so through Python): both
+    sides are timed this way, so the ratio compares the kernels."""
+    g = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # allocations made while capturing come from its pool
+        fn()
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g, stream=side):
+            for _ in range(GRAPH_CALLS):
+                fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g.replay()
+    torch.cuda.synchronize()
+    stream = torch.cuda.current_stream()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+          for _ in range(max(3, iters // 2))]
+    for a, b in ev:
+        a.record(stream)
+        g.replay()
+        b.record(stream)
+    torch.cuda.synchronize()
+    t = sorted(a.elapsed_time(b) for a, b in ev)
+    del g
+    return t[len(t) // 2] / GRAPH_CALLS
+
+
 def _timed(torch, fn, iters: int) -> float:
     stream = torch.cuda.current_stream()
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -41,6 +80,27 @@ def _timed(torch, fn, iters: int) -> float:
     torch.cuda.synchronize()
     t = sorted(a.elapsed_time(b) for a, b in ev)
     return t[len(t) // 2]
+
+
+def _copies(torch, a, w):
+    """Copies of the operands (the same values at other addresses), enough to pass twice the
+    L2 (at most GRAPH_CALLS): calls that take them in turn read their operands from memory,
+    as a model's layers do, not from the L2 the previous call filled."""
+    l2 = getattr(torch.cuda.get_device_properties(a.device), "L2_cache_size", 50 << 20)
+    nbytes = a.numel() * a.element_size() + w.numel() * w.element_size()
+    n = max(1, min(GRAPH_CALLS, -(-2 * l2 // max(nbytes, 1))))
+    return [a] + [a.clone() for _ in range(n - 1)], [w] + [w.clone() for _ in range(n - 1)]
+
+
+def _in_turn(aa, ww, call):
+    """A function of no arguments calling call(a_i, w_i) on the copies in turn."""
+    turn = [0]
+
+    def fn():
+        i = turn[0]
+        turn[0] = (i + 1) % len(aa)
+        return call(aa[i], ww[i])
+    return fn
 
 
 def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = True,
@@ -60,8 +120,9 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
         a, w = a32.to(dt), w32.to(dt)
         scale = 1.0
         d = torch.full((m, n), float("nan"), device=dev, dtype=dt)
-        hg = lambda: hopgen.gemm(a, w.t(), out=d, mainloop=mainloop)  # noqa: E731
-        th = lambda: torch.matmul(a, w.t())  # noqa: E731
+        aa, ww = _copies(torch, a, w)
+        hg = _in_turn(aa, ww, lambda x, y: hopgen.gemm(x, y.t(), out=d, mainloop=mainloop))
+        th = _in_turn(aa, ww, lambda x, y: torch.matmul(x, y.t()))
     else:
         a, w = a32.to(torch.float8_e4m3fn), w32.to(torch.float8_e4m3fn)
         sa = torch.tensor([1.25], device=dev)
@@ -71,16 +132,18 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
         # hopgen.gemm runs fp8's accurate accumulation (the default; the Python wrapper has no
         # fast mode yet): torch runs its accurate mode too, like for like
         fast = False
-        hg = lambda: hopgen.gemm(a, w.t(), out=d, scale_a=sa, scale_b=sb,  # noqa: E731
-                                 mainloop=mainloop)
-        th = lambda: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb,  # noqa: E731
-                                      out_dtype=torch.bfloat16, use_fast_accum=fast)
+        aa, ww = _copies(torch, a, w)
+        hg = _in_turn(aa, ww, lambda x, y: hopgen.gemm(x, y.t(), out=d, scale_a=sa, scale_b=sb,
+                                                       mainloop=mainloop))
+        th = _in_turn(aa, ww, lambda x, y: torch._scaled_mm(
+            x, y.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=fast))
     del a32, w32
     t0 = time.perf_counter()
     hg()
     torch.cuda.synchronize()
     first_ms = (time.perf_counter() - t0) * 1e3
-    r = {"type": kind, "m": m, "n": n, "k": k, "first_call_ms": first_ms}
+    r = {"type": kind, "m": m, "n": n, "k": k, "first_call_ms": first_ms,
+         "operand_copies": len(aa)}
     op = hopgen.ops._last_op[0]  # the operation the call above ran
     r["config"], r["kernel"] = op.config, op.kernel
     if check:
@@ -99,11 +162,22 @@ def run_one(kind: str, m: int, n: int, k: int, iters: int = 30, check: bool = Tr
         hg()
         if th:
             th()
-    best_h = best_t = math.inf
+    best_h = best_t = eager_h = eager_t = math.inf
+    r["timing"] = "cuda-graph"
     for _ in range(2):
-        best_h = min(best_h, _timed(torch, hg, iters))
+        eager_h = min(eager_h, _timed(torch, hg, iters))
         if th:
-            best_t = min(best_t, _timed(torch, th, iters))
+            eager_t = min(eager_t, _timed(torch, th, iters))
+        try:
+            best_h = min(best_h, _timed_graph(torch, hg, iters))
+            if th:
+                best_t = min(best_t, _timed_graph(torch, th, iters))
+        except RuntimeError as e:  # a capture refused: eager times, and the reason kept
+            r["timing"], r["graph_error"] = "eager", str(e).splitlines()[0]
+            best_h, best_t = eager_h, eager_t
+    # eager: each call timed alone on the stream, the host's time per call included where it
+    # exceeds the kernel's
+    r["hopgen_eager_ms"], r["torch_eager_ms"] = eager_h, eager_t if th else math.nan
     flop = 2.0 * m * n * k
     r["hopgen_ms"], r["hopgen_tflops"] = best_h, flop / best_h / 1e9
     r["torch_ms"] = best_t if th else math.nan
@@ -263,11 +337,28 @@ def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -
             "overhead_us": py_us - c_us}
 
 
-def _shapes(text: str):
+# The shape sets of `hopgen bench gemm --set`, read from the library (one list for both).
+SETS = ("llm", "decode", "splitk", "odd", "waves", "unaligned")
+
+
+def shape_set(name: str):
+    """The (M, N, K) shapes of `hopgen bench gemm --set name` (hg_gemm_shape_set)."""
+    import ctypes as C
+    from . import _capi
+    from .errors import check
+
+    buf = (C.c_int64 * 3 * 64)()
+    count = C.c_int(0)
+    check(_capi.fn("hg_gemm_shape_set")(name.encode(), buf, C.byref(count)),
+          "hopgen.bench: ")
+    return [tuple(int(v) for v in buf[i]) for i in range(count.value)]
+
+
+def _shapes(text: str, base=SHAPES):
     if text == "all":
-        return SHAPES
+        return base
     if text.isdigit():
-        return SHAPES[:int(text)]
+        return base[:int(text)]
     return [tuple(int(x) for x in s.split("x")) for s in text.split(",")]
 
 
@@ -276,7 +367,11 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--types", default="bf16,e4m3",
                     help="comma-separated: bf16, f16, e4m3, e4m3-accurate (default bf16,e4m3)")
-    ap.add_argument("--shapes", default="all", help="all, N (the first N), or MxNxK,...")
+    ap.add_argument("--set", default="llm",
+                    help="the shape set(s) of `hopgen bench gemm --set`, comma-separated: "
+                         + ", ".join(SETS) + ", or all (default llm)")
+    ap.add_argument("--shapes", default="all",
+                    help="all, N (the first N of each set), or MxNxK,... (instead of --set)")
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--mainloop", default="auto",
                     help="auto, tma-wgmma, cpasync-wgmma, tma-mmasync, tma-ldmatrix-wgmma-rs, "
@@ -310,33 +405,43 @@ def main(argv=None) -> int:
                 json.dump(o, f, indent=1)
         return 0
     results, failures = [], 0
-    for kind in args.types.split(","):
-        ref = "torch._scaled_mm" if kind.startswith("e4m3") else "torch.matmul"
-        print(f"{'type':<6} {'M':>6} {'N':>6} {'K':>6}  {'config':<44} {'hopgen':>8} "
-              f"{ref[:8]:>8} {'ratio':>7} {'err':>9} {'err_t':>9}", flush=True)
-        logs = []
-        for (m, n, k) in _shapes(args.shapes):
-            try:
-                r = run_one(kind, m, n, k, args.iters, not args.no_check, args.mainloop)
-            except Exception as e:  # a refusal is a finding, not the end of the run
-                print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  ERROR {e}", flush=True)
-                results.append({"type": kind, "m": m, "n": n, "k": k, "error": str(e)})
-                failures += 1
-                continue
-            results.append(r)
-            torch.cuda.empty_cache()
-            bad = r.get("ok") is False
-            failures += bad
-            if r["ratio"] == r["ratio"]:
-                logs.append(math.log(r["ratio"]))
-            print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  {r['config']:<44} "
-                  f"{r['hopgen_tflops']:>8.1f} {r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} "
-                  f"{r.get('rel_err', math.nan):>9.2e} "
-                  f"{r.get('rel_err_torch', math.nan):>9.2e}{'  FAILED' if bad else ''}",
-                  flush=True)
-        if logs:
-            print(f"{kind}: geometric-mean ratio {math.exp(sum(logs) / len(logs)):.3f} over "
-                  f"{len(logs)} shapes, lowest {math.exp(min(logs)):.3f}\n", flush=True)
+    if args.shapes != "all" and not args.shapes.isdigit():
+        groups = [("shapes", _shapes(args.shapes))]
+    else:
+        names = SETS if args.set == "all" else args.set.split(",")
+        groups = [(s, _shapes(args.shapes, shape_set(s))) for s in names]
+    for set_name, shapes in groups:
+        for kind in args.types.split(","):
+            ref = "torch._scaled_mm" if kind.startswith("e4m3") else "torch.matmul"
+            print(f"set {set_name}\n{'type':<6} {'M':>6} {'N':>6} {'K':>6}  {'config':<44} "
+                  f"{'hopgen':>8} {ref[:8]:>8} {'ratio':>7} {'err':>9} {'err_t':>9}", flush=True)
+            logs = []
+            for (m, n, k) in shapes:
+                try:
+                    r = run_one(kind, m, n, k, args.iters, not args.no_check, args.mainloop)
+                except Exception as e:  # a refusal is a finding, not the end of the run
+                    print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  ERROR {e}", flush=True)
+                    results.append({"set": set_name, "type": kind, "m": m, "n": n, "k": k,
+                                    "error": str(e)})
+                    failures += 1
+                    continue
+                r["set"] = set_name
+                results.append(r)
+                torch.cuda.empty_cache()
+                bad = r.get("ok") is False
+                failures += bad
+                if r["ratio"] == r["ratio"]:
+                    logs.append(math.log(r["ratio"]))
+                note = f"  (torch: {r['torch_error'][:60]})" if "torch_error" in r else ""
+                print(f"{kind:<6} {m:>6} {n:>6} {k:>6}  {r['config']:<44} "
+                      f"{r['hopgen_tflops']:>8.1f} {r['torch_tflops']:>8.1f} {r['ratio']:>7.3f} "
+                      f"{r.get('rel_err', math.nan):>9.2e} "
+                      f"{r.get('rel_err_torch', math.nan):>9.2e}{'  FAILED' if bad else ''}{note}",
+                      flush=True)
+            if logs:
+                print(f"{set_name} {kind}: geometric-mean ratio "
+                      f"{math.exp(sum(logs) / len(logs)):.3f} over {len(logs)} shapes, lowest "
+                      f"{math.exp(min(logs)):.3f}\n", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,

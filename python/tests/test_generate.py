@@ -209,3 +209,16 @@ def test_mlir_text():
     assert "gpu.module" in mlir and "nvvm" in mlir
     t = hopgen.tma_kernel("load", "f16", (256, 256), (64, 64), backend="mlir")
     assert "gpu.module" in t.mlir and t.ptx.count(".entry") == 1
+
+
+def test_bench_shape_sets_are_the_cli_sets():
+    # python -m hopgen.bench --set NAME runs the C bench's sets (hg_gemm_shape_set), not a copy
+    from hopgen.bench import SETS, shape_set
+
+    assert shape_set("splitk") == [(128, 128, 32768), (512, 512, 16384), (64, 1024, 65536),
+                                   (192, 320, 40000)]
+    assert len(shape_set("decode")) == 20 and shape_set("decode")[0] == (1, 7168, 2048)
+    assert shape_set("waves")[3] == (132 * 128, 256, 512)
+    assert all(len(shape_set(s)) > 0 for s in SETS)
+    with pytest.raises(hopgen.InvalidError, match="not one of llm"):
+        shape_set("nope")

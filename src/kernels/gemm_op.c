@@ -19,8 +19,7 @@ struct hg_gemm_op {
   /* operands repacked before each run (gk.repack_a/b): copy kernels, and where each packed
    * copy lies in a run's workspace (ws_at[i] bytes in; ws_bytes in all). scratch: the
    * workspace hg_gemm_op_run allocates on its first call (hg_gemm_op_run_workspace takes
-   * the caller's instead). */
-  hg_kernel_t rp_k[2];
+   * the caller's instead). The copy kernels' PTX is the process's (hg_repack_kernel). */
   hg_module_t *rp_mod[2];
   hg_function_t *rp_fn[2];
   size_t ws_at[2], ws_bytes;
@@ -49,8 +48,8 @@ struct hg_gemm_op {
   double create_ms;
 };
 
-hg_status_t hg_kernels_load(hg_rt_t *rt, hg_kernel_t *k, hg_module_t **mod, hg_function_t **fn,
-                            hg_jit_info_t *info) {
+hg_status_t hg_kernels_load(hg_rt_t *rt, const hg_kernel_t *k, hg_module_t **mod,
+                            hg_function_t **fn, hg_jit_info_t *info) {
   hg_jit_info_t local;
   HG_TRY(hg_rt_module_load(rt, k->ptx.data, mod, info ? info : &local));
   hg_status_t s = hg_rt_function(rt, *mod, k->name, k->smem_bytes, fn);
@@ -65,7 +64,6 @@ void hg_gemm_op_destroy(hg_gemm_op_t *op) {
   if (!op) return;
   for (int i = 0; i < 2; i++) {
     if (op->rp_mod[i]) hg_rt_module_unload(op->rt, op->rp_mod[i]);
-    hg_kernel_free(&op->rp_k[i]);
   }
   if (op->scratch) hg_rt_free(op->rt, op->scratch);
   if (op->mod) hg_rt_module_unload(op->rt, op->mod);
@@ -156,8 +154,9 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
     const hg_gemm_problem_t *k = &op->gk.problem;
     const int e = hg_dtype_bytes(i ? k->b_type : k->a_type);
     const int64_t bs = i ? k->batch_stride_b : k->batch_stride_a;
-    s = hg_gen_repack(e, HG_BACKEND_PTX, &op->rp_k[i]);
-    if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->rp_k[i], &op->rp_mod[i], &op->rp_fn[i], NULL);
+    const hg_kernel_t *rk = NULL;
+    s = hg_repack_kernel(e, &rk);
+    if (hg_is_ok(&s)) s = hg_kernels_load(rt, rk, &op->rp_mod[i], &op->rp_fn[i], NULL);
     op->ws_at[i] = op->ws_bytes;
     op->ws_bytes += ((size_t)(bs * k->batch) * (size_t)e + 255) & ~(size_t)255;
   }

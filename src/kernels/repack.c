@@ -15,6 +15,7 @@
  * The alternative, one element per thread with a 64-bit division and remainder for its
  * coordinates (the first version), ran at about 120 GB/s on an H100 (bench/RESULTS.md). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,30 @@ hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k) {
   if (hg_is_ok(&s)) s = hg_kernel_finish(b, be, k);
   hg_builder_destroy(b);
   if (!hg_is_ok(&s)) hg_kernel_free(k);
+  return s;
+}
+
+/* The PTX repack kernels, one per element size, generated on first use and kept for the
+ * process: the PTX is a function of the element size alone, and generating it (about 0.5 ms
+ * each) would otherwise be most of a warm hg_gemm_op_create of a repacked problem (issue 10
+ * asks < 0.5 ms). Never freed: three small texts, reachable until exit. */
+static pthread_mutex_t repack_lock = PTHREAD_MUTEX_INITIALIZER;
+static hg_kernel_t repack_kernels[3];
+static bool repack_made[3];
+
+hg_status_t hg_repack_kernel(int esize, const hg_kernel_t **out) {
+  *out = NULL;
+  const int i = esize == 1 ? 0 : esize == 2 ? 1 : esize == 4 ? 2 : -1;
+  if (i < 0)
+    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
+  pthread_mutex_lock(&repack_lock);
+  hg_status_t s = hg_ok();
+  if (!repack_made[i]) {
+    s = hg_gen_repack(esize, HG_BACKEND_PTX, &repack_kernels[i]);
+    repack_made[i] = hg_is_ok(&s);
+  }
+  if (repack_made[i]) *out = &repack_kernels[i];
+  pthread_mutex_unlock(&repack_lock);
   return s;
 }
 
