@@ -788,6 +788,11 @@ typedef struct hg_gemm_args {
   hg_devptr_t scale_d, amax, aux;
   hg_devptr_t workspace;
   size_t workspace_bytes;
+  /* The caller's workspace is zero where this operation needs zeros (its split-K sums and
+   * counters, its stream-K flags): freshly zeroed, or left so by this operation's last run
+   * on the same stream, as every run leaves them. The run then skips zeroing them (one
+   * memset launch fewer); false: it zeroes them first. */
+  bool workspace_zeroed;
 } hg_gemm_args_t;
 hg_status_t hg_gemm_op_run_args(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_stream_t stream);
 /* hg_gemm_op_run with the caller's workspace (16-byte aligned, at least

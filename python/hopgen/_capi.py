@@ -163,7 +163,7 @@ class GemmArgs(C.Structure):
     _fields_ = [(n, C.c_uint64) for n in ("a", "b", "c", "d", "scale_a", "scale_b", "bias",
                                           "rowscale", "colscale", "residual", "scale_d", "amax",
                                           "aux", "workspace")] + \
-               [("workspace_bytes", C.c_size_t)]
+               [("workspace_bytes", C.c_size_t), ("workspace_zeroed", C.c_bool)]
 
 
 class GemmProblem(C.Structure):

@@ -97,13 +97,14 @@ _ALIGN = tuple(16 if r == 0 else r & -r for r in range(16))
 
 class GemmOp:
     """One created GEMM (hg_gemm_op_t): kernel generated, compiled, sized for its problem.
-    Stateless on the device, so one op serves every stream at once: an op that repacks an
-    operand (rows TMA cannot address, with mainloop "auto") takes `workspace` bytes per run
-    from torch's allocator on the current stream (so graph capture and concurrent streams
-    each get their own)."""
+    One op serves every stream at once: an op that repacks an operand (rows TMA cannot
+    address, with mainloop "auto") or splits K takes `workspace` bytes per run from torch's
+    allocator on the current stream (so graph capture and concurrent streams each get their
+    own); an op whose workspace must start at zero (split-K by atomic adds, stream-K) keeps
+    one zeroed buffer per stream instead, outside graph capture (_workspace)."""
 
     __slots__ = ("handle", "device", "kernel", "config", "mainloop", "grid", "jit_cache_hit",
-                 "d_dtype", "mnk", "operands", "workspace")
+                 "d_dtype", "mnk", "operands", "workspace", "needs_zeros", "stream_workspace")
 
     def __init__(self, handle, device: int, d_dtype, mnk):
         self.handle, self.device, self.d_dtype, self.mnk = handle, device, d_dtype, mnk
@@ -115,6 +116,8 @@ class GemmOp:
                          for x, tma, vec, rp in (("a", k.a_tma, k.a_vec, k.repack_a),
                                                  ("b", k.b_tma, k.b_vec, k.repack_b))}
         self.workspace = fn("hg_gemm_op_workspace_bytes")(handle)
+        self.needs_zeros = bool(k.config.split_atomic or k.config.stream_k)
+        self.stream_workspace = {}
         self.grid = fn("hg_gemm_op_grid")(handle)
         self.jit_cache_hit = bool(fn("hg_gemm_op_jit")(handle)[0].cache_hit)
 
@@ -351,26 +354,42 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
     _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias, ptrs)
 
 
+def _workspace(op, index, stream):
+    """op's workspace on this stream, and whether it is zero where op needs zeros.
+
+    Where it needs zeros (split-K by atomic adds, stream-K), outside a CUDA-graph capture: one
+    zeroed buffer per (operation, stream), kept with the operation. Every run leaves its
+    split-K sums, counters and stream-K flags zero, so later runs on that stream skip zeroing
+    them (one memset launch fewer; a buffer per stream, as runs on two streams may overlap).
+    Else (a repack's packed copy, split-K partials), and while capturing: a buffer from
+    torch's allocator each call (from the graph's pool while capturing, zeroed by the run
+    inside the graph where it must be)."""
+    if not op.workspace:
+        return None, False
+    if not op.needs_zeros or torch.cuda.is_current_stream_capturing():
+        return torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}"), False
+    ws = op.stream_workspace.get(stream)
+    if ws is None:
+        ws = torch.zeros(op.workspace, dtype=torch.uint8, device=f"cuda:{index}")
+        op.stream_workspace[stream] = ws
+    return ws, True
+
+
 def _run_op(op, pa, pb, pc, pd, psa, psb, index, pbias=0, ptrs=None) -> None:
-    """Launch op on the current stream, with a workspace from torch's allocator when it
-    repacks (freed to the stream's pool when this returns: stream-ordered, as torch's own
-    kernels use theirs)."""
-    ws = torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}") \
-        if op.workspace else None
-    pws = ws.data_ptr() if ws is not None else 0
-    if ptrs is not None and any(ptrs):
-        _, prs, pcs, pres, psd, pamax, paux = ptrs
-        args = _capi.GemmArgs(a=pa, b=pb, c=pc, d=pd, scale_a=psa, scale_b=psb, bias=pbias,
-                              rowscale=prs, colscale=pcs, residual=pres, scale_d=psd,
-                              amax=pamax, aux=paux, workspace=pws,
-                              workspace_bytes=op.workspace)
-        st = fn("hg_gemm_op_run_args")(op.handle, C.byref(args), _get_stream(index))
-    elif pbias:
-        args = _capi.GemmArgs(a=pa, b=pb, c=pc, d=pd, scale_a=psa, scale_b=psb, bias=pbias,
-                              workspace=pws, workspace_bytes=op.workspace)
-        st = fn("hg_gemm_op_run_args")(op.handle, C.byref(args), _get_stream(index))
+    """Launch op on the current stream, with its workspace (_workspace) when it needs one."""
+    stream = _get_stream(index)
+    ws, zeroed = _workspace(op, index, stream)
+    if ws is None and not pbias and not (ptrs is not None and any(ptrs)):
+        st = _run(op.handle, pa, pb, pc, pd, psa, psb, 0, 0, stream)
     else:
-        st = _run(op.handle, pa, pb, pc, pd, psa, psb, pws, op.workspace, _get_stream(index))
+        args = _capi.GemmArgs(a=pa, b=pb, c=pc, d=pd, scale_a=psa, scale_b=psb, bias=pbias,
+                              workspace=ws.data_ptr() if ws is not None else 0,
+                              workspace_bytes=op.workspace if ws is not None else 0,
+                              workspace_zeroed=zeroed)
+        if ptrs is not None and any(ptrs):
+            (_, args.rowscale, args.colscale, args.residual, args.scale_d, args.amax,
+             args.aux) = ptrs
+        st = fn("hg_gemm_op_run_args")(op.handle, C.byref(args), stream)
     if st.code != 0:
         raise error_from_status(st, "hopgen.gemm: ")
 

@@ -487,9 +487,11 @@ def test_gemm_batched_alpha_beta_c():
 
 
 def test_split_k_atomic_and_deterministic():
-    # a long K over few tiles: split-K by atomic adds (one launch) by default, with a
-    # workspace from torch's allocator each call (zeroed by the run); under
-    # torch.use_deterministic_algorithms the reduction pass, bit for bit the same every run
+    # a long K over few tiles: split-K by atomic adds (one launch) by default, with one
+    # zeroed workspace per stream kept by the op (each run leaves its sums zero, so later runs
+    # skip the memset), another on a second stream, one from the graph's pool (zeroed in the
+    # graph) while capturing; under torch.use_deterministic_algorithms the reduction pass,
+    # bit for bit the same every run
     m, n, k = 128, 128, 32768
     a = torch.randn(m, k, device="cuda").bfloat16()
     b = torch.randn(k, n, device="cuda").bfloat16()
@@ -498,7 +500,28 @@ def test_split_k_atomic_and_deterministic():
         d = hopgen.gemm(a, b)
         torch.cuda.synchronize()
         _check(d, ref, 1e-2, "split-K by atomic adds")
-    assert ",k" in hopgen.ops._last_op[0].config and "a," in hopgen.ops._last_op[0].config
+    op = hopgen.ops._last_op[0]
+    assert ",k" in op.config and "a," in op.config
+    assert op.needs_zeros and len(op.stream_workspace) == 1
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        outs = [hopgen.gemm(a, b) for _ in range(3)]
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    assert len(op.stream_workspace) == 2
+    for o in outs:
+        _check(o, ref, 1e-2, "split-K by atomic adds on a second stream")
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(side):
+        with torch.cuda.graph(g, stream=side):
+            hopgen.gemm(a, b, out=out)
+    for _ in range(3):
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        _check(out, ref, 1e-2, "split-K by atomic adds in a CUDA graph")
     was = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     try:

@@ -371,8 +371,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     : gk->repack_b               ? "B repacked"
                                                  : "",
                     workspace_bytes, (uint64_t)workspace);
-  /* a caller's workspace may hold anything: the stream-K flags start at zero */
-  if (caller_ws && op->flag_bytes)
+  /* a caller's workspace may hold anything: the stream-K flags start at zero (unless the
+   * caller says they are) */
+  if (caller_ws && op->flag_bytes && !x->workspace_zeroed)
     HG_TRY(
         hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->flag_bytes, stream),
                        "zeroing the stream-K flags or split-K sums in the caller's workspace: "));

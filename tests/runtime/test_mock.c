@@ -475,6 +475,32 @@ static void test_gemm_op_host_path(void) {
   CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
   CHECK_EQ(partial, 0xCDCDCDCDu);
   hg_gemm_op_destroy(op);
+  hg_rt_free(suite_rt, w);
+  /* Split-K by atomic adds: the sums and counters must be zero before a launch. A caller's
+   * workspace is zeroed on the stream first, unless the caller says it is zero already
+   * (workspace_zeroed: as the operation's last run left it); then it is left as it is. */
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k5a", &c));
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, &c, HG_BACKEND_PTX, &op));
+  if (!op) return;
+  const size_t ws_atomic = hg_gemm_op_workspace_bytes(op);
+  CHECK(ws_atomic >= (size_t)16 * 128 * 128 * 4);
+  CHECK_OK(hg_rt_alloc(suite_rt, ws_atomic, &w));
+  hg_gemm_args_t kept = {.a = a,
+                         .b = b,
+                         .d = d,
+                         .workspace = w,
+                         .workspace_bytes = ws_atomic,
+                         .workspace_zeroed = true};
+  launches = st->launches;
+  CHECK_OK(hg_gemm_op_run_args(op, &kept, NULL));
+  CHECK_EQ(st->launches - launches, 1);
+  CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
+  CHECK_EQ(partial, 0xCDCDCDCDu); /* not touched: the caller said it was zero */
+  kept.workspace_zeroed = false;
+  CHECK_OK(hg_gemm_op_run_args(op, &kept, NULL));
+  CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
+  CHECK_EQ(partial, 0u); /* zeroed on the stream before the launch */
+  hg_gemm_op_destroy(op);
   /* A bias: hg_gemm_op_run (no bias pointer) is refused with the way to pass one;
    * hg_gemm_op_run_args takes it, with the operation's own workspace when given none. */
   p.bias = HG_BIAS_N;
