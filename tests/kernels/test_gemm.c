@@ -283,14 +283,18 @@ static void test_heuristic_shapes(void) {
  * cluster and type with it through ptxas (no spill); the kernel carries the arrival counter
  * (fence, atomic add) and the partial stores, and names its split count. */
 /* The heuristic splits K only when the output has few tiles: one wave of units, 512 of K or
- * more per split; batch invariance takes the same configuration for every M and never splits. */
+ * more per split, 64x64 tiles where 64x128 ones would split K into pieces of 1024 or less
+ * (128x128x32768: 64x64 in 33 splits, not 64x128 in 64; 128x384x24576: 64x64 in 11, not
+ * 128x128 in 24); batch invariance takes the same configuration for every M and never
+ * splits. */
 static void test_split_heuristic(void) {
   static const struct {
     int64_t m, n, k;
     int splits, tile_m;
-  } cases[] = {{128, 128, 32768, 64, 64},  {512, 512, 16384, 8, 128}, {64, 1024, 65536, 16, 64},
+  } cases[] = {{128, 128, 32768, 33, 64},  {512, 512, 16384, 8, 128}, {64, 1024, 65536, 16, 64},
                {192, 320, 40000, 22, 128}, {8, 4096, 28672, 4, 64},   {1, 7168, 2048, 0, 0},
-               {4096, 4096, 4096, 0, 0},   {128, 128, 1024, 2, 64},   {128, 128, 512, 0, 0}};
+               {4096, 4096, 4096, 0, 0},   {128, 128, 1024, 2, 64},   {128, 128, 512, 0, 0},
+               {128, 384, 24576, 11, 64},  {96, 200, 50000, 48, 128}, {8, 2048, 7168, 8, 64}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     hg_gemm_problem_t p = problem(cases[i].m, cases[i].n, cases[i].k, HG_BF16);
     hg_gemm_config_t c;
