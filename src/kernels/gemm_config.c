@@ -987,10 +987,15 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
    * 64x256x65536 0.0219 / 0.0145 against 0.0201 / 0.0130, 256x256x16384 (64x128 k16) 0.0150
    * / 0.0112 against 0.0142 / 0.0102, 128x384x24576 (128x128 k24) 0.0173 / 0.0128 against
    * 0.0170 / 0.0115; with longer splits 64 x 64 loses (96x200x50000, 128x128 k48 of 1042:
-   * 0.0200 / 0.0141 against 0.0219 / 0.0158). Not for decode steps (M <= 16): the weights'
-   * bytes bound them whatever the tile. The same rules for the atomic adds. */
+   * 0.0200 / 0.0141 against 0.0219 / 0.0158). Also where 64 x 64 tiles cover M x N with 0.7
+   * of the chosen tiles' area or less (192x320x40000: 128x128 tiles compute 256x384).
+   * Not for decode steps (M <= 16): the weights' bytes bound them whatever the tile. */
   const int64_t ku = p->k / splits;
-  if (p->m > 16 && ku <= 1024) {
+  /* the MMA rows x columns of 64 x 64 tiles against the chosen tiles' (past M and N: waste) */
+  const int64_t area64 = (p->m + 63) / 64 * 64 * ((p->n + 63) / 64 * 64);
+  const int64_t area =
+      (p->m + s.tile_m - 1) / s.tile_m * s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n * s.tile_n);
+  if (p->m > 16 && (ku <= 1024 || 10 * area64 <= 7 * area)) {
     const int64_t t64 = (p->m + 63) / 64 * ((p->n + 63) / 64) * p->batch;
     int64_t s64 = sm_count / t64;
     if (s64 > HG_SCHED_MAX_SPLITS) s64 = HG_SCHED_MAX_SPLITS;
