@@ -785,9 +785,29 @@ static const char bench_usage[] =
     "  cuBLASLt on the same data; prints a table, the geometric mean of the ratios and the\n"
     "  lowest one per set; --shapes N takes the first N shapes of each set; --compare-repack\n"
     "  also times the repack path for operands TMA cannot address; --json writes every report.\n"
-    "  --heuristic RULES: the heuristic's A/B rules (hopgen gemm --help), e.g. nobs or sk.\n";
+    "  --heuristic RULES: the heuristic's A/B rules (hopgen gemm --help), e.g. nobs or sk.\n"
+    "  --epilogue STEPS [--bias-type T] [--aux] [--d-type T] [--amax]: the same fused\n"
+    "  epilogue on every shape (hopgen gemm --help); the table then gives its time over the\n"
+    "  plain GEMM of the shape (+plain), the unfused sequence's time over it (GEMM, then a\n"
+    "  bias/activation kernel: unfused) and the ratio to cuBLASLt's same fused epilogue where\n"
+    "  it has one (BIAS, RELU_BIAS, GELU_BIAS, GELU_AUX_BIAS; else its plain GEMM).\n";
 
-enum { B_TYPES, B_SHAPES, B_NO_CHECK, B_ITERS, B_BACKEND, B_JSON, B_SET, B_REPACK, B_HEURISTIC };
+enum {
+  B_TYPES,
+  B_SHAPES,
+  B_NO_CHECK,
+  B_ITERS,
+  B_BACKEND,
+  B_JSON,
+  B_SET,
+  B_REPACK,
+  B_HEURISTIC,
+  B_EPILOGUE,
+  B_BIAS_TYPE,
+  B_AUX,
+  B_D_TYPE,
+  B_AMAX
+};
 static const hg_cli_opt_t bench_opts[] = {
     {B_SET, "--set", NULL, HG_CLI_VALUE, 0},
     {B_REPACK, "--compare-repack", NULL, HG_CLI_FLAG, 0},
@@ -798,6 +818,11 @@ static const hg_cli_opt_t bench_opts[] = {
     {B_BACKEND, "--backend", NULL, HG_CLI_VALUE, 0},
     {B_JSON, "--json", NULL, HG_CLI_VALUE, 0}, /* a file: the table stays on stdout */
     {B_HEURISTIC, "--heuristic", NULL, HG_CLI_VALUE, 0},
+    {B_EPILOGUE, "--epilogue", NULL, HG_CLI_VALUE, 0},
+    {B_BIAS_TYPE, "--bias-type", NULL, HG_CLI_VALUE, 0},
+    {B_AUX, "--aux", NULL, HG_CLI_FLAG, 0},
+    {B_D_TYPE, "--d-type", NULL, HG_CLI_VALUE, 0},
+    {B_AMAX, "--amax", NULL, HG_CLI_FLAG, 0},
 };
 
 /* "bf16,e4m3": each a type, at most cap of them; the count, or 0 with a->error set. */
@@ -828,6 +853,9 @@ int hg_cli_bench_gemm(int argc, char **argv) {
   const char *json = NULL, *v, *set = "llm";
   bool check = true, repack = false, have_rules = false;
   hg_gemm_rules_t rules = {0};
+  /* --epilogue and the outputs: the chain every shape's problem takes */
+  hg_gemm_problem_t chain = {.d_type = HG_BF16};
+  bool bias_type_given = false;
   hg_backend_t be = HG_BACKEND_PTX;
   int64_t x = all, iters = 30;
   for (int id; (id = hg_cli_next(&a, &v)) != HG_CLI_END;) {
@@ -867,9 +895,35 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     case B_HEURISTIC:
       ok = have_rules = hg_cli_check(&a, hg_gemm_rules_parse(v, &rules));
       break;
+    case B_EPILOGUE:
+      ok = hg_cli_check(&a, hg_gemm_epilogue_parse(v, &chain));
+      break;
+    case B_BIAS_TYPE:
+      ok = bias_type_given = hg_cli_check(&a, hg_dtype_parse(v, &chain.bias_type));
+      break;
+    case B_AUX:
+      chain.aux = true;
+      break;
+    case B_D_TYPE:
+      ok = hg_cli_check(&a, hg_dtype_parse(v, &chain.d_type));
+      break;
+    case B_AMAX:
+      chain.amax = true;
+      break;
     }
     if (!ok) return hg_cli_usage(&a);
   }
+  if ((bias_type_given && chain.bias == HG_BIAS_NONE &&
+       !hg_cli_bad(&a, "--bias-type applies with a bias in --epilogue (bias or bias_m)")) ||
+      (chain.aux && chain.act == HG_ACT_NONE &&
+       !hg_cli_bad(&a, "--aux stores the values before the activation, and --epilogue has "
+                       "none: add one (relu, gelu, gelu_tanh, silu, sigmoid, clamp:LO:HI)")))
+    return hg_cli_usage(&a);
+  if (chain.bias != HG_BIAS_NONE && !bias_type_given)
+    chain.bias_type = hg_dtype_bits(chain.d_type) == 8 ? HG_BF16 : chain.d_type;
+  const bool with_chain = chain.act != HG_ACT_NONE || chain.bias != HG_BIAS_NONE ||
+                          chain.rowscale || chain.colscale || chain.residual || chain.aux ||
+                          chain.amax || chain.d_type != HG_BF16;
   const char *const one_set[] = {set};
   const char *const *set_list = strcmp(set, "all") ? one_set : hg_gemm_shape_set_names();
   int nsets = 1;
@@ -908,7 +962,9 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       /* bw: hopgen's bytes moved (A + B + D) over its time, as a fraction of the D2D copy's */
       printf("set %s\n%-5s %6s %6s %6s  %-30s %9s %9s %7s %9s %5s%s\n", set_list[si], "type", "M",
              "N", "K", "config", "hopgen", "cuBLASLt", "ratio", "rel.err", "bw",
-             repack ? "  repack" : "");
+             repack       ? "  repack"
+             : with_chain ? "   +plain  unfused  cuBLASLt epilogue"
+                          : "");
       double log_sum = 0, min_ratio = 1e9, run_us_max = 0, queued_us_max = 0, create_ms_max = 0;
       int n_ratio = 0;
       for (int i = 0; i < set_n && i < nshapes; i++) {
@@ -923,6 +979,17 @@ int hg_cli_bench_gemm(int argc, char **argv) {
                                .b_k_major = true,
                                .alpha = 1.0f,
                                .scale = scale};
+        p.act = chain.act;
+        p.act_lo = chain.act_lo;
+        p.act_hi = chain.act_hi;
+        p.bias = chain.bias;
+        p.bias_type = chain.bias_type;
+        p.rowscale = chain.rowscale;
+        p.colscale = chain.colscale;
+        p.residual = chain.residual;
+        p.aux = chain.aux;
+        p.amax = chain.amax;
+        p.d_type = chain.d_type;
         hg_gemm_run_options_t o = hg_gemm_run_options_default();
         o.backend = be;
         o.check = check;
@@ -947,10 +1014,18 @@ int hg_cli_bench_gemm(int argc, char **argv) {
         if (repack && (r.repack_ms > 0 || r.cpasync_ms > 0))
           snprintf(rp, sizeof rp, "  %s %.3fx", r.repack_ms > 0 ? "repack" : "in-place",
                    (r.repack_ms > 0 ? r.repack_ms : r.cpasync_ms) / r.ms);
+        /* the chain: its time over the plain GEMM's, the unfused sequence's over it */
+        char ep[96] = "";
+        if (with_chain && r.benched) {
+          char un[16] = "        -";
+          if (r.unfused_ms > 0) snprintf(un, sizeof un, "%8.3fx", r.unfused_ms / r.ms);
+          snprintf(ep, sizeof ep, "  %+6.1f%% %s  %s", 100 * r.over_plain, un,
+                   r.blas_epilogue[0] ? r.blas_epilogue : "(plain)");
+        }
         printf("%-5s %6" PRId64 " %6" PRId64 " %6" PRId64
-               "  %-30s %9.1f %9.1f %7.3f %9.2e %5.2f%s%s\n",
+               "  %-30s %9.1f %9.1f %7.3f %9.2e %5.2f%s%s%s\n",
                t, p.m, p.n, p.k, cfg, r.tflops, r.blas_tflops, r.ratio, r.rel_err, r.bw_frac, rp,
-               hg_is_ok(&s) ? "" : "  FAILED");
+               ep, hg_is_ok(&s) ? "" : "  FAILED");
         if (!hg_is_ok(&s)) {
           fprintf(stderr, "  %s\n", s.msg);
           failures++;

@@ -885,8 +885,9 @@ typedef struct hg_gemm_report {
   double rel_err_aux;
   bool amax_checked, amax_equal;
   float amax, amax_ref;
-  /* bench with fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain,
-   * timed alongside (plain_ms); over_plain = ms / plain_ms - 1 */
+  /* bench with an epilogue chain (a bias, an activation, row or column scales, a residual),
+   * fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain, timed
+   * alongside (plain_ms); over_plain = ms / plain_ms - 1 */
   double plain_ms, over_plain;
   /* bench: bytes of A, B, D (and C) over hopgen's time, the driver's device-to-device copy
    * of 256 MiB in the same run (bytes read and written over its time), their ratio; and how

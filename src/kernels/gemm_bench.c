@@ -816,7 +816,9 @@ static hg_status_t run_plain(void *v) {
 static hg_status_t time_plain(hg_rt_t *rt, const hg_gemm_problem_t *p,
                               const hg_gemm_run_options_t *o, bufs_t *b, float *ms) {
   *ms = 0;
-  if (!is_fp8(p->d_type) && !p->amax && !p->aux) return hg_ok();
+  if (!is_fp8(p->d_type) && !p->amax && !p->aux && p->act == HG_ACT_NONE &&
+      p->bias == HG_BIAS_NONE && !p->rowscale && !p->colscale && !p->residual)
+    return hg_ok();
   hg_gemm_problem_t q = *p;
   q.d_type = HG_BF16;
   q.c_type = (hg_dtype_t)0;

@@ -153,6 +153,11 @@ bad 2 "unknown option '--bogus'" plan mma --tile 128,128,64 --bogus
 bad 2 "unknown option '--bogus'" tma load --bogus
 bad 2 "unknown option '--bogus'" bench copy --bogus
 bad 2 "unknown option '--bogus'" bench gemm --bogus
+# bench gemm --epilogue: the chain's options refused as hopgen gemm refuses them
+bad 2 "--aux stores the values before the activation" bench gemm --epilogue bias --aux
+bad 2 "--bias-type applies with a bias" bench gemm --bias-type f32
+bad 2 "activation 'bogus' is not one of" bench gemm --epilogue bogus
+bad 1 "no NVIDIA driver" bench gemm --epilogue bias,gelu --d-type e4m3 --amax --shapes 1
 bad 2 "unknown option '--bogus'" layout show 8:1 --bogus
 bad 2 "unknown option '--bogus'" layout eval --bogus
 bad 2 "unknown option '--bogus'" layout coalesce 8:1 --bogus
