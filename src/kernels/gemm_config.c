@@ -931,8 +931,9 @@ static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_c
 }
 
 /* Split-K when the output has too few tiles to fill a quarter of the GPU and K is long: tiles
- * of 64 x 128 (M up to 256) or 128 x 128, no cluster, and the most splits that keep all units
- * in one wave with at least 512 of K each. Measured on the H100 over tile x cluster x splits
+ * of 64 x 128 (M up to 256) or 128 x 128, or 64 x 64 where those would make short splits or
+ * waste area (below), no cluster, and the most splits that keep all units in one wave with at
+ * least 512 of K each. Measured on the H100 over tile x cluster x splits
  * (scripts/gemm-splitk.sh sweep and sweep2, bench/RESULTS.md): the best or within 5% of it on
  * the splitk set and on decode shapes; past one wave the units queue (512x512x16384 at 16
  * splits: 1.2x the time of 8). */
@@ -989,13 +990,15 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
    * 0.0170 / 0.0115; with longer splits 64 x 64 loses (96x200x50000, 128x128 k48 of 1042:
    * 0.0200 / 0.0141 against 0.0219 / 0.0158). Also where 64 x 64 tiles cover M x N with 0.7
    * of the chosen tiles' area or less (192x320x40000: 128x128 tiles compute 256x384).
-   * Not for decode steps (M <= 16): the weights' bytes bound them whatever the tile. */
+   * Not for decode steps (M <= 16): the weights' bytes bound them whatever the tile. Nor for
+   * a deterministic problem: by the reduction pass, 64 x 64 measured 2-6% slower at
+   * 256x256x16384 and 128x384x24576 (it keeps the tiles above). */
   const int64_t ku = p->k / splits;
   /* the MMA rows x columns of 64 x 64 tiles against the chosen tiles' (past M and N: waste) */
   const int64_t area64 = (p->m + 63) / 64 * 64 * ((p->n + 63) / 64 * 64);
   const int64_t area =
       (p->m + s.tile_m - 1) / s.tile_m * s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n * s.tile_n);
-  if (p->m > 16 && (ku <= 1024 || 10 * area64 <= 7 * area)) {
+  if (p->m > 16 && !p->deterministic && (ku <= 1024 || 10 * area64 <= 7 * area)) {
     const int64_t t64 = (p->m + 63) / 64 * ((p->n + 63) / 64) * p->batch;
     int64_t s64 = sm_count / t64;
     if (s64 > HG_SCHED_MAX_SPLITS) s64 = HG_SCHED_MAX_SPLITS;
@@ -1003,8 +1006,7 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
     if (s64 >= 2 && 10 * t64 * s64 >= 9 * tiles * splits) {
       s.tile_m = s.tile_n = 64;
       s.splits = (int)s64;
-      s.split_atomic =
-          !p->deterministic && !p->batch_invariant && (p->m <= 64 || s64 >= 32 || s.tile_n == 64);
+      s.split_atomic = true; /* as measured above */
     }
   }
   add_fitting(p, s, c, 1, 0);

@@ -60,7 +60,7 @@ bad 2 "options of hopgen export gemm" gemm 64 64 64 --name x
 # split-K by the heuristic on few output tiles; batch invariance: one configuration for any M
 ok "config 64x64x64,c1x1,s8,coop,m8,e0,k33a," gemm 128 128 32768
 # split-K in a fixed order for a deterministic problem; atomic adds refused for it
-ok "config 64x64x64,c1x1,s8,coop,m8,e0,k33," gemm 128 128 32768 --deterministic
+ok "config 64x128x64,c1x1,s8,coop,m8,e0,k64," gemm 128 128 32768 --deterministic
 bad 1 "use ,k64 (the reduction pass" gemm 128 128 32768 --deterministic --config 64x128x64,k64a
 bad 1 "split-K by atomic adds without a split" gemm 128 128 32768 --config 64x128x64,k1a
 for m in 1 77 5000; do

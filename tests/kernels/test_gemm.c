@@ -307,10 +307,17 @@ static void test_split_heuristic(void) {
               cases[i].k, got, cases[i].splits);
     if (cases[i].tile_m) CHECK_EQ(c.tile_m, cases[i].tile_m);
   }
-  /* fewer SMs, fewer units: 128x128x32768 on 66 SMs takes one wave of at least half of them
-   * (one 128x128 tile in 64 splits) */
+  /* a deterministic problem keeps the pass's tiles (64 x 64 is for atomic adds) */
   hg_gemm_problem_t p = problem(128, 128, 32768, HG_BF16);
   hg_gemm_config_t c, first;
+  p.deterministic = true;
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.tile_m == 64 && c.tile_n == 128 && c.splits == 64 && !c.split_atomic);
+  p.deterministic = false;
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.tile_m == 64 && c.tile_n == 64 && c.splits == 33 && c.split_atomic);
+  /* fewer SMs, fewer units: 128x128x32768 on 66 SMs takes one wave of at least half of them
+   * (one 128x128 tile in 64 splits) */
   CHECK_OK(hg_gemm_heuristic(&p, 66, &c));
   const int64_t units66 = (128 / c.tile_m) * (128 / c.tile_n) * c.splits;
   if (units66 > 66 || units66 < 33)
