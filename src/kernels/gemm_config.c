@@ -982,7 +982,8 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
       !p->deterministic && !p->batch_invariant && (p->m <= 64 || (s.tile_m == 64 && splits >= 32));
   /* Splits of 1024 of K or less keep each unit short of work next to its fixed costs (the
    * pipeline's fill, the partial tile's store or addition): 64 x 64 tiles instead (more
-   * tiles, fewer and longer splits) where they keep at least 0.9 of the units. H100, same
+   * tiles, fewer and longer splits) where they keep at least 0.9 of the units and make at
+   * most 32 tiles (as measured: more 64 x 64 tiles read A and B again more often). H100, same
    * call (bench/RESULTS.md), bf16 / e4m3: 128x128x32768 64x128 k64a 0.0140 / 0.0112 ms against
    * 64x64 k33a 0.0125 / 0.0095, 64x512x32768 0.0205 / 0.0142 against 0.0182 / 0.0120,
    * 64x256x65536 0.0219 / 0.0145 against 0.0201 / 0.0130, 256x256x16384 (64x128 k16) 0.0150
@@ -1003,7 +1004,7 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
     int64_t s64 = sm_count / t64;
     if (s64 > HG_SCHED_MAX_SPLITS) s64 = HG_SCHED_MAX_SPLITS;
     if (s64 > p->k / 512) s64 = p->k / 512;
-    if (s64 >= 2 && 10 * t64 * s64 >= 9 * tiles * splits) {
+    if (t64 <= 32 && s64 >= 2 && 10 * t64 * s64 >= 9 * tiles * splits) {
       s.tile_m = s.tile_n = 64;
       s.splits = (int)s64;
       s.split_atomic = true; /* as measured above */
