@@ -331,6 +331,19 @@ static bool gemm_arg(hg_cli_args_t *a, int id, const char *v, gemm_args_t *g, in
   return hg_cli_run_arg(a, id, v, &g->run);
 }
 
+/* What --epilogue, --bias-type and --aux need of each other, in hopgen gemm and bench gemm
+ * alike, and the bias type's default (D's type; bf16 for fp8 D): false with a's error set. */
+static bool chain_options(hg_cli_args_t *a, hg_gemm_problem_t *p, bool bias_type_given) {
+  if (bias_type_given && p->bias == HG_BIAS_NONE)
+    return hg_cli_bad(a, "--bias-type applies with a bias in --epilogue (bias or bias_m)");
+  if (p->aux && p->act == HG_ACT_NONE)
+    return hg_cli_bad(a, "--aux stores the values before the activation, and --epilogue has none: "
+                         "add one (relu, gelu, gelu_tanh, silu, sigmoid, clamp:LO:HI)");
+  if (p->bias != HG_BIAS_NONE && !bias_type_given)
+    p->bias_type = hg_dtype_bits(p->d_type) == 8 ? HG_BF16 : p->d_type;
+  return true;
+}
+
 static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   memset(g, 0, sizeof *g);
   g->export_mode = export_mode;
@@ -351,8 +364,7 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   const uint64_t sizes = HG_CLI_BIT(G_M) | HG_CLI_BIT(G_N) | HG_CLI_BIT(G_K);
   if ((a->seen & sizes) != sizes)
     return hg_cli_bad(a, "give the sizes: hopgen gemm M N K (or --m/--n/--k)");
-  if ((a->seen & HG_CLI_BIT(G_BIAS_TYPE)) && g->p.bias == HG_BIAS_NONE)
-    return hg_cli_bad(a, "--bias-type applies with a bias in --epilogue (bias or bias_m)");
+  if (!chain_options(a, &g->p, a->seen & HG_CLI_BIT(G_BIAS_TYPE))) return false;
   const bool d8 = hg_dtype_bits(g->p.d_type) == 8;
   const bool fp8 = hg_dtype_bits(g->p.a_type) == 8 && hg_dtype_bits(g->p.b_type) == 8;
   if (!fp8 &&
@@ -364,13 +376,8 @@ static bool parse_args(hg_cli_args_t *a, gemm_args_t *g, bool export_mode) {
   if (g->p.fp8_accum == HG_FP8_ACCUM_FAST && (a->seen & HG_CLI_BIT(G_FP8_PROMOTE)))
     return hg_cli_bad(a, "--fp8-promote sets the accurate accumulation's promotion interval; "
                          "--fp8-accum fast never promotes");
-  if (g->p.bias != HG_BIAS_NONE && !(a->seen & HG_CLI_BIT(G_BIAS_TYPE)))
-    g->p.bias_type = d8 ? HG_BF16 : g->p.d_type; /* the default: D's type (bf16 for fp8 D) */
   if ((a->seen & HG_CLI_BIT(G_AUX_TYPE)) && !g->p.aux)
     return hg_cli_bad(a, "--aux-type applies with --aux");
-  if (g->p.aux && g->p.act == HG_ACT_NONE)
-    return hg_cli_bad(a, "--aux stores the values before the activation, and --epilogue has none: "
-                         "add one (relu, gelu, gelu_tanh, silu, sigmoid, clamp:LO:HI)");
   if ((a->seen & HG_CLI_BIT(G_SCALE_D)) && !d8)
     return hg_cli_bad(a, "--scale-d scales an fp8 D (--d-type e4m3 or e5m2); D is %s",
                       hg_dtype_name(g->p.d_type));
@@ -853,7 +860,7 @@ int hg_cli_bench_gemm(int argc, char **argv) {
   const char *json = NULL, *v, *set = "llm";
   bool check = true, repack = false, have_rules = false;
   hg_gemm_rules_t rules = {0};
-  /* --epilogue and the outputs: the chain every shape's problem takes */
+  /* --epilogue and the outputs: the problem every shape starts from (D bf16 by default) */
   hg_gemm_problem_t chain = {.d_type = HG_BF16};
   bool bias_type_given = false;
   hg_backend_t be = HG_BACKEND_PTX;
@@ -913,14 +920,7 @@ int hg_cli_bench_gemm(int argc, char **argv) {
     }
     if (!ok) return hg_cli_usage(&a);
   }
-  if ((bias_type_given && chain.bias == HG_BIAS_NONE &&
-       !hg_cli_bad(&a, "--bias-type applies with a bias in --epilogue (bias or bias_m)")) ||
-      (chain.aux && chain.act == HG_ACT_NONE &&
-       !hg_cli_bad(&a, "--aux stores the values before the activation, and --epilogue has "
-                       "none: add one (relu, gelu, gelu_tanh, silu, sigmoid, clamp:LO:HI)")))
-    return hg_cli_usage(&a);
-  if (chain.bias != HG_BIAS_NONE && !bias_type_given)
-    chain.bias_type = hg_dtype_bits(chain.d_type) == 8 ? HG_BF16 : chain.d_type;
+  if (!chain_options(&a, &chain, bias_type_given)) return hg_cli_usage(&a);
   const bool with_chain = chain.act != HG_ACT_NONE || chain.bias != HG_BIAS_NONE ||
                           chain.rowscale || chain.colscale || chain.residual || chain.aux ||
                           chain.amax || chain.d_type != HG_BF16;
@@ -968,28 +968,16 @@ int hg_cli_bench_gemm(int argc, char **argv) {
       double log_sum = 0, min_ratio = 1e9, run_us_max = 0, queued_us_max = 0, create_ms_max = 0;
       int n_ratio = 0;
       for (int i = 0; i < set_n && i < nshapes; i++) {
-        hg_gemm_problem_t p = {.m = shape_set[i][0],
-                               .n = shape_set[i][1],
-                               .k = shape_set[i][2],
-                               .batch = 1,
-                               .a_type = ty,
-                               .b_type = ty,
-                               .d_type = HG_BF16,
-                               .a_k_major = true,
-                               .b_k_major = true,
-                               .alpha = 1.0f,
-                               .scale = scale};
-        p.act = chain.act;
-        p.act_lo = chain.act_lo;
-        p.act_hi = chain.act_hi;
-        p.bias = chain.bias;
-        p.bias_type = chain.bias_type;
-        p.rowscale = chain.rowscale;
-        p.colscale = chain.colscale;
-        p.residual = chain.residual;
-        p.aux = chain.aux;
-        p.amax = chain.amax;
-        p.d_type = chain.d_type;
+        /* the chain's problem (its steps and D's type) with this shape and type */
+        hg_gemm_problem_t p = chain;
+        p.m = shape_set[i][0];
+        p.n = shape_set[i][1];
+        p.k = shape_set[i][2];
+        p.batch = 1;
+        p.a_type = p.b_type = ty;
+        p.a_k_major = p.b_k_major = true;
+        p.alpha = 1.0f;
+        p.scale = scale;
         hg_gemm_run_options_t o = hg_gemm_run_options_default();
         o.backend = be;
         o.check = check;
@@ -1017,9 +1005,11 @@ int hg_cli_bench_gemm(int argc, char **argv) {
         /* the chain: its time over the plain GEMM's, the unfused sequence's over it */
         char ep[96] = "";
         if (with_chain && r.benched) {
-          char un[16] = "        -";
+          /* "-" where the run has no such time (a D type alone: no plain GEMM timed) */
+          char pl[16] = "      -", un[16] = "        -";
+          if (r.plain_ms > 0) snprintf(pl, sizeof pl, "%+6.1f%%", 100 * r.over_plain);
           if (r.unfused_ms > 0) snprintf(un, sizeof un, "%8.3fx", r.unfused_ms / r.ms);
-          snprintf(ep, sizeof ep, "  %+6.1f%% %s  %s", 100 * r.over_plain, un,
+          snprintf(ep, sizeof ep, "  %s %s  %s", pl, un,
                    r.blas_epilogue[0] ? r.blas_epilogue : "(plain)");
         }
         printf("%-5s %6" PRId64 " %6" PRId64 " %6" PRId64
