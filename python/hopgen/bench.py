@@ -56,17 +56,7 @@ def _timed_graph(torch, fn, iters: int) -> float:
     torch.cuda.current_stream().wait_stream(side)
     g.replay()
     torch.cuda.synchronize()
-    stream = torch.cuda.current_stream()
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(max(3, iters // 2))]
-    for a, b in ev:
-        a.record(stream)
-        g.replay()
-        b.record(stream)
-    torch.cuda.synchronize()
-    t = sorted(a.elapsed_time(b) for a, b in ev)
-    del g
-    return t[len(t) // 2] / GRAPH_CALLS
+    return _timed(torch, g.replay, max(3, iters // 2)) / GRAPH_CALLS
 
 
 def _timed(torch, fn, iters: int) -> float:
