@@ -853,12 +853,12 @@ typedef struct hg_gemm_report {
   double repack_ms;  /* compare_repack, run read in place: repack + tma-wgmma per call */
   double unfused_ms; /* a bias/activation chain: the plain GEMM, then a kernel applying it */
   double cpasync_ms; /* compare_repack, run repacked: reading in place with cp.async */
-  /* bench: host time of one hg_gemm_op_run with the same pointers (median of 101 calls,
-   * launches included; each called with the GPU idle, its stream synchronised first: the
-   * host's own cost), the same for calls made back to back (the launch queue filling can
-   * make the driver wait: run_host_queued_us), and of a second hg_gemm_op_create of the
-   * same problem (warm: the kernel cache by specification and the cubin cache) */
-  double run_host_us, run_host_queued_us, warm_create_ms;
+  /* bench: host time of one hg_gemm_op_run with the same pointers (median of 101 calls made
+   * back to back, launches included), the same with each call made after a synchronise
+   * (run_host_idle_us: the GPU idle, but the thread woken from its wait, which costs up to
+   * tens of us after a long kernel), and of a second hg_gemm_op_create of the same problem
+   * (warm: the kernel cache by specification and the cubin cache) */
+  double run_host_us, run_host_idle_us, warm_create_ms;
   /* check: D of `repeat_runs` more launches compared bit for bit with the first (every
    * hopgen kernel reduces in a fixed order, split-K included); for a batch-invariant problem,
    * the rows of a second operation with M = batch_m (fewer rows, the same operands) compared

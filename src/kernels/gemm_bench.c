@@ -849,8 +849,8 @@ static int cmp_double(const void *x, const void *y) {
 }
 
 /* The host's share of a call (issue 10: launch cost): hg_gemm_op_run with the pointers of
- * the last run (tensor maps reused), each call timed alone with the GPU idle, the median;
- * the same back to back (with kernels queued: the driver may wait for room); then a warm
+ * the last run (tensor maps reused), each call timed alone, back to back, the median; the
+ * same with a synchronise before each call; then a warm
  * hg_gemm_op_create of the same problem (a new operation: the kernel from the cache by
  * specification, the module from the cubin cache). */
 static hg_status_t host_times(hg_rt_t *rt, const hg_gemm_problem_t *p,
@@ -866,7 +866,7 @@ static hg_status_t host_times(hg_rt_t *rt, const hg_gemm_problem_t *p,
     }
     HG_TRY(hg_rt_sync(rt, NULL));
     qsort(us, CALLS, sizeof us[0], cmp_double);
-    *(idle ? &r->run_host_us : &r->run_host_queued_us) = us[CALLS / 2];
+    *(idle ? &r->run_host_idle_us : &r->run_host_us) = us[CALLS / 2];
   }
   hg_gemm_op_t *again = NULL;
   const double t0 = hg_now_ms();
