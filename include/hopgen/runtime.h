@@ -66,6 +66,11 @@ void hg_rt_stream_destroy(hg_rt_t *rt, hg_stream_t s);
 /* Wait for a stream; a kernel's fault is reported here with a hint (an illegal instruction
  * from TMA, say), after which the context is lost for the whole process. */
 hg_status_t hg_rt_sync(hg_rt_t *rt, hg_stream_t s);
+/* The id of the CUDA-graph capture under way on stream s (unique in the process, never 0), or
+ * 0 when s is not capturing. Callers that keep state per capture (a workspace that must start
+ * at zero, made zero once for every replay of the graph) key it by this id. An invalidated
+ * capture is refused with a sentence. */
+hg_status_t hg_rt_stream_capture_id(hg_rt_t *rt, hg_stream_t s, uint64_t *id);
 hg_status_t hg_rt_event_create(hg_rt_t *rt, hg_event_t *out);
 void hg_rt_event_destroy(hg_rt_t *rt, hg_event_t e);
 hg_status_t hg_rt_event_record(hg_rt_t *rt, hg_event_t e, hg_stream_t s);

@@ -398,6 +398,7 @@ _PROTOS = {
     "hg_rt_module_unload": (None, [_vp, _vp]),
     "hg_rt_function": (Status, [_vp, _vp, _s, _u32, P(_vp)]),
     "hg_rt_tensormap_encode": (Status, [_vp, P(TensormapParams), _u64, _vp]),
+    "hg_rt_stream_capture_id": (Status, [_vp, _vp, P(_u64)]),
     "hg_rt_launch": (Status, [_vp, _vp, P(Launch), P(_vp)]),
     "hg_rt_max_active_clusters": (Status, [_vp, _vp, P(Launch), P(_i)]),
     # export.h

@@ -101,10 +101,11 @@ class GemmOp:
     address, with mainloop "auto") or splits K takes `workspace` bytes per run from torch's
     allocator on the current stream (so graph capture and concurrent streams each get their
     own); an op whose workspace must start at zero (split-K by atomic adds, stream-K) keeps
-    one zeroed buffer per stream instead, outside graph capture (_workspace)."""
+    zeroed buffers instead, one per stream and one per graph capture (_workspace)."""
 
     __slots__ = ("handle", "device", "kernel", "config", "mainloop", "grid", "jit_cache_hit",
-                 "d_dtype", "mnk", "operands", "workspace", "needs_zeros", "stream_workspace")
+                 "d_dtype", "mnk", "operands", "workspace", "needs_zeros", "stream_workspace",
+                 "capture_workspace", "spare")
 
     def __init__(self, handle, device: int, d_dtype, mnk):
         self.handle, self.device, self.d_dtype, self.mnk = handle, device, d_dtype, mnk
@@ -118,6 +119,8 @@ class GemmOp:
         self.workspace = fn("hg_gemm_op_workspace_bytes")(handle)
         self.needs_zeros = bool(k.config.split_atomic or k.config.stream_k)
         self.stream_workspace = {}
+        self.capture_workspace = {}  # (capture id, stream) -> buffer, kept for the graphs
+        self.spare = None  # a zeroed buffer for the next capture (_workspace)
         self.grid = fn("hg_gemm_op_grid")(handle)
         self.jit_cache_hit = bool(fn("hg_gemm_op_jit")(handle)[0].cache_hit)
 
@@ -357,21 +360,47 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
 def _workspace(op, index, stream):
     """op's workspace on this stream, and whether it is zero where op needs zeros.
 
-    Where it needs zeros (split-K by atomic adds, stream-K), outside a CUDA-graph capture: one
-    zeroed buffer per (operation, stream), kept with the operation. Every run leaves its
-    split-K sums, counters and stream-K flags zero, so later runs on that stream skip zeroing
-    them (one memset launch fewer; a buffer per stream, as runs on two streams may overlap).
-    Else (a repack's packed copy, split-K partials), and while capturing: a buffer from
-    torch's allocator each call (from the graph's pool while capturing, zeroed by the run
-    inside the graph where it must be)."""
+    Where it needs zeros (split-K by atomic adds, stream-K): every run leaves its split-K sums,
+    counters and stream-K flags zero again, so a buffer made zero once serves every later run
+    in stream order without a memset launch.
+    - Outside a CUDA-graph capture: one zeroed buffer per (operation, stream), kept with the
+      operation (a buffer per stream, as runs on two streams may overlap).
+    - While capturing: one buffer per (capture, stream), shared by every call of the operation
+      in that capture on that stream. It is the operation's spare, a buffer zeroed and
+      synchronised outside any capture, when there is one: the graph then replays without a
+      memset node. Else (the spare went to an earlier capture and no eager call came since to
+      make another) a buffer from the graph's pool, zeroed by a memset node on each replay
+      before its first use. Graph buffers stay with the operation for the process's life (the
+      graph may replay at any time).
+    Else (a repack's packed copy, split-K partials by the reduction pass): a buffer from
+    torch's allocator each call (from the graph's pool while capturing)."""
     if not op.workspace:
         return None, False
-    if not op.needs_zeros or torch.cuda.is_current_stream_capturing():
+    if not op.needs_zeros:
         return torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}"), False
+    if torch.cuda.is_current_stream_capturing():
+        cid = C.c_uint64(0)
+        check(fn("hg_rt_stream_capture_id")(_runtime(index), stream, C.byref(cid)),
+              "hopgen.gemm: ")
+        key = (cid.value, stream)
+        ws = op.capture_workspace.get(key)
+        if ws is not None:
+            return ws, True  # an earlier call of this capture left it zero
+        ws, zeroed = op.spare, True
+        op.spare = None
+        if ws is None:
+            ws = torch.empty(op.workspace, dtype=torch.uint8, device=f"cuda:{index}")
+            zeroed = False
+        op.capture_workspace[key] = ws
+        return ws, zeroed
     ws = op.stream_workspace.get(stream)
     if ws is None:
         ws = torch.zeros(op.workspace, dtype=torch.uint8, device=f"cuda:{index}")
         op.stream_workspace[stream] = ws
+    if op.spare is None:
+        # zero before any graph that takes it can replay, on whatever stream
+        op.spare = torch.zeros(op.workspace, dtype=torch.uint8, device=f"cuda:{index}")
+        torch.cuda.current_stream(index).synchronize()
     return ws, True
 
 

@@ -512,16 +512,39 @@ def test_split_k_atomic_and_deterministic():
     assert len(op.stream_workspace) == 2
     for o in outs:
         _check(o, ref, 1e-2, "split-K by atomic adds on a second stream")
-    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    # graph 1 takes the op's spare (zeroed outside the capture: no memset node), and its
+    # three calls share it; graph 2, captured right after, finds no spare and takes a buffer
+    # from its pool, zeroed by a memset node before its first call
+    spare = op.spare
+    assert spare is not None and len(op.capture_workspace) == 0
+    a2 = torch.randn(m, k, device="cuda").bfloat16()
+    ref2 = a2.float() @ b.float()
+    outs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
     g = torch.cuda.CUDAGraph()
     with torch.cuda.stream(side):
         with torch.cuda.graph(g, stream=side):
-            hopgen.gemm(a, b, out=out)
+            for i, o in enumerate(outs):
+                hopgen.gemm(a2 if i == 1 else a, b, out=o)
+    assert op.spare is None and len(op.capture_workspace) == 1
+    assert next(iter(op.capture_workspace.values())) is spare
+    out2 = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    g2 = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(side):
+        with torch.cuda.graph(g2, stream=side):
+            hopgen.gemm(a2, b, out=out2)
+            hopgen.gemm(a, b, out=out2)
+    assert op.spare is None and len(op.capture_workspace) == 2
     for _ in range(3):
-        out.fill_(float("nan"))
+        for o in outs + [out2]:
+            o.fill_(float("nan"))
         g.replay()
+        g2.replay()
         torch.cuda.synchronize()
-        _check(out, ref, 1e-2, "split-K by atomic adds in a CUDA graph")
+        for i, o in enumerate(outs):
+            _check(o, ref2 if i == 1 else ref, 1e-2, "split-K by atomic adds in a CUDA graph")
+        _check(out2, ref, 1e-2, "split-K by atomic adds in a second CUDA graph")
+    hopgen.gemm(a, b)  # an eager call makes the next capture's spare
+    assert op.spare is not None
     was = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     try:

@@ -25,6 +25,14 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUlinkState_st *CUlinkState;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+/* CUstreamCaptureStatus (cuda.h, enum CUstreamCaptureStatus_enum) */
+typedef enum {
+  CU_STREAM_CAPTURE_STATUS_NONE = 0,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+  CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
 
 /* CUresult values that the runtime treats specially (cuda.h, enum cudaError_enum). */
 enum {
@@ -228,6 +236,11 @@ typedef CUresult (*PFN_cuMemsetD8Async_v3020)(CUdeviceptr dst, unsigned char uc,
 typedef CUresult (*PFN_cuStreamCreate_v2000)(CUstream *phStream, unsigned int flags);
 typedef CUresult (*PFN_cuStreamDestroy_v4000)(CUstream hStream);
 typedef CUresult (*PFN_cuStreamSynchronize_v2000)(CUstream hStream);
+typedef CUresult (*PFN_cuStreamGetCaptureInfo_v11030)(CUstream hStream,
+                                                      CUstreamCaptureStatus *captureStatus_out,
+                                                      uint64_t *id_out, CUgraph *graph_out,
+                                                      const CUgraphNode **dependencies_out,
+                                                      size_t *numDependencies_out);
 typedef CUresult (*PFN_cuEventCreate_v2000)(CUevent *phEvent, unsigned int flags);
 typedef CUresult (*PFN_cuEventDestroy_v4000)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventRecord_v2000)(CUevent hEvent, CUstream hStream);

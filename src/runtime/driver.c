@@ -451,6 +451,26 @@ hg_status_t hg_rt_sync(hg_rt_t *rt, hg_stream_t s) {
   return hg_ok();
 }
 
+hg_status_t hg_rt_stream_capture_id(hg_rt_t *rt, hg_stream_t s, uint64_t *id) {
+  if (!id) return hg_error(HG_ERR_INVALID, "hg_rt_stream_capture_id needs somewhere to put it");
+  *id = 0;
+  HG_TRY(hg_rt_bind(rt));
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  uint64_t got = 0;
+  CUresult r = rt->cu.cuStreamGetCaptureInfo((CUstream)s, &status, &got, NULL, NULL, NULL);
+  if (r != CUDA_SUCCESS)
+    return hg_cu_fail(&rt->cu, r,
+                      "asking whether the %s stream is capturing (cuStreamGetCaptureInfo)",
+                      s ? "given" : "default");
+  if (status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+    return hg_error(HG_ERR_CUDA,
+                    "the %s stream's CUDA-graph capture was invalidated by an earlier "
+                    "error; end the capture (it fails) and capture again",
+                    s ? "given" : "default");
+  if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE) *id = got;
+  return hg_ok();
+}
+
 hg_status_t hg_rt_event_create(hg_rt_t *rt, hg_event_t *out) {
   if (!out) return hg_error(HG_ERR_INVALID, "hg_rt_event_create needs somewhere to put it");
   *out = NULL;

@@ -41,6 +41,7 @@
   X(cuStreamCreate, 2000, "cuStreamCreate")                                                        \
   X(cuStreamDestroy, 4000, "cuStreamDestroy_v2")                                                   \
   X(cuStreamSynchronize, 2000, "cuStreamSynchronize")                                              \
+  X(cuStreamGetCaptureInfo, 11030, "cuStreamGetCaptureInfo_v2")                                    \
   X(cuEventCreate, 2000, "cuEventCreate")                                                          \
   X(cuEventDestroy, 4000, "cuEventDestroy_v2")                                                     \
   X(cuEventRecord, 2000, "cuEventRecord")                                                          \

@@ -28,6 +28,10 @@ typedef struct mock_cuda_state {
   int live_allocations;
   int wrong_context; /* calls made while the primary context was not current */
   int retained;      /* primary context retain count */
+  /* what cuStreamGetCaptureInfo_v2 reports for every stream (a test sets them): 0 none, 1
+   * active, 2 invalidated, and the capture's id */
+  int capture_status;
+  uint64_t capture_id;
 } mock_cuda_state_t;
 
 typedef mock_cuda_state_t *(*mock_cuda_state_fn)(void);

@@ -278,6 +278,20 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *status,
+                                           cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                                           size_t *num_deps) {
+  (void)s;
+  NEED_CTX();
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  *status = (CUstreamCaptureStatus)state.capture_status;
+  if (id && state.capture_status != CU_STREAM_CAPTURE_STATUS_NONE) *id = state.capture_id;
+  if (graph) *graph = NULL;
+  if (deps) *deps = NULL;
+  if (num_deps) *num_deps = 0;
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int flags) {
   NEED_CTX();
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE; /* timing must stay enabled */
@@ -702,6 +716,8 @@ TRAP(cuLinkCreate, 5050)
 TRAP(cuLinkAddData, 5050)
 TRAP(cuCtxSynchronize, 13000)
 TRAP(cuEventElapsedTime, 12080)
+TRAP(cuStreamGetCaptureInfo, 10010)
+TRAP(cuStreamGetCaptureInfo, 12030)
 
 /* Each good entry is type-checked against the toolkit's PFN typedef of that version. */
 #define GOOD(name, ver, fn) static PFN_##name##_v##ver const chk_##name##_##ver = fn;
@@ -731,6 +747,7 @@ TRAP(cuEventElapsedTime, 12080)
   X(cuStreamCreate, 2000, cuStreamCreate)                                                          \
   X(cuStreamDestroy, 4000, cuStreamDestroy_v2)                                                     \
   X(cuStreamSynchronize, 2000, cuStreamSynchronize)                                                \
+  X(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2)                                      \
   X(cuEventCreate, 2000, cuEventCreate)                                                            \
   X(cuEventDestroy, 4000, cuEventDestroy_v2)                                                       \
   X(cuEventRecord, 2000, cuEventRecord)                                                            \
@@ -763,7 +780,9 @@ TRAP(cuEventElapsedTime, 12080)
   X(cuLinkCreate, 5050)                                                                            \
   X(cuLinkAddData, 5050)                                                                           \
   X(cuCtxSynchronize, 13000)                                                                       \
-  X(cuEventElapsedTime, 12080)
+  X(cuEventElapsedTime, 12080)                                                                     \
+  X(cuStreamGetCaptureInfo, 10010)                                                                 \
+  X(cuStreamGetCaptureInfo, 12030)
 
 GOOD_LIST(GOOD)
 

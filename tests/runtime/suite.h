@@ -224,6 +224,14 @@ static void suite_streams_events(void) {
   float ms = -1;
   CHECK_OK(hg_rt_event_elapsed_ms(suite_rt, e0, e1, &ms));
   CHECK(ms >= 0.0f && ms < 10000.0f);
+  /* neither stream is capturing a CUDA graph: id 0 */
+  uint64_t cap = 77;
+  CHECK_OK(hg_rt_stream_capture_id(suite_rt, s, &cap));
+  CHECK_EQ(cap, 0);
+  cap = 77;
+  CHECK_OK(hg_rt_stream_capture_id(suite_rt, NULL, &cap));
+  CHECK_EQ(cap, 0);
+  CHECK_ERR(hg_rt_stream_capture_id(suite_rt, s, NULL), HG_ERR_INVALID, "somewhere");
   CHECK_OK(hg_rt_sync(suite_rt, s));
   uint8_t tail[64];
   CHECK_OK(hg_rt_download(suite_rt, tail, b + N - 64, 64));

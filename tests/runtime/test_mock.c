@@ -224,6 +224,24 @@ static void test_launch_plumbing(void) {
   hg_rt_module_unload(suite_rt, m);
 }
 
+/* hg_rt_stream_capture_id reports the driver's capture id while a capture is active, 0 when
+ * none is, and refuses an invalidated capture with a sentence. */
+static void test_capture_id(void) {
+  mock_cuda_state_t *st = suite_mock_state();
+  uint64_t id = 5;
+  st->capture_status = 1;
+  st->capture_id = 0x123456789ull;
+  CHECK_OK(hg_rt_stream_capture_id(suite_rt, NULL, &id));
+  CHECK_EQ(id, 0x123456789ull);
+  st->capture_status = 2;
+  CHECK_ERR(hg_rt_stream_capture_id(suite_rt, NULL, &id), HG_ERR_CUDA, "invalidated");
+  CHECK_EQ(id, 0);
+  st->capture_status = 0;
+  id = 5;
+  CHECK_OK(hg_rt_stream_capture_id(suite_rt, NULL, &id));
+  CHECK_EQ(id, 0);
+}
+
 static void test_cluster_refused_when_unschedulable(void) {
   hg_jit_info_t info;
   hg_module_t *m = suite_load(suite_ptx_cluster, &info);
@@ -607,6 +625,7 @@ int main(void) {
   HG_RUN(suite_tensormaps);
   HG_RUN(suite_gemm);
   HG_RUN(test_launch_plumbing);
+  HG_RUN(test_capture_id);
   HG_RUN(test_gemm_op_host_path);
   HG_RUN(test_blas_fast_accum);
   HG_RUN(test_blas_scale_modes);
