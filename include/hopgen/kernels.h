@@ -78,6 +78,22 @@ hg_status_t hg_repack_geometry(const hg_repack_args_t *x, int esize, hg_launch_t
  * operand). */
 hg_status_t hg_repack_launch(hg_rt_t *rt, hg_function_t *fn, int esize, const hg_repack_args_t *x,
                              hg_stream_t stream);
+/* Both operands of a GEMM in one launch (one host launch fewer per run when both are
+ * repacked): CTAs [0, ctas_a) along x copy a, the rest b, each as hg_gen_repack would with its
+ * own rows, columns, leading dimensions, batch strides and lanes_log2; the batch (equal for
+ * both) along z. Parameters: a's (dst, src, rows, cols, ld_dst, ld_src, batch_stride_dst,
+ * batch_stride_src: I64; lanes_log2: I32), then b's, then batch: I64, ctas_a: I32. */
+hg_status_t hg_gen_repack_pair(int esize, hg_backend_t be, hg_kernel_t *k);
+hg_status_t hg_repack_pair_build(hg_builder_t *b, int esize);
+/* The pair's grid (x: a's CTAs then b's; an operand with nothing to copy gets none), each
+ * operand's lanes_log2 and ctas_a, with each operand's rules checked as hg_repack_geometry
+ * does and the batches equal. */
+hg_status_t hg_repack_pair_geometry(const hg_repack_args_t *a, const hg_repack_args_t *b, int esize,
+                                    hg_launch_t *l, int32_t lanes_log2[2], int32_t *ctas_a);
+/* Launch a loaded hg_gen_repack_pair kernel on a and b (nothing when both are empty). */
+hg_status_t hg_repack_pair_launch(hg_rt_t *rt, hg_function_t *fn, int esize,
+                                  const hg_repack_args_t *a, const hg_repack_args_t *b,
+                                  hg_stream_t stream);
 /* The repack alone against the driver's device-to-device copy, in the same process (hopgen
  * bench repack): rows x cols (x batch) of type, rows ld_src elements apart (0: cols), the
  * source `offset` elements past a 256-byte boundary; fresh random data, every destination

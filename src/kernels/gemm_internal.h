@@ -203,9 +203,10 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
 
 /* JIT-load a generated kernel through the cache and get its function (shared memory opted
  * in); the module is unloaded again when the function cannot be had. */
-/* The PTX repack kernel of esize-byte elements (hg_gen_repack), generated once per process
- * and shared: the caller neither frees nor changes it. */
-hg_status_t hg_repack_kernel(int esize, const hg_kernel_t **out);
+/* The PTX repack kernel of esize-byte elements (hg_gen_repack, or with pair
+ * hg_gen_repack_pair), generated once per process and shared: the caller neither frees nor
+ * changes it. */
+hg_status_t hg_repack_kernel(int esize, bool pair, const hg_kernel_t **out);
 hg_status_t hg_kernels_load(hg_rt_t *rt, const hg_kernel_t *k, hg_module_t **mod,
                             hg_function_t **fn, hg_jit_info_t *info);
 

@@ -19,9 +19,13 @@ struct hg_gemm_op {
   /* operands repacked before each run (gk.repack_a/b): copy kernels, and where each packed
    * copy lies in a run's workspace (ws_at[i] bytes in; ws_bytes in all). scratch: the
    * workspace hg_gemm_op_run allocates on its first call (hg_gemm_op_run_workspace takes
-   * the caller's instead). The copy kernels' PTX is the process's (hg_repack_kernel). */
+   * the caller's instead). The copy kernels' PTX is the process's (hg_repack_kernel). Both
+   * operands repacked: rp_pair, one launch of the pair kernel (rp_fn[0]) copies both, as each
+   * cuLaunchKernelEx costs about 3 us of host time (issue 10: <= 5 us a run); else one copy
+   * kernel per repacked operand. */
   hg_module_t *rp_mod[2];
   hg_function_t *rp_fn[2];
+  bool rp_pair;
   size_t ws_at[2], ws_bytes;
   /* split-K (config.splits > 1): the partial tiles at the workspace's start, split_bytes in
    * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles; by
@@ -147,16 +151,23 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
     }
     op->ws_bytes = op->split_bytes;
   }
-  /* Repacked operands: the copy kernel, loaded here, and the packed copy's place in the
-   * workspace (256-byte aligned parts: TMA needs 16). */
+  /* Repacked operands: the copy kernel, loaded here (one pair kernel for both where both
+   * are repacked: their elements have one size in every GEMM hopgen builds, 16-bit operands
+   * being of one type and fp8 ones of one byte; two kernels otherwise), and the packed copy's
+   * place in the workspace (256-byte aligned parts: TMA needs 16). */
+  if (hg_is_ok(&s))
+    op->rp_pair = op->gk.repack_a && op->gk.repack_b &&
+                  hg_dtype_bytes(op->gk.problem.a_type) == hg_dtype_bytes(op->gk.problem.b_type);
   for (int i = 0; i < 2 && hg_is_ok(&s); i++) {
     if (!(i ? op->gk.repack_b : op->gk.repack_a)) continue;
     const hg_gemm_problem_t *k = &op->gk.problem;
     const int e = hg_dtype_bytes(i ? k->b_type : k->a_type);
     const int64_t bs = i ? k->batch_stride_b : k->batch_stride_a;
     const hg_kernel_t *rk = NULL;
-    s = hg_repack_kernel(e, &rk);
-    if (hg_is_ok(&s)) s = hg_kernels_load(rt, rk, &op->rp_mod[i], &op->rp_fn[i], NULL);
+    if (!(op->rp_pair && i == 1)) {
+      s = hg_repack_kernel(e, op->rp_pair, &rk);
+      if (hg_is_ok(&s)) s = hg_kernels_load(rt, rk, &op->rp_mod[i], &op->rp_fn[i], NULL);
+    }
     op->ws_at[i] = op->ws_bytes;
     op->ws_bytes += ((size_t)(bs * k->batch) * (size_t)e + 255) & ~(size_t)255;
   }
@@ -200,13 +211,13 @@ static hg_status_t check_base(const char *what, hg_devptr_t ptr, bool tma, int v
                   ptr_align(ptr));
 }
 
-/* Copy operand i from the caller's rows into the packed scratch (hg_gen_repack). */
-static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_devptr_t dst,
-                          hg_stream_t stream) {
+/* The copy of operand i from the caller's rows into the packed scratch (hg_gen_repack). */
+static hg_repack_args_t repack_args(const hg_gemm_op_t *op, int i, hg_devptr_t src,
+                                    hg_devptr_t dst) {
   const hg_gemm_problem_t *u = &op->user, *k = &op->gk.problem;
   const bool am = i == 0;
   const bool kmaj = am ? u->a_k_major : u->b_k_major;
-  const hg_repack_args_t x = {
+  return (hg_repack_args_t){
       .dst = dst,
       .src = src,
       .rows = am ? (kmaj ? u->m : u->k) : (kmaj ? u->n : u->k),
@@ -217,8 +228,19 @@ static hg_status_t repack(hg_gemm_op_t *op, int i, hg_devptr_t src, hg_devptr_t 
       .bs_dst = am ? k->batch_stride_a : k->batch_stride_b,
       .bs_src = am ? u->batch_stride_a : u->batch_stride_b,
   };
-  return hg_repack_launch(op->rt, op->rp_fn[i], hg_dtype_bytes(am ? k->a_type : k->b_type), &x,
-                          stream);
+}
+
+/* The repacked operands' copies: one launch for both (rp_pair), else one per operand. */
+static hg_status_t repack(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_devptr_t workspace,
+                          hg_stream_t stream) {
+  const hg_gemm_kernel_t *gk = &op->gk;
+  const hg_repack_args_t xa = repack_args(op, 0, a, workspace + op->ws_at[0]);
+  const hg_repack_args_t xb = repack_args(op, 1, b, workspace + op->ws_at[1]);
+  const int ea = hg_dtype_bytes(gk->problem.a_type), eb = hg_dtype_bytes(gk->problem.b_type);
+  if (op->rp_pair) return hg_repack_pair_launch(op->rt, op->rp_fn[0], ea, &xa, &xb, stream);
+  if (gk->repack_a) HG_TRY(hg_repack_launch(op->rt, op->rp_fn[0], ea, &xa, stream));
+  if (gk->repack_b) HG_TRY(hg_repack_launch(op->rt, op->rp_fn[1], eb, &xb, stream));
+  return hg_ok();
 }
 
 /* Tensor map i for address at: the last one when the address repeats, else encoded anew. */
@@ -380,14 +402,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   /* the amax is a max-reduction into *amax: it starts from 0 (+0.0f) on every run */
   if (k->amax)
     HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, amax, 0, 4, stream), "zeroing the amax: "));
-  if (gk->repack_a) {
-    HG_TRY(repack(op, 0, a, workspace + op->ws_at[0], stream));
-    a = workspace + op->ws_at[0];
-  }
-  if (gk->repack_b) {
-    HG_TRY(repack(op, 1, b, workspace + op->ws_at[1], stream));
-    b = workspace + op->ws_at[1];
-  }
+  if (gk->repack_a || gk->repack_b) HG_TRY(repack(op, a, b, workspace, stream));
+  if (gk->repack_a) a = workspace + op->ws_at[0];
+  if (gk->repack_b) b = workspace + op->ws_at[1];
   if (gk->a_tma) HG_TRY(encode(op, 0, &gk->plan_a.map, a, "A: "));
   if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
   if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));

@@ -10,7 +10,9 @@
  * row's misalignment is uniform along the row), and stores them with one st.global.v4. A
  * thread issues the loads of UNROLL chunks before the first store, so every thread has up to
  * 2 x UNROLL 16-byte loads in flight. Rows go to groups of 2^lanes_log2 threads (a warp, or a
- * part of one for short rows) with no division in the kernel; the batch is grid z.
+ * part of one for short rows) with no division in the kernel; the batch is grid z. The pair
+ * kernel (hg_gen_repack_pair) runs the same body for both operands of a GEMM in one launch:
+ * its CTAs along x are A's then B's, each CTA picking its operand's parameters once at entry.
  *
  * The alternative, one element per thread with a 64-bit division and remainder for its
  * coordinates (the first version), ran at about 120 GB/s on an H100 (bench/RESULTS.md). */
@@ -29,26 +31,46 @@ static hg_val_t i32(hg_builder_t *b, int32_t v) {
   return hg_b_i32(b, v);
 }
 
-hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
-  if (esize != 1 && esize != 2 && esize != 4)
-    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
-  hg_b_set_threads(b, REPACK_THREADS);
-  /* dst(r, c, z) = src(r, c, z) for r < rows, c < cols (c contiguous), z < batch; dst's
-   * columns cols..ld_dst-1 = 0. */
-  hg_val_t dst = hg_b_param(b, HG_T_I64, "dst"), src = hg_b_param(b, HG_T_I64, "src");
-  hg_val_t rows = hg_b_param(b, HG_T_I64, "rows"), cols = hg_b_param(b, HG_T_I64, "cols");
-  hg_val_t batch = hg_b_param(b, HG_T_I64, "batch");
-  hg_val_t ld_dst = hg_b_param(b, HG_T_I64, "ld_dst"), ld_src = hg_b_param(b, HG_T_I64, "ld_src");
-  hg_val_t bs_dst = hg_b_param(b, HG_T_I64, "batch_stride_dst");
-  hg_val_t bs_src = hg_b_param(b, HG_T_I64, "batch_stride_src");
-  hg_val_t lw = hg_b_param(b, HG_T_I32, "lanes_log2");
+/* One operand's parameters as the body reads them: the kernel's own (hg_gen_repack), or in
+ * the pair kernel those of the operand the CTA copies, picked once at entry. */
+typedef struct rp_vals {
+  hg_val_t dst, src, rows, cols, ld_dst, ld_src, bs_dst, bs_src; /* I64 */
+  hg_val_t lw;                                                   /* I32: lanes_log2 */
+} rp_vals_t;
 
+/* The parameters of one operand, named with suffix ("" or "_a", "_b"); batch (shared by the
+ * pair) is declared by the caller, between cols and ld_dst in the single kernel. */
+static hg_val_t rp_param(hg_builder_t *b, hg_type_t type, const char *name, const char *suffix) {
+  char n[40];
+  snprintf(n, sizeof n, "%s%s", name, suffix);
+  return hg_b_param(b, type, n);
+}
+
+static void rp_declare(hg_builder_t *b, const char *suffix, rp_vals_t *v, hg_val_t *batch) {
+  v->dst = rp_param(b, HG_T_I64, "dst", suffix);
+  v->src = rp_param(b, HG_T_I64, "src", suffix);
+  v->rows = rp_param(b, HG_T_I64, "rows", suffix);
+  v->cols = rp_param(b, HG_T_I64, "cols", suffix);
+  if (batch) *batch = hg_b_param(b, HG_T_I64, "batch");
+  v->ld_dst = rp_param(b, HG_T_I64, "ld_dst", suffix);
+  v->ld_src = rp_param(b, HG_T_I64, "ld_src", suffix);
+  v->bs_dst = rp_param(b, HG_T_I64, "batch_stride_dst", suffix);
+  v->bs_src = rp_param(b, HG_T_I64, "batch_stride_src", suffix);
+  v->lw = rp_param(b, HG_T_I32, "lanes_log2", suffix);
+}
+
+/* dst(r, c, z) = src(r, c, z) for r < rows, c < cols (c contiguous), z < batch; dst's
+ * columns cols..ld_dst-1 = 0. cta: this CTA's index among the operand's CTAs along x. */
+static void rp_body(hg_builder_t *b, int esize, const rp_vals_t *v, hg_val_t batch, hg_val_t cta) {
+  const hg_val_t dst = v->dst, src = v->src, rows = v->rows, cols = v->cols;
+  const hg_val_t ld_dst = v->ld_dst, ld_src = v->ld_src, bs_dst = v->bs_dst, bs_src = v->bs_src;
+  const hg_val_t lw = v->lw;
   hg_val_t tid = hg_b_sreg(b, HG_TID_X);
   hg_val_t lane =
       hg_b_bin(b, HG_AND, tid, hg_b_bin(b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), lw), i32(b, 1)));
   hg_val_t lanes = hg_b_bin(b, HG_SHL, i32(b, 1), lw);
   hg_val_t r = hg_b_bin(b, HG_ADD,
-                        hg_b_bin(b, HG_MUL, hg_b_zext(b, hg_b_sreg(b, HG_CTAID_X)),
+                        hg_b_bin(b, HG_MUL, hg_b_zext(b, cta),
                                  hg_b_zext(b, hg_b_bin(b, HG_SHR_U, i32(b, REPACK_THREADS), lw))),
                         hg_b_zext(b, hg_b_bin(b, HG_SHR_U, tid, lw)));
   hg_b_name(b, r, "row");
@@ -122,46 +144,97 @@ hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
   }
   hg_b_assign(b, z, hg_b_bin(b, HG_ADD, z, nz));
   hg_b_endloop(b);
+}
+
+hg_status_t hg_repack_build(hg_builder_t *b, int esize) {
+  if (esize != 1 && esize != 2 && esize != 4)
+    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
+  hg_b_set_threads(b, REPACK_THREADS);
+  rp_vals_t v;
+  hg_val_t batch;
+  rp_declare(b, "", &v, &batch);
+  rp_body(b, esize, &v, batch, hg_b_sreg(b, HG_CTAID_X));
   return hg_builder_status(b);
 }
 
-hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k) {
+/* Both operands in one launch (one cuLaunchKernelEx of ~3 us host time fewer per run): CTAs
+ * [0, ctas_a) along x copy A, the rest B, each with its own parameters, picked by selects
+ * once at entry so the copy loop is the single kernel's, with no division or branch on the
+ * operand inside it. A CTA's operand is uniform over the CTA, so its warps never diverge on
+ * it. */
+hg_status_t hg_repack_pair_build(hg_builder_t *b, int esize) {
+  if (esize != 1 && esize != 2 && esize != 4)
+    return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
+  hg_b_set_threads(b, REPACK_THREADS);
+  rp_vals_t a, bb, v;
+  rp_declare(b, "_a", &a, NULL);
+  rp_declare(b, "_b", &bb, NULL);
+  hg_val_t batch = hg_b_param(b, HG_T_I64, "batch");
+  hg_val_t ctas_a = hg_b_param(b, HG_T_I32, "ctas_a");
+  hg_val_t x = hg_b_sreg(b, HG_CTAID_X);
+  hg_val_t in_a = hg_b_cmp(b, HG_LT_U, x, ctas_a);
+  hg_val_t cta = hg_b_select(b, in_a, x, hg_b_bin(b, HG_SUB, x, ctas_a));
+#define RP_PICK(f) v.f = hg_b_select(b, in_a, a.f, bb.f)
+  RP_PICK(dst);
+  RP_PICK(src);
+  RP_PICK(rows);
+  RP_PICK(cols);
+  RP_PICK(ld_dst);
+  RP_PICK(ld_src);
+  RP_PICK(bs_dst);
+  RP_PICK(bs_src);
+  RP_PICK(lw);
+#undef RP_PICK
+  rp_body(b, esize, &v, batch, cta);
+  return hg_builder_status(b);
+}
+
+static hg_status_t rp_generate(int esize, bool pair, hg_backend_t be, hg_kernel_t *k) {
   if (!k) return hg_error(HG_ERR_INVALID, "hg_gen_repack needs somewhere to put the kernel");
   memset(k, 0, sizeof *k);
   if (esize != 1 && esize != 2 && esize != 4)
     return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
-  snprintf(k->name, sizeof k->name, "hg_repack_b%d", esize * 8);
+  snprintf(k->name, sizeof k->name, "hg_repack%s_b%d", pair ? "2" : "", esize * 8);
   k->threads = REPACK_THREADS;
   k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
   hg_builder_t *b;
   HG_TRY(hg_builder_create(k->name, &b));
-  hg_status_t s = hg_repack_build(b, esize);
+  hg_status_t s = pair ? hg_repack_pair_build(b, esize) : hg_repack_build(b, esize);
   if (hg_is_ok(&s)) s = hg_kernel_finish(b, be, k);
   hg_builder_destroy(b);
   if (!hg_is_ok(&s)) hg_kernel_free(k);
   return s;
 }
 
-/* The PTX repack kernels, one per element size, generated on first use and kept for the
- * process: the PTX is a function of the element size alone, and generating it (about 0.5 ms
- * each) would otherwise be most of a warm hg_gemm_op_create of a repacked problem (issue 10
- * asks < 0.5 ms). Never freed: three small texts, reachable until exit. */
-static pthread_mutex_t repack_lock = PTHREAD_MUTEX_INITIALIZER;
-static hg_kernel_t repack_kernels[3];
-static bool repack_made[3];
+hg_status_t hg_gen_repack(int esize, hg_backend_t be, hg_kernel_t *k) {
+  return rp_generate(esize, false, be, k);
+}
 
-hg_status_t hg_repack_kernel(int esize, const hg_kernel_t **out) {
+hg_status_t hg_gen_repack_pair(int esize, hg_backend_t be, hg_kernel_t *k) {
+  return rp_generate(esize, true, be, k);
+}
+
+/* The PTX repack kernels, one per element size and form (one operand, or the pair),
+ * generated on first use and kept for the process: the PTX is a function of the element size
+ * and form alone, and generating it (about 0.5 ms each) would otherwise be most of a warm
+ * hg_gemm_op_create of a repacked problem (issue 10 asks < 0.5 ms). Never freed: six small
+ * texts at most, reachable until exit. */
+static pthread_mutex_t repack_lock = PTHREAD_MUTEX_INITIALIZER;
+static hg_kernel_t repack_kernels[2][3];
+static bool repack_made[2][3];
+
+hg_status_t hg_repack_kernel(int esize, bool pair, const hg_kernel_t **out) {
   *out = NULL;
   const int i = esize == 1 ? 0 : esize == 2 ? 1 : esize == 4 ? 2 : -1;
   if (i < 0)
     return hg_error(HG_ERR_UNSUPPORTED, "repack supports 1, 2 or 4-byte elements, not %d", esize);
   pthread_mutex_lock(&repack_lock);
   hg_status_t s = hg_ok();
-  if (!repack_made[i]) {
-    s = hg_gen_repack(esize, HG_BACKEND_PTX, &repack_kernels[i]);
-    repack_made[i] = hg_is_ok(&s);
+  if (!repack_made[pair][i]) {
+    s = rp_generate(esize, pair, HG_BACKEND_PTX, &repack_kernels[pair][i]);
+    repack_made[pair][i] = hg_is_ok(&s);
   }
-  if (repack_made[i]) *out = &repack_kernels[i];
+  if (repack_made[pair][i]) *out = &repack_kernels[pair][i];
   pthread_mutex_unlock(&repack_lock);
   return s;
 }
@@ -224,6 +297,52 @@ hg_status_t hg_repack_launch(hg_rt_t *rt, hg_function_t *fn, int esize, const hg
   hg_repack_args_t v = *x;
   void *args[] = {&v.dst,    &v.src,    &v.rows,   &v.cols,   &v.batch,
                   &v.ld_dst, &v.ld_src, &v.bs_dst, &v.bs_src, &lw};
+  return hg_rt_launch(rt, fn, &l, args);
+}
+
+hg_status_t hg_repack_pair_geometry(const hg_repack_args_t *a, const hg_repack_args_t *b, int esize,
+                                    hg_launch_t *l, int32_t lanes_log2[2], int32_t *ctas_a) {
+  if (!a || !b || !l || !lanes_log2 || !ctas_a)
+    return hg_error(HG_ERR_INVALID,
+                    "hg_repack_pair_geometry needs both operands' arguments and three outputs");
+  if (a->batch != b->batch)
+    return hg_error(
+        HG_ERR_INVALID,
+        "the pair repack copies both operands over one batch (grid z), but A has %" PRId64
+        " and B %" PRId64,
+        a->batch, b->batch);
+  const hg_repack_args_t *x[2] = {a, b};
+  int64_t ctas[2];
+  for (int i = 0; i < 2; i++) {
+    HG_TRY(
+        hg_status_wrap(hg_repack_geometry(x[i], esize, l, &lanes_log2[i]), "%s: ", i ? "B" : "A"));
+    /* an operand with nothing to copy gets no CTA (the single kernel's launch is skipped) */
+    ctas[i] = x[i]->rows == 0 || x[i]->ld_dst == 0 ? 0 : (int64_t)l->grid[0];
+  }
+  if (ctas[0] + ctas[1] > INT32_MAX)
+    return hg_error(HG_ERR_INVALID,
+                    "the pair repack's %" PRId64 " + %" PRId64 " CTAs exceed 2^31 - 1", ctas[0],
+                    ctas[1]);
+  /* grid y and z, block: as each operand's (the same for both) */
+  l->grid[0] = (uint32_t)(ctas[0] + ctas[1] > 0 ? ctas[0] + ctas[1] : 1);
+  *ctas_a = (int32_t)ctas[0];
+  return hg_ok();
+}
+
+hg_status_t hg_repack_pair_launch(hg_rt_t *rt, hg_function_t *fn, int esize,
+                                  const hg_repack_args_t *a, const hg_repack_args_t *b,
+                                  hg_stream_t stream) {
+  hg_launch_t l;
+  int32_t lw[2], ctas_a;
+  HG_TRY(hg_repack_pair_geometry(a, b, esize, &l, lw, &ctas_a));
+  const bool a_empty = a->rows == 0 || a->ld_dst == 0, b_empty = b->rows == 0 || b->ld_dst == 0;
+  if (a->batch == 0 || (a_empty && b_empty)) return hg_ok();
+  l.stream = stream;
+  hg_repack_args_t va = *a, vb = *b;
+  int64_t batch = a->batch;
+  void *args[] = {&va.dst,    &va.src,    &va.rows,   &va.cols, &va.ld_dst, &va.ld_src, &va.bs_dst,
+                  &va.bs_src, &lw[0],     &vb.dst,    &vb.src,  &vb.rows,   &vb.cols,   &vb.ld_dst,
+                  &vb.ld_src, &vb.bs_dst, &vb.bs_src, &lw[1],   &batch,     &ctas_a};
   return hg_rt_launch(rt, fn, &l, args);
 }
 

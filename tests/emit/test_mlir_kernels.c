@@ -670,6 +670,10 @@ static void test_utility_kernels(void) {
     CHECK_OK(hg_gen_repack(e, HG_BACKEND_MLIR, &k));
     if (k.ptx.data) CHECK_OK(hg_ptxas_check(k.ptx.data, NULL));
     hg_kernel_free(&k);
+    /* both operands in one launch: the per-CTA selects of the operand's parameters */
+    CHECK_OK(hg_gen_repack_pair(e, HG_BACKEND_MLIR, &k));
+    if (k.ptx.data) CHECK_OK(hg_ptxas_check(k.ptx.data, NULL));
+    hg_kernel_free(&k);
   }
   hg_gemm_problem_t p = {.m = 100,
                          .n = 200,

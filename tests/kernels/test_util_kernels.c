@@ -49,9 +49,12 @@ static void test_reference_gemm(void) {
 }
 
 static void test_repack(void) {
-  for (int e = 1; e <= 4; e *= 2) {
+  for (int i = 0; i < 6; i++) {
+    const int e = 1 << (i % 3);
     hg_kernel_t k;
-    CHECK_OK(hg_gen_repack(e, HG_BACKEND_PTX, &k));
+    CHECK_OK(i < 3 ? hg_gen_repack(e, HG_BACKEND_PTX, &k)
+                   : hg_gen_repack_pair(e, HG_BACKEND_PTX, &k));
+    CHECK(strstr(k.name, i < 3 ? "hg_repack_b" : "hg_repack2_b") != NULL);
     if (k.ptx.data) {
       check_ptxas(&k);
       /* aligned 16-byte loads and stores, no division per element */
@@ -63,39 +66,53 @@ static void test_repack(void) {
   }
   hg_kernel_t k;
   CHECK_ERR(hg_gen_repack(3, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "not 3");
+  CHECK_ERR(hg_gen_repack_pair(3, HG_BACKEND_PTX, &k), HG_ERR_UNSUPPORTED, "not 3");
 }
 
 /* ---------------------------------------------------------------- the repack, run on the CPU
- * Every thread of the launch hg_repack_geometry computes runs through the IR interpreter on a
- * simulated memory: the source allocation (the tensor plus 64 bytes either side, all bytes
- * marked by position) and the destination. Checks: every destination byte written exactly
- * once, with its source byte or 0 in the padding; nothing written elsewhere; every load
- * 16-byte aligned (as ld.global.v4 needs) within an aligned 16-byte block that holds a byte
- * of one of the tensor's rows. */
+ * Every thread of the launch hg_repack_geometry (hg_repack_pair_geometry for the pair kernel)
+ * computes runs through the IR interpreter on a simulated memory: each operand's source
+ * allocation (the tensor plus 64 bytes either side, all bytes marked by position, so A's and
+ * B's bytes differ) and its destination. Checks: every destination byte written exactly once,
+ * with its source byte or 0 in the padding; nothing written elsewhere; every load 16-byte
+ * aligned (as ld.global.v4 needs) within an aligned 16-byte block that holds a byte of one of
+ * its operand's rows. */
 #define RP_SRC 0x100000
 #define RP_DST 0x900000
+#define RP_APART 0x400000 /* B's source and destination this far past A's */
 
-typedef struct rp_sim {
+typedef struct rp_opnd {
   hg_repack_args_t x;
-  int e;
   int64_t src_lo, src_hi; /* the simulated source allocation */
   int64_t dst_bytes;
   uint8_t *dst;
   int *writes;
+} rp_opnd_t;
+
+typedef struct rp_sim {
+  rp_opnd_t op[2];
+  int n_ops, e;
   int loads, bad_loads, bad_stores;
-  int64_t last_load;
 } rp_sim_t;
+
+/* One operand's shape: rows x cols, source pitch ld_src (elements), the source base `mis`
+ * bytes past a 16-byte boundary, batches bs_more elements apart beyond the rows. */
+typedef struct rp_shape {
+  int64_t rows, cols, ld_src;
+  int mis;
+  int64_t bs_more;
+} rp_shape_t;
 
 static uint8_t rp_src_byte(int64_t addr) {
   return (uint8_t)(addr * 131 + (addr >> 8) * 7 + 1);
 }
 
-/* Does the 16-byte block at blk hold a byte of a row of the tensor? */
-static bool rp_block_in_tensor(const rp_sim_t *s, int64_t blk) {
-  for (int64_t z = 0; z < s->x.batch; z++)
-    for (int64_t r = 0; r < s->x.rows; r++) {
-      const int64_t lo = (int64_t)s->x.src + (z * s->x.bs_src + r * s->x.ld_src) * s->e;
-      const int64_t hi = lo + s->x.cols * s->e;
+/* Does the 16-byte block at blk hold a byte of a row of o's tensor? */
+static bool rp_block_in_tensor(const rp_opnd_t *o, int e, int64_t blk) {
+  for (int64_t z = 0; z < o->x.batch; z++)
+    for (int64_t r = 0; r < o->x.rows; r++) {
+      const int64_t lo = (int64_t)o->x.src + (z * o->x.bs_src + r * o->x.ld_src) * e;
+      const int64_t hi = lo + o->x.cols * e;
       if (lo < blk + 16 && blk < hi) return true;
     }
   return false;
@@ -104,12 +121,15 @@ static bool rp_block_in_tensor(const rp_sim_t *s, int64_t blk) {
 static int64_t rp_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
   rp_sim_t *s = ctx;
   s->loads++;
-  /* the four words of one v4 load come in order: check the block once */
-  if (space != HG_GLOBAL || bits != 32 || addr < s->src_lo || addr + 4 > s->src_hi) {
+  const rp_opnd_t *o = NULL;
+  for (int i = 0; i < s->n_ops; i++)
+    if (addr >= s->op[i].src_lo && addr + 4 <= s->op[i].src_hi) o = &s->op[i];
+  if (space != HG_GLOBAL || bits != 32 || !o) {
     s->bad_loads++;
     return 0;
   }
-  if (addr % 16 == 0 && !rp_block_in_tensor(s, addr)) s->bad_loads++;
+  /* the four words of one v4 load come in order: check the block once */
+  if (addr % 16 == 0 && !rp_block_in_tensor(o, s->e, addr)) s->bad_loads++;
   int64_t v = 0;
   for (int i = 0; i < 4; i++) v |= (int64_t)rp_src_byte(addr + i) << (8 * i);
   return v;
@@ -117,49 +137,99 @@ static int64_t rp_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
 
 static void rp_store(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t value) {
   rp_sim_t *s = ctx;
-  const int64_t at = addr - (int64_t)s->x.dst;
-  if (space != HG_GLOBAL || bits != 32 || at < 0 || at + 4 > s->dst_bytes || at % 4 != 0) {
-    s->bad_stores++;
+  for (int i = 0; i < s->n_ops; i++) {
+    rp_opnd_t *o = &s->op[i];
+    const int64_t at = addr - (int64_t)o->x.dst;
+    if (at < 0 || at + 4 > o->dst_bytes) continue;
+    if (space != HG_GLOBAL || bits != 32 || at % 4 != 0) break;
+    for (int j = 0; j < 4; j++) {
+      o->dst[at + j] = (uint8_t)(value >> (8 * j));
+      o->writes[at + j]++;
+    }
     return;
   }
-  for (int i = 0; i < 4; i++) {
-    s->dst[at + i] = (uint8_t)(value >> (8 * i));
-    s->writes[at + i]++;
-  }
+  s->bad_stores++;
 }
 
-/* One case: rows x cols of e-byte elements, batch, source pitch ld_src (elements), the
- * source base `mis` bytes past a 16-byte boundary, grid z forced to gz (0: the geometry's). */
-static void repack_case(int e, int64_t rows, int64_t cols, int64_t batch, int64_t ld_src, int mis,
-                        int gz) {
+/* Operand i of the simulation: its arguments and memory. */
+static void rp_opnd_init(rp_opnd_t *o, int i, int e, const rp_shape_t *sh, int64_t batch) {
+  const int64_t q = 16 / e;
+  memset(o, 0, sizeof *o);
+  o->x.rows = sh->rows;
+  o->x.cols = sh->cols;
+  o->x.batch = batch;
+  o->x.ld_src = sh->ld_src;
+  o->x.ld_dst = (sh->cols + q - 1) / q * q;
+  o->x.bs_src = sh->ld_src * sh->rows + sh->bs_more;
+  o->x.bs_dst = o->x.ld_dst * sh->rows;
+  o->x.src = RP_SRC + (hg_devptr_t)i * RP_APART + 64 + (hg_devptr_t)sh->mis;
+  o->x.dst = RP_DST + (hg_devptr_t)i * RP_APART;
+  o->src_lo = RP_SRC + (int64_t)i * RP_APART;
+  o->src_hi = (int64_t)o->x.src + o->x.bs_src * batch * e + 64;
+  o->dst_bytes = o->x.bs_dst * batch * e;
+  CHECK(o->src_hi < RP_SRC + (int64_t)(i + 1) * RP_APART && o->dst_bytes < RP_APART);
+  o->dst = calloc((size_t)o->dst_bytes + 1, 1);
+  o->writes = calloc((size_t)o->dst_bytes + 1, sizeof(int));
+}
+
+/* Every destination byte of o: its source byte, or 0 in the padding; each written once. */
+static int64_t rp_opnd_wrong(const rp_opnd_t *o, int e, int64_t *first) {
+  int64_t wrong = 0;
+  *first = -1;
+  for (int64_t z = 0; z < o->x.batch; z++)
+    for (int64_t r = 0; r < o->x.rows; r++)
+      for (int64_t c = 0; c < o->x.ld_dst * e; c++) {
+        const int64_t at = (z * o->x.bs_dst + r * o->x.ld_dst) * e + c;
+        const uint8_t want =
+            c < o->x.cols * e
+                ? rp_src_byte((int64_t)o->x.src + (z * o->x.bs_src + r * o->x.ld_src) * e + c)
+                : 0;
+        if ((o->dst[at] != want || o->writes[at] != 1) && wrong++ == 0) *first = at;
+      }
+  return wrong;
+}
+
+/* One case: n_ops operands (1: hg_repack_build; 2: hg_repack_pair_build over A = shapes[0]
+ * and B = shapes[1]) of e-byte elements, batch, grid z forced to gz (0: the geometry's). */
+static void repack_run(int e, int n_ops, const rp_shape_t *shapes, int64_t batch, int gz) {
   rp_sim_t s;
   memset(&s, 0, sizeof s);
   s.e = e;
-  const int64_t q = 16 / e;
-  s.x.rows = rows;
-  s.x.cols = cols;
-  s.x.batch = batch;
-  s.x.ld_src = ld_src;
-  s.x.ld_dst = (cols + q - 1) / q * q;
-  s.x.bs_src = ld_src * rows + 3; /* batches apart by a few elements more than the rows */
-  s.x.bs_dst = s.x.ld_dst * rows;
-  s.x.src = RP_SRC + 64 + (hg_devptr_t)mis;
-  s.x.dst = RP_DST;
-  s.src_lo = RP_SRC;
-  s.src_hi = (int64_t)s.x.src + s.x.bs_src * batch * e + 64;
-  s.dst_bytes = s.x.bs_dst * batch * e;
-  s.dst = calloc((size_t)s.dst_bytes + 1, 1);
-  s.writes = calloc((size_t)s.dst_bytes + 1, sizeof(int));
+  s.n_ops = n_ops;
+  for (int i = 0; i < n_ops; i++) rp_opnd_init(&s.op[i], i, e, &shapes[i], batch);
   hg_launch_t l;
-  int32_t lw = -1;
-  CHECK_OK(hg_repack_geometry(&s.x, e, &l, &lw));
-  CHECK(lw >= 0 && lw <= 5 && l.block[0] == 256);
-  if (gz > 0) l.grid[2] = (uint32_t)gz;
+  int32_t lw[2] = {-1, -1}, ctas_a = -1;
+  int64_t params[20];
+  int n_params = 0;
   hg_builder_t *b;
   CHECK_OK(hg_builder_create("repack_cpu", &b));
-  CHECK_OK(hg_repack_build(b, e));
-  const int64_t params[10] = {(int64_t)s.x.dst, (int64_t)s.x.src, rows,       cols,       batch,
-                              s.x.ld_dst,       ld_src,           s.x.bs_dst, s.x.bs_src, lw};
+  if (n_ops == 1) {
+    CHECK_OK(hg_repack_geometry(&s.op[0].x, e, &l, &lw[0]));
+    CHECK_OK(hg_repack_build(b, e));
+    const hg_repack_args_t *x = &s.op[0].x;
+    const int64_t p[10] = {(int64_t)x->dst, (int64_t)x->src, x->rows,   x->cols,   batch,
+                           x->ld_dst,       x->ld_src,       x->bs_dst, x->bs_src, lw[0]};
+    memcpy(params, p, sizeof p);
+    n_params = 10;
+  } else {
+    CHECK_OK(hg_repack_pair_geometry(&s.op[0].x, &s.op[1].x, e, &l, lw, &ctas_a));
+    CHECK_OK(hg_repack_pair_build(b, e));
+    for (int i = 0; i < 2; i++) {
+      const hg_repack_args_t *x = &s.op[i].x;
+      const int64_t p[9] = {(int64_t)x->dst, (int64_t)x->src, x->rows,   x->cols, x->ld_dst,
+                            x->ld_src,       x->bs_dst,       x->bs_src, lw[i]};
+      memcpy(params + n_params, p, sizeof p);
+      n_params += 9;
+    }
+    params[n_params++] = batch;
+    params[n_params++] = ctas_a;
+    /* A's CTAs cover its rows, and no more than one CTA's worth beyond */
+    const int64_t rows_a = s.op[0].x.rows, per_cta = 256 >> lw[0];
+    CHECK(ctas_a >= 0 && (int64_t)ctas_a * per_cta >= rows_a &&
+          (int64_t)ctas_a * per_cta < rows_a + per_cta);
+  }
+  CHECK(lw[0] >= 0 && lw[0] <= 5 && l.block[0] == 256);
+  if (gz > 0) l.grid[2] = (uint32_t)gz;
   ir_eval_hooks_t h = {.ctx = &s, .load = rp_load, .store = rp_store};
   int64_t sregs[HG_SMID + 1];
   memset(sregs, 0, sizeof sregs);
@@ -179,26 +249,89 @@ static void repack_case(int e, int64_t rows, int64_t cols, int64_t batch, int64_
         if (hg_is_ok(&st)) ir_eval_free(&ev);
       }
   CHECK_OK(st);
-  int64_t wrong = 0, first = -1;
-  for (int64_t z = 0; z < batch; z++)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t c = 0; c < s.x.ld_dst * e; c++) {
-        const int64_t at = (z * s.x.bs_dst + r * s.x.ld_dst) * e + c;
-        const uint8_t want =
-            c < cols * e ? rp_src_byte((int64_t)s.x.src + (z * s.x.bs_src + r * ld_src) * e + c)
-                         : 0;
-        if ((s.dst[at] != want || s.writes[at] != 1) && wrong++ == 0) first = at;
-      }
+  int64_t rows = 0;
+  for (int i = 0; i < n_ops; i++) {
+    int64_t first;
+    const int64_t wrong = rp_opnd_wrong(&s.op[i], e, &first);
+    const rp_opnd_t *o = &s.op[i];
+    rows += o->x.rows;
+    hg_test_checks++;
+    if (wrong)
+      HG_FAIL("repack (%s) of %d-byte elements, %s %lld x %lld (ld %lld, base +%d) x %lld, grid "
+              "z %u: %lld bytes wrong or not written once (first at %lld)",
+              n_ops == 1 ? "one operand" : "pair", e, i ? "B" : "A", (long long)o->x.rows,
+              (long long)o->x.cols, (long long)o->x.ld_src, shapes[i].mis, (long long)batch,
+              l.grid[2], (long long)wrong, (long long)first);
+    free(s.op[i].dst);
+    free(s.op[i].writes);
+  }
   hg_test_checks++;
-  if (wrong || s.bad_loads || s.bad_stores || s.loads == 0)
-    HG_FAIL("repack of %d-byte elements, %lld x %lld (ld %lld, base +%d) x %lld, grid z %u: "
-            "%lld bytes wrong or not written once (first at %lld), %d loads outside the "
-            "tensor's 16-byte blocks, %d stores outside the destination, %d loads",
-            e, (long long)rows, (long long)cols, (long long)ld_src, mis, (long long)batch,
-            l.grid[2], (long long)wrong, (long long)first, s.bad_loads, s.bad_stores, s.loads);
+  if (s.bad_loads || s.bad_stores || (s.loads == 0 && rows > 0 && batch > 0))
+    HG_FAIL("repack (%s) of %d-byte elements x %lld: %d loads outside the tensors' 16-byte "
+            "blocks, %d stores outside the destinations, %d loads",
+            n_ops == 1 ? "one operand" : "pair", e, (long long)batch, s.bad_loads, s.bad_stores,
+            s.loads);
   hg_builder_destroy(b);
-  free(s.dst);
-  free(s.writes);
+}
+
+static void repack_case(int e, int64_t rows, int64_t cols, int64_t batch, int64_t ld_src, int mis,
+                        int gz) {
+  const rp_shape_t sh = {rows, cols, ld_src, mis, 3}; /* batches a few elements more apart */
+  repack_run(e, 1, &sh, batch, gz);
+}
+
+/* The pair kernel: A and B of different rows, columns, pitches, misalignments and batch
+ * strides, in one launch. */
+static void test_repack_pair_cpu(void) {
+  /* bf16 1001x999x4097-like in miniature: A 5 x 13 at +2, B 7 x 13 (ld 15) at +6, batched */
+  repack_run(2, 2, (const rp_shape_t[]){{5, 13, 13, 2, 3}, {7, 13, 15, 6, 0}}, 2, 0);
+  /* different row lengths: A's rows a warp each (lw 5), B's a thread each (lw 0), and more
+   * rows than one CTA holds on both sides of the split */
+  repack_run(2, 2, (const rp_shape_t[]){{9, 4097, 4097, 14, 1}, {300, 3, 5, 4, 2}}, 1, 0);
+  repack_run(2, 2, (const rp_shape_t[]){{300, 7, 9, 10, 0}, {20, 129, 131, 0, 5}}, 3, 1);
+  /* fp8 at any byte, the batch looped (grid z 2 for 3 batches) */
+  repack_run(1, 2, (const rp_shape_t[]){{7, 127, 129, 5, 1}, {4, 33, 33, 15, 7}}, 3, 2);
+  repack_run(1, 2, (const rp_shape_t[]){{3, 1, 1, 3, 0}, {6, 200, 201, 9, 11}}, 2, 0);
+  /* an operand with no rows (a GEMM of M = 0 or N = 0 has one): it gets no CTA */
+  repack_run(2, 2, (const rp_shape_t[]){{0, 13, 13, 2, 0}, {7, 13, 15, 6, 0}}, 2, 0);
+  repack_run(1, 2, (const rp_shape_t[]){{5, 33, 35, 1, 0}, {0, 33, 33, 3, 0}}, 1, 0);
+  /* 4-byte elements, aligned rows (no second block) */
+  repack_run(4, 2, (const rp_shape_t[]){{3, 5, 7, 4, 0}, {4, 16, 20, 0, 0}}, 2, 0);
+  /* the geometry: A's CTAs first, each operand's lanes; unequal batches are refused */
+  hg_repack_args_t xa = {.dst = RP_DST,
+                         .src = RP_SRC + 2,
+                         .rows = 1001,
+                         .cols = 4097,
+                         .batch = 1,
+                         .ld_dst = 4104,
+                         .ld_src = 4097},
+                   xb = xa;
+  xb.rows = 999;
+  xb.dst = RP_DST + RP_APART;
+  hg_launch_t l;
+  int32_t lw[2], ctas_a;
+  CHECK_OK(hg_repack_pair_geometry(&xa, &xb, 2, &l, lw, &ctas_a));
+  CHECK(lw[0] == 5 && lw[1] == 5 && ctas_a == 126); /* 8 rows a CTA: 126 + 125 CTAs */
+  CHECK(l.grid[0] == 251 && l.grid[1] == 1 && l.grid[2] == 1 && l.block[0] == 256);
+  xb.cols = xb.ld_src = 3;
+  xb.ld_dst = 8;
+  CHECK_OK(hg_repack_pair_geometry(&xa, &xb, 2, &l, lw, &ctas_a));
+  CHECK(lw[1] == 0 && ctas_a == 126 && l.grid[0] == 126 + 4); /* 256 rows a CTA */
+  xb.rows = 0;
+  CHECK_OK(hg_repack_pair_geometry(&xa, &xb, 2, &l, lw, &ctas_a));
+  CHECK(ctas_a == 126 && l.grid[0] == 126);
+  xb.rows = 999;
+  xb.batch = 2;
+  CHECK_ERR(hg_repack_pair_geometry(&xa, &xb, 2, &l, lw, &ctas_a), HG_ERR_INVALID,
+            "A has 1 and B 2");
+  xb.batch = 1;
+  xb.ld_dst = 2;
+  CHECK_ERR(hg_repack_pair_geometry(&xa, &xb, 2, &l, lw, &ctas_a), HG_ERR_INVALID,
+            "B: repack leading dimensions");
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("repack_pair", &b));
+  CHECK_ERR(hg_repack_pair_build(b, 3), HG_ERR_UNSUPPORTED, "not 3");
+  hg_builder_destroy(b);
 }
 
 static void test_repack_cpu(void) {
@@ -315,6 +448,7 @@ int main(void) {
   HG_RUN(test_reference_gemm);
   HG_RUN(test_repack);
   HG_RUN(test_repack_cpu);
+  HG_RUN(test_repack_pair_cpu);
   HG_RUN(test_bias_act);
   return hg_test_finish();
 }

@@ -23,6 +23,9 @@ typedef struct mock_cuda_state {
   bool last_pdl; /* the last launch allowed programmatic stream serialization */
   int last_num_attrs;
   void *last_stream;
+  /* the launched kernels' names, each followed by a space, in order (a test empties it;
+   * names that no longer fit are dropped) */
+  char launch_log[1024];
   int nonportable_set;
   int dyn_smem_value; /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
   int live_allocations;

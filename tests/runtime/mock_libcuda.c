@@ -591,6 +591,11 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **
     state.last_pdl =
         state.last_pdl || c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   state.last_stream = c->hStream;
+  {
+    const size_t used = strlen(state.launch_log), need = strlen(f->name) + 1;
+    if (used + need < sizeof state.launch_log)
+      snprintf(state.launch_log + used, sizeof state.launch_log - used, "%s ", f->name);
+  }
   /* The suite's kernels, run on the host with the same meaning as their PTX. */
   if (!strcmp(f->name, "hg_test_fill")) {
     const CUdeviceptr out = *(const CUdeviceptr *)params[0];

@@ -268,8 +268,9 @@ static void test_cluster_refused_when_unschedulable(void) {
 
 /* hg_gemm_op_run's host path: tensor maps encoded once for pointers that repeat (a run with
  * the same A, B and D encodes nothing; a new D encodes one), and AUTO's repack of operands TMA
- * cannot address runs one copy kernel per such operand before the GEMM, into the caller's
- * workspace (hg_gemm_op_run_workspace) or one hg_gemm_op_run allocates once. */
+ * cannot address runs before the GEMM, one launch of the pair kernel when both are repacked
+ * and of the one-operand kernel when one is, into the caller's workspace
+ * (hg_gemm_op_run_workspace) or one hg_gemm_op_run allocates once. */
 /* fp8's fast accumulation reaches cuBLASLt as CUBLASLT_MATMUL_DESC_FAST_ACCUM, on its own
  * plan: the default (accurate) call after it does not carry it. */
 static void test_blas_fast_accum(void) {
@@ -454,19 +455,50 @@ static void test_gemm_op_host_path(void) {
   s = hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w + 8, ws, NULL);
   CHECK_ERR(s, HG_ERR_INVALID, "16-byte aligned");
   CHECK_EQ(st->launches, launches); /* nothing launched */
+  st->launch_log[0] = '\0';
   CHECK_OK(hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w, ws, NULL));
-  /* two copies, then the GEMM and its split-K reduction pass (16 tiles: the heuristic splits) */
+  /* one copy of both operands (the pair kernel), then the GEMM and its split-K reduction pass
+   * (16 tiles: the heuristic splits) */
   CHECK(hg_gemm_op_kernel(op)->config.splits > 1);
-  CHECK_EQ(st->launches - launches, 4);
+  CHECK_EQ(st->launches - launches, 3);
+  char want[512];
+  snprintf(want, sizeof want, "hg_repack2_b16 %s %s ", hg_gemm_op_kernel(op)->k.name,
+           hg_gemm_op_kernel(op)->reduce_name);
+  CHECK_STR(st->launch_log, want);
   CHECK_EQ(st->live_allocations, live + 1); /* only the caller's */
   /* without one: allocated on the first run, kept */
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
   CHECK_EQ(st->live_allocations, live + 2);
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
   CHECK_EQ(st->live_allocations, live + 2);
-  CHECK_EQ(st->launches - launches, 12);
+  CHECK_EQ(st->launches - launches, 9);
   hg_gemm_op_destroy(op);
   hg_rt_free(suite_rt, w);
+  CHECK_EQ(st->live_allocations, live);
+  /* Only A repacked (an odd leading dimension, K aligned): one launch of the one-operand
+   * kernel before the GEMM; fp8 with both repacked: the pair kernel of bytes. */
+  for (int v = 0; v < 2; v++) {
+    hg_gemm_problem_t q = p;
+    if (v == 0) {
+      q.k = 4096;
+      q.lda = 4097;
+    } else {
+      q.a_type = q.b_type = HG_E4M3;
+    }
+    CHECK_OK(hg_gemm_op_create(suite_rt, &q, NULL, HG_BACKEND_PTX, &op));
+    if (!op) return;
+    const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
+    CHECK(gk->repack_a && gk->repack_b == (v == 1));
+    launches = st->launches;
+    st->launch_log[0] = '\0';
+    CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+    const int passes = gk->config.splits > 1 && !gk->config.split_atomic;
+    CHECK_EQ(st->launches - launches, 2 + passes);
+    snprintf(want, sizeof want, "%s %s %s%s", v ? "hg_repack2_b8" : "hg_repack_b16", gk->k.name,
+             passes ? gk->reduce_name : "", passes ? " " : "");
+    CHECK_STR(st->launch_log, want);
+    hg_gemm_op_destroy(op);
+  }
   CHECK_EQ(st->live_allocations, live);
   /* Split-K: 4 x 4 tiles of 128 x 128, split 5 ways: 16 x 5 partial tiles of 128 x 128 f32,
    * nothing to zero (the mock's allocations start as 0xCD and stay so: the partials are the
