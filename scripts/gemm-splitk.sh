@@ -4,8 +4,8 @@
 # mainloops, batches with beta, fewer k-blocks than splits, fp8 and epilogue chains; then the
 # splitk shape set timed against cuBLASLt at several split counts, for the heuristic to
 # learn from (sweep2: the compact sweep of tile x splits on the splitk and decode shapes).
-# check runs every split configuration twice: summed by the reduction pass (,kS) and added by
-# atomics (,kSa).
+# check runs every split configuration by the reduction pass (,kS), by atomics (,kSa) and
+# reduced in the GEMM (,kSr, the cooperative wgmma ones).
 #   scripts/gemm-splitk.sh path/to/hopgen [check|sanitize|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]
 set -u
 H=${1:?usage: gemm-splitk.sh path/to/hopgen [check|sanitize|bench|sweep|sweep2|decode-sweep|decode2|clusters|all]}
@@ -42,6 +42,29 @@ if [ "$what" != bench ] && [ "$what" != sweep2 ] && [ "$what" != sanitize ]; the
   # the same by atomic adds: the last split runs the epilogue; --check also compares 2 more
   # launches within tolerance (a workspace not left zeroed would double the sums)
   checks a
+  # reduced in the GEMM (,kSr: the splits wait for each other, each sums a share): every
+  # cooperative wgmma case above with every unit resident (at most 132 CTAs), and
+  # --deterministic (10 launches bit for bit)
+  checks_r() {
+    run 128 128 32768 --config 128x128x64,k8r
+    run 512 512 16384 --config 128x128x64,k8r --deterministic
+    run 64 1024 65536 --config 128x128x64,c1x2,k16r
+    run 192 320 40000 --config 64x64x64,k8r --beta 0.5 --deterministic
+    run 192 320 40000 --config 128x64x64,k6r --beta 0.5
+    run 300 200 100 --config 128x128x64,k8r
+    run 600 600 4097 --config 128x128x64,s3,k3r,cpasync-wgmma
+    run 500 300 6000 --batch 3 --beta 0.5 --config 128x128x64,k3r
+    run 128 512 16384 --type e4m3 --config 128x128x128,c2x1,k8r
+    run 128 512 16384 --type e4m3 --fp8-accum fast --config 128x256x128,c2x1,k16r
+    run 1 4096 32768 --config 64x128x64,k4r
+    run 128 128 32768 --config 128x128x64,k64r
+    run 200 136 30000 --config 64x128x64,k16r --beta 0.25
+    run 300 520 9000 --config 64x128x64,k5r --epilogue rowscale,colscale,bias,gelu,residual --beta 0.5
+    run 77 1000 20000 --config 128x128x64,k16r --epilogue bias_m,silu --d f32
+    run 3 2048 7168 --type e4m3 --config 64x128x128,k8r --epilogue bias,gelu_tanh --d e4m3 --amax
+    run 130 700 8192 --config 128x128x64,c2x1,k4r --epilogue colscale,bias,sigmoid --batch 2
+  }
+  checks_r
   # the heuristic's choice, and --deterministic (no atomic adds: 10 launches bit for bit)
   run 128 128 32768
   run 1 2048 7168 --type e4m3
@@ -54,7 +77,8 @@ if [ "$what" = sanitize ]; then
   # slots, counters and zeroing stay in the workspace; racecheck: the arrival word in shared
   # memory between the tile's threads)
   sanitize "300 200 2048 --config 128x128x64,k4a" "130 260 3000 --config 128x128x64,pp,k3a --beta 0.5" \
-           "77 1024 4096 --config 64x128x64,k8a" "300 200 2048 --config 128x128x64,k4"
+           "77 1024 4096 --config 64x128x64,k8a" "300 200 2048 --config 128x128x64,k4" \
+           "300 200 2048 --config 128x128x64,k4r" "77 1024 4096 --config 64x128x64,k8r"
   echo "split-K sanitizer: $runs runs, $fails failed"
   [ "$fails" -eq 0 ]; exit
 fi

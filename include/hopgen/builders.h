@@ -689,6 +689,8 @@ typedef struct hg_splitk_spec {
   /* Partials added into one slot per tile by atomics (hg_splitk_add_tile), the last split to
    * arrive running the epilogue; else a slot per split and the reduction pass. */
   bool atomic;
+  /* A slot per split, reduced inside the GEMM (hg_splitk_scatter_*), not by the pass. */
+  bool scatter;
 } hg_splitk_spec_t;
 
 typedef struct hg_splitk {
@@ -950,6 +952,39 @@ hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const h
 hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
                             const hg_sched_work_t *w, hg_val_t m, hg_val_t n, hg_val_t splits,
                             hg_val_t row0, const hg_roles_t *r, hg_val_t *acc);
+
+/* Split-K reduced inside the GEMM (spec.scatter): the reduction pass's sums without its
+ * launch. Workspace: the tiles' counters first (a 32-bit word a CTA tile, the region rounded
+ * up to 256 bytes: hg_splitk_scatter_counter_bytes), zero before a launch and left zero by
+ * it, then the pass's slots.
+ *  1. hg_splitk_scatter_arrive: each split stores its partial tile to its slot (rows past M
+ *     skipped); its threads meet at a barrier; one releases (fence.acq_rel.gpu), counts its
+ *     arrival (+1 on the word), spins (relaxed atomic reads) until `splits` have arrived,
+ *     acquires (the fence) and counts its departure (+65536); the split that departs last
+ *     sets the word back to zero for the next launch (every other split has stopped reading
+ *     it). A second barrier, then the tile's threads may read every slot.
+ *  2. The caller sums its share of the tile's chunks over every slot in split order
+ *     (hg_splitk_sum on hg_splitk_scatter_slots) and runs the epilogue on that share: group g
+ *     of hg_splitk_scatter_group_chunks chunks goes to split g mod splits.
+ * The splits of a tile wait for each other: every unit must be resident at once (one unit a
+ * CTA; the operation refuses a grid that would queue units). The sums' order is split order,
+ * whoever arrives last: the pass's bits. -> the tile's index (I64). Inside the consumers'
+ * branch; every thread holding the tile calls it (it has two barriers). */
+size_t hg_splitk_scatter_counter_bytes(int64_t cta_tiles);
+hg_val_t hg_splitk_scatter_arrive(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
+                                  const hg_sched_work_t *w, hg_val_t m, hg_val_t n,
+                                  hg_val_t batches, hg_val_t splits, hg_val_t row0,
+                                  const hg_roles_t *r, const hg_val_t *acc);
+/* s with its workspace moved past the counters: the slots hg_splitk_sum reads (m, n, batches
+ * as for hg_splitk_scatter_arrive). */
+hg_splitk_t hg_splitk_scatter_slots(hg_builder_t *b, const hg_splitk_t *s, hg_val_t m, hg_val_t n,
+                                    hg_val_t batches);
+/* Chunk c of a thread's accumulators holds a row of D (rows_left = M - the thread's first
+ * row): the keep[] predicate hg_splitk_sum takes (rows past M were never stored). */
+hg_val_t hg_splitk_chunk_keep(hg_builder_t *b, const hg_acc_map_t *am, hg_val_t rows_left, int c);
+/* The groups of accumulator chunks the splits share: chunks per group (a power of two
+ * dividing the thread's chunks) so that `splits` splits each get one group or more. */
+int hg_splitk_scatter_group_chunks(int acc_count, int splits);
 /* The arrival of that protocol, for any kernel that adds into such slots (the GEMM's
  * hg_splitk_add_tile, the decode kernel): emitted by every thread of the tile between the
  * barrier after their additions and the next one; the thread where `leader` (PRED) holds

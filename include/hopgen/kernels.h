@@ -546,6 +546,15 @@ typedef struct hg_gemm_config {
    * order of arrival, so D is not bitwise reproducible run to run. Text ",kSa". 0 or 1;
    * needs splits > 1. */
   int split_atomic;
+  /* Split-K reduced inside the GEMM: every split stores its partial tile to its own slot (as
+   * for the reduction pass), counts its arrival on the tile's counter and waits for the
+   * others; then each split sums its share of the tile's accumulator chunks over every slot in
+   * split order and runs the epilogue on that share (builders.h, hg_splitk_scatter_*). One
+   * launch, the reduction pass's bits (the same order), no second kernel's launch and drain.
+   * Every split of a tile waits for the others, so every unit must be resident at once: the
+   * operation refuses a grid that would queue units. Text ",kSr". 0 or 1; needs splits > 1,
+   * not with split_atomic, cooperative tiles, tma-wgmma or cpasync-wgmma. */
+  int split_scatter;
   /* The erf GELU's formula (hg_gelu_alg_t, builders.h) where the epilogue has an erf GELU:
    * HG_GELU_POLY7 (0, the default, not printed), HG_GELU_AS (text ",gas") or HG_GELU_POLY5
    * (",gp5"; ",gp7" names the default). Measured alternatives, not tuner candidates:

@@ -200,7 +200,8 @@ class GemmConfig(C.Structure):
                 ("schedule", C.c_int), ("raster", C.c_int), ("raster_group", C.c_int),
                 ("epi_n", C.c_int), ("mainloop", C.c_int), ("splits", C.c_int),
                 ("promote_overlap", C.c_int), ("stream_k", C.c_int), ("block_scales", C.c_int),
-                ("split_atomic", C.c_int), ("gelu", C.c_int), ("epi_direct", C.c_int)]
+                ("split_atomic", C.c_int), ("split_scatter", C.c_int), ("gelu", C.c_int),
+                ("epi_direct", C.c_int)]
 
 
 class GemmKernel(C.Structure):

@@ -232,7 +232,7 @@ GELU_FORMULAS = ("poly7", "as", "poly5", "poly5t")
 @dataclass(frozen=True)
 class GemmConfig:
     """A GEMM kernel configuration; str() is hopgen's text form
-    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,sk][,ps][,pd][,pt][,bs][,gas|,gp5][,ds][,mainloop]"
+    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,kSr|,sk][,ps][,pd][,pt][,bs][,gas|,gp5][,ds][,mainloop]"
     (what --config takes; split-K is printed when splits > 1, stream-K when set, the fp8
     promotion variants, staged block scales, a GELU formula other than poly7 and direct
     stores when set, the mainloop when not "auto"; docs/gemm-config.md),
@@ -268,6 +268,10 @@ class GemmConfig:
     gelu: str = "poly7"
     # D and aux stored element by element where they would be staged or stored by TMA ("ds")
     direct_stores: bool = False
+    # split-K reduced inside the GEMM ("kSr"): the splits of a tile wait for each other, then
+    # each sums its share of the tile over every split in split order (one launch, the
+    # reduction pass's bits)
+    split_scatter: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -285,7 +289,7 @@ class GemmConfig:
                    bool(c.promote_overlap & _PROMOTE_TURNS), c.block_scales == _BLOCK_SCALES_SMEM,
                    bool(c.split_atomic),
                    GELU_FORMULAS[c.gelu] if 0 <= c.gelu < len(GELU_FORMULAS) else "?",
-                   bool(c.epi_direct))
+                   bool(c.epi_direct), bool(c.split_scatter))
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -306,6 +310,7 @@ class GemmConfig:
         c.stream_k = 1 if self.stream_k else 0
         c.block_scales = _BLOCK_SCALES_SMEM if self.staged_scales else _BLOCK_SCALES_GLOBAL
         c.split_atomic = 1 if self.split_atomic else 0
+        c.split_scatter = 1 if self.split_scatter else 0
         if self.gelu not in GELU_FORMULAS:
             raise InvalidError(f"gelu = {self.gelu!r}: expected one of {', '.join(GELU_FORMULAS)}")
         c.gelu = GELU_FORMULAS.index(self.gelu)

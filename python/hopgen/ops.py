@@ -117,7 +117,8 @@ class GemmOp:
                          for x, tma, vec, rp in (("a", k.a_tma, k.a_vec, k.repack_a),
                                                  ("b", k.b_tma, k.b_vec, k.repack_b))}
         self.workspace = fn("hg_gemm_op_workspace_bytes")(handle)
-        self.needs_zeros = bool(k.config.split_atomic or k.config.stream_k)
+        self.needs_zeros = bool(k.config.split_atomic or k.config.split_scatter
+                                or k.config.stream_k)
         self.stream_workspace = {}
         self.capture_workspace = {}  # (capture id, stream) -> buffer, kept for the graphs
         self.spare = None  # a zeroed buffer for the next capture (_workspace)

@@ -81,6 +81,16 @@ def test_gemm_kernel_and_config():
     assert "red.global.add.v4.f32" in k5.ptx
     k6 = hopgen.gemm_kernel(512, 512, 16384, dtype="bf16", config="128x128x64,k8")
     assert k6.ptx.count(".entry") == 2 and "red.global.add.v4.f32" not in k6.ptx
+    # split-K reduced in the GEMM: "kSr" round-trips, one entry, no atomic additions into the
+    # slots, deterministic problems take it (split order)
+    c = hopgen.GemmConfig.parse("128x128x64,k8r")
+    assert c.split_scatter and not c.split_atomic and str(c) == "128x128x64,c1x1,s4,coop,m8,e0,k8r"
+    assert hopgen.GemmConfig.parse(str(c)) == c
+    k7 = hopgen.gemm_kernel(512, 512, 16384, dtype="bf16", config=c, deterministic=True)
+    assert k7.name.endswith("_k8r") and k7.ptx.count(".entry") == 1
+    assert "red.global.add.v4.f32" not in k7.ptx and "atom.global.add.u32" in k7.ptx
+    with pytest.raises(hopgen.UnsupportedError, match="ping-pong"):
+        hopgen.gemm_kernel(512, 512, 16384, config="128x128x64,pp,k8r")
     # the heuristic adds a long K's splits by atomics on 64x64 tiles (33 splits of ~1k), unless
     # the problem is deterministic: then the pass, on 64x128 tiles in 64 splits
     assert hopgen.gemm_kernel(128, 128, 32768).config.startswith("64x64x64,c1x1,s8,coop,m8,e0,k33a")

@@ -48,6 +48,13 @@ hg_status_t hg_splitk_make(hg_builder_t *b, const hg_splitk_spec_t *spec, hg_spl
   out->acc_count = spec->acc_count;
   out->threads = threads;
   out->workspace = spec->workspace;
+  if (spec->atomic && spec->scatter)
+    return hg_error(HG_ERR_INVALID,
+                    "split-K both by atomic adds and reduced in the GEMM: the spec takes one");
+  if (spec->scatter && spec->pingpong)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "split-K reduced in the GEMM with ping-pong consumers: the splits of a tile "
+                    "wait for each other, one tile a CTA");
   /* split-K by atomics: the arrival count read back by the tile's threads (one word per
    * ping-pong consumer) */
   if (spec->atomic) out->arrival_smem = hg_b_smem_reserve(b, 16, 16);
@@ -129,7 +136,7 @@ hg_val_t hg_splitk_thread(hg_builder_t *b, const hg_splitk_t *s, const hg_roles_
  * the M = 1 of a decode step) are neither stored nor read back. Columns are not tested: a
  * predicate per chunk on both spilled on 128-row mma.sync tiles, and a tile has few columns
  * past N. */
-static hg_val_t chunk_keep(hg_builder_t *b, const hg_acc_map_t *am, hg_val_t rows_left, int c) {
+hg_val_t hg_splitk_chunk_keep(hg_builder_t *b, const hg_acc_map_t *am, hg_val_t rows_left, int c) {
   int dm = -1;
   for (int i = 0; i < am->rows && dm < 0; i++)
     for (int j = 0; j < am->cols; j++) {
@@ -166,7 +173,7 @@ hg_status_t hg_splitk_store_tile(hg_builder_t *b, const hg_splitk_t *s, const hg
   hg_val_t at = hg_splitk_slot(b, s, tile, w->split, thread);
   hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
   for (int c = 0; c < s->acc_count / 4; c++) {
-    hg_b_if(b, chunk_keep(b, am, rows_left, c));
+    hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, c));
     hg_splitk_store(b, s, at, c, &acc[4 * c]);
     hg_b_endif(b);
   }
@@ -238,7 +245,7 @@ hg_status_t hg_splitk_reduce_emit(hg_builder_t *b, const hg_splitk_t *s, const h
     for (int gi = 0; gi * q < chunks && hg_is_ok(&st); gi++) {
       hg_b_if(b, hg_b_cmp(b, HG_EQ, group, i32(b, gi)));
       for (int i = 0; i < 4 * q; i++) sum[i] = hg_b_var(b, HG_T_F32, HG_NONE);
-      for (int i = 0; i < q; i++) keep[i] = chunk_keep(b, &am, rows_left, gi * q + i);
+      for (int i = 0; i < q; i++) keep[i] = hg_splitk_chunk_keep(b, &am, rows_left, gi * q + i);
       hg_splitk_sum(b, s, tile, splits, thread, gi * q, q, keep, sum);
       /* the map cropped to the group's values, renumbered from 0 */
       for (int i = 0; i < am.rows * am.cols; i++) {
@@ -304,7 +311,7 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
   hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
   hg_b_comment(b, "split-K: this split's partial tile added into the tile's slot");
   for (int ch = 0; ch < s->acc_count / 4; ch++) {
-    hg_b_if(b, chunk_keep(b, am, rows_left, ch));
+    hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, ch));
     hg_b_atomic_add_f32v(b, hg_b_bin(b, HG_ADD, at, hg_b_i64(b, ch * step)), 4, &acc[4 * ch]);
     hg_b_endif(b);
   }
@@ -325,7 +332,7 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
   hg_val_t zeros[4];
   for (int e = 0; e < 4; e++) zeros[e] = hg_b_f32(b, 0.0f);
   for (int ch = 0; ch < s->acc_count / 4; ch++) {
-    hg_b_if(b, chunk_keep(b, am, rows_left, ch));
+    hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, ch));
     hg_val_t chunk = hg_b_bin(b, HG_ADD, at, hg_b_i64(b, ch * step)), v[4];
     hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 4, chunk, v);
     for (int e = 0; e < 4; e++) hg_b_assign(b, acc[4 * ch + e], v[e]);
@@ -352,6 +359,99 @@ void hg_splitk_count_arrival(hg_builder_t *b, hg_val_t leader, hg_val_t counter,
     hg_b_endif(b);
   }
   hg_b_endif(b);
+}
+
+/* ---------------------------------------------------------------- split-K in the GEMM
+ *
+ * builders.h describes the protocol. Why every split waits and then sums a share, and not
+ * the last split alone: the last would read S slots through one SM (bench/RESULTS.md: about
+ * 0.5 us a split); shared, each split's SM reads 1/S of them, S slots of its share with all
+ * its loads in flight, as the reduction pass's CTAs do, without the pass's launch. */
+
+size_t hg_splitk_scatter_counter_bytes(int64_t cta_tiles) {
+  return ((size_t)cta_tiles * 4 + 255) & ~(size_t)255;
+}
+
+/* The counters' region in the kernel: CTA tiles x 4 bytes, rounded up to 256 (as the host's
+ * hg_splitk_scatter_counter_bytes), from the tile grid and the batch count. */
+static hg_val_t scatter_counter_bytes(hg_builder_t *b, hg_val_t tiles_m, hg_val_t tiles_n,
+                                      hg_val_t batches) {
+  hg_val_t t =
+      hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_MUL, hg_b_sext(b, tiles_m), hg_b_sext(b, tiles_n)),
+               hg_b_sext(b, batches));
+  return hg_b_bin(b, HG_AND, hg_b_mad(b, t, hg_b_i64(b, 4), hg_b_i64(b, 255)),
+                  hg_b_i64(b, ~(int64_t)255));
+}
+
+hg_splitk_t hg_splitk_scatter_slots(hg_builder_t *b, const hg_splitk_t *s, hg_val_t m, hg_val_t n,
+                                    hg_val_t batches) {
+  hg_val_t tm, tn;
+  cta_tiles(b, &s->spec, m, n, &tm, &tn);
+  hg_splitk_t slots = *s;
+  slots.workspace = hg_b_bin(b, HG_ADD, s->workspace, scatter_counter_bytes(b, tm, tn, batches));
+  slots.spec.workspace = slots.workspace;
+  return slots;
+}
+
+int hg_splitk_scatter_group_chunks(int acc_count, int splits) {
+  const int chunks = acc_count / 4;
+  int q = 1;
+  while (chunks % (2 * q) == 0 && chunks / (2 * q) >= splits && 2 * q <= 4) q *= 2;
+  return q;
+}
+
+hg_val_t hg_splitk_scatter_arrive(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
+                                  const hg_sched_work_t *w, hg_val_t m, hg_val_t n,
+                                  hg_val_t batches, hg_val_t splits, hg_val_t row0,
+                                  const hg_roles_t *r, const hg_val_t *acc) {
+  const hg_splitk_spec_t *c = &s->spec;
+  if (!c->scatter) {
+    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
+                                "hg_splitk_scatter_arrive on a split-K not made for it "
+                                "(spec.scatter is false: its workspace has no counters)"));
+    return hg_b_i64(b, 0);
+  }
+  hg_val_t tm, tn;
+  cta_tiles(b, c, m, n, &tm, &tn);
+  hg_val_t tile = hg_splitk_tile(b, w->batch, w->m0, w->n0, c->tile_m, c->tile_n, tm, tn);
+  hg_splitk_t slots = *s;
+  slots.workspace = hg_b_bin(b, HG_ADD, s->workspace, scatter_counter_bytes(b, tm, tn, batches));
+  hg_val_t thread = hg_splitk_thread(b, s, r);
+  hg_b_comment(b, "split-K in the GEMM: this split's partial tile to its slot");
+  hg_val_t at = hg_splitk_slot(b, &slots, tile, w->split, thread);
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
+  for (int ch = 0; ch < s->acc_count / 4; ch++) {
+    hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, ch));
+    hg_splitk_store(b, &slots, at, ch, &acc[4 * ch]);
+    hg_b_endif(b);
+  }
+  /* every tile thread's stores, then one release and the arrival; the spin's reads are
+   * atomic (relaxed), the fence after it the acquire (as stream-K's flags) */
+  tile_sync(b, s, r);
+  hg_b_comment(b, "split-K in the GEMM: arrive, wait for the tile's other splits, depart");
+  hg_val_t counter = hg_b_mad(b, tile, hg_b_i64(b, 4), s->workspace);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, thread, i32(b, 0)));
+  {
+    hg_b_fence_gpu(b);
+    hg_b_atomic_add_u32(b, counter, i32(b, 1));
+    hg_b_loop(b);
+    {
+      hg_val_t v = hg_b_atomic_add_u32(b, counter, i32(b, 0));
+      hg_b_break_if(b, hg_b_cmp(b, HG_GE_S, hg_b_bin(b, HG_AND, v, i32(b, 0xFFFF)), splits));
+    }
+    hg_b_endloop(b);
+    hg_b_fence_gpu(b);
+    hg_val_t old = hg_b_atomic_add_u32(b, counter, i32(b, 0x10000));
+    /* the last to depart: every split has stopped reading the word */
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_SHR_U, old, i32(b, 16)),
+                        hg_b_bin(b, HG_SUB, splits, i32(b, 1))));
+    hg_val_t zero = i32(b, 0);
+    hg_b_store(b, HG_GLOBAL, 32, 1, counter, &zero);
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
+  tile_sync(b, s, r);
+  return tile;
 }
 
 /* ---------------------------------------------------------------- stream-K's fix-up
@@ -410,7 +510,7 @@ void hg_streamk_publish(hg_builder_t *b, const hg_streamk_t *k, const hg_acc_map
   hg_val_t at = hg_splitk_slot(b, &k->slots, hg_b_sext(b, cta), i32(b, 0), thread);
   hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
   for (int c = 0; c < k->spec.acc_count / 4; c++) {
-    hg_b_if(b, chunk_keep(b, am, rows_left, c));
+    hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, c));
     hg_splitk_store(b, &k->slots, at, c, &acc[4 * c]);
     hg_b_endif(b);
   }
@@ -463,7 +563,7 @@ void hg_streamk_fixup(hg_builder_t *b, const hg_streamk_t *k, const hg_sched_t *
       hg_val_t at = hg_splitk_slot(b, &k->slots, hg_b_sext(b, cta), i32(b, 0), thread);
       const int64_t step = (int64_t)k->slots.threads * 16;
       for (int ch = 0; ch < k->spec.acc_count / 4; ch++) {
-        hg_b_if(b, chunk_keep(b, am, rows_left, ch));
+        hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, ch));
         hg_val_t got[4];
         hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 4, hg_b_bin(b, HG_ADD, at, hg_b_i64(b, ch * step)),
                   got);

@@ -690,6 +690,30 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "are added in the order they finish, so D's bits vary run to run; use ,k%d "
                     "(the reduction pass sums them in split order)",
                     c->splits, p->batch_invariant ? "batch-invariant" : "deterministic", c->splits);
+  if (c->split_scatter != 0 && c->split_scatter != 1)
+    return hg_error(HG_ERR_INVALID, "split_scatter = %d: 0 (reduction pass) or 1 (in the GEMM)",
+                    c->split_scatter);
+  if (c->split_scatter && c->split_atomic)
+    return hg_error(HG_ERR_INVALID,
+                    "split-K both by atomic adds and reduced in the GEMM: give one of ,k%da and "
+                    ",k%dr",
+                    c->splits, c->splits);
+  if (c->split_scatter && c->splits < 2)
+    return hg_error(HG_ERR_INVALID,
+                    "split-K reduced in the GEMM without a split (splits = %d): give ,kSr with S "
+                    "of 2..%d",
+                    c->splits, HG_SCHED_MAX_SPLITS);
+  if (c->split_scatter && c->schedule == HG_SCHED_PINGPONG)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "split-K reduced in the GEMM (,k%dr) with ping-pong consumers: each consumer "
+                    "holds a unit of its own, and the splits of a tile wait for each other; use "
+                    "coop",
+                    c->splits);
+  if (c->split_scatter && ml != HG_MAINLOOP_TMA_WGMMA && ml != HG_MAINLOOP_CPASYNC_WGMMA)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "split-K reduced in the GEMM (,k%dr) with mainloop %s: it is built for the "
+                    "wgmma mainloops; use ,k%d (the reduction pass) or ,k%da",
+                    c->splits, hg_gemm_mainloop_name(ml), c->splits, c->splits);
   if (c->split_atomic && c->splits < 2)
     return hg_error(HG_ERR_INVALID,
                     "split-K by atomic adds without a split (splits = %d): give ,kSa with S of "
@@ -716,7 +740,11 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
 
 int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   char split[16] = "";
-  if (c->splits > 1) snprintf(split, sizeof split, ",k%d%s", c->splits, c->split_atomic ? "a" : "");
+  if (c->splits > 1)
+    snprintf(split, sizeof split, ",k%d%s", c->splits,
+             c->split_atomic    ? "a"
+             : c->split_scatter ? "r"
+                                : "");
   /* both when both are set (a configuration the check refuses, printed as it is) */
   if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
   return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s%s%s", c->tile_m, c->tile_n,
@@ -754,7 +782,8 @@ static bool parse_ints(const char *s, int *v, int n) {
   return *s == '\0';
 }
 
-/* "Sa" (split-K by atomic adds): S as parse_ints takes it, then the 'a'. */
+/* "Sa" (split-K by atomic adds) or "Sr" (reduced in the GEMM): S as parse_ints takes it, then
+ * the letter. */
 static bool split_atomic_tok(const char *s, int *splits) {
   char digits[8];
   const size_t n = strlen(s) - 1;
@@ -852,10 +881,11 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       kind = EPI;
     } else if (tok[0] == 'k' && tok[1] &&
                (parse_ints(tok + 1, &c.splits, 1) ||
-                (tok[strlen(tok) - 1] == 'a' && strlen(tok) < 8 &&
+                ((tok[strlen(tok) - 1] == 'a' || tok[strlen(tok) - 1] == 'r') && strlen(tok) < 8 &&
                  split_atomic_tok(tok + 1, &c.splits)))) {
       kind = SPLITS;
       c.split_atomic = tok[strlen(tok) - 1] == 'a';
+      c.split_scatter = tok[strlen(tok) - 1] == 'r';
     } else if (!strcmp(tok, "ps") || !strcmp(tok, "pd") || !strcmp(tok, "pt")) {
       kind = OVERLAP;
       c.promote_overlap = tok[1] == 's'   ? HG_PROMOTE_STAGGER

@@ -82,6 +82,46 @@ static hg_status_t emit_tile(gemm_gen_t *x, const hg_epilogue_t *e, const hg_val
                           &x->roles);
 }
 
+/* Split-K in the GEMM (config.split_scatter; builders.h, hg_splitk_scatter_*): arrive, then
+ * group g of the thread's accumulator chunks summed over every split's slot and through the
+ * epilogue by split g mod splits, the map cropped to the group's values as the reduction
+ * pass does. */
+static hg_status_t emit_scatter(gemm_gen_t *x, const hg_acc_map_t *am, const hg_sched_work_t *w,
+                                hg_val_t t_row, hg_val_t t_col, hg_val_t slot_row0,
+                                const hg_val_t *acc) {
+  hg_builder_t *b = x->b;
+  const hg_splitk_t *s = &x->splitk;
+  hg_val_t row0 = hg_b_bin(b, HG_ADD, w->m0, t_row);
+  hg_val_t splits = x->sched.splits;
+  hg_val_t tile = hg_splitk_scatter_arrive(b, s, am, w, x->prm.M, x->prm.N, x->prm.batch, splits,
+                                           row0, &x->roles, acc);
+  const hg_splitk_t slots = hg_splitk_scatter_slots(b, s, x->prm.M, x->prm.N, x->prm.batch);
+  const int chunks = s->acc_count / 4;
+  const int q = hg_splitk_scatter_group_chunks(s->acc_count, s->splits);
+  hg_val_t thread = tile_thread(x);
+  hg_val_t rows_left = hg_b_bin(b, HG_SUB, x->prm.M, row0);
+  hg_acc_map_t crop = {.rows = am->rows, .cols = am->cols};
+  crop.v = malloc(sizeof(int) * (size_t)am->rows * (size_t)am->cols);
+  if (!crop.v) return hg_error(HG_ERR_NOMEM, "out of memory for split-K in the GEMM");
+  hg_status_t st = hg_ok();
+  hg_b_comment(b, "split-K in the GEMM: this split's share of the tile, summed in split order");
+  for (int gi = 0; gi * q < chunks && hg_is_ok(&st); gi++) {
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, hg_b_bin(b, HG_REM_U, i32(x, gi), splits), w->split));
+    hg_val_t keep[4], sum[16];
+    for (int i = 0; i < 4 * q; i++) sum[i] = hg_b_var(b, HG_T_F32, HG_NONE);
+    for (int i = 0; i < q; i++) keep[i] = hg_splitk_chunk_keep(b, am, rows_left, gi * q + i);
+    hg_splitk_sum(b, &slots, tile, splits, thread, gi * q, q, keep, sum);
+    for (int i = 0; i < am->rows * am->cols; i++) {
+      const int v = am->v[i];
+      crop.v[i] = v >= 4 * gi * q && v < 4 * (gi + 1) * q ? v - 4 * gi * q : -1;
+    }
+    st = emit_tile(x, &x->epi, sum, &crop, w, t_row, t_col, slot_row0);
+    hg_b_endif(b);
+  }
+  free(crop.v);
+  return hg_is_ok(&st) ? hg_builder_status(b) : st;
+}
+
 static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *partial) {
   hg_builder_t *b = x->b;
   const hg_gemm_config_t *c = &x->k->config;
@@ -138,6 +178,11 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
                                     hg_b_bin(b, HG_ADD, w.m0, t_row), r, acc));
       st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
       hg_b_endif(b);
+    } else if (c->splits > 1 && c->split_scatter) {
+      /* split-K in the GEMM: the partial tile to its slot, then, once every split of the
+       * tile has stored, this split's share of the tile summed in split order through the
+       * epilogue */
+      if (hg_is_ok(&st)) st = emit_scatter(x, &am, &w, t_row, t_col, slot_row0, acc);
     } else if (c->splits > 1) {
       /* split-K: the partial tile to the workspace; the reduction pass runs the epilogue */
       st = hg_splitk_store_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N,
@@ -179,13 +224,16 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
   const hg_gemm_problem_t *p = &k->problem;
   const hg_gemm_config_t *c = &k->config;
   const gemm_plan_t *g = x->g;
-  /* split: a reduction pass runs the epilogue (not split-K by atomics) */
+  /* split: the partial tiles go through the workspace and D is stored element by element
+   * (the reduction pass, or split-K in the GEMM: not split-K by atomics); pass: a second
+   * kernel sums them */
   const bool split = c->splits > 1 && !c->split_atomic;
+  const bool pass = split && !c->split_scatter;
   const hg_roles_spec_t rs = hg_gemm_roles_spec(k, g, x->reduce);
   HG_TRY(hg_roles_make(b, &rs, &x->roles));
   /* split-K: the reduction pass may be scheduled now, to start as this grid's CTAs leave (it
    * waits for the whole grid before it reads a partial) */
-  if (split && !x->reduce) hg_b_griddep_launch_dependents(b);
+  if (pass && !x->reduce) hg_b_griddep_launch_dependents(b);
   hg_epilogue_t *e = &x->epi;
   if (!x->reduce) HG_TRY(hg_gemm_ring_make(b, k, g, &x->rg));
   /* split-K's GEMM stores partial tiles and its reduction pass stores D directly */
@@ -220,7 +268,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
                              e->tma ? e->tmap_d : HG_NONE, x->prm.tmap_aux};
   hg_pipe_init_cluster(b, &x->rg.pipe, &x->rg.cl, x->roles.tid, tmaps, 4);
   if (!grouped(x)) hg_b_griddep_wait(b);
-  if (!split) hg_b_griddep_launch_dependents(b);
+  if (!pass) hg_b_griddep_launch_dependents(b);
 
   hg_roles_producer(b, &x->roles);
   emit_producer(x);
@@ -279,7 +327,8 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
     out->k.cluster[1] = out->k.cluster[2] = 1;
   }
   if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, &out->k);
-  if (hg_is_ok(&st) && c->splits > 1 && !c->split_atomic) st = generate_reduce(out, g, be);
+  if (hg_is_ok(&st) && c->splits > 1 && !c->split_atomic && !c->split_scatter)
+    st = generate_reduce(out, g, be);
   free(acc);
   free(g);
   hg_builder_destroy(b);

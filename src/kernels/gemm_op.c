@@ -30,7 +30,8 @@ struct hg_gemm_op {
   /* split-K (config.splits > 1): the partial tiles at the workspace's start, split_bytes in
    * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles; by
    * atomic adds (config.split_atomic) a slot and counter per tile, no pass, and all of it
-   * flag_bytes (below: zero before a launch) */
+   * flag_bytes (below: zero before a launch); reduced in the GEMM (config.split_scatter) a
+   * counter per tile (the first flag_bytes) and the pass's slots, no pass */
   size_t split_bytes;
   int64_t cta_tiles;
   /* stream-K (config.stream_k): its flags and slots at the workspace's start, stream_k_bytes
@@ -145,6 +146,24 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
        * them: zeroed like stream-K's flags */
       op->split_bytes = (hg_splitk_atomic_workspace_bytes(ctas, elems) + 255) & ~(size_t)255;
       op->flag_bytes = op->split_bytes;
+    } else if (k->split_scatter) {
+      /* a counter per tile (zero before a launch, as each launch leaves it), then a slot per
+       * split; the splits of a tile wait for each other, so every unit needs its own
+       * resident CTA */
+      op->flag_bytes = hg_splitk_scatter_counter_bytes(ctas);
+      op->split_bytes = op->flag_bytes +
+                        ((hg_splitk_workspace_bytes(k->splits, ctas, elems) + 255) & ~(size_t)255);
+      hg_sched_spec_t ss = hg_gemm_sched_spec(k);
+      const int64_t units =
+          hg_sched_units(&ss, op->gk.problem.m, op->gk.problem.n, op->gk.problem.batch) *
+          k->cluster_m * k->cluster_n;
+      if (units > op->grid)
+        s = hg_error(HG_ERR_UNSUPPORTED,
+                     "split-K reduced in the GEMM (,k%dr) needs every unit resident at once (the "
+                     "splits of a tile wait for each other): %" PRId64
+                     " CTAs, but only %d of %s fit on this device; use fewer splits or ,k%d "
+                     "(the reduction pass)",
+                     k->splits, units, op->grid, op->gk.k.name, k->splits);
     } else {
       s = hg_rt_function(rt, op->mod, op->gk.reduce_name, op->gk.reduce_smem, &op->red_fn);
       op->split_bytes = (hg_splitk_workspace_bytes(k->splits, ctas, elems) + 255) & ~(size_t)255;
@@ -467,7 +486,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                    .stream = stream,
                    .pdl = true};
   HG_TRY(hg_rt_launch(op->rt, op->fn, &l, args));
-  if (!op->split_bytes || gk->config.split_atomic) return hg_ok();
+  if (!op->split_bytes || gk->config.split_atomic || gk->config.split_scatter) return hg_ok();
   /* split-K: the reduction pass, same parameters, after the GEMM on the stream */
   hg_launch_t lr = {.grid = {(uint32_t)op->cta_tiles, (uint32_t)gk->reduce_groups, 1},
                     .block = {gk->reduce_threads, 1, 1},

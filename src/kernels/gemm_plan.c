@@ -96,7 +96,11 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
   else if (!k->a_tma || !k->b_tma)
     snprintf(cp, sizeof cp, "_cp%c%d", !k->a_tma ? 'a' : 'b', !k->a_tma ? k->a_vec : k->b_vec);
   char split[160] = "";
-  if (c->splits > 1) snprintf(split, sizeof split, "_k%d%s", c->splits, c->split_atomic ? "a" : "");
+  if (c->splits > 1)
+    snprintf(split, sizeof split, "_k%d%s", c->splits,
+             c->split_atomic    ? "a"
+             : c->split_scatter ? "r"
+                                : "");
   if (c->stream_k) snprintf(split, sizeof split, "_sk");
   if (p->rowscale || p->colscale)
     snprintf(split + strlen(split), sizeof split - strlen(split), "_%s%s", p->rowscale ? "rs" : "",
@@ -584,5 +588,6 @@ hg_splitk_spec_t hg_gemm_splitk_spec(const hg_gemm_kernel_t *k, const gemm_plan_
                             .cluster_m = c->cluster_m,
                             .cluster_n = c->cluster_n,
                             .workspace = workspace,
-                            .atomic = c->split_atomic != 0};
+                            .atomic = c->split_atomic != 0,
+                            .scatter = c->split_scatter != 0};
 }

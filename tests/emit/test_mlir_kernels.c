@@ -573,6 +573,8 @@ static void add_gemm_matrix(void) {
   /* split-K: the arrival counter (atomicrmw, fences) and the partial tiles */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,k4", 32768);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_F32, true, true, false, "128x128x128,c2x1,s4,k3", 16384);
+  /* split-K reduced in the GEMM: arrival, spin and departure on the tile's counter */
+  add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,k4r", 32768);
   /* stream-K: the fix-up's flags (atomics, fences, the spin loop) and partials in the kernel */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "128x128x64,c1x1,s4,pp,sk", 4160);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4,sk", 4160);

@@ -410,6 +410,90 @@ static void test_split_k(void) {
   check_generates(&q, &c);
 }
 
+/* Split-K reduced in the GEMM (",kSr"): text form and refusals; every wgmma mainloop,
+ * cluster, batch, fp8 and epilogue chains through ptxas with 0 spills; one entry, the
+ * partials' 16-byte stores and loads, the arrival (fence, atomic add, spin, departure) and
+ * no atomic reductions into the slots. */
+static void test_split_scatter(void) {
+  hg_gemm_config_t c;
+  char buf[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k8r", &c));
+  CHECK(c.splits == 8 && c.split_scatter == 1 && c.split_atomic == 0);
+  hg_gemm_config_print(&c, buf, sizeof buf);
+  CHECK(strstr(buf, ",k8r") != NULL);
+  hg_gemm_config_t back;
+  CHECK_OK(hg_gemm_config_parse(buf, &back));
+  CHECK(back.split_scatter == 1 && back.splits == 8);
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,k8r,k4", &c), HG_ERR_PARSE, "split-K count twice");
+  CHECK_ERR(hg_gemm_config_parse("128x128x64,k8ra", &c), HG_ERR_PARSE, "unknown field");
+  hg_gemm_problem_t p = problem(512, 512, 16384, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k8r", &c));
+  c.split_atomic = 1;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "give one of ,k8a and ,k8r");
+  CHECK_OK(hg_gemm_config_parse("128x128x64,pp,k8r", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "ping-pong");
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k8r,tma-mmasync", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "wgmma mainloops");
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k8r", &c));
+  c.split_scatter = 2;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "split_scatter = 2");
+  c.split_scatter = 1;
+  c.splits = 1;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "without a split");
+  /* deterministic problems take it (split order, whoever arrives last) */
+  hg_gemm_problem_t det = p;
+  det.deterministic = true;
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k8r", &c));
+  CHECK_OK(hg_gemm_config_check(&det, &c));
+  static const struct {
+    const char *cfg;
+    int64_t m, n, k;
+    int batch;
+    hg_dtype_t t, d;
+    const char *chain;
+  } cases[] = {{"128x128x64,k8r", 512, 512, 16384, 1, HG_BF16, HG_BF16, "none"},
+               {"64x64x64,k8r", 192, 320, 40000, 1, HG_BF16, HG_BF16, "none"},
+               {"128x256x64,c2x1,k4r", 300, 700, 9000, 1, HG_BF16, HG_F32, "bias,gelu"},
+               {"64x128x64,c1x2,k3r", 200, 136, 30000, 3, HG_F16, HG_F16, "none"},
+               {"128x128x64,s3,k7r,cpasync-wgmma", 300, 200, 40001, 1, HG_BF16, HG_F32, "none"},
+               {"128x128x128,c2x1,k6r", 128, 7168, 16384, 1, HG_E4M3, HG_BF16, "bias,relu"},
+               {"128x128x64,k64r", 128, 128, 32768, 1, HG_BF16, HG_BF16, "none"},
+               {"64x64x128,k5r", 100, 300, 30000, 1, HG_E4M3, HG_E4M3, "none"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hg_gemm_problem_t q = problem(cases[i].m, cases[i].n, cases[i].k, cases[i].t);
+    q.batch = cases[i].batch;
+    q.d_type = cases[i].d;
+    if (cases[i].d == HG_E4M3) q.amax = true;
+    CHECK_OK(hg_gemm_epilogue_parse(cases[i].chain, &q));
+    q.bias_type = HG_BF16;
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    CHECK_OK(hg_gemm_config_parse(cases[i].cfg, &c));
+    check_generates(&q, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&st)) continue; /* check_generates said why */
+    const char *ptx = k.k.ptx.data;
+    int entries = 0;
+    for (const char *e = ptx; (e = strstr(e, ".entry ")); e++) entries++;
+    CHECK_EQ(entries, 1);
+    CHECK(k.reduce_name[0] == '\0');
+    CHECK(strstr(ptx, "st.global.v4.f32") != NULL && strstr(ptx, "ld.global.v4.f32") != NULL);
+    CHECK(strstr(ptx, "fence.acq_rel.gpu") != NULL);
+    CHECK(strstr(ptx, "atom.global.add.u32") != NULL);
+    CHECK(strstr(ptx, "red.global.add") == NULL || q.amax);
+    snprintf(buf, sizeof buf, "_k%dr", c.splits);
+    CHECK(strstr(k.k.name, buf) != NULL);
+    hg_gemm_kernel_free(&k);
+  }
+  CHECK_EQ(hg_splitk_scatter_group_chunks(64, 8), 2);
+  CHECK_EQ(hg_splitk_scatter_group_chunks(64, 2), 4);
+  CHECK_EQ(hg_splitk_scatter_group_chunks(64, 16), 1);
+  CHECK_EQ(hg_splitk_scatter_group_chunks(32, 64), 1);
+  CHECK_EQ(hg_splitk_scatter_counter_bytes(1), 256);
+  CHECK_EQ(hg_splitk_scatter_counter_bytes(65), 512);
+}
+
 /* Stream-K (config ",sk"): the text form and its refusals (with split-K, batch-invariant and
  * grouped problems), and every mainloop, schedule, cluster, fp8 accumulation and an epilogue
  * chain through ptxas, 0 spills: the fix-up's release (fence, atomic add), its spin (atomic
@@ -2499,6 +2583,7 @@ int main(void) {
   HG_RUN(test_tuner_space);
   HG_RUN(test_smem_accounting);
   HG_RUN(test_split_k);
+  HG_RUN(test_split_scatter);
   HG_RUN(test_stream_k);
   HG_RUN(test_fp8_accum);
   HG_RUN(test_fp8_stagger);

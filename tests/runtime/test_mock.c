@@ -551,6 +551,39 @@ static void test_gemm_op_host_path(void) {
   CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
   CHECK_EQ(partial, 0u); /* zeroed on the stream before the launch */
   hg_gemm_op_destroy(op);
+  hg_rt_free(suite_rt, w);
+  /* Split-K reduced in the GEMM: the tiles' counters (16 x 4 bytes, rounded up to 256), zero
+   * before a launch as each launch leaves them, then 16 x 5 slots the kernel writes; one
+   * launch. A caller's counters are zeroed unless it says they are zero; the slots never. */
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k5r", &c));
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, &c, HG_BACKEND_PTX, &op));
+  if (!op) return;
+  const size_t ws_scatter = hg_gemm_op_workspace_bytes(op);
+  CHECK_EQ(ws_scatter, (size_t)256 + (size_t)16 * 5 * 128 * 128 * 4);
+  CHECK_OK(hg_rt_alloc(suite_rt, ws_scatter, &w));
+  kept.workspace = w;
+  kept.workspace_bytes = ws_scatter;
+  kept.workspace_zeroed = true;
+  launches = st->launches;
+  CHECK_OK(hg_gemm_op_run_args(op, &kept, NULL));
+  CHECK_EQ(st->launches - launches, 1);
+  CHECK_EQ(st->last_grid[0], 80u); /* every unit its own CTA */
+  CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
+  CHECK_EQ(partial, 0xCDCDCDCDu);
+  kept.workspace_zeroed = false;
+  CHECK_OK(hg_gemm_op_run_args(op, &kept, NULL));
+  CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
+  CHECK_EQ(partial, 0u);
+  CHECK_OK(hg_rt_download(suite_rt, &partial, w + 256, 4));
+  CHECK_EQ(partial, 0xCDCDCDCDu);
+  hg_gemm_op_destroy(op);
+  /* units that could not all be resident at once (16 tiles x 64 splits on 132 SMs): the
+   * splits would wait for splits still queued, so the operation is refused */
+  CHECK_OK(hg_gemm_config_parse("128x128x64,k64r", &c));
+  op = NULL;
+  CHECK_ERR(hg_gemm_op_create(suite_rt, &p, &c, HG_BACKEND_PTX, &op), HG_ERR_UNSUPPORTED,
+            "resident at once");
+  CHECK(op == NULL);
   /* A bias: hg_gemm_op_run (no bias pointer) is refused with the way to pass one;
    * hg_gemm_op_run_args takes it, with the operation's own workspace when given none. */
   p.bias = HG_BIAS_N;
