@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -333,6 +333,20 @@ case "$mode" in
       --iters 20 --json "$OUT/torch-sets.json"
     cp "$LOG/torch-sets.log" "$OUT/torch-sets.txt"
     grep -hE 'geometric|ERROR|FAILED' "$LOG/torch-sets.log" | cut -c1-160 >> "$summary" ;;
+  # both operands repacked in one launch (the pair kernel): checks, the host time a run
+  # (run_host_us; 3 launches a run before, 2 now), and the repack alone, pair against two
+  # launches; the table last
+  rp2) for g in "1001 999 4097" "333 7777 2222" "4095 4097 127" "1001 999 4097 --type e4m3" \
+        "1001 999 4097 --batch 3" "77 4097 1001 --layout RR"; do
+      step "rp2-gemm-$(echo "$g" | tr ' ' '_' | tr -d -)" "$H" gemm $g --check --bench --iters 20
+    done
+    step rp2-bench-repack bash -c "$H bench repack 1001 4097 --pair 999 && \
+      $H bench repack 4095 127 --pair 4097 && $H bench repack 333 2222 --pair 7777 --type e4m3"
+    for f in "$LOG"/rp2-gemm-*.log; do
+      printf '%-36s %s\n' "$(basename "$f" .log)" "$(grep -hE 'host +hg_gemm_op_run' "$f" | cut -c1-110)"
+      grep -hE '^ *(check|bench) ' "$f" | cut -c1-150
+    done
+    grep -hE 'bench repack:|launch|repack  |two launches|ratio' "$LOG/rp2-bench-repack.log" | cut -c1-150 ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;

@@ -238,7 +238,8 @@ static int bench_copy(int argc, char **argv) {
 static void usage_repack(FILE *f) {
   fprintf(f,
           "usage: hopgen bench repack [ROWS COLS] [--type T] [--ld N] [--offset E] [--batch B]\n"
-          "                           [--warmup W] [--runs R] [--seed N] [--min-ratio X]\n"
+          "                           [--pair ROWS_B] [--warmup W] [--runs R] [--seed N]\n"
+          "                           [--min-ratio X]\n"
           "                           [--backend ptx|mlir] [--device N] [--json]\n\n"
           "The operand repack that AUTO runs before a GEMM whose rows TMA cannot address (rows\n"
           "of ROWS x COLS elements, default 4096 x 4097 bf16, copied into packed rows of 16-byte\n"
@@ -249,19 +250,36 @@ static void usage_repack(FILE *f) {
           "  --ld N            source elements between rows (default COLS)\n"
           "  --offset E        the source starts E elements past a 256-byte boundary (0..15)\n"
           "  --batch B         matrices, each ld x ROWS elements apart (default 1)\n"
+          "  --pair ROWS_B     a second operand of ROWS_B rows (same columns, ld, offset, batch),\n"
+          "                    copied with the first in one launch by the pair kernel that a GEMM\n"
+          "                    repacking both A and B runs; the two one-operand launches it\n"
+          "                    replaces are timed beside it\n"
           "  --warmup W, --runs R  per side (default 5 and 30)\n"
           "  --min-ratio X     exit 1 when repack / D2D bandwidth is below X (e.g. 0.7)\n"
           "  --json            machine-readable result on standard output\n");
 }
 
-enum { R_TYPE, R_LD, R_OFFSET, R_BATCH, R_WARMUP, R_RUNS, R_SEED, R_DEVICE, R_MIN, R_BE, R_JSON };
+enum {
+  R_TYPE,
+  R_LD,
+  R_OFFSET,
+  R_BATCH,
+  R_PAIR,
+  R_WARMUP,
+  R_RUNS,
+  R_SEED,
+  R_DEVICE,
+  R_MIN,
+  R_BE,
+  R_JSON
+};
 static const hg_cli_opt_t repack_opts[] = {
     {R_TYPE, "--type", NULL, HG_CLI_VALUE, 0},     {R_LD, "--ld", NULL, HG_CLI_VALUE, 0},
     {R_OFFSET, "--offset", NULL, HG_CLI_VALUE, 0}, {R_BATCH, "--batch", NULL, HG_CLI_VALUE, 0},
     {R_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0}, {R_RUNS, "--runs", NULL, HG_CLI_VALUE, 0},
     {R_SEED, "--seed", NULL, HG_CLI_VALUE, 0},     {R_DEVICE, "--device", NULL, HG_CLI_VALUE, 0},
     {R_MIN, "--min-ratio", NULL, HG_CLI_VALUE, 0}, {R_BE, "--backend", NULL, HG_CLI_VALUE, 0},
-    {R_JSON, "--json", NULL, HG_CLI_JSON, 0},
+    {R_JSON, "--json", NULL, HG_CLI_JSON, 0},      {R_PAIR, "--pair", NULL, HG_CLI_VALUE, 0},
 };
 
 static int bench_repack(int argc, char **argv) {
@@ -301,6 +319,9 @@ static int bench_repack(int argc, char **argv) {
       break;
     case R_BATCH:
       ok = hg_cli_int(&a, v, 1, 1 << 20, &b.batch);
+      break;
+    case R_PAIR:
+      ok = hg_cli_int(&a, v, 1, INT32_MAX, &b.pair_rows);
       break;
     case R_WARMUP:
       ok = hg_cli_int(&a, v, 1, 1000, &x);
@@ -371,6 +392,9 @@ static int bench_repack(int argc, char **argv) {
              r.kernel, r.args.ld_src, r.args.ld_dst, 1 << r.lanes_log2, r.ctas, r.bytes_read,
              r.bytes_written, r.verified ? "true" : "false", r.repack_ms, r.repack_min_ms, r.d2d_ms,
              r.repack_gbs, r.d2d_gbs, r.ratio);
+      if (b.pair_rows > 0)
+        printf(", \"pair_rows\": %" PRId64 ", \"lanes_b\": %d, \"two_launches_ms\": %.5f",
+               b.pair_rows, 1 << r.lanes_log2_b, r.two_ms);
     }
     if (!hg_is_ok(&s)) {
       printf(", ");
@@ -383,13 +407,22 @@ static int bench_repack(int argc, char **argv) {
            ", base +%d elements) x %" PRId64 " -> rows of %" PRId64 " on %s\n",
            b.rows, b.cols, hg_dtype_name(b.type), r.args.ld_src, b.offset, b.batch, r.args.ld_dst,
            r.device);
-    printf("  %s: %" PRIu64 " CTAs x 256 threads, %d threads a row; verified every byte\n",
-           r.kernel, r.ctas, 1 << r.lanes_log2);
+    if (b.pair_rows > 0)
+      printf("  %s: A and B (%" PRId64 " rows) in one launch, %" PRIu64
+             " CTAs x 256 threads, %d and %d threads a row; verified every byte\n",
+             r.kernel, b.pair_rows, r.ctas, 1 << r.lanes_log2, 1 << r.lanes_log2_b);
+    else
+      printf("  %s: %" PRIu64 " CTAs x 256 threads, %d threads a row; verified every byte\n",
+             r.kernel, r.ctas, 1 << r.lanes_log2);
     printf("  repack    %8.4f ms median (min %.4f)  %8.1f GB/s (%" PRIu64 " B read + %" PRIu64
            " B written)\n",
            r.repack_ms, r.repack_min_ms, r.repack_gbs, r.bytes_read, r.bytes_written);
     printf("  D2D copy  %8.4f ms median          %8.1f GB/s (the packed bytes)\n", r.d2d_ms,
            r.d2d_gbs);
+    if (b.pair_rows > 0)
+      printf("  two launches %8.4f ms median (the one-operand kernel on A, then on B; %.3f x "
+             "the pair's device time)\n",
+             r.two_ms, r.two_ms / r.repack_ms);
     printf("  ratio     %.3f (repack / D2D)\n", r.ratio);
   }
   if (rt) hg_rt_close(rt);

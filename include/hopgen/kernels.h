@@ -99,10 +99,14 @@ hg_status_t hg_repack_pair_launch(hg_rt_t *rt, hg_function_t *fn, int esize,
  * source `offset` elements past a 256-byte boundary; fresh random data, every destination
  * byte verified (padding zero), then the median of interleaved (repack, D2D copy of the
  * packed bytes) pairs. GB/s counts read + write: the tensor's bytes plus the packed bytes
- * for the repack, twice the packed bytes for the copy. */
+ * for the repack, twice the packed bytes for the copy. With pair_rows > 0, a second operand
+ * (B: pair_rows rows of the same columns, ld_src, offset and batch, as a GEMM's K-major B) is
+ * copied with the first by the pair kernel in one launch (hg_gen_repack_pair; both verified),
+ * and the two one-operand launches it replaces are timed beside it. */
 typedef struct hg_repack_bench {
   hg_dtype_t type;
   int64_t rows, cols, batch, ld_src;
+  int64_t pair_rows; /* 0: one operand */
   int offset;
   int warmup, runs; /* 0: 5 and 30 */
   uint64_t seed;    /* 0: a fresh one */
@@ -110,13 +114,15 @@ typedef struct hg_repack_bench {
 typedef struct hg_repack_bench_result {
   char device[128];
   char kernel[64];
-  hg_repack_args_t args; /* as launched */
+  hg_repack_args_t args;   /* as launched */
+  hg_repack_args_t args_b; /* pair_rows > 0: B's */
   int esize;
-  int32_t lanes_log2;
+  int32_t lanes_log2, lanes_log2_b;
   uint64_t ctas;
   uint64_t bytes_read, bytes_written;
   bool verified;
   double repack_ms, repack_min_ms, d2d_ms; /* medians (and the repack's fastest run) */
+  double two_ms;                           /* pair_rows > 0: the two one-operand launches */
   double repack_gbs, d2d_gbs, ratio;       /* ratio = repack_gbs / d2d_gbs */
 } hg_repack_bench_result_t;
 /* The description's problems, as a sentence (hg_repack_bench_run calls it). */

@@ -352,9 +352,9 @@ hg_status_t hg_repack_pair_launch(hg_rt_t *rt, hg_function_t *fn, int esize,
 typedef struct rp_bench_state {
   hg_rt_t *rt;
   hg_devptr_t src, dst;
-  hg_module_t *mod, *fill_mod;
-  hg_function_t *fn, *fill_fn;
-  hg_event_t ev[4];
+  hg_module_t *mod, *mod2, *fill_mod;
+  hg_function_t *fn, *fn2, *fill_fn; /* fn2: the pair kernel */
+  hg_event_t ev[6];
   hg_stream_t stream;
   double *times;
   uint8_t *host_src, *host_dst;
@@ -371,10 +371,11 @@ static double rp_median(double *v, int n) {
 }
 
 static void rp_bench_free(rp_bench_state_t *st) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 6; i++)
     if (st->ev[i]) hg_rt_event_destroy(st->rt, st->ev[i]);
   if (st->stream) hg_rt_stream_destroy(st->rt, st->stream);
   if (st->mod) hg_rt_module_unload(st->rt, st->mod);
+  if (st->mod2) hg_rt_module_unload(st->rt, st->mod2);
   if (st->fill_mod) hg_rt_module_unload(st->rt, st->fill_mod);
   hg_rt_free(st->rt, st->src);
   hg_rt_free(st->rt, st->dst);
@@ -383,8 +384,19 @@ static void rp_bench_free(rp_bench_state_t *st) {
   free(st->host_dst);
 }
 
-/* The benchmark's operand: x from the description (src and dst left 0). */
-static hg_status_t rp_bench_args(const hg_repack_bench_t *in, int *esize, hg_repack_args_t *x) {
+/* The bytes an operand's source region takes (its tensor, room for the offset, 256-byte
+ * aligned) and its packed copy's. */
+static size_t rp_src_region(const hg_repack_args_t *x, int e) {
+  return ((size_t)(x->bs_src * x->batch * e) + 16 * (size_t)e + 255) & ~(size_t)255;
+}
+static size_t rp_dst_region(const hg_repack_args_t *x, int e) {
+  return ((size_t)(x->bs_dst * x->batch * e) + 255) & ~(size_t)255;
+}
+
+/* The benchmark's operands: x (and with pair_rows, xb) from the description (src and dst
+ * left 0). */
+static hg_status_t rp_bench_args(const hg_repack_bench_t *in, int *esize, hg_repack_args_t *x,
+                                 hg_repack_args_t *xb) {
   const int e = hg_dtype_bytes(in->type);
   if (e != 1 && e != 2 && e != 4)
     return hg_error(HG_ERR_UNSUPPORTED, "the repack benchmark takes 1, 2 or 4-byte types, not %s",
@@ -394,6 +406,10 @@ static hg_status_t rp_bench_args(const hg_repack_bench_t *in, int *esize, hg_rep
                     "the repack benchmark needs at least one row, column and batch (%" PRId64
                     " x %" PRId64 " x %" PRId64 ")",
                     in->rows, in->cols, in->batch);
+  if (in->pair_rows < 0)
+    return hg_error(HG_ERR_INVALID,
+                    "the second operand's rows (%" PRId64 ") may not be negative (0: none)",
+                    in->pair_rows);
   if (in->offset < 0 || in->offset > 15)
     return hg_error(HG_ERR_INVALID, "a source offset of %d elements is outside 0..15", in->offset);
   if (in->warmup < 0 || in->runs < 0)
@@ -407,25 +423,31 @@ static hg_status_t rp_bench_args(const hg_repack_bench_t *in, int *esize, hg_rep
   x->ld_dst = (in->cols + q - 1) / q * q;
   x->bs_src = x->ld_src * in->rows;
   x->bs_dst = x->ld_dst * in->rows;
+  *xb = *x;
+  xb->rows = in->pair_rows;
+  xb->bs_src = x->ld_src * in->pair_rows;
+  xb->bs_dst = x->ld_dst * in->pair_rows;
   *esize = e;
-  const double bytes = (double)(x->bs_src + x->bs_dst) * (double)x->batch * e;
+  const double bytes =
+      (double)(x->bs_src + x->bs_dst + xb->bs_src + xb->bs_dst) * (double)x->batch * e;
   if (bytes > 64.0 * (1ull << 30))
     return hg_error(HG_ERR_INVALID, "the repack benchmark's buffers would take %.1f GiB",
                     bytes / (double)(1ull << 30));
+  if (in->pair_rows > 0)
+    return hg_repack_pair_geometry(x, xb, e, &(hg_launch_t){0}, (int32_t[2]){0, 0}, &(int32_t){0});
   return hg_repack_geometry(x, e, &(hg_launch_t){0}, &(int32_t){0});
 }
 
 hg_status_t hg_repack_bench_validate(const hg_repack_bench_t *bench) {
   if (!bench) return hg_error(HG_ERR_INVALID, "no repack benchmark description given");
   int e;
-  hg_repack_args_t x;
-  return rp_bench_args(bench, &e, &x);
+  hg_repack_args_t x, xb;
+  return rp_bench_args(bench, &e, &x, &xb);
 }
 
-/* Every byte of dst: the source's, or 0 in the padding. */
-static hg_status_t rp_verify(rp_bench_state_t *st, const hg_repack_args_t *x, int e,
-                             size_t src_bytes, bool *ok) {
-  const size_t dst_bytes = (size_t)(x->bs_dst * x->batch * e);
+/* Every byte of each operand's packed copy: the source's, or 0 in the padding. */
+static hg_status_t rp_verify(rp_bench_state_t *st, const hg_repack_args_t *xs, int n, int e,
+                             size_t src_bytes, size_t dst_bytes, bool *ok) {
   *ok = false;
   if (!st->host_src) st->host_src = malloc(src_bytes);
   if (!st->host_dst) st->host_dst = malloc(dst_bytes);
@@ -434,20 +456,26 @@ static hg_status_t rp_verify(rp_bench_state_t *st, const hg_repack_args_t *x, in
                     src_bytes + dst_bytes);
   HG_TRY(hg_rt_download(st->rt, st->host_src, st->src, src_bytes));
   HG_TRY(hg_rt_download(st->rt, st->host_dst, st->dst, dst_bytes));
-  const size_t off = (size_t)(x->src - st->src);
-  for (int64_t z = 0; z < x->batch; z++)
-    for (int64_t r = 0; r < x->rows; r++) {
-      const uint8_t *s = st->host_src + off + (size_t)((z * x->bs_src + r * x->ld_src) * e);
-      const uint8_t *d = st->host_dst + (size_t)((z * x->bs_dst + r * x->ld_dst) * e);
-      const size_t n = (size_t)(x->cols * e), pad = (size_t)(x->ld_dst * e) - n;
-      bool bad = memcmp(s, d, n) != 0;
-      for (size_t i = 0; i < pad && !bad; i++) bad = d[n + i] != 0;
-      if (bad)
-        return hg_error(HG_ERR_MISMATCH,
-                        "the repack's row %" PRId64 " of batch %" PRId64
-                        " differs from the source (or its padding is not zero)",
-                        r, z);
-    }
+  for (int i = 0; i < n; i++) {
+    const hg_repack_args_t *x = &xs[i];
+    const size_t off = (size_t)(x->src - st->src), doff = (size_t)(x->dst - st->dst);
+    for (int64_t z = 0; z < x->batch; z++)
+      for (int64_t r = 0; r < x->rows; r++) {
+        const uint8_t *s = st->host_src + off + (size_t)((z * x->bs_src + r * x->ld_src) * e);
+        const uint8_t *d = st->host_dst + doff + (size_t)((z * x->bs_dst + r * x->ld_dst) * e);
+        const size_t nb = (size_t)(x->cols * e), pad = (size_t)(x->ld_dst * e) - nb;
+        bool bad = memcmp(s, d, nb) != 0;
+        for (size_t j = 0; j < pad && !bad; j++) bad = d[nb + j] != 0;
+        if (bad)
+          return hg_error(HG_ERR_MISMATCH,
+                          "the repack's row %" PRId64 " of batch %" PRId64
+                          "%s differs from the source (or its padding is not zero)",
+                          r, z,
+                          n == 1 ? ""
+                          : i    ? " of B"
+                                 : " of A");
+      }
+  }
   *ok = true;
   return hg_ok();
 }
@@ -456,30 +484,49 @@ static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *
                                  hg_repack_bench_result_t *out) {
   hg_rt_t *rt = st->rt;
   int e = 0;
-  hg_repack_args_t x;
-  HG_TRY(rp_bench_args(in, &e, &x));
+  hg_repack_args_t xs[2];
+  HG_TRY(rp_bench_args(in, &e, &xs[0], &xs[1]));
+  const bool pair = in->pair_rows > 0;
+  const int n_ops = pair ? 2 : 1;
   const hg_device_info_t *dev = hg_rt_device(rt);
   if (dev) snprintf(out->device, sizeof out->device, "%s", dev->name);
   const int warmup = in->warmup > 0 ? in->warmup : 5;
   const int runs = in->runs > 0 ? in->runs : 30;
-  /* the source with room for the offset, rounded to whole u32 for the random fill, and at
-   * least as large as the packed copy (the D2D copy reads that many bytes of it) */
-  const size_t dst_bytes = (size_t)(x.bs_dst * x.batch * e);
-  size_t src_bytes = ((size_t)(x.bs_src * x.batch * e) + 16 * (size_t)e + 3) & ~(size_t)3;
+  /* the operands one after the other: each source with room for the offset, the whole
+   * rounded to whole u32 for the random fill and at least as large as the packed copies (the
+   * D2D copy reads that many bytes of it) */
+  size_t src_bytes = rp_src_region(&xs[0], e), dst_bytes = rp_dst_region(&xs[0], e);
+  if (pair) {
+    src_bytes += rp_src_region(&xs[1], e);
+    dst_bytes += rp_dst_region(&xs[1], e);
+  }
   if (src_bytes < dst_bytes) src_bytes = dst_bytes;
   HG_TRY(hg_rt_stream_create(rt, &st->stream));
-  for (int i = 0; i < 4; i++) HG_TRY(hg_rt_event_create(rt, &st->ev[i]));
+  for (int i = 0; i < 6; i++) HG_TRY(hg_rt_event_create(rt, &st->ev[i]));
   HG_TRY(hg_rt_alloc(rt, src_bytes, &st->src));
   HG_TRY(hg_rt_alloc(rt, dst_bytes, &st->dst));
-  x.src = st->src + (hg_devptr_t)(in->offset * e);
-  x.dst = st->dst;
-  out->args = x;
+  xs[0].src = st->src + (hg_devptr_t)(in->offset * e);
+  xs[0].dst = st->dst;
+  xs[1].src = st->src + rp_src_region(&xs[0], e) + (hg_devptr_t)(in->offset * e);
+  xs[1].dst = st->dst + rp_dst_region(&xs[0], e);
+  out->args = xs[0];
   out->esize = e;
-  out->bytes_read = (uint64_t)(x.rows * x.cols * x.batch * e);
-  out->bytes_written = (uint64_t)dst_bytes;
   hg_launch_t l;
-  HG_TRY(hg_repack_geometry(&x, e, &l, &out->lanes_log2));
+  if (pair) {
+    out->args_b = xs[1];
+    int32_t lw[2], ctas_a;
+    HG_TRY(hg_repack_pair_geometry(&xs[0], &xs[1], e, &l, lw, &ctas_a));
+    out->lanes_log2 = lw[0];
+    out->lanes_log2_b = lw[1];
+  } else {
+    HG_TRY(hg_repack_geometry(&xs[0], e, &l, &out->lanes_log2));
+  }
   out->ctas = (uint64_t)l.grid[0] * l.grid[2];
+  for (int i = 0; i < n_ops; i++) {
+    out->bytes_read += (uint64_t)(xs[i].rows * xs[i].cols * xs[i].batch * e);
+    out->bytes_written += (uint64_t)(xs[i].bs_dst * xs[i].batch * e);
+  }
+  const size_t copy_bytes = (size_t)out->bytes_written;
 
   hg_kernel_t fill;
   HG_TRY(hg_gen_fill_random(HG_U32, be, &fill));
@@ -507,46 +554,67 @@ static hg_status_t rp_bench_body(rp_bench_state_t *st, const hg_repack_bench_t *
   s = hg_kernels_load(rt, &k, &st->mod, &st->fn, NULL);
   hg_kernel_free(&k);
   HG_TRY(s);
+  if (pair) {
+    HG_TRY(hg_gen_repack_pair(e, be, &k));
+    snprintf(out->kernel, sizeof out->kernel, "%s", k.name);
+    s = hg_kernels_load(rt, &k, &st->mod2, &st->fn2, NULL);
+    hg_kernel_free(&k);
+    HG_TRY(s);
+  }
+#define RP_LAUNCH()                                                                                \
+  (pair ? hg_repack_pair_launch(rt, st->fn2, e, &xs[0], &xs[1], st->stream)                        \
+        : hg_repack_launch(rt, st->fn, e, &xs[0], st->stream))
 
-  /* Correct first, then timed: (repack, D2D copy of the packed bytes) pairs, interleaved. */
-  HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+  /* Correct first, then timed: (repack, [the two one-operand launches,] D2D copy of the
+   * packed bytes) interleaved. */
+  HG_TRY(RP_LAUNCH());
   HG_TRY(hg_rt_sync(rt, st->stream));
-  HG_TRY(rp_verify(st, &x, e, src_bytes, &out->verified));
+  HG_TRY(rp_verify(st, xs, n_ops, e, src_bytes, dst_bytes, &out->verified));
   for (int i = 0; i < warmup; i++) {
-    HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
-    HG_TRY(hg_rt_copy_d2d(rt, st->dst, st->src, dst_bytes, st->stream));
+    HG_TRY(RP_LAUNCH());
+    HG_TRY(hg_rt_copy_d2d(rt, st->dst, st->src, copy_bytes, st->stream));
   }
   HG_TRY(hg_rt_sync(rt, st->stream));
-  st->times = malloc(sizeof(double) * 2 * (size_t)runs);
+  st->times = malloc(sizeof(double) * 3 * (size_t)runs);
   if (!st->times) return hg_error(HG_ERR_NOMEM, "cannot allocate the timing table");
-  double *tr = st->times, *td = st->times + runs;
+  double *tr = st->times, *td = st->times + runs, *t2 = st->times + 2 * runs;
   for (int i = 0; i < runs; i++) {
-    float a = 0, d = 0;
+    float a = 0, d = 0, two = 0;
     HG_TRY(hg_rt_event_record(rt, st->ev[0], st->stream));
-    HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+    HG_TRY(RP_LAUNCH());
     HG_TRY(hg_rt_event_record(rt, st->ev[1], st->stream));
+    if (pair) {
+      HG_TRY(hg_rt_event_record(rt, st->ev[4], st->stream));
+      HG_TRY(hg_repack_launch(rt, st->fn, e, &xs[0], st->stream));
+      HG_TRY(hg_repack_launch(rt, st->fn, e, &xs[1], st->stream));
+      HG_TRY(hg_rt_event_record(rt, st->ev[5], st->stream));
+    }
     HG_TRY(hg_rt_event_record(rt, st->ev[2], st->stream));
-    HG_TRY(hg_rt_copy_d2d(rt, st->dst, st->src, dst_bytes, st->stream));
+    HG_TRY(hg_rt_copy_d2d(rt, st->dst, st->src, copy_bytes, st->stream));
     HG_TRY(hg_rt_event_record(rt, st->ev[3], st->stream));
     HG_TRY(hg_rt_sync(rt, st->stream));
     HG_TRY(hg_rt_event_elapsed_ms(rt, st->ev[0], st->ev[1], &a));
     HG_TRY(hg_rt_event_elapsed_ms(rt, st->ev[2], st->ev[3], &d));
+    if (pair) HG_TRY(hg_rt_event_elapsed_ms(rt, st->ev[4], st->ev[5], &two));
     tr[i] = a;
     td[i] = d;
+    t2[i] = two;
   }
   /* the timed runs ended with a D2D copy over dst: the repack once more, checked again */
-  HG_TRY(hg_repack_launch(rt, st->fn, e, &x, st->stream));
+  HG_TRY(RP_LAUNCH());
+#undef RP_LAUNCH
   HG_TRY(hg_rt_sync(rt, st->stream));
-  HG_TRY(rp_verify(st, &x, e, src_bytes, &out->verified));
+  HG_TRY(rp_verify(st, xs, n_ops, e, src_bytes, dst_bytes, &out->verified));
   double lo = tr[0];
   for (int i = 0; i < runs; i++) lo = tr[i] < lo ? tr[i] : lo;
   out->repack_min_ms = lo;
   out->repack_ms = rp_median(tr, runs);
   out->d2d_ms = rp_median(td, runs);
+  out->two_ms = pair ? rp_median(t2, runs) : 0;
   /* read + write for both: the repack reads the tensor and writes the packed rows; the
    * copy reads and writes the packed size */
   out->repack_gbs = (double)(out->bytes_read + out->bytes_written) / (out->repack_ms * 1e-3) / 1e9;
-  out->d2d_gbs = 2.0 * (double)dst_bytes / (out->d2d_ms * 1e-3) / 1e9;
+  out->d2d_gbs = 2.0 * (double)copy_bytes / (out->d2d_ms * 1e-3) / 1e9;
   out->ratio = out->repack_gbs / out->d2d_gbs;
   return hg_ok();
 }

@@ -14,6 +14,9 @@ bad 2 "must hold a row of 100 columns" bench repack 10 100 --ld 99
 bad 2 "--offset 16" bench repack --offset 16
 bad 2 "unknown option '--bogus'" bench repack --bogus
 bad 1 "bench repack cannot run on the GPU" bench repack 64 4097 --type e4m3 --offset 3
+bad 2 "--pair 0" bench repack --pair 0
+bad 2 "A: repack leading dimensions" bench repack 10 100 --pair 5 --ld 99
+bad 1 "bench repack cannot run on the GPU" bench repack 64 4097 --pair 33 --offset 1
 "$cli" bench repack 64 4097 --json > "$tmp/j" 2> /dev/null
 json_is 'j["command"] == "bench repack" and j["ok"] is False and j["error"]["code"] == "no-driver"' "$tmp/j"
 

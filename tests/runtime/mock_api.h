@@ -26,6 +26,9 @@ typedef struct mock_cuda_state {
   /* the launched kernels' names, each followed by a space, in order (a test empties it;
    * names that no longer fit are dropped) */
   char launch_log[1024];
+  /* the same launches with their grids and parameters by name, as the kernel's PTX declares
+   * them: "name<<<x,y,z>>>(rows_a=512,...,tmap_a=map) " */
+  char param_log[8192];
   int nonportable_set;
   int dyn_smem_value; /* last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
   int live_allocations;

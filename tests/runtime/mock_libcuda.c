@@ -8,7 +8,8 @@
  *   - older and newer ABIs of the same name are traps that record that hopgen received
  *     them;
  *   - attributes, options and launch configurations are read with the real names.
- * "Device memory" is host memory; the three test kernels run on the host.
+ * "Device memory" is host memory; the three test kernels and hopgen's operand repack run on
+ * the host.
  * Not part of the library and not built by CMake (the file name is not test_*.c). */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -404,10 +405,16 @@ CUresult CUDAAPI cuLinkDestroy(CUlinkState l) {
   return CUDA_SUCCESS;
 }
 
+#define MOCK_MAX_PARAMS 48
 struct CUfunc_st {
   char name[128];
   int dyn_limit;
   int nonportable;
+  /* the entry's parameters as its PTX declares them: names (hopgen's "hgp_" prefix
+   * dropped) and kinds ('q' 8 bytes, 'd' 4 bytes, 'f' f32, 'm' a 128-byte tensor map) */
+  int nparams;
+  char param_name[MOCK_MAX_PARAMS][40];
+  char param_kind[MOCK_MAX_PARAMS];
   struct CUfunc_st *next;
 };
 
@@ -475,6 +482,29 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name
   if (!strstr(m->text, pat)) return CUDA_ERROR_NOT_FOUND;
   *f = calloc(1, sizeof **f);
   snprintf((*f)->name, sizeof(*f)->name, "%s", name);
+  /* ".param .u64 hgp_x", ".param .u32 hgp_x", ".param .f32 hgp_x" or
+   * ".param .align 64 .b8 hgp_x[128]", comma-separated up to the closing parenthesis */
+  const char *at = strstr(m->text, pat) + strlen(pat), *end = strchr(at, ')');
+  while (end && (*f)->nparams < MOCK_MAX_PARAMS) {
+    const char *q = strstr(at, ".param");
+    if (!q || q > end) break;
+    q += strlen(".param");
+    while (*q == ' ') q++;
+    char kind = 'q';
+    if (!strncmp(q, ".u32", 4) || !strncmp(q, ".s32", 4) || !strncmp(q, ".b32", 4)) kind = 'd';
+    if (!strncmp(q, ".f32", 4)) kind = 'f';
+    if (!strncmp(q, ".align", 6)) kind = 'm';
+    const char *nm = strstr(q, "hgp_");
+    const char *stop = q + strcspn(q, ",)");
+    if (nm && nm < stop) {
+      nm += 4;
+      const size_t len = strcspn(nm, ",)[ \n\t");
+      const int i = (*f)->nparams++;
+      snprintf((*f)->param_name[i], sizeof(*f)->param_name[i], "%.*s", (int)len, nm);
+      (*f)->param_kind[i] = kind;
+    }
+    at = stop;
+  }
   (*f)->dyn_limit = 48 * 1024;
   (*f)->next = m->funcs;
   m->funcs = *f;
@@ -569,6 +599,61 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *num, CUfunction f, const CUla
   return CUDA_SUCCESS;
 }
 
+/* Parameter `name` of a launch, read at the size f's PTX declares (found: whether it has one). */
+static long long mock_param(CUfunction f, void **params, const char *name, bool *found) {
+  for (int i = 0; i < f->nparams; i++)
+    if (!strcmp(f->param_name[i], name)) {
+      if (f->param_kind[i] == 'q') return *(const long long *)params[i];
+      if (f->param_kind[i] == 'd') return *(const int *)params[i];
+    }
+  *found = false;
+  return 0;
+}
+
+/* hopgen's operand repack (hg_repack_b<bits>, and the pair kernel hg_repack2_b<bits> over
+ * CTAs [0, ctas_a) for A and the rest for B), run on the host from its parameters by name:
+ * the rows its CTAs reach (256 >> lanes_log2 a CTA) copied, the padding zeroed. A parameter
+ * the PTX lacks or memory outside an allocation is an illegal address. */
+static void mock_repack(const CUlaunchConfig *c, CUfunction f, void **params, int esize,
+                        bool pair) {
+  bool ok = true;
+  const long long batch = mock_param(f, params, "batch", &ok);
+  const long long ctas_a = pair ? mock_param(f, params, "ctas_a", &ok) : (long long)c->gridDimX;
+  for (int op = 0; op < (pair ? 2 : 1) && ok; op++) {
+    const char *sfx = !pair ? "" : op ? "_b" : "_a";
+    long long v[9];
+    static const char *const names[9] = {"dst",
+                                         "src",
+                                         "rows",
+                                         "cols",
+                                         "ld_dst",
+                                         "ld_src",
+                                         "batch_stride_dst",
+                                         "batch_stride_src",
+                                         "lanes_log2"};
+    for (int i = 0; i < 9; i++) {
+      char n[48];
+      snprintf(n, sizeof n, "%s%s", names[i], sfx);
+      v[i] = mock_param(f, params, n, &ok);
+    }
+    if (!ok) break;
+    const long long ctas = op ? (long long)c->gridDimX - ctas_a : ctas_a;
+    long long rows = ctas * (256 >> v[8]);
+    rows = rows < v[2] ? rows : v[2];
+    for (long long z = 0; z < batch && ok; z++)
+      for (long long r = 0; r < rows && ok; r++) {
+        const uint64_t d = (uint64_t)(v[0] + (z * v[6] + r * v[4]) * esize);
+        const uint64_t s = (uint64_t)(v[1] + (z * v[7] + r * v[5]) * esize);
+        const size_t n = (size_t)(v[3] * esize), pad = (size_t)((v[4] - v[3]) * esize);
+        ok = mock_cuda_range_ok(d, n + pad) && (n == 0 || mock_cuda_range_ok(s, n));
+        if (!ok) break;
+        memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+        memset((void *)(uintptr_t)(d + n), 0, pad);
+      }
+  }
+  if (!ok) cfg.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+}
+
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
                                   void **extra) {
   NEED_CTX();
@@ -596,6 +681,34 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **
     if (used + need < sizeof state.launch_log)
       snprintf(state.launch_log + used, sizeof state.launch_log - used, "%s ", f->name);
   }
+  {
+    /* "name<<<x,y,z>>>(p=v,...) " with each parameter read at the size its PTX declares */
+    char one[2048];
+    int n = snprintf(one, sizeof one, "%s<<<%u,%u,%u>>>(", f->name, c->gridDimX, c->gridDimY,
+                     c->gridDimZ);
+    for (int i = 0; i < f->nparams && n > 0 && (size_t)n < sizeof one; i++) {
+      const char *sep = i ? "," : "";
+      const char *nm = f->param_name[i];
+      switch (f->param_kind[i]) {
+      case 'q':
+        n += snprintf(one + n, sizeof one - (size_t)n, "%s%s=%lld", sep, nm,
+                      *(const long long *)params[i]);
+        break;
+      case 'd':
+        n += snprintf(one + n, sizeof one - (size_t)n, "%s%s=%d", sep, nm, *(const int *)params[i]);
+        break;
+      case 'f':
+        n += snprintf(one + n, sizeof one - (size_t)n, "%s%s=%g", sep, nm,
+                      (double)*(const float *)params[i]);
+        break;
+      default:
+        n += snprintf(one + n, sizeof one - (size_t)n, "%s%s=map", sep, nm);
+      }
+    }
+    const size_t used = strlen(state.param_log);
+    if (n > 0 && (size_t)n + 2 < sizeof one && used + (size_t)n + 2 < sizeof state.param_log)
+      snprintf(state.param_log + used, sizeof state.param_log - used, "%s) ", one);
+  }
   /* The suite's kernels, run on the host with the same meaning as their PTX. */
   if (!strcmp(f->name, "hg_test_fill")) {
     const CUdeviceptr out = *(const CUdeviceptr *)params[0];
@@ -617,6 +730,21 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **
     for (unsigned b = 0; b < c->gridDimX; b++) ((uint32_t *)(uintptr_t)out)[b] = 16 * n + b % cl[0];
   } else if (!strcmp(f->name, "hg_test_trap")) {
     cfg.sticky = CUDA_ERROR_ILLEGAL_INSTRUCTION; /* reported by the next synchronising call */
+  } else if (!strcmp(f->name, "hg_fill_random_u32")) {
+    /* distinct bytes everywhere (not hopgen's generator: a test only needs them to differ) */
+    bool ok = true;
+    const long long ptr = mock_param(f, params, "ptr", &ok),
+                    n = mock_param(f, params, "count", &ok);
+    const long long seed = mock_param(f, params, "seed", &ok);
+    if (!ok || !mock_cuda_range_ok((uint64_t)ptr, (size_t)n * 4)) {
+      cfg.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+      return CUDA_SUCCESS;
+    }
+    for (long long i = 0; i < n; i++)
+      ((uint32_t *)(uintptr_t)ptr)[i] = (uint32_t)(((uint64_t)i + (uint64_t)seed) * 0x9E3779B1u);
+  } else if (!strncmp(f->name, "hg_repack_b", 11) || !strncmp(f->name, "hg_repack2_b", 12)) {
+    const bool pair = f->name[9] == '2';
+    mock_repack(c, f, params, atoi(f->name + (pair ? 12 : 11)) / 8, pair);
   }
   return CUDA_SUCCESS;
 }

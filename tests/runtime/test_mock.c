@@ -391,6 +391,76 @@ static void test_blas_scale_modes(void) {
   hg_blas_close(blas);
 }
 
+/* Parameter pname of the first launch of fname in the mock's param_log (found: whether it is
+ * there); with pname "<<<" the launch's grid x. */
+static long long logged_param(const char *log, const char *fname, const char *pname, bool *found) {
+  char pat[96];
+  *found = false;
+  snprintf(pat, sizeof pat, "%s<<<", fname);
+  const char *at = strstr(log, pat);
+  if (!at) return 0;
+  if (!strcmp(pname, "<<<")) {
+    *found = true;
+    return strtoll(at + strlen(pat), NULL, 10);
+  }
+  const char *end = strstr(at, ") ");
+  for (const char *sep = "(,"; *sep; sep++) {
+    snprintf(pat, sizeof pat, "%c%s=", *sep, pname);
+    const char *q = strstr(at, pat);
+    if (q && (!end || q < end)) {
+      *found = true;
+      return strtoll(q + strlen(pat), NULL, 10);
+    }
+  }
+  return 0;
+}
+
+/* The launch of fname in the mock's param_log has parameter pname = want. */
+#define CHECK_PARAM(fname, pname, want)                                                            \
+  do {                                                                                             \
+    bool found_;                                                                                   \
+    const long long got_ = logged_param(st->param_log, fname, pname, &found_);                     \
+    hg_test_checks++;                                                                              \
+    if (!found_ || got_ != (long long)(want))                                                      \
+      HG_FAIL("%s's %s: %s%lld, expected %lld", fname, pname, found_ ? "" : "not logged, ", got_,  \
+              (long long)(want));                                                                  \
+  } while (0)
+
+/* hopgen bench repack's driver on the mock, which runs the repack kernels on the host from
+ * their parameters: one operand, then the pair (A and B of different rows in one launch,
+ * the two one-operand launches timed beside it); every byte verified by the driver. */
+static void test_repack_bench(void) {
+  hg_repack_bench_t in = {.type = HG_BF16,
+                          .rows = 100,
+                          .cols = 1001,
+                          .batch = 2,
+                          .offset = 3,
+                          .warmup = 1,
+                          .runs = 2,
+                          .seed = 7};
+  hg_repack_bench_result_t r;
+  mock_cuda_state_t *st = suite_mock_state();
+  CHECK_OK(hg_repack_bench_run(suite_rt, &in, HG_BACKEND_PTX, &r));
+  CHECK(r.verified && r.two_ms == 0 && r.bytes_read == 100 * 1001 * 2 * 2);
+  CHECK_STR(r.kernel, "hg_repack_b16");
+  in.type = HG_E4M3;
+  in.pair_rows = 77;
+  in.ld_src = 1003;
+  const int launches = st->launches;
+  CHECK_OK(hg_repack_bench_run(suite_rt, &in, HG_BACKEND_PTX, &r));
+  CHECK(r.verified);
+  CHECK_STR(r.kernel, "hg_repack2_b8");
+  CHECK(r.args_b.rows == 77 && r.args_b.ld_src == 1003 && r.args_b.ld_dst == 1008);
+  CHECK(r.args_b.src % 16 == 3 && r.args_b.dst % 16 == 0);
+  CHECK_EQ(r.bytes_read, (uint64_t)(100 + 77) * 1001 * 2);
+  CHECK_EQ(r.bytes_written, (uint64_t)(100 + 77) * 1008 * 2);
+  /* fill; verify; 1 warm-up; 2 timed runs of (pair, two singles); the last check */
+  CHECK_EQ(st->launches - launches, 1 + 1 + 1 + 2 * 3 + 1);
+  in.pair_rows = -1;
+  CHECK_ERR(hg_repack_bench_run(suite_rt, &in, HG_BACKEND_PTX, &r), HG_ERR_INVALID,
+            "may not be negative");
+}
+
 static void test_gemm_op_host_path(void) {
   mock_cuda_state_t *st = suite_mock_state();
   hg_gemm_problem_t p = {.m = 512,
@@ -490,14 +560,82 @@ static void test_gemm_op_host_path(void) {
     const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
     CHECK(gk->repack_a && gk->repack_b == (v == 1));
     launches = st->launches;
-    st->launch_log[0] = '\0';
+    st->launch_log[0] = st->param_log[0] = '\0';
     CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+    if (v == 0) {
+      /* the caller's rows of 4097 elements into packed rows of 4096, a warp a row */
+      CHECK_PARAM("hg_repack_b16", "src", a);
+      CHECK_PARAM("hg_repack_b16", "rows", 512);
+      CHECK_PARAM("hg_repack_b16", "cols", 4096);
+      CHECK_PARAM("hg_repack_b16", "ld_src", 4097);
+      CHECK_PARAM("hg_repack_b16", "ld_dst", 4096);
+      CHECK_PARAM("hg_repack_b16", "lanes_log2", 5);
+      CHECK_PARAM("hg_repack_b16", "<<<", 64);
+    }
     const int passes = gk->config.splits > 1 && !gk->config.split_atomic;
     CHECK_EQ(st->launches - launches, 2 + passes);
     snprintf(want, sizeof want, "%s %s %s%s", v ? "hg_repack2_b8" : "hg_repack_b16", gk->k.name,
              passes ? gk->reduce_name : "", passes ? " " : "");
     CHECK_STR(st->launch_log, want);
     hg_gemm_op_destroy(op);
+  }
+  CHECK_EQ(st->live_allocations, live);
+  {
+    /* A and B of different shapes in one launch: A 400 x 1001 K-major, B 1001 x 333
+     * (N-major), two batches, into the caller's workspace. The pair kernel's parameters, as
+     * its PTX declares them: A's rows a warp each (126 chunks), 8 a CTA, 50 CTAs; B's 16
+     * lanes each (42 chunks), 16 a CTA, 63 CTAs; the packed copies where the GEMM reads them. */
+    hg_gemm_problem_t q = p;
+    q.m = 400;
+    q.n = 333;
+    q.k = 1001;
+    q.batch = 2;
+    q.b_k_major = false;
+    CHECK_OK(hg_gemm_op_create(suite_rt, &q, NULL, HG_BACKEND_PTX, &op));
+    if (!op) return;
+    const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
+    CHECK(gk->repack_a && gk->repack_b);
+    const size_t ws2 = hg_gemm_op_workspace_bytes(op);
+    hg_devptr_t w2 = 0;
+    CHECK_OK(hg_rt_alloc(suite_rt, ws2, &w2));
+    launches = st->launches;
+    st->launch_log[0] = st->param_log[0] = '\0';
+    CHECK_OK(hg_gemm_op_run_workspace(op, a, b, 0, d, 0, 0, w2, ws2, NULL));
+    const int passes = gk->config.splits > 1 && !gk->config.split_atomic;
+    CHECK_EQ(st->launches - launches, 2 + passes);
+    CHECK(!strncmp(st->launch_log, "hg_repack2_b16 ", 15));
+    const char *f = "hg_repack2_b16";
+    CHECK_PARAM(f, "src_a", a);
+    CHECK_PARAM(f, "rows_a", 400);
+    CHECK_PARAM(f, "cols_a", 1001);
+    CHECK_PARAM(f, "ld_src_a", 1001);
+    CHECK_PARAM(f, "ld_dst_a", 1008);
+    CHECK_PARAM(f, "batch_stride_src_a", 400 * 1001);
+    CHECK_PARAM(f, "batch_stride_dst_a", gk->problem.batch_stride_a);
+    CHECK_PARAM(f, "lanes_log2_a", 5);
+    CHECK_PARAM(f, "src_b", b);
+    CHECK_PARAM(f, "rows_b", 1001);
+    CHECK_PARAM(f, "cols_b", 333);
+    CHECK_PARAM(f, "ld_src_b", 333);
+    CHECK_PARAM(f, "ld_dst_b", 336);
+    CHECK_PARAM(f, "batch_stride_src_b", 1001 * 333);
+    CHECK_PARAM(f, "batch_stride_dst_b", gk->problem.batch_stride_b);
+    CHECK_PARAM(f, "lanes_log2_b", 4);
+    CHECK_PARAM(f, "batch", 2);
+    CHECK_PARAM(f, "ctas_a", 50);
+    CHECK_PARAM(f, "<<<", 50 + 63);
+    CHECK(gk->problem.lda == 1008 && gk->problem.ldb == 336);
+    bool fa, fb;
+    const long long da = logged_param(st->param_log, f, "dst_a", &fa);
+    const long long db = logged_param(st->param_log, f, "dst_b", &fb);
+    const long long bytes_a = gk->problem.batch_stride_a * 2 * 2;
+    const long long bytes_b = gk->problem.batch_stride_b * 2 * 2;
+    CHECK(fa && fb && da % 16 == 0 && db % 16 == 0);
+    CHECK(da >= (long long)w2 && db >= (long long)w2); /* both in the workspace, apart */
+    CHECK(da + bytes_a <= (long long)(w2 + ws2) && db + bytes_b <= (long long)(w2 + ws2));
+    CHECK(da + bytes_a <= db || db + bytes_b <= da);
+    hg_gemm_op_destroy(op);
+    hg_rt_free(suite_rt, w2);
   }
   CHECK_EQ(st->live_allocations, live);
   /* Split-K: 4 x 4 tiles of 128 x 128, split 5 ways: 16 x 5 partial tiles of 128 x 128 f32,
@@ -690,6 +828,7 @@ int main(void) {
   HG_RUN(suite_tensormaps);
   HG_RUN(suite_gemm);
   HG_RUN(test_launch_plumbing);
+  HG_RUN(test_repack_bench);
   HG_RUN(test_capture_id);
   HG_RUN(test_gemm_op_host_path);
   HG_RUN(test_blas_fast_accum);
