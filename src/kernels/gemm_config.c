@@ -1230,10 +1230,23 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       /* Two consumer warpgroups hold tile_m x tile_n f32 accumulators: at most 240 each
        * (two sets of at most 192 in all with fp8's promotion). */
       if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : max_acc)) continue;
-      /* fp8 with promotion: two sets of 64 accumulators (128x128) keep the tensor cores busier
-       * than two of 88-96 (128x176/192): H100, accurate e4m3, 1202-1243 against 953-1060
-       * TFLOP/s at 4096^3, 4096x7168x16384, 8192^3; 1139 against 769 at 4096x24576x1536. */
-      if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n > 128) continue;
+      /* fp8 with promotion: 128 x 176 and 128 x 192 tiles (two sets of 88-96 accumulators a
+       * thread) beside 128 x 128, chosen by the wave model like any other width. H100,
+       * accurate e4m3, same call (bench/RESULTS.md, 2026-11-27 fifth session), TFLOP/s of
+       * the 128 x 128 heuristic -> 128 x 176 / 192 in 2x1 clusters: 4096x2112x7168 1092 ->
+       * 1327 / 1282, 16384^3 1182 -> 1230 / 1282, 8192x8192x28672 1201 -> 1336 / 1337, 4096^3
+       * 1252 -> 1286 / 1223, 8192^3 1362 -> 1387 / 1428, 4096x7168x16384 1368 -> 1410 /
+       * 1351, 3000x5000x4000 950 -> 1057 / 1185, 8192x28672x8192 1228 -> 1398 / 1325; 2048^3
+       * 967 -> 806 / 804 (one and a bit waves: the model keeps 128 x 128 there). The earlier
+       * measurement that excluded them (953-1060 against 1202-1243) predates the wgmma
+       * register fix. Other widths (160, 224, 256) stay out: unmeasured, or over the two
+       * sets' 192 accumulators; block-wise scales and grouped GEMMs keep 128 x 128 (their
+       * own measurements); 192 not beside an amax (fp8 D's reduction spilled 56-60 bytes
+       * there, ptxas). */
+      if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n > 128 &&
+          ((c.tile_n != 176 && c.tile_n != 192) || p.scale == HG_SCALE_BLOCK ||
+           p.group != HG_GROUP_NONE || (c.tile_n == 192 && p.amax)))
+        continue;
       /* ... and narrower ones only where 128-column tiles would not fill the GPU (4096x2112x
        * 7168: 823 TFLOP/s at 128x64, 1013 at 128x128; 128x7168x2048 keeps 128x64) */
       if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n < 128 && p.m > 128 &&
@@ -1258,7 +1271,13 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * below (2048^3, 4096x2112x7168, 3000x5000x4000); fast accumulation (128x256) loses. */
       const bool share_a = hg_gemm_promote(&p) && c.tile_m == 128 && c.tile_n == 128 &&
                            p.group == HG_GROUP_NONE && (p.scale == HG_SCALE_BLOCK || tiles_n >= 48);
-      if (no_cluster)
+      /* No cluster for a short K (8 k-blocks of bf16, 4 of fp8, or fewer): the cluster's
+       * launch and barriers are not paid back. H100, same call, ms with / without a 2x1
+       * cluster: 4096x4096x512 bf16 0.0314 / 0.0300 (128x256), e4m3 0.0237 / 0.0221
+       * (128x128); 16896x256x512 bf16 0.0126 / 0.0119, e4m3 0.0100 / 0.0087; 8192x8192x512
+       * bf16 level, e4m3 0.0784 / 0.0756. At K = 1024 the clusters win again (8192^2 x 1024
+       * e4m3 0.1235 with one against 0.1261 without). */
+      if (no_cluster || p.k <= 512)
         ;
       else if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count && share_a)
         c.cluster_n = 2;
