@@ -930,8 +930,9 @@ typedef struct hg_gemm_report {
 
 hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,
                         hg_gemm_report_t *r);
-/* Time every configuration of a small search space that fits the problem, keep the fastest
- * in the cache directory (gemm-tuned.txt), return it and its report. */
+/* Time the heuristic's configuration and every one of a small search space that fits the
+ * problem (hg_gemm_tune_space), keep the fastest in the cache directory (gemm-tuned.txt),
+ * return it and its report. */
 hg_status_t hg_gemm_tune(hg_rt_t *rt, const hg_gemm_problem_t *p, const hg_gemm_run_options_t *o,
                          hg_gemm_config_t *best, hg_gemm_report_t *best_report);
 /* Keep c as the configuration for problems like p on device (what hg_gemm_tune does with its
