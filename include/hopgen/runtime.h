@@ -127,6 +127,11 @@ typedef struct hg_tensormap {
  * cuTensorMapEncodeTiled at global address base. */
 hg_status_t hg_rt_tensormap_encode(hg_rt_t *rt, const hg_tensormap_params_t *p, hg_devptr_t base,
                                    hg_tensormap_t *out);
+/* Point an encoded map at another global address, every other field kept
+ * (cuTensorMapReplaceAddress: cheaper than encoding again, for runs whose pointers change).
+ * The address must be non-zero and 16-byte aligned (what an encode with this map's other
+ * fields needs, interleave none); refused with a sentence otherwise. */
+hg_status_t hg_rt_tensormap_replace_address(hg_rt_t *rt, hg_tensormap_t *map, hg_devptr_t base);
 
 /* ---------------------------------------------------------------- launch */
 

@@ -262,11 +262,19 @@ static hg_status_t repack(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_dev
   return hg_ok();
 }
 
-/* Tensor map i for address at: the last one when the address repeats, else encoded anew. */
+/* Tensor map i for address at: the last one when the address repeats, the last one pointed at
+ * the new address when it does not (every other field is the operation's), encoded only on
+ * the first run. */
 static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *params,
                           hg_devptr_t at, const char *what) {
   if (op->map_ok[i] && op->map_at[i] == at) return hg_ok();
-  op->map_ok[i] = false;
+  if (op->map_ok[i]) {
+    op->map_ok[i] = false;
+    HG_TRY(hg_status_wrap(hg_rt_tensormap_replace_address(op->rt, &op->map[i], at), "%s", what));
+    op->map_at[i] = at;
+    op->map_ok[i] = true;
+    return hg_ok();
+  }
   HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, params, at, &op->map[i]), "%s", what));
   op->map_at[i] = at;
   op->map_ok[i] = true;

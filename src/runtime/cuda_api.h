@@ -275,5 +275,7 @@ typedef CUresult (*PFN_cuTensorMapEncodeTiled_v12000)(
     const uint32_t *boxDim, const uint32_t *elementStrides, CUtensorMapInterleave interleave,
     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
     CUtensorMapFloatOOBfill oobFill);
+typedef CUresult (*PFN_cuTensorMapReplaceAddress_v12000)(CUtensorMap *tensorMap,
+                                                         void *globalAddress);
 
 #endif

@@ -121,6 +121,24 @@ hg_status_t hg_rt_tensormap_encode(hg_rt_t *rt, const hg_tensormap_params_t *p, 
   return hg_ok();
 }
 
+hg_status_t hg_rt_tensormap_replace_address(hg_rt_t *rt, hg_tensormap_t *map, hg_devptr_t base) {
+  if (!map) return hg_error(HG_ERR_INVALID, "hg_rt_tensormap_replace_address needs a map");
+  if (base == 0 || base % 16 != 0)
+    return hg_error(HG_ERR_INVALID,
+                    "globalAddress = 0x%" PRIx64 ": a tensor map's address is a non-zero multiple "
+                    "of 16 bytes",
+                    (uint64_t)base);
+  HG_TRY(hg_rt_bind(rt));
+  CUtensorMap tm;
+  memcpy(tm.opaque, map->opaque, sizeof tm.opaque);
+  CUresult r = rt->cu.cuTensorMapReplaceAddress(&tm, (void *)(uintptr_t)base);
+  if (r != CUDA_SUCCESS)
+    return hg_cu_fail(&rt->cu, r, "cuTensorMapReplaceAddress(globalAddress = 0x%" PRIx64 ")",
+                      (uint64_t)base);
+  memcpy(map->opaque, tm.opaque, sizeof map->opaque);
+  return hg_ok();
+}
+
 /* ---------------------------------------------------------------- launch */
 
 /* Hopper: 8 CTAs per cluster portably, 16 with the non-portable opt-in (CUDA Programming

@@ -59,7 +59,8 @@
   X(cuFuncSetAttribute, 9000, "cuFuncSetAttribute")                                                \
   X(cuLaunchKernelEx, 11060, "cuLaunchKernelEx")                                                   \
   X(cuOccupancyMaxActiveClusters, 11070, "cuOccupancyMaxActiveClusters")                           \
-  X(cuTensorMapEncodeTiled, 12000, "cuTensorMapEncodeTiled")
+  X(cuTensorMapEncodeTiled, 12000, "cuTensorMapEncodeTiled")                                       \
+  X(cuTensorMapReplaceAddress, 12000, "cuTensorMapReplaceAddress")
 
 /* The oldest driver hopgen accepts: tensor maps (cuTensorMapEncodeTiled) arrived in 12.0. */
 #define HG_MIN_DRIVER_VERSION 12000

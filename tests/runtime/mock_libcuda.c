@@ -781,6 +781,15 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *tm, CUtensorMapDataType typ
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap *tm, void *addr) {
+  NEED_CTX();
+  state.replaces++;
+  if ((uintptr_t)tm % 64 != 0 || (uintptr_t)addr % 16 != 0 || tm->opaque[15] != 0x4D4F434B)
+    return CUDA_ERROR_INVALID_VALUE;
+  tm->opaque[0] = (uint64_t)(uintptr_t)addr;
+  return CUDA_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static const struct {
@@ -898,7 +907,8 @@ TRAP(cuStreamGetCaptureInfo, 12030)
   X(cuFuncSetAttribute, 9000, cuFuncSetAttribute)                                                  \
   X(cuLaunchKernelEx, 11060, cuLaunchKernelEx)                                                     \
   X(cuOccupancyMaxActiveClusters, 11070, cuOccupancyMaxActiveClusters)                             \
-  X(cuTensorMapEncodeTiled, 12000, cuTensorMapEncodeTiled)
+  X(cuTensorMapEncodeTiled, 12000, cuTensorMapEncodeTiled)                                         \
+  X(cuTensorMapReplaceAddress, 12000, cuTensorMapReplaceAddress)
 
 #define TRAP_LIST(X)                                                                               \
   X(cuMemAlloc, 2000)                                                                              \

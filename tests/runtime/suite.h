@@ -535,6 +535,14 @@ static void suite_tensormaps(void) {
   p.swizzle = HG_SWIZZLE_128B;
   p.l2_promotion = 2;
   hg_tensormap_t tm;
+  /* a map pointed at another address is the map encoded there */
+  hg_tensormap_t moved, fresh;
+  CHECK_OK(hg_rt_tensormap_encode(suite_rt, &p, buf, &moved));
+  CHECK_OK(hg_rt_tensormap_replace_address(suite_rt, &moved, buf + 4096));
+  CHECK_OK(hg_rt_tensormap_encode(suite_rt, &p, buf + 4096, &fresh));
+  CHECK(memcmp(moved.opaque, fresh.opaque, sizeof moved.opaque) == 0);
+  CHECK_ERR(hg_rt_tensormap_replace_address(suite_rt, &moved, buf + 8), HG_ERR_INVALID,
+            "multiple of 16 bytes");
   CHECK_OK(hg_rt_tensormap_encode(suite_rt, &p, buf, &tm));
   if (suite_mock) { /* each argument reached its own parameter */
     CHECK_EQ(tm.opaque[15], 0x4D4F434B);

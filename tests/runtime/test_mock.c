@@ -504,8 +504,14 @@ static void test_gemm_op_host_path(void) {
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
   CHECK_EQ(st->encodes, enc); /* the same pointers: reused */
   CHECK_EQ(st->launches - launches, 1);
+  int rep = st->replaces;
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d2, 0, 0, NULL));
-  CHECK_EQ(st->encodes - enc, 1); /* only D's map */
+  CHECK_EQ(st->encodes, enc); /* a new D: its map pointed at it, not encoded again */
+  CHECK_EQ(st->replaces - rep, 1);
+  CHECK_OK(hg_gemm_op_run(op, b, a, 0, d, 0, 0, NULL));
+  CHECK_EQ(st->encodes, enc);
+  CHECK_EQ(st->replaces - rep, 4); /* A, B and D moved */
+  CHECK_ERR(hg_rt_tensormap_replace_address(suite_rt, NULL, a), HG_ERR_INVALID, "needs a map");
   hg_gemm_op_destroy(op);
   /* K = 4097: rows TMA cannot address, repacked by AUTO. */
   p.k = 4097;
