@@ -1278,11 +1278,16 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * bf16 level, e4m3 0.0784 / 0.0756. At K = 1024 the clusters win again (8192^2 x 1024
        * e4m3 0.1235 with one against 0.1261 without). Not for block-wise scales: 4096x32768x512
        * ran 0.1654 ms in a 1x2 cluster against 0.1779 without (same call). */
+      /* A grouped GEMM's tiles are every group's: clusters pay where all of them fill the GPU
+       * (H100, bf16 128x256, same call, TFLOP/s without / with a 2x1 cluster: 64 experts x
+       * 256 tokens x 4096 x 7168 374-383 / 646-650, 32 x 512 694-702 / 768, 16 x 2048 706-776 /
+       * 787; 8 x 4096, which had one already, 758 / 699-740, and x 2048 765-784 / 787-805) */
+      const int64_t all_tiles = tiles_m * tiles_n * (p.group != HG_GROUP_NONE ? p.batch : 1);
       if (no_cluster || (p.k <= 512 && p.scale != HG_SCALE_BLOCK))
         ;
-      else if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count && share_a)
+      else if (tiles_m >= 2 && all_tiles >= sm_count && share_a)
         c.cluster_n = 2;
-      else if (tiles_m >= 2 && tiles_m * tiles_n >= sm_count)
+      else if (tiles_m >= 2 && all_tiles >= sm_count)
         c.cluster_m = 2;
       else if (tiles_m == 1 && tiles_n >= 2 && p.k >= 8192)
         c.cluster_n = 2;
