@@ -1240,12 +1240,17 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * 967 -> 806 / 804 (one and a bit waves: the model keeps 128 x 128 there). The earlier
        * measurement that excluded them (953-1060 against 1202-1243) predates the wgmma
        * register fix. Other widths (160, 224, 256) stay out: unmeasured, or over the two
-       * sets' 192 accumulators; block-wise scales and grouped GEMMs keep 128 x 128 (their
-       * own measurements); 192 not beside an amax (fp8 D's reduction spilled 56-60 bytes
-       * there, ptxas). */
+       * sets' 192 accumulators; block-wise scales keep 128 x 128 (a tile's columns lie in one
+       * 128-wide scale block); 192 not beside an amax (fp8 D's reduction spilled 56-60 bytes
+       * there, ptxas). Grouped GEMMs the same (per tensor, E x tokens x 4096 x 7168,
+       * TFLOP/s of 128 x 128 -> 128 x 176 / 192 in 2x1 clusters: 8 x 4096 1183-1213 ->
+       * 1226-1314 / 1345, 16 x 2048 1171-1187 -> 1297-1300 / 1334-1339, 32 x 512 1208 ->
+       * 1232-1235 / 1268-1269, 64 x 256 1102 -> 1104-1106 / 1134-1137; row-wise 128 x 176
+       * 4-10% faster; row and column scale vectors keep to 176 as row-wise scales do:
+       * PROMOTE_ACC_MAX_ROW). */
       if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n > 128 &&
           ((c.tile_n != 176 && c.tile_n != 192) || p.scale == HG_SCALE_BLOCK ||
-           p.group != HG_GROUP_NONE || (c.tile_n == 192 && p.amax)))
+           (c.tile_n == 192 && (p.amax || p.rowscale || p.colscale))))
         continue;
       /* ... and narrower ones only where 128-column tiles would not fill the GPU (4096x2112x
        * 7168: 823 TFLOP/s at 128x64, 1013 at 128x128; 128x7168x2048 keeps 128x64) */
