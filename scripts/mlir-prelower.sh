@@ -10,7 +10,7 @@
 # CACHEDIR and assembles the PTX with ptxas; nothing runs on a GPU):
 #   - scripts/gpu-tma.sh's MLIR steps: its probe (`hopgen tma load --backend mlir`), the
 #     matrix-mlir and edges cases (the same files: scripts/tma-cases.sh writes both);
-#   - `hopgen bench gemm --backend mlir`: every shape of tools/cmd_gemm.c's shape_set for
+#   - `hopgen bench gemm --backend mlir`: every shape of the llm set (src/kernels/gemm_config.c) for
 #     bf16 and e4m3 (bf16 output, K-major operands: bench gemm's problems, and the defaults of
 #     `hopgen gemm M N K --type T`);
 #   - the `hopgen gemm ... --backend mlir` commands of scripts/gpu-check.sh's mlir() function.
@@ -78,13 +78,13 @@ tma_pass() {
 }
 
 # ---------------------------------------------------------------- the GEMMs
-# shape_set of tools/cmd_gemm.c (what `hopgen bench gemm` runs), read from the source so
-# that a new shape there is prelowered too.
-sed -n '/shape_set\[\]\[3\] = {/,/};/p' "$root/tools/cmd_gemm.c" |
+# The "llm" shape set of src/kernels/gemm_config.c (what `hopgen bench gemm` runs by
+# default), read from the source so that a new shape there is prelowered too.
+sed -n '/{"llm",/,/{"decode",/p' "$root/src/kernels/gemm_config.c" |
   grep -oE '\{ *[0-9]+, *[0-9]+, *[0-9]+ *\}' | tr -d '{},' > "$work/shapes.txt"
 nshapes=$(wc -l < "$work/shapes.txt")
 if [ "$nshapes" -lt 1 ]; then
-  echo "mlir-prelower: found no shape_set in $root/tools/cmd_gemm.c (has it moved?)" >&2
+  echo "mlir-prelower: found no llm shape set in $root/src/kernels/gemm_config.c (has it moved?)" >&2
   exit 2
 fi
 : > "$work/gemm.txt"
