@@ -964,21 +964,18 @@ hg_val_t hg_splitk_add_tile(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_
  *     sets the word back to zero for the next launch (every other split has stopped reading
  *     it). A second barrier, then the tile's threads may read every slot.
  *  2. The caller sums its share of the tile's chunks over every slot in split order
- *     (hg_splitk_sum on hg_splitk_scatter_slots) and runs the epilogue on that share: group g
- *     of hg_splitk_scatter_group_chunks chunks goes to split g mod splits.
+ *     (hg_splitk_sum on *slots) and runs the epilogue on that share: group g of
+ *     hg_splitk_scatter_group_chunks chunks goes to split g mod splits.
  * The splits of a tile wait for each other: every unit must be resident at once (one unit a
  * CTA; the operation refuses a grid that would queue units). The sums' order is split order,
- * whoever arrives last: the pass's bits. -> the tile's index (I64). Inside the consumers'
+ * whoever arrives last: the pass's bits. -> the tile's index (I64), and *slots: s with its
+ * workspace moved past the counters (the slots hg_splitk_sum reads). Inside the consumers'
  * branch; every thread holding the tile calls it (it has two barriers). */
 size_t hg_splitk_scatter_counter_bytes(int64_t cta_tiles);
 hg_val_t hg_splitk_scatter_arrive(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
                                   const hg_sched_work_t *w, hg_val_t m, hg_val_t n,
                                   hg_val_t batches, hg_val_t splits, hg_val_t row0,
-                                  const hg_roles_t *r, const hg_val_t *acc);
-/* s with its workspace moved past the counters: the slots hg_splitk_sum reads (m, n, batches
- * as for hg_splitk_scatter_arrive). */
-hg_splitk_t hg_splitk_scatter_slots(hg_builder_t *b, const hg_splitk_t *s, hg_val_t m, hg_val_t n,
-                                    hg_val_t batches);
+                                  const hg_roles_t *r, const hg_val_t *acc, hg_splitk_t *slots);
 /* Chunk c of a thread's accumulators holds a row of D (rows_left = M - the thread's first
  * row): the keep[] predicate hg_splitk_sum takes (rows past M were never stored). */
 hg_val_t hg_splitk_chunk_keep(hg_builder_t *b, const hg_acc_map_t *am, hg_val_t rows_left, int c);

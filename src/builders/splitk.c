@@ -383,16 +383,6 @@ static hg_val_t scatter_counter_bytes(hg_builder_t *b, hg_val_t tiles_m, hg_val_
                   hg_b_i64(b, ~(int64_t)255));
 }
 
-hg_splitk_t hg_splitk_scatter_slots(hg_builder_t *b, const hg_splitk_t *s, hg_val_t m, hg_val_t n,
-                                    hg_val_t batches) {
-  hg_val_t tm, tn;
-  cta_tiles(b, &s->spec, m, n, &tm, &tn);
-  hg_splitk_t slots = *s;
-  slots.workspace = hg_b_bin(b, HG_ADD, s->workspace, scatter_counter_bytes(b, tm, tn, batches));
-  slots.spec.workspace = slots.workspace;
-  return slots;
-}
-
 int hg_splitk_scatter_group_chunks(int acc_count, int splits) {
   const int chunks = acc_count / 4;
   int q = 1;
@@ -403,8 +393,9 @@ int hg_splitk_scatter_group_chunks(int acc_count, int splits) {
 hg_val_t hg_splitk_scatter_arrive(hg_builder_t *b, const hg_splitk_t *s, const hg_acc_map_t *am,
                                   const hg_sched_work_t *w, hg_val_t m, hg_val_t n,
                                   hg_val_t batches, hg_val_t splits, hg_val_t row0,
-                                  const hg_roles_t *r, const hg_val_t *acc) {
+                                  const hg_roles_t *r, const hg_val_t *acc, hg_splitk_t *slots) {
   const hg_splitk_spec_t *c = &s->spec;
+  *slots = *s;
   if (!c->scatter) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "hg_splitk_scatter_arrive on a split-K not made for it "
@@ -414,15 +405,15 @@ hg_val_t hg_splitk_scatter_arrive(hg_builder_t *b, const hg_splitk_t *s, const h
   hg_val_t tm, tn;
   cta_tiles(b, c, m, n, &tm, &tn);
   hg_val_t tile = hg_splitk_tile(b, w->batch, w->m0, w->n0, c->tile_m, c->tile_n, tm, tn);
-  hg_splitk_t slots = *s;
-  slots.workspace = hg_b_bin(b, HG_ADD, s->workspace, scatter_counter_bytes(b, tm, tn, batches));
+  slots->workspace = hg_b_bin(b, HG_ADD, s->workspace, scatter_counter_bytes(b, tm, tn, batches));
+  slots->spec.workspace = slots->workspace;
   hg_val_t thread = hg_splitk_thread(b, s, r);
   hg_b_comment(b, "split-K in the GEMM: this split's partial tile to its slot");
-  hg_val_t at = hg_splitk_slot(b, &slots, tile, w->split, thread);
+  hg_val_t at = hg_splitk_slot(b, slots, tile, w->split, thread);
   hg_val_t rows_left = hg_b_bin(b, HG_SUB, m, row0);
   for (int ch = 0; ch < s->acc_count / 4; ch++) {
     hg_b_if(b, hg_splitk_chunk_keep(b, am, rows_left, ch));
-    hg_splitk_store(b, &slots, at, ch, &acc[4 * ch]);
+    hg_splitk_store(b, slots, at, ch, &acc[4 * ch]);
     hg_b_endif(b);
   }
   /* every tile thread's stores, then one release and the arrival; the spin's reads are

@@ -698,11 +698,12 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "split-K both by atomic adds and reduced in the GEMM: give one of ,k%da and "
                     ",k%dr",
                     c->splits, c->splits);
-  if (c->split_scatter && c->splits < 2)
+  /* either way of reducing in one launch (,kSa or ,kSr) names the split it reduces */
+  if ((c->split_atomic || c->split_scatter) && c->splits < 2)
     return hg_error(HG_ERR_INVALID,
-                    "split-K reduced in the GEMM without a split (splits = %d): give ,kSr with S "
-                    "of 2..%d",
-                    c->splits, HG_SCHED_MAX_SPLITS);
+                    "split-K %s without a split (splits = %d): give ,kS%c with S of 2..%d",
+                    c->split_atomic ? "by atomic adds" : "reduced in the GEMM", c->splits,
+                    c->split_atomic ? 'a' : 'r', HG_SCHED_MAX_SPLITS);
   if (c->split_scatter && c->schedule == HG_SCHED_PINGPONG)
     return hg_error(HG_ERR_UNSUPPORTED,
                     "split-K reduced in the GEMM (,k%dr) with ping-pong consumers: each consumer "
@@ -714,11 +715,6 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "split-K reduced in the GEMM (,k%dr) with mainloop %s: it is built for the "
                     "wgmma mainloops; use ,k%d (the reduction pass) or ,k%da",
                     c->splits, hg_gemm_mainloop_name(ml), c->splits, c->splits);
-  if (c->split_atomic && c->splits < 2)
-    return hg_error(HG_ERR_INVALID,
-                    "split-K by atomic adds without a split (splits = %d): give ,kSa with S of "
-                    "2..%d",
-                    c->splits, HG_SCHED_MAX_SPLITS);
   if (c->stream_k != 0 && c->stream_k != 1)
     return hg_error(HG_ERR_INVALID, "stream_k = %d: 0 (off) or 1 (on)", c->stream_k);
   if (c->stream_k && c->splits > 1)

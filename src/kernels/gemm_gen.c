@@ -93,9 +93,9 @@ static hg_status_t emit_scatter(gemm_gen_t *x, const hg_acc_map_t *am, const hg_
   const hg_splitk_t *s = &x->splitk;
   hg_val_t row0 = hg_b_bin(b, HG_ADD, w->m0, t_row);
   hg_val_t splits = x->sched.splits;
+  hg_splitk_t slots;
   hg_val_t tile = hg_splitk_scatter_arrive(b, s, am, w, x->prm.M, x->prm.N, x->prm.batch, splits,
-                                           row0, &x->roles, acc);
-  const hg_splitk_t slots = hg_splitk_scatter_slots(b, s, x->prm.M, x->prm.N, x->prm.batch);
+                                           row0, &x->roles, acc, &slots);
   const int chunks = s->acc_count / 4;
   const int q = hg_splitk_scatter_group_chunks(s->acc_count, s->splits);
   hg_val_t thread = tile_thread(x);

@@ -268,16 +268,11 @@ static hg_status_t repack(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_dev
 static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *params,
                           hg_devptr_t at, const char *what) {
   if (op->map_ok[i] && op->map_at[i] == at) return hg_ok();
-  if (op->map_ok[i]) {
-    op->map_ok[i] = false;
-    HG_TRY(hg_status_wrap(hg_rt_tensormap_replace_address(op->rt, &op->map[i], at), "%s", what));
-    op->map_at[i] = at;
-    op->map_ok[i] = true;
-    return hg_ok();
-  }
-  HG_TRY(hg_status_wrap(hg_rt_tensormap_encode(op->rt, params, at, &op->map[i]), "%s", what));
+  const hg_status_t s = op->map_ok[i] ? hg_rt_tensormap_replace_address(op->rt, &op->map[i], at)
+                                      : hg_rt_tensormap_encode(op->rt, params, at, &op->map[i]);
+  op->map_ok[i] = hg_is_ok(&s);
+  HG_TRY(hg_status_wrap(s, "%s", what));
   op->map_at[i] = at;
-  op->map_ok[i] = true;
   return hg_ok();
 }
 
