@@ -1206,7 +1206,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   const bool fp8 = is8(p.a_type);
   const int tile_k = fp8 ? 128 : 64;
   static const int tms[] = {128, 256, 64};
-  static const int tns[] = {256, 224, 192, 176, 160, 128, 96, 64};
+  static const int tns[] = {256, 224, 192, 176, 160, 128, 112, 96, 64};
   hg_gemm_config_t best = {0};
   hg_status_t why = hg_ok(); /* the first refusal: why nothing fits, if nothing does */
   double best_t = 0;
@@ -1253,6 +1253,12 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
       if (hg_gemm_promote(&p) && c.tile_m >= 128 && c.tile_n < 128 && p.m > 128 &&
           (p.m + 127) / 128 * ((p.n + 127) / 128) * p.batch >= sm_count)
         continue;
+      /* 112 columns only on 64-row tiles, and only with fp8's promotion: half of the 224 that
+       * two accumulator sets cannot hold, for weights whose 128-column tiles leave a partial
+       * wave (e4m3 Mx28672x4096: 224 tiles of 128 on 132 SMs, 256 of 112). H200, same call
+       * (bench/RESULTS.md, 2026-11-27 sixth session), ms at 64x128 -> 64x112: M = 1 0.0356 ->
+       * 0.0334, M = 8 0.0359 -> 0.0337; 16-bit operands take 224 there (one wave). */
+      if (c.tile_n == 112 && (c.tile_m != 64 || !hg_gemm_promote(&p))) continue;
       /* Decode (M <= 32 against a wide weight matrix): tiles under 128 columns lose - bf16
        * Mx7168x2048 on the H100 at 200 iterations ran 6-17% faster at 64x128 than at 64x64
        * for M = 1-24 (at M = 48 64x64 still won); fp8 keeps its choice (1.04-1.13x cuBLASLt

@@ -33,10 +33,13 @@ bad 1 "export: configuration with split-K (k4)" export gemm 1 2048 7168 --mainlo
 ok "ldg-mmasync" gemm 1 12345 678 --heuristic dv
 ok "B is read with ld.global" gemm 1 12345 678 --heuristic dv
 ok "B is read with cp.async" gemm 17 12345 678 --heuristic dv
-# without the rule: rows TMA cannot address take it anyway (aligned ones keep the GEMM)
+# without the rule: rows TMA cannot address take it anyway, aligned weights of up to 64 MB
+# too (larger aligned ones keep the GEMM)
 ok "ldg-mmasync" gemm 1 12345 678
 ok "B is read with ld.global" gemm 1 7168 2049
-ok "tma-wgmma" gemm 1 7168 2048
+ok "ldg-mmasync" gemm 1 7168 2048
+ok "tma-wgmma" gemm 1 28672 4096
+ok "tma-wgmma" gemm 17 7168 2048
 ok "cpasync-wgmma" gemm 1 12345 678 --batch-invariant
 # a deterministic problem is not split
 "$cli" gemm 4 2048 7168 --mainloop ldg-mmasync --deterministic --json > "$tmp/j" 2> /dev/null

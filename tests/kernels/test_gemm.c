@@ -284,6 +284,24 @@ static void test_heuristic_shapes(void) {
         check_generates(&p, &c);
       }
     }
+  /* 112-column tiles: only 64-row ones under fp8's promotion, where 128 columns leave a
+   * partial wave (e4m3 Mx28672x4096: 256 tiles of 112 on 132 SMs against 224 of 128) */
+  for (int m = 1; m <= 64; m *= 4) {
+    hg_gemm_problem_t p = problem(m, 28672, 4096, HG_E4M3);
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    CHECK(c.tile_m == 64 && c.tile_n == 112);
+    check_generates(&p, &c);
+    p.a_type = p.b_type = HG_BF16; /* one wave of 224 columns */
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    CHECK(c.tile_n == 224);
+  }
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    hg_gemm_problem_t p = problem(shapes[i][0], shapes[i][1], shapes[i][2], HG_BF16);
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    CHECK(c.tile_n != 112);
+  }
 }
 
 /* The tuner's space (hg_gemm_tune): tiles x clusters x schedules at the most stages that
@@ -307,7 +325,9 @@ static void test_split_heuristic(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     hg_gemm_problem_t p = problem(cases[i].m, cases[i].n, cases[i].k, HG_BF16);
     hg_gemm_config_t c;
-    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    /* TMA's split rule (AUTO takes the decode kernel for M <= 16 and weights of 64 MB or
+     * less: test_decode) */
+    CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_TMA_WGMMA, 132, NULL, &c));
     /* 192 columns on a 1x2 cluster (2x1 spilled), except fp8's promotion tiles */
     if (c.tile_n == 192 && !hg_gemm_promote(&p)) CHECK(c.cluster_m == 1);
     const int got = c.splits > 1 ? c.splits : 0;
@@ -335,7 +355,7 @@ static void test_split_heuristic(void) {
   static const int64_t dm[] = {1, 2, 8, 24, 32};
   for (size_t i = 0; i < sizeof dm / sizeof dm[0]; i++) {
     p = problem(dm[i], 7168, 2048, HG_BF16);
-    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_TMA_WGMMA, 132, NULL, &c));
     /* 192 columns on a 1x2 cluster (2x1 spilled), except fp8's promotion tiles */
     if (c.tile_n == 192 && !hg_gemm_promote(&p)) CHECK(c.cluster_m == 1);
     if (c.tile_n < 128) HG_FAIL("%" PRId64 "x7168x2048 bf16: tile_n %d", dm[i], c.tile_n);
@@ -2320,7 +2340,7 @@ static void test_repack_rule(void) {
   CHECK_OK(hg_gemm_build(&bi, NULL, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k));
   CHECK(k.config.mainloop != HG_MAINLOOP_LDG_MMASYNC && !k.b_tma);
   hg_gemm_kernel_free(&k);
-  hg_gemm_problem_t al = problem(1, 7168, 2048, HG_BF16);
+  hg_gemm_problem_t al = problem(1, 28672, 2048, HG_BF16); /* 112 MiB of weights */
   CHECK_OK(hg_gemm_problem_normalize(&al));
   hg_gemm_rules_t dv;
   CHECK_OK(hg_gemm_rules_parse("dv", &dv));
@@ -2520,12 +2540,18 @@ static void test_decode(void) {
   p.ldb = 7169;
   CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, &rules, &c));
   CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
-  /* rows TMA cannot address take it without the rule; aligned ones only with it */
+  /* rows TMA cannot address take it without the rule; aligned weights of up to 64 MB too
+   * (2048 x 7168 bf16: 28 MiB), larger ones (28672 x 4096 bf16: 224 MiB) only with it */
   CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
   p.ldb = 7168;
   CHECK_OK(hg_gemm_config_choose(&p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
+  hg_gemm_problem_t wide = problem(4, 28672, 4096, HG_BF16);
+  CHECK_OK(hg_gemm_config_choose(&wide, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
+  CHECK_OK(hg_gemm_config_choose(&wide, HG_MAINLOOP_AUTO, NULL, &rules, &c));
+  CHECK_EQ(c.mainloop, HG_MAINLOOP_LDG_MMASYNC);
   /* fp8: rows TMA cannot address, and aligned weights up to 64 MB, take it without the
    * rule; larger aligned weights (28672 x 4096: 112 MiB) only with it */
   hg_gemm_problem_t f8p = problem(4, 2048, 7169, HG_E4M3);
