@@ -2517,8 +2517,31 @@ static void test_decode(void) {
     c.mainloop = HG_MAINLOOP_LDG_MMASYNC;
     check_generates(&p, &c);
   }
-  /* the heuristic: splits fill the SMs where tiles are few, none for a deterministic problem */
-  hg_gemm_problem_t p = problem(4, 2048, 7168, HG_BF16);
+  /* the heuristic: 16-row CTAs for 16-bit operands where they fill 7/8 of the SMs unsplit
+   * (aligned rows) or K is short (window rows); 32 rows, and fp8, otherwise */
+  static const struct {
+    int64_t m, n, k, ldb;
+    hg_dtype_t t;
+    int tile_n, tile_k, splits;
+  } dh[] = {{4, 2048, 7168, 7168, HG_BF16, 16, 128, 0}, {1, 4096, 4096, 4096, HG_BF16, 16, 128, 0},
+            {1, 7168, 2048, 2048, HG_BF16, 32, 96, 0},  {1, 12345, 678, 678, HG_BF16, 16, 32, 0},
+            {1, 7168, 2049, 2049, HG_BF16, 32, 32, 0},  {1, 1000, 678, 678, HG_BF16, 16, 32, 2},
+            {4, 2048, 7168, 7168, HG_E4M3, 32, 128, 4}, {1, 1024, 4096, 4096, HG_BF16, 32, 96, 5}};
+  for (size_t i = 0; i < sizeof dh / sizeof dh[0]; i++) {
+    hg_gemm_problem_t q = problem(dh[i].m, dh[i].n, dh[i].k, dh[i].t);
+    q.lda = q.ldb = dh[i].ldb;
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_heuristic_for(&q, HG_MAINLOOP_LDG_MMASYNC, 132, NULL, &c));
+    if (c.tile_n != dh[i].tile_n || c.tile_k != dh[i].tile_k ||
+        (c.splits > 1 ? c.splits : 0) != dh[i].splits)
+      HG_FAIL("decode heuristic %" PRId64 "x%" PRId64 "x%" PRId64
+              ": 16x%dx%d k%d, expected 16x%dx%d k%d",
+              dh[i].m, dh[i].n, dh[i].k, c.tile_n, c.tile_k, c.splits, dh[i].tile_n, dh[i].tile_k,
+              dh[i].splits);
+    check_generates(&q, &c);
+  }
+  /* splits fill the SMs where tiles are few, none for a deterministic problem */
+  hg_gemm_problem_t p = problem(4, 1024, 7168, HG_BF16);
   hg_gemm_config_t c;
   CHECK_OK(hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC, 132, NULL, &c));
   CHECK(c.splits >= 2 && c.split_atomic);
