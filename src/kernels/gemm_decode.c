@@ -177,18 +177,20 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
                         .raster_group = 8,
                         .mainloop = HG_MAINLOOP_LDG_MMASYNC};
   if (sm_count <= 0) sm_count = 132;
-  /* 16-bit operands: 16 rows a CTA (one row group a warp) instead of 32 where that fills the
-   * GPU without splitting K (aligned rows: 4 chunks a warp, the loads in flight of 2 row
-   * groups x 2 chunks), and for window rows of a short K (the CTAs' one or two waves end
-   * sooner). H200, same call (bench/RESULTS.md, 2026-11-27 sixth session), ms 16x32 ->
-   * 16x16 (7/8 of the SMs count as filled): 1x2048x7168 0.0120 (k4a) -> 0.0111, 1x4096x4096 0.0128
-   * (k2a) -> 0.0113, 16x3072x3072 0.0107 (k2a) -> 0.0089; window rows 1x12345x678 0.0134 -> 0.0104,
-   * 8x12345x678 0.0137 -> 0.0109, 4x3000x700 0.0052 -> 0.0045, 1x5000x1000 level; not
-   * 1x7168x2049 (0.0132 -> 0.0173: long K), nor aligned rows that fill the GPU at 32 (level
-   * at 7168x2048, 10-15% slower at 4x8192x512). */
+  /* 16-bit operands: 16 rows a CTA (one row group a warp) instead of 32 where that fills 7/8
+   * of the SMs or more without splitting K (aligned rows: 4 chunks a warp, the loads in
+   * flight of 2 row groups x 2 chunks), and for window rows of a short K (the CTAs' one or
+   * two waves end sooner). Same call (bench/RESULTS.md, 2026-11-27 sixth session), ms 16x32
+   * -> 16x16: H200 1x2048x7168 0.0120 (k4a) -> 0.0111, 1x4096x4096 0.0128 (k2a) -> 0.0113,
+   * 16x3072x3072 0.0107 (k2a) -> 0.0089, window rows 1x12345x678 0.0134 -> 0.0104,
+   * 8x12345x678 0.0137 -> 0.0109, 4x3000x700 0.0052 -> 0.0045; H100 1x2048x7168 0.0151 ->
+   * 0.0141, 16x3072x3072 0.0122 -> 0.0102, 1x12345x678 0.0138 -> 0.0109, 4x3000x700 0.0076
+   * -> 0.0050. Not at K = 1000 (1x5000x1000: level on the H200, 9% slower on the H100), nor
+   * 1x7168x2049 (0.0132 -> 0.0173 on the H200: long K), nor aligned rows that fill the GPU
+   * at 32 (level at 7168x2048, 10-15% slower at 4x8192x512). */
   const int64_t tiles32 = (p->n + 31) / 32, tiles16 = (p->n + 15) / 16;
   if (!fp8 && ((!window && tiles32 < sm_count && tiles16 * 8 >= (int64_t)sm_count * 7) ||
-               (window && p->k <= 1024))) {
+               (window && p->k <= 768))) {
     c.tile_n = 16;
     c.tile_k = (window ? 1 : 4) * chunk;
   }

@@ -429,21 +429,24 @@ bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand) {
  * from global memory whatever their alignment: H100, same process (bench/RESULTS.md,
  * 2026-11-27 third session), bf16 1x12345x678 0.96x cuBLASLt (0.44x in place through wgmma),
  * 1x7168x2049 1.14x (0.38-0.43x), 16x7168x2049 2.2x; e4m3 1.2-1.9x faster than in place
- * (1x7168x2049 0.0186 -> 0.0101 ms, 16x7168x2049 0.0208 -> 0.0112). Aligned weights of up to
- * 64 MB take it too, 16-bit or fp8: e4m3 7168x2048 and 2048x7168 (M = 1, 8) 1.45-1.54x
- * cuBLASLt against TMA's 1.11-1.18x (H100); bf16 ones of 29 MB level with TMA on the H100 and
- * 6-18% faster on the H200 (same call, bench/RESULTS.md 2026-11-27 sixth session: 1x7168x2048
- * 0.0126 -> 0.0106 ms, 8x7168x2048 0.0119 -> 0.0108, 1x2048x7168 0.0127 -> 0.0120; M = 16
- * level). Larger ones stay on TMA, which streamed 235 MB bf16 weights at 0.95-0.99 of the
- * copy against the decode kernel's 0.78-0.90 (H100), 0.93 against 0.89 of cuBLASLt on the
- * H200 (1x4096x28672), and 117 MB e4m3 ones level or faster (28672x4096, 4096x28672). */
+ * (1x7168x2049 0.0186 -> 0.0101 ms, 16x7168x2049 0.0208 -> 0.0112).
+ * Aligned weights of up to 64 MB take it too: fp8 up to M = 16 (e4m3 7168x2048 and 2048x7168,
+ * M = 1, 8: 1.45-1.54x cuBLASLt against TMA's 1.11-1.18x, H100); 16-bit up to M = 8, where
+ * the decode kernel was level with TMA or faster (same call, bench/RESULTS.md 2026-11-27
+ * sixth session, ms TMA -> decode kernel: H200 1x7168x2048 0.0126 -> 0.0106, 8x7168x2048
+ * 0.0119 -> 0.0108, 1x2048x7168 0.0127 -> 0.0120; H100 1x2048x7168 0.0149 -> 0.0135,
+ * 8x7168x2048 level), but not at M = 16 (16x7168x2048: 0.0131 -> 0.0139 on the H100, level on
+ * the H200). Larger weights stay on TMA, which streamed 235 MB bf16 ones at 0.95-0.99 of the
+ * copy against the decode kernel's 0.78-0.90 (H100) and ran 1x4096x28672 at 0.93x cuBLASLt
+ * against 0.89x (H200), and 117 MB e4m3 ones level or faster (28672x4096, 4096x28672). */
 #define DECODE_MAX_WEIGHT_BYTES (64ll << 20)
 bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules) {
   /* a batch-invariant problem keeps the kernel its M = 4096 twin runs (the same sums) */
   if (!p || p->batch_invariant || !hg_gemm_decode_shape_ok(p)) return false;
+  const bool fp8 = hg_dtype_bits(p->b_type) == 8;
   return (rules && rules->decode) || hg_gemm_operand_align(p, 0) != 16 ||
          hg_gemm_operand_align(p, 1) != 16 ||
-         p->n * p->k * hg_dtype_bytes(p->b_type) <= DECODE_MAX_WEIGHT_BYTES;
+         ((fp8 || p->m <= 8) && p->n * p->k * hg_dtype_bytes(p->b_type) <= DECODE_MAX_WEIGHT_BYTES);
 }
 
 /* q = p with the operands TMA cannot address that AUTO repacks (force: every one of them;

@@ -40,6 +40,7 @@ ok "B is read with ld.global" gemm 1 7168 2049
 ok "ldg-mmasync" gemm 1 7168 2048
 ok "tma-wgmma" gemm 1 28672 4096
 ok "tma-wgmma" gemm 17 7168 2048
+ok "tma-wgmma" gemm 16 7168 2048
 ok "cpasync-wgmma" gemm 1 12345 678 --batch-invariant
 # a deterministic problem is not split
 "$cli" gemm 4 2048 7168 --mainloop ldg-mmasync --deterministic --json > "$tmp/j" 2> /dev/null
