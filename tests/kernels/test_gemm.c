@@ -302,6 +302,17 @@ static void test_heuristic_shapes(void) {
     CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
     CHECK(c.tile_n != 112);
   }
+  /* one 64-row tile of a long K streams the weights: 64 x 128 tiles without a cluster, for
+   * bf16 and fp8 (block-wise scales keep the model's choice) */
+  const hg_dtype_t sw[] = {HG_BF16, HG_E4M3};
+  for (int t = 0; t < 2; t++)
+    for (int m = 32; m <= 64; m += 16) {
+      hg_gemm_problem_t p = problem(m, 7168, 16384, sw[t]);
+      hg_gemm_config_t c;
+      CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+      CHECK(c.tile_m == 64 && c.tile_n == 128 && c.cluster_m == 1 && c.cluster_n == 1);
+      check_generates(&p, &c);
+    }
 }
 
 /* The tuner's space (hg_gemm_tune): tiles x clusters x schedules at the most stages that
