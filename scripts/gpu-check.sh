@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -326,6 +326,19 @@ case "$mode" in
       done
     done
     [ "${COPY:-1}" = 0 ] || { step copy "$H" bench copy --bytes 1G; grep -hiE 'ratio|GB/s' "$LOG/copy.log" | tail -3 >> "$summary"; } ;;
+  # episets: issue 12's fused chains over the llm set's six large shapes (bf16), one step per
+  # chain (each table in $OUT/epi-<n>.txt: time over the plain GEMM, unfused over fused, ratio
+  # to cuBLASLt's same fused epilogue), the geometric means in the summary. About 2 minutes a
+  # chain on an H200: CHAINS picks them (1 bias,gelu 2 bias,gelu_tanh 3 bias,relu 4 + aux
+  # 5 e4m3 D + amax; default all), and two calls may be needed within a call's 10 minutes.
+  episets) n=0
+    for e in "bias,gelu" "bias,gelu_tanh" "bias,relu" "bias,gelu --aux" "bias --d-type e4m3 --amax"; do
+      n=$((n+1))
+      case " ${CHAINS:-1 2 3 4 5} " in *" $n "*) ;; *) continue ;; esac
+      STEP_TIMEOUT=200 step "epi-$n" "$H" bench gemm --set llm --types bf16 --shapes 6 --iters 20 --epilogue $e
+      cp "$LOG/epi-$n.log" "$OUT/epi-$n.txt"
+      printf 'epilogue %-30s %s\n' "$e" "$(grep -h 'geometric' "$LOG/epi-$n.log" | cut -c1-100)" >> "$summary"
+    done ;;
   # torchsets: the same sets against torch.matmul / torch._scaled_mm in one process
   # (python -m hopgen.bench --set), table in $OUT/torch-sets.txt, geometric means in the summary
   torchsets) STEP_TIMEOUT=560 step torch-sets env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
