@@ -31,14 +31,23 @@ step() { # step NAME CMD...: run, log, record PASS/FAIL and seconds
   [ "$r" = PASS ] || { echo "---- $name (tail)"; tail -25 "$LOG/$name.log"; }
 }
 
+# The copy on a GPU machine may carry a stale .git (the device tool copies the working tree):
+# the line says so when the sources differ from that commit, and gives the sources' hash
+# (the build stamp below), which `scripts/gpu-check.sh stamp` prints here for comparison.
+src_stamp() { find src include tools tests bench examples CMakeLists.txt -type f -print0 | sort -z | xargs -0 cat | md5sum | cut -c1-16; }
+[ "${1:-}" = stamp ] && { src_stamp; exit 0; }
 { nvidia-smi; nvidia-smi -q | grep -iE 'clocks|MHz|Driver|Product' | head -40; } > "$LOG/device.txt" 2>&1
-echo "commit ${HOPGEN_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" > "$LOG/commit.txt"
+commit_line="commit ${HOPGEN_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+if [ -z "${HOPGEN_COMMIT:-}" ] && ! git diff --quiet HEAD -- src include tools tests bench examples CMakeLists.txt 2> /dev/null; then
+  commit_line="$commit_line plus changes not in it"
+fi
+echo "$commit_line, sources $(src_stamp)" > "$LOG/commit.txt"
 # Warnings stay warnings here: the GPU machine's compiler differs from CI's, and CI is where
 # -Werror is enforced; a run of device time must not die on a new warning.
 # A build directory kept from an earlier call may hold objects newer than the sources that
 # arrived since (the copy keeps modification times): rebuild from scratch when any source
 # differs from what the stamp recorded.
-stamp=$(find src include tools tests bench examples CMakeLists.txt -type f -print0 | sort -z | xargs -0 cat | md5sum | cut -c1-16)
+stamp=$(src_stamp)
 if [ "$(cat build-gpu/.stamp 2>/dev/null)" != "$stamp" ]; then rm -rf build-gpu; fi
 step build bash -c 'cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHOPGEN_WERROR=OFF && cmake --build build-gpu -j"$(nproc)"' && echo "$stamp" > build-gpu/.stamp
 H=build-gpu/hopgen
