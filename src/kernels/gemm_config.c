@@ -1356,12 +1356,13 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
   hg_status_t s = hg_gemm_problem_normalize(&p);
   if (!hg_is_ok(&s)) return 0;
   const bool fp8 = is8(p.a_type);
+  /* Decode shapes: the decode kernel's candidates first (the space is cut at cap) */
+  int n = hg_gemm_decode_tune_space(&p, out, cap);
   /* Tiles of both consumer shapes, the widths the heuristic's wave model likes (176, 192),
    * clusters along either operand, both schedules, the most stages that fit. */
   static const int tiles[][2] = {{128, 256}, {256, 128}, {128, 192}, {128, 176},
                                  {128, 128}, {128, 64},  {64, 256},  {64, 128}};
   static const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
-  int n = 0;
   for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
     for (size_t ci = 0; ci < sizeof clusters / sizeof clusters[0]; ci++)
       for (int sched = 0; sched < 2; sched++) {

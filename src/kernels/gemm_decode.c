@@ -211,6 +211,48 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
   return hg_ok();
 }
 
+/* The decode kernel's part of the tuner's space (hg_gemm_tune_space puts it first): for each
+ * CTA height (16, 32, 64 rows; fp8 16 and 32) the most chunks a warp its registers allow, unsplit
+ * and split by atomics into 2, 4 and 8 (each split keeping a full iteration of the CTA's warps;
+ * none for a deterministic or batch-invariant problem). Nothing for problems the kernel refuses. */
+int hg_gemm_decode_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap) {
+  if (p->batch_invariant || !hg_gemm_decode_shape_ok(p)) return 0;
+  const bool window = hg_gemm_operand_align(p, 1) != 16 || hg_gemm_operand_align(p, 0) != 16;
+  const int chunk = CHUNK_BYTES / hg_dtype_bytes(p->b_type);
+  const int most = window ? DEC_MAX_LOADS_WINDOW : DEC_MAX_LOADS;
+  /* fp8: at most 4 loads a warp beside the promotion's partial sums (16x64 with one chunk
+   * spilled 40-96 bytes, ptxas) */
+  const bool fp8 = is8(p->b_type);
+  int n = 0;
+  for (int tn = 16; tn <= (fp8 ? 32 : 64); tn *= 2) {
+    int chunks = (fp8 && most > 4 ? 4 : most) / (tn / 16);
+    if (chunks > DEC_MAX_CHUNKS) chunks = DEC_MAX_CHUNKS;
+    if (chunks < 1) continue;
+    for (int splits = 1; splits <= 8; splits *= 2) {
+      hg_gemm_config_t c = {.tile_m = 16,
+                            .tile_n = tn,
+                            .tile_k = chunks * chunk,
+                            .cluster_m = 1,
+                            .cluster_n = 1,
+                            .stages = 1,
+                            .schedule = HG_SCHED_COOPERATIVE,
+                            .raster = HG_RASTER_M,
+                            .raster_group = 8,
+                            .mainloop = HG_MAINLOOP_LDG_MMASYNC};
+      if (splits > 1) {
+        if (p->deterministic || p->k / ((int64_t)DEC_WARPS * c.tile_k) < splits) break;
+        c.splits = splits;
+        c.split_atomic = 1;
+      }
+      hg_status_t ok = hg_gemm_decode_check(p, &c);
+      if (!hg_is_ok(&ok)) continue;
+      if (n < cap) out[n] = c;
+      n++;
+    }
+  }
+  return n < cap ? n : cap;
+}
+
 /* ---------------------------------------------------------------- the kernel */
 
 typedef struct dec {

@@ -114,6 +114,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t
  * threads and cluster). */
 bool hg_gemm_decode_shape_ok(const hg_gemm_problem_t *p);
 hg_status_t hg_gemm_decode_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+int hg_gemm_decode_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
 hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
                                      hg_gemm_config_t *out);
 hg_status_t hg_gemm_decode_build(hg_builder_t *b, hg_gemm_kernel_t *out);

@@ -475,11 +475,17 @@ static void packed_problem(const hg_gemm_problem_t *p, bool force, hg_gemm_probl
  * tuned store's winner, else the heuristic under rules. A stored winner counts only when it
  * runs the mainloop asked for (and never for a batch-invariant problem: the tuner's winner
  * depends on M). */
+/* The tuner's winner for p on dev, if any (never for a batch-invariant problem: the tuner's
+ * winner depends on M). */
+static bool tuned_for(const hg_gemm_problem_t *p, const hg_device_info_t *dev,
+                      hg_gemm_config_t *cfg) {
+  return dev && !p->batch_invariant && hg_gemm_tuned_lookup(p, dev->name, cfg);
+}
+
 static hg_status_t choose(const hg_gemm_problem_t *p, hg_gemm_mainloop_t mainloop,
                           const hg_device_info_t *dev, const hg_gemm_rules_t *rules,
                           hg_gemm_config_t *cfg) {
-  if (dev && !p->batch_invariant && hg_gemm_tuned_lookup(p, dev->name, cfg) &&
-      (mainloop == HG_MAINLOOP_AUTO || cfg->mainloop == mainloop))
+  if (tuned_for(p, dev, cfg) && (mainloop == HG_MAINLOOP_AUTO || cfg->mainloop == mainloop))
     return hg_ok();
   return hg_gemm_heuristic_for(p, mainloop, dev && dev->sm_count > 0 ? dev->sm_count : 132, rules,
                                cfg);
@@ -490,6 +496,8 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                                   hg_gemm_config_t *out) {
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
+  /* the tuner's winner as hg_gemm_build takes it (for the problem as asked) */
+  if (mainloop == HG_MAINLOOP_AUTO && tuned_for(&p, dev, out)) return hg_ok();
   /* the decode kernel reads the operands in place (no packed problem) */
   if (mainloop == HG_MAINLOOP_AUTO && hg_gemm_decode_rule(&p, rules))
     return hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC,
@@ -520,8 +528,13 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
   /* AUTO throughout: operands TMA cannot address are repacked per run where
    * hg_gemm_repack_rule says so (the kernel then reads the packed copy with TMA), else read
    * in place. */
-  /* with no configuration given, decode shapes of rows TMA cannot address: the decode
-   * kernel, in place */
+  /* With no configuration given, the tuner's winner for the problem as asked is taken as if
+   * given: the tuner ran it so (hg_gemm_tune runs each candidate as a given configuration),
+   * whether it is the decode kernel or not. Looked up before the packing below, whose problem
+   * (16-byte rows) would not find a winner tuned on unaligned rows. */
+  hg_gemm_config_t tuned;
+  if (!c && mainloop == HG_MAINLOOP_AUTO && !force_repack && tuned_for(&p, dev, &tuned)) c = &tuned;
+  /* else decode shapes under hg_gemm_decode_rule: the decode kernel, in place */
   if (mainloop == HG_MAINLOOP_AUTO && !c && !force_repack && hg_gemm_decode_rule(&p, NULL))
     mainloop = HG_MAINLOOP_LDG_MMASYNC;
   const hg_gemm_mainloop_t asked = mainloop != HG_MAINLOOP_AUTO ? mainloop

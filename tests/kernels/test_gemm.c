@@ -1371,6 +1371,27 @@ static void test_tuner_space(void) {
     }
   }
   CHECK(n >= 40);
+  /* decode shapes: the decode kernel's candidates first (16, 32 and 64-row CTAs, unsplit and
+   * in 2-8 atomic splits), none split for a deterministic problem, none past M = 16 */
+  for (int t = 0; t < 2; t++)
+    for (int det = 0; det < 2; det++) {
+      hg_gemm_problem_t p = problem(4, 2048, 7168, types[t]);
+      p.deterministic = det;
+      hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
+      const int k = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
+      int dec = 0, heights = 0, split = 0;
+      for (int i = 0; i < k && space[i].mainloop == HG_MAINLOOP_LDG_MMASYNC; i++, dec++) {
+        CHECK(!det || space[i].splits <= 1);
+        heights |= space[i].tile_n;
+        split += space[i].splits > 1;
+        check_generates(&p, &space[i]); /* 0 bytes spilled */
+      }
+      CHECK_EQ(heights, t ? 16 | 32 : 16 | 32 | 64);
+      CHECK(det ? split == 0 : split >= 2);
+      p.m = 17;
+      const int k17 = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
+      for (int i = 0; i < k17; i++) CHECK(space[i].mainloop != HG_MAINLOOP_LDG_MMASYNC);
+    }
   hg_gemm_config_t c;
   CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4", &c));
   const hg_dtype_t outs[] = {HG_BF16, HG_F16, HG_F32};
@@ -2026,6 +2047,37 @@ static void test_tuned_record(void) {
   hg_gemm_problem_t q = p;
   q.k = 4096;
   CHECK(!hg_gemm_tuned_lookup(&q, "NVIDIA H200", &got));
+  /* the winner is what hg_gemm_build and hg_gemm_config_choose take for that device, also
+   * where the decode rule would pick the decode kernel (a TMA winner), and for rows TMA
+   * cannot address (looked up before the packed problem) */
+  hg_device_info_t dev = {.sm_count = 132};
+  snprintf(dev.name, sizeof dev.name, "NVIDIA H200");
+  const struct {
+    int64_t m, n, k, ld;
+    const char *cfg;
+  } won[] = {{1, 7168, 2048, 2048, "64x128x64,c1x1,s8"},
+             {1, 12345, 678, 678, "16x16x32,c1x1,s1,ldg-mmasync"},
+             {1, 4096, 4096, 4096, "16x64x32,c1x1,s1,k4a,ldg-mmasync"}};
+  for (size_t i = 0; i < sizeof won / sizeof won[0]; i++) {
+    hg_gemm_problem_t d = problem(won[i].m, won[i].n, won[i].k, HG_BF16);
+    d.lda = d.ldb = won[i].ld;
+    CHECK_OK(hg_gemm_problem_normalize(&d));
+    hg_gemm_config_t w, chosen;
+    CHECK_OK(hg_gemm_config_parse(won[i].cfg, &w));
+    CHECK_OK(hg_gemm_tuned_record(&d, dev.name, &w));
+    CHECK_OK(hg_gemm_config_choose(&d, HG_MAINLOOP_AUTO, &dev, NULL, &chosen));
+    CHECK(chosen.tile_n == w.tile_n && chosen.tile_k == w.tile_k && chosen.splits == w.splits &&
+          chosen.mainloop == w.mainloop);
+    hg_gemm_kernel_t k;
+    CHECK_OK(hg_gemm_build(&d, NULL, HG_MAINLOOP_AUTO, &dev, HG_BACKEND_PTX, &k));
+    CHECK(k.config.tile_n == w.tile_n && k.config.tile_k == w.tile_k);
+    CHECK_EQ(k.config.mainloop == HG_MAINLOOP_LDG_MMASYNC, w.mainloop == HG_MAINLOOP_LDG_MMASYNC);
+    hg_gemm_kernel_free(&k);
+    /* not for a batch-invariant problem */
+    d.batch_invariant = true;
+    CHECK_OK(hg_gemm_config_choose(&d, HG_MAINLOOP_AUTO, &dev, NULL, &chosen));
+    CHECK(chosen.tile_n != w.tile_n || chosen.tile_k != w.tile_k);
+  }
   setenv("HOPGEN_CACHE_DIR", "off", 1);
   CHECK(!hg_gemm_tuned_lookup(&p, "NVIDIA H200", &got));
   CHECK_OK(hg_gemm_tuned_record(&p, "NVIDIA H200", &c1));
