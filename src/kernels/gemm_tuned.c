@@ -25,12 +25,13 @@ static void tuned_key(const hg_gemm_problem_t *p, const char *device, char *buf,
   for (size_t i = 0; device[i] && j + 1 < sizeof dev; i++)
     dev[j++] = (device[i] == ' ' || device[i] == '\t') ? '_' : device[i];
   dev[j] = '\0';
-  /* The operands' alignments decide their paths (TMA or cp.async), so they are part of the
-   * problem's kind. */
-  snprintf(buf, size, "%s|%s%s%s|%c%c|%" PRId64 "x%" PRId64 "x%" PRId64 "x%d|a%db%d", dev,
+  /* The operands' alignments decide their paths (TMA or cp.async), and fp8's scaling mode
+   * and accumulation its mainloop, so they are part of the problem's kind. */
+  snprintf(buf, size, "%s|%s%s%s|%c%c|%" PRId64 "x%" PRId64 "x%" PRId64 "x%d|a%db%d|s%df%d", dev,
            hg_dtype_name(p->a_type), hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
            p->a_k_major ? 'k' : 'm', p->b_k_major ? 'k' : 'n', p->m, p->n, p->k, p->batch,
-           hg_gemm_operand_align(p, 0), hg_gemm_operand_align(p, 1));
+           hg_gemm_operand_align(p, 0), hg_gemm_operand_align(p, 1), (int)p->scale,
+           (int)p->fp8_accum);
 }
 
 bool hg_gemm_tuned_lookup(const hg_gemm_problem_t *p, const char *device, hg_gemm_config_t *out) {

@@ -2047,6 +2047,17 @@ static void test_tuned_record(void) {
   hg_gemm_problem_t q = p;
   q.k = 4096;
   CHECK(!hg_gemm_tuned_lookup(&q, "NVIDIA H200", &got));
+  /* fp8's scaling mode and accumulation are part of the kind */
+  hg_gemm_problem_t f = problem(4096, 2112, 7168, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&f));
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s6", &c1));
+  CHECK_OK(hg_gemm_tuned_record(&f, "NVIDIA H200", &c1));
+  CHECK(hg_gemm_tuned_lookup(&f, "NVIDIA H200", &got));
+  f.scale = HG_SCALE_ROW;
+  CHECK(!hg_gemm_tuned_lookup(&f, "NVIDIA H200", &got));
+  f.scale = HG_SCALE_TENSOR;
+  f.fp8_accum = HG_FP8_ACCUM_FAST;
+  CHECK(!hg_gemm_tuned_lookup(&f, "NVIDIA H200", &got));
   /* the winner is what hg_gemm_build and hg_gemm_config_choose take for that device, also
    * where the decode rule would pick the decode kernel (a TMA winner), and for rows TMA
    * cannot address (looked up before the packed problem) */
