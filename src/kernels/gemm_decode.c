@@ -56,6 +56,21 @@ static bool is8(hg_dtype_t t) {
   return t == HG_E4M3 || t == HG_E5M2;
 }
 
+/* The decode kernel's configuration of CTA height tile_n and tile_k of K a warp an
+ * iteration: 16 rows of M, no cluster, the plain k-loop (s2: pipelined in registers). */
+static hg_gemm_config_t dec_config(int tile_n, int tile_k) {
+  return (hg_gemm_config_t){.tile_m = 16,
+                            .tile_n = tile_n,
+                            .tile_k = tile_k,
+                            .cluster_m = 1,
+                            .cluster_n = 1,
+                            .stages = 1,
+                            .schedule = HG_SCHED_COOPERATIVE,
+                            .raster = HG_RASTER_M,
+                            .raster_group = 8,
+                            .mainloop = HG_MAINLOOP_LDG_MMASYNC};
+}
+
 /* The operand types the kernel takes: bf16 x bf16, f16 x f16 (mma.sync m16n8k16), or fp8 in
  * any mix (m16n8k32) with per-tensor or row-wise scales (the epilogue applies both). */
 static bool types_ok(const hg_gemm_problem_t *p) {
@@ -163,19 +178,7 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
    * promotion's partial sums beside them). More spilled under the 128 registers of two CTAs an
    * SM (ptxas). */
   const bool fp8 = is8(p->b_type);
-  hg_gemm_config_t c = {.tile_m = 16,
-                        .tile_n = 32,
-                        .tile_k = (window ? 1
-                                   : fp8  ? 2
-                                          : 3) *
-                                  chunk,
-                        .cluster_m = 1,
-                        .cluster_n = 1,
-                        .stages = 1, /* the plain k-loop (s2: pipelined in registers) */
-                        .schedule = HG_SCHED_COOPERATIVE,
-                        .raster = HG_RASTER_M,
-                        .raster_group = 8,
-                        .mainloop = HG_MAINLOOP_LDG_MMASYNC};
+  hg_gemm_config_t c = dec_config(32, (window ? 1 : fp8 ? 2 : 3) * chunk);
   if (sm_count <= 0) sm_count = 132;
   /* 16-bit operands: 16 rows a CTA (one row group a warp) instead of 32 where that fills 7/8
    * of the SMs or more without splitting K (aligned rows: 4 chunks a warp, the loads in
@@ -229,16 +232,7 @@ int hg_gemm_decode_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out,
     if (chunks > DEC_MAX_CHUNKS) chunks = DEC_MAX_CHUNKS;
     if (chunks < 1) continue;
     for (int splits = 1; splits <= 8; splits *= 2) {
-      hg_gemm_config_t c = {.tile_m = 16,
-                            .tile_n = tn,
-                            .tile_k = chunks * chunk,
-                            .cluster_m = 1,
-                            .cluster_n = 1,
-                            .stages = 1,
-                            .schedule = HG_SCHED_COOPERATIVE,
-                            .raster = HG_RASTER_M,
-                            .raster_group = 8,
-                            .mainloop = HG_MAINLOOP_LDG_MMASYNC};
+      hg_gemm_config_t c = dec_config(tn, chunks * chunk);
       if (splits > 1) {
         if (p->deterministic || p->k / ((int64_t)DEC_WARPS * c.tile_k) < splits) break;
         c.splits = splits;
