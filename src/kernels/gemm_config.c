@@ -1207,6 +1207,15 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   const int tile_k = fp8 ? 128 : 64;
   static const int tms[] = {128, 256, 64};
   static const int tns[] = {256, 224, 192, 176, 160, 128, 112, 96, 64};
+  /* One 64-row tile of a long K (the weights streamed): 64 x 128 tiles without a cluster
+   * against the 64 x 64 ones in 1x2 clusters the wave model took. Same call
+   * (bench/RESULTS.md, 2026-11-27 sixth session), ms 64x64 c1x2 -> 64x128 c1x1: H100 bf16
+   * 64x7168x16384 0.0839 -> 0.0833, 48x8192x8192 0.0492 -> 0.0489, 32x7168x8192 0.0447 ->
+   * 0.0434; e4m3 64x7168x16384 level, 48x8192x8192 0.0273 -> 0.0270, 32x7168x8192 0.0285 ->
+   * 0.0240; H200 64x7168x16384 bf16 0.0661 -> 0.0633, e4m3 0.0357 -> 0.0336. 64 x 128 in a
+   * 1x2 cluster ran 1-4% slower than without (H100, same shapes). Block-wise scales keep the
+   * model's choice (not measured). */
+  const bool stream_w = p.m <= 64 && p.n >= 2048 && p.k >= 8192 && p.scale != HG_SCALE_BLOCK;
   hg_gemm_config_t best = {0};
   hg_status_t why = hg_ok(); /* the first refusal: why nothing fits, if nothing does */
   double best_t = 0;
@@ -1264,15 +1273,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * for M = 1-24 (at M = 48 64x64 still won); fp8 keeps its choice (1.04-1.13x cuBLASLt
        * at 64x64). */
       if (!fp8 && p.m <= 32 && p.n >= 2048 && c.tile_n < 128) continue;
-      /* ... and at any type for one 64-row tile of a long K (the weights streamed): 64 x 128
-       * tiles without a cluster against the 64 x 64 ones in 1x2 clusters the wave model took.
-       * Same call (bench/RESULTS.md, 2026-11-27 sixth session), ms 64x64 c1x2 -> 64x128 c1x1:
-       * H100 bf16 64x7168x16384 0.0839 -> 0.0833, 48x8192x8192 0.0492 -> 0.0489, 32x7168x8192
-       * 0.0447 -> 0.0434; e4m3 64x7168x16384 level, 48x8192x8192 0.0273 -> 0.0270,
-       * 32x7168x8192 0.0285 -> 0.0240; H200 64x7168x16384 bf16 0.0661 -> 0.0633, e4m3 0.0357
-       * -> 0.0336. 64 x 128 in a 1x2 cluster ran 1-4% slower than without (H100, same shapes).
-       * Block-wise scales keep the model's choice (not measured). */
-      const bool stream_w = p.m <= 64 && p.n >= 2048 && p.k >= 8192 && p.scale != HG_SCALE_BLOCK;
+      /* ... and at any type for one 64-row tile of a long K (stream_w, above) */
       if (stream_w && c.tile_n < 128) continue;
       /* Share the operand that many tiles read: B across M when there are several M tiles,
        * A across N when M fits one tile. */

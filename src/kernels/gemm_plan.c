@@ -471,10 +471,6 @@ static void packed_problem(const hg_gemm_problem_t *p, bool force, hg_gemm_probl
   }
 }
 
-/* The configuration for p (normalised, packed where AUTO repacks) without one given: the
- * tuned store's winner, else the heuristic under rules. A stored winner counts only when it
- * runs the mainloop asked for (and never for a batch-invariant problem: the tuner's winner
- * depends on M). */
 /* The tuner's winner for p on dev, if any (never for a batch-invariant problem: the tuner's
  * winner depends on M). */
 static bool tuned_for(const hg_gemm_problem_t *p, const hg_device_info_t *dev,
@@ -482,10 +478,15 @@ static bool tuned_for(const hg_gemm_problem_t *p, const hg_device_info_t *dev,
   return dev && !p->batch_invariant && hg_gemm_tuned_lookup(p, dev->name, cfg);
 }
 
+/* The configuration for p (normalised, packed where AUTO repacks) without one given: the
+ * tuned store's winner, else the heuristic under rules. A stored winner counts only when it
+ * runs the mainloop asked for. store = false: the caller has read the store for this key
+ * already (the problem as asked, not changed by packing) and found nothing. */
 static hg_status_t choose(const hg_gemm_problem_t *p, hg_gemm_mainloop_t mainloop,
-                          const hg_device_info_t *dev, const hg_gemm_rules_t *rules,
+                          const hg_device_info_t *dev, const hg_gemm_rules_t *rules, bool store,
                           hg_gemm_config_t *cfg) {
-  if (tuned_for(p, dev, cfg) && (mainloop == HG_MAINLOOP_AUTO || cfg->mainloop == mainloop))
+  if (store && tuned_for(p, dev, cfg) &&
+      (mainloop == HG_MAINLOOP_AUTO || cfg->mainloop == mainloop))
     return hg_ok();
   return hg_gemm_heuristic_for(p, mainloop, dev && dev->sm_count > 0 ? dev->sm_count : 132, rules,
                                cfg);
@@ -502,13 +503,13 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   if (mainloop == HG_MAINLOOP_AUTO && hg_gemm_decode_rule(&p, rules))
     return hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC,
                                  dev && dev->sm_count > 0 ? dev->sm_count : 132, rules, out);
+  bool ra = false, rb = false;
   if (mainloop == HG_MAINLOOP_AUTO) {
     hg_gemm_problem_t q;
-    bool ra, rb;
     packed_problem(&p, false, &q, &ra, &rb);
     p = q;
   }
-  HG_TRY(choose(&p, mainloop, dev, rules, out));
+  HG_TRY(choose(&p, mainloop, dev, rules, !(mainloop == HG_MAINLOOP_AUTO && !ra && !rb), out));
   if (mainloop != HG_MAINLOOP_AUTO) out->mainloop = mainloop;
   return hg_ok();
 }
@@ -533,10 +534,13 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
    * whether it is the decode kernel or not. Looked up before the packing below, whose problem
    * (16-byte rows) would not find a winner tuned on unaligned rows. */
   hg_gemm_config_t tuned;
-  if (!c && mainloop == HG_MAINLOOP_AUTO && !force_repack && tuned_for(&p, dev, &tuned)) c = &tuned;
-  /* else decode shapes under hg_gemm_decode_rule: the decode kernel, in place */
-  if (mainloop == HG_MAINLOOP_AUTO && !c && !force_repack && hg_gemm_decode_rule(&p, NULL))
-    mainloop = HG_MAINLOOP_LDG_MMASYNC;
+  const bool looked = !c && mainloop == HG_MAINLOOP_AUTO && !force_repack;
+  if (looked) {
+    if (tuned_for(&p, dev, &tuned))
+      c = &tuned;
+    else if (hg_gemm_decode_rule(&p, NULL)) /* the decode kernel, in place */
+      mainloop = HG_MAINLOOP_LDG_MMASYNC;
+  }
   const hg_gemm_mainloop_t asked = mainloop != HG_MAINLOOP_AUTO ? mainloop
                                    : c                          ? c->mainloop
                                                                 : HG_MAINLOOP_AUTO;
@@ -550,7 +554,7 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
   if (c)
     cfg = *c;
   else
-    HG_TRY(choose(&p, mainloop, dev, NULL, &cfg));
+    HG_TRY(choose(&p, mainloop, dev, NULL, !(looked && !ra && !rb), &cfg));
   if (mainloop != HG_MAINLOOP_AUTO) cfg.mainloop = mainloop;
   /* The kernel cache by specification first: planning and generation are most of a warm
    * hg_gemm_op_create. */
