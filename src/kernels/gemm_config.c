@@ -995,6 +995,31 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   if (splits > HG_SCHED_MAX_SPLITS) splits = HG_SCHED_MAX_SPLITS;
   if (splits > p->k / kmin) splits = p->k / kmin;
   if (splits < 2) return;
+  /* Short splits (1024 of K or less) where 64 x 64 tiles alone give a third of the SMs a
+   * tile: those tiles, unsplit. A split's fixed costs (its partial tile's atomic adds or
+   * store, the arrival, the last split's epilogue) then outweigh what the extra CTAs
+   * stream. Same call (bench/RESULTS.md, 2026-11-27 seventh session), ms of the split
+   * (64x128 k4a) -> 64 x 64 unsplit, M = 24 / 32 / 48 / 64: e4m3 Mx4096x4096 H100 0.0124 /
+   * 0.0124 / 0.0131 / 0.0140 -> 0.0093 / 0.0092 / 0.0090 / 0.0090, H200 0.0108 / 0.0109 /
+   * 0.0114 / 0.0123 -> 0.0086 / 0.0084 / 0.0077 / 0.0077; bf16 H100 0.0182 / 0.0183 / 0.0191
+   * / 0.0202 -> 0.0163 / 0.0159 / 0.0150 / 0.0151, H200 0.0148 / 0.0148 / 0.0157 / 0.0164 ->
+   * 0.0153 / 0.0142 / 0.0124 / 0.0124; H200 32x4096x2048 e4m3 0.0089 -> 0.0054, bf16 0.0108
+   * -> 0.0082, 32x3584x4096 e4m3 0.0103 -> 0.0082, bf16 0.0143 -> 0.0135, 32x3072x4096
+   * e4m3 0.0095 -> 0.0077. Longer splits keep them (32x4096x8192 level, x14336 0.0211 ->
+   * 0.0241 e4m3); so do fewer 64 x 64 tiles (Mx2048x7168: 32 of them, 64x64 k4a 0.0095-0.0105
+   * against 0.0102-0.0111 unsplit) and M <= 16 (bf16 16x3584x4096 0.0135 -> 0.0150). Only
+   * for operands TMA reads (measured there; the in-place cp.async path keeps its split). */
+  if (p->m > 16 && p->m <= 64 && p->k / splits <= 1024 && hg_gemm_operand_align(p, 0) == 16 &&
+      hg_gemm_operand_align(p, 1) == 16) {
+    const int64_t t64 = (p->m + 63) / 64 * ((p->n + 63) / 64) * p->batch;
+    if (3 * t64 >= sm_count) {
+      hg_gemm_config_t u = s;
+      u.tile_m = u.tile_n = 64;
+      u.stream_k = 0;
+      add_fitting(p, u, c, 1, 0);
+      return;
+    }
+  }
   s.splits = (int)splits;
   /* Split-K by atomic adds (one launch; the last split runs the epilogue) where it measured
    * faster than the reduction pass: M up to 64 (the rows past M add nothing), or 64-row tiles

@@ -191,9 +191,22 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
    * -> 0.0050. Not at K = 1000 (1x5000x1000: level on the H200, 9% slower on the H100), nor
    * 1x7168x2049 (0.0132 -> 0.0173 on the H200: long K), nor aligned rows that fill the GPU
    * at 32 (level at 7168x2048, 10-15% slower at 4x8192x512). */
+  /* fp8 the same for aligned rows (4 chunks: 4 loads, its most beside the partial sums).
+   * Same call (bench/RESULTS.md, 2026-11-27 seventh session), ms 16x32x128 (split) ->
+   * 16x16x256, H100: e4m3 1x4096x4096 0.0102 -> 0.0081, 8x3072x3072 0.0080 -> 0.0067,
+   * 1x2048x2048 0.0051 -> 0.0033, 16x4096x14336 0.0270 -> 0.0251, 1x4096x28672 0.0465 ->
+   * 0.0443; H200: 1x4096x4096 0.0082 -> 0.0066, 8x3072x3072 0.0071 -> 0.0063, 16x2560x2560
+   * 0.0072 -> 0.0064, 16x4096x14336 0.0214 -> 0.0203. fp8 past M = 1 only where the 16-row
+   * CTAs make a full wave (tiles16 >= SMs): with one CTA on most SMs and none on the rest
+   * (2048 rows: 128 CTAs) the H200 ran 16x2048x7168 0.0084 -> 0.0095 and M = 8 0.0078 ->
+   * 0.0082 (H100 0.0098 -> 0.0100, 0.0093 -> 0.0091; M = 1 0.0092 -> 0.0087, H200 level).
+   * Both types only where K gives every warp of the CTA a full iteration (DEC_WARPS x 4
+   * chunks): at 4096x1024 half the warps of a 16x16x256 CTA idle (M = 16 0.0037 -> 0.0044,
+   * H100). */
   const int64_t tiles32 = (p->n + 31) / 32, tiles16 = (p->n + 15) / 16;
-  if (!fp8 && ((!window && tiles32 < sm_count && tiles16 * 8 >= (int64_t)sm_count * 7) ||
-               (window && p->k <= 768))) {
+  if ((!window && tiles32 < sm_count && tiles16 * 8 >= (int64_t)sm_count * 7 &&
+       p->k >= (int64_t)DEC_WARPS * 4 * chunk && (!fp8 || p->m == 1 || tiles16 >= sm_count)) ||
+      (!fp8 && window && p->k <= 768)) {
     c.tile_n = 16;
     c.tile_k = (window ? 1 : 4) * chunk;
   }

@@ -440,13 +440,24 @@ bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand) {
  * copy against the decode kernel's 0.78-0.90 (H100) and ran 1x4096x28672 at 0.93x cuBLASLt
  * against 0.89x (H200), and 117 MB e4m3 ones level or faster (28672x4096, 4096x28672). */
 #define DECODE_MAX_WEIGHT_BYTES (64ll << 20)
+/* Larger fp8 weights of few rows (N <= 4096: fewer 32-row CTAs than the H100 and H200 have
+ * SMs, where TMA splits K) take the decode kernel's 16-row CTAs up to M = 8. Same call
+ * (bench/RESULTS.md, 2026-11-27 seventh session), ms TMA (64x128 k4a) -> 16x16x256, M = 1 /
+ * 2 / 8, e4m3 Mx4096x28672: H200 0.0362 / 0.0352 / 0.0348 -> 0.0324 / 0.0325 / 0.0338, H100
+ * 0.0453 / 0.0452 / 0.0457 -> 0.0443 / 0.0445 / 0.0455; at M = 16 TMA (0.0349 against
+ * 0.0375 on the H200). Not the transposed shape (28672x4096: H100 0.0417 -> 0.0430 at
+ * M = 1, where TMA's 64x112 tiles fill the GPU), nor 16-bit weights (bf16 1x4096x28672
+ * H100 0.0841 -> 0.0885, H200 0.0632 -> 0.0614). */
+#define DECODE_FP8_LONG_ROWS_MAX_N 4096
 bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules) {
   /* a batch-invariant problem keeps the kernel its M = 4096 twin runs (the same sums) */
   if (!p || p->batch_invariant || !hg_gemm_decode_shape_ok(p)) return false;
   const bool fp8 = hg_dtype_bits(p->b_type) == 8;
   return (rules && rules->decode) || hg_gemm_operand_align(p, 0) != 16 ||
          hg_gemm_operand_align(p, 1) != 16 ||
-         ((fp8 || p->m <= 8) && p->n * p->k * hg_dtype_bytes(p->b_type) <= DECODE_MAX_WEIGHT_BYTES);
+         ((fp8 || p->m <= 8) &&
+          p->n * p->k * hg_dtype_bytes(p->b_type) <= DECODE_MAX_WEIGHT_BYTES) ||
+         (fp8 && p->m <= 8 && p->n <= DECODE_FP8_LONG_ROWS_MAX_N);
 }
 
 /* q = p with the operands TMA cannot address that AUTO repacks (force: every one of them;

@@ -329,10 +329,25 @@ static void test_split_heuristic(void) {
   static const struct {
     int64_t m, n, k;
     int splits, tile_m;
-  } cases[] = {{128, 128, 32768, 33, 64}, {512, 512, 16384, 8, 128}, {64, 1024, 65536, 16, 64},
-               {192, 320, 40000, 8, 64},  {8, 4096, 28672, 4, 64},   {1, 7168, 2048, 0, 0},
-               {4096, 4096, 4096, 0, 0},  {128, 128, 1024, 2, 64},   {128, 128, 512, 0, 0},
-               {128, 384, 24576, 11, 64}, {96, 200, 50000, 48, 128}, {8, 2048, 7168, 8, 64}};
+  } cases[] = {{128, 128, 32768, 33, 64},
+               {512, 512, 16384, 8, 128},
+               {64, 1024, 65536, 16, 64},
+               {192, 320, 40000, 8, 64},
+               {8, 4096, 28672, 4, 64},
+               {1, 7168, 2048, 0, 0},
+               {4096, 4096, 4096, 0, 0},
+               {128, 128, 1024, 2, 64},
+               {128, 128, 512, 0, 0},
+               {128, 384, 24576, 11, 64},
+               {96, 200, 50000, 48, 128},
+               {8, 2048, 7168, 8, 64},
+               /* short splits where 64 x 64 tiles give a third of the SMs a tile: unsplit */
+               {32, 4096, 4096, 0, 64},
+               {64, 3072, 3072, 0, 64},
+               {24, 4096, 1024, 0, 64},
+               {32, 2048, 7168, 4, 64},
+               {16, 4096, 4096, 4, 64},
+               {32, 4096, 8192, 4, 64}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     hg_gemm_problem_t p = problem(cases[i].m, cases[i].n, cases[i].k, HG_BF16);
     hg_gemm_config_t c;
@@ -346,6 +361,8 @@ static void test_split_heuristic(void) {
       HG_FAIL("%" PRId64 "x%" PRId64 "x%" PRId64 ": %d splits, expected %d", cases[i].m, cases[i].n,
               cases[i].k, got, cases[i].splits);
     if (cases[i].tile_m) CHECK_EQ(c.tile_m, cases[i].tile_m);
+    if (cases[i].m >= 24 && cases[i].m <= 64 && cases[i].n >= 3072 && cases[i].k <= 4096)
+      CHECK_EQ(c.tile_n, 64);
   }
   /* a deterministic problem keeps the pass's tiles (64 x 64 is for atomic adds) */
   hg_gemm_problem_t p = problem(128, 128, 32768, HG_BF16);
@@ -2591,16 +2608,20 @@ static void test_decode(void) {
     c.mainloop = HG_MAINLOOP_LDG_MMASYNC;
     check_generates(&p, &c);
   }
-  /* the heuristic: 16-row CTAs for 16-bit operands where they fill 7/8 of the SMs unsplit
-   * (aligned rows) or K is short (window rows); 32 rows, and fp8, otherwise */
+  /* the heuristic: 16-row CTAs where they fill 7/8 of the SMs unsplit and K gives each warp
+   * a full iteration (aligned rows), or for 16-bit operands where K is short (window rows);
+   * 32 rows otherwise */
   static const struct {
     int64_t m, n, k, ldb;
     hg_dtype_t t;
     int tile_n, tile_k, splits;
-  } dh[] = {{4, 2048, 7168, 7168, HG_BF16, 16, 128, 0}, {1, 4096, 4096, 4096, HG_BF16, 16, 128, 0},
-            {1, 7168, 2048, 2048, HG_BF16, 32, 96, 0},  {1, 12345, 678, 678, HG_BF16, 16, 32, 0},
-            {1, 7168, 2049, 2049, HG_BF16, 32, 32, 0},  {1, 1000, 678, 678, HG_BF16, 16, 32, 2},
-            {4, 2048, 7168, 7168, HG_E4M3, 32, 128, 4}, {1, 1024, 4096, 4096, HG_BF16, 32, 96, 5}};
+  } dh[] = {{4, 2048, 7168, 7168, HG_BF16, 16, 128, 0},  {1, 4096, 4096, 4096, HG_BF16, 16, 128, 0},
+            {1, 7168, 2048, 2048, HG_BF16, 32, 96, 0},   {1, 12345, 678, 678, HG_BF16, 16, 32, 0},
+            {1, 7168, 2049, 2049, HG_BF16, 32, 32, 0},   {1, 1000, 678, 678, HG_BF16, 16, 32, 2},
+            {4, 2048, 7168, 7168, HG_E4M3, 32, 128, 4},  {1, 1024, 4096, 4096, HG_BF16, 32, 96, 5},
+            {1, 2048, 7168, 7168, HG_E4M3, 16, 256, 0},  {8, 4096, 4096, 4096, HG_E4M3, 16, 256, 0},
+            {16, 4096, 1024, 1024, HG_E4M3, 32, 128, 0}, {1, 4096, 512, 512, HG_BF16, 32, 96, 0},
+            {1, 4096, 28672, 28672, HG_E4M3, 16, 256, 0}};
   for (size_t i = 0; i < sizeof dh / sizeof dh[0]; i++) {
     hg_gemm_problem_t q = problem(dh[i].m, dh[i].n, dh[i].k, dh[i].t);
     q.lda = q.ldb = dh[i].ldb;
@@ -2664,6 +2685,19 @@ static void test_decode(void) {
   CHECK(!hg_gemm_decode_rule(&f8p, NULL) && hg_gemm_decode_rule(&f8p, &rules));
   CHECK_OK(hg_gemm_config_choose(&f8p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
   CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
+  /* ... except weights of long rows (N <= 4096) up to M = 8: 4096 x 28672, 112 MiB */
+  f8p = problem(8, 4096, 28672, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&f8p));
+  CHECK(hg_gemm_decode_rule(&f8p, NULL));
+  CHECK_OK(hg_gemm_config_choose(&f8p, HG_MAINLOOP_AUTO, NULL, NULL, &c));
+  CHECK(c.mainloop == HG_MAINLOOP_LDG_MMASYNC && c.tile_n == 16 && c.tile_k == 256);
+  f8p.m = 9;
+  CHECK(!hg_gemm_decode_rule(&f8p, NULL));
+  hg_gemm_problem_t w16 = problem(1, 4096, 28672, HG_BF16); /* 16-bit weights that size: TMA */
+  CHECK_OK(hg_gemm_problem_normalize(&w16));
+  CHECK(!hg_gemm_decode_rule(&w16, NULL));
+  f8p = problem(1, 28672, 4096, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&f8p));
   f8p.scale = HG_SCALE_BLOCK; /* block-wise scales: not the decode kernel's */
   f8p.n = 7168;
   f8p.k = f8p.lda = f8p.ldb = 2048;
