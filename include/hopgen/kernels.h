@@ -650,7 +650,7 @@ const char *const *hg_gemm_shape_set_names(void);
 
 /* The configurations hg_gemm_tune times for p (those hg_gemm_config_check accepts and the
  * generator can hold in registers), at most cap of them into out; returns how many. */
-#define HG_GEMM_TUNE_MAX 64
+#define HG_GEMM_TUNE_MAX 128
 int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
 /* A configuration chosen from the problem's shape and the device's SM count. */
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);

@@ -545,11 +545,34 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (c->tile_n < 16 || c->tile_n > 256 || c->tile_n % 16 != 0)
     return hg_error(HG_ERR_INVALID, "tile N = %d: the generator takes multiples of 16 up to 256",
                     c->tile_n);
-  if (k_bytes != 32 && k_bytes != 64 && k_bytes != 128)
+  /* Two swizzle spans a stage row: 16-bit K-major operands that TMA loads, tile K 128. The
+   * layout algebra lays the stage out as two 128-byte swizzle atoms along K (each operand's
+   * TMA plan then loads two boxes a stage, and the wgmma descriptors step from the first atom
+   * to the second), so a stage moves 256 contiguous bytes of each row: longer runs of DRAM
+   * for weights streamed at small M, and half the barriers a K. Other paths keep one span a
+   * row (cp.async's copies, ldmatrix's fragments and MN-major atoms assume it). */
+  const bool cp_any = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(p, 0) != 16 ||
+                      hg_gemm_operand_align(p, 1) != 16;
+  const bool two_spans = k_bytes == 256 && hg_dtype_bits(p->a_type) == 16 &&
+                         hg_dtype_bits(p->b_type) == 16 && p->a_k_major && p->b_k_major &&
+                         ml == HG_MAINLOOP_TMA_WGMMA && !cp_any;
+  if (k_bytes == 256 && !two_spans) {
+    const char *why = hg_dtype_bits(p->a_type) != 16 || hg_dtype_bits(p->b_type) != 16
+                          ? "8-bit operands"
+                      : !p->a_k_major || !p->b_k_major ? "an MN-major operand"
+                      : cp_any                         ? "an operand by cp.async"
+                                                       : "mainloop not tma-wgmma";
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "tile K = %d elements is 256 B: two swizzle spans a stage row are taken for "
+                    "16-bit K-major A and B that TMA loads on tma-wgmma only (this problem: %s)",
+                    c->tile_k, why);
+  }
+  if (k_bytes != 32 && k_bytes != 64 && k_bytes != 128 && !two_spans)
     return hg_error(HG_ERR_INVALID,
                     "tile K = %d elements is %" PRId64
                     " B; K-blocks of 32, 64 or 128 bytes keep each stage row one swizzle span (64 "
-                    "for 16-bit types, 128 for fp8)",
+                    "for 16-bit types, 128 for fp8), or 256 B (two spans: tile K 128) for 16-bit "
+                    "K-major operands by TMA",
                     c->tile_k, k_bytes);
   if (c->cluster_m < 1 || c->cluster_n < 1 || c->cluster_m > 16 || c->cluster_n > 16 ||
       c->cluster_m * c->cluster_n > 16)
@@ -1443,10 +1466,11 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
       if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
       n = add_fitting(&p, c, out, cap, n);
     }
-  /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33: a
-   * quarter of 132 SMs) and each split keeps 256 of K or more. */
-  static const int split_tiles[][2] = {{64, 128}, {128, 128}};
-  for (size_t ti = 0; ti < 2; ti++) {
+  /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33 of
+   * 64 x 128: a quarter of 132 SMs) and each split keeps 256 of K or more; 64 x 64 tiles
+   * unsplit too (the heuristic's answer to short splits, not among the tiles above). */
+  static const int split_tiles[][2] = {{64, 64}, {64, 128}, {128, 128}};
+  for (size_t ti = 0; ti < sizeof split_tiles / sizeof split_tiles[0]; ti++) {
     hg_gemm_config_t c = {.tile_m = split_tiles[ti][0],
                           .tile_n = split_tiles[ti][1],
                           .tile_k = fp8 ? 128 : 64,
@@ -1455,9 +1479,10 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                           .schedule = HG_SCHED_COOPERATIVE,
                           .raster = HG_RASTER_M,
                           .raster_group = 8};
-    const int64_t tiles =
-        (p.m + c.tile_m - 1) / c.tile_m * ((p.n + c.tile_n - 1) / c.tile_n) * p.batch;
+    /* (64 x 64 counted as 64 x 128 tiles: the output's size, not this tiling's) */
+    const int64_t tiles = (p.m + c.tile_m - 1) / c.tile_m * ((p.n + 127) / 128) * p.batch;
     if (tiles > 33) continue;
+    if (c.tile_n == 64) n = add_fitting(&p, c, out, cap, n);
     for (int splits = 2; splits <= HG_SCHED_MAX_SPLITS && p.k / splits >= 256; splits *= 2) {
       c.splits = splits;
       c.split_atomic = 0;

@@ -320,6 +320,66 @@ static void test_heuristic_shapes(void) {
 /* Split-K (config ",kS"): the text form, the limits' sentences, and every mainloop, schedule,
  * cluster and type with it through ptxas (no spill); the kernel carries the arrival counter
  * (fence, atomic add) and the partial stores, and names its split count. */
+/* Two swizzle spans a stage row (16-bit K-major operands by TMA, tile K 128): the layout
+ * algebra lays each stage out as two 128-byte atoms along K, so each operand's TMA plan loads
+ * two boxes a stage and the k-block holds eight k16 MMAs; ptxas takes it without a spill in
+ * the schedules and paths it combines with; the other paths refuse it with a sentence. */
+static void test_two_spans(void) {
+  static const struct {
+    const char *cfg;
+    int64_t m, n, k;
+    hg_dtype_t t;
+    const char *epi;
+  } ok[] = {{"64x128x128,c1x1,s4", 1, 16384, 16384, HG_BF16, NULL},
+            {"64x128x128,c1x1,s4,k4a", 8, 4096, 28672, HG_BF16, NULL},
+            {"128x128x128,c2x1,s3", 4096, 4096, 4096, HG_F16, NULL},
+            {"128x128x128,c1x1,s3,pp", 4096, 4096, 4096, HG_BF16, "bias,gelu"},
+            {"128x128x128,c1x1,s3,sk", 1000, 1000, 4000, HG_BF16, NULL},
+            {"64x128x128,c1x1,s4,k3", 100, 300, 30000, HG_BF16, NULL}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    hg_gemm_problem_t p = problem(ok[i].m, ok[i].n, ok[i].k, ok[i].t);
+    p.bias_type = HG_BF16;
+    if (ok[i].epi) CHECK_OK(hg_gemm_epilogue_parse(ok[i].epi, &p));
+    CHECK_OK(hg_gemm_problem_normalize(&p));
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_config_parse(ok[i].cfg, &c));
+    CHECK_OK(hg_gemm_config_check(&p, &c));
+    check_generates(&p, &c);
+  }
+  /* the loads and MMAs of a k-block: two boxes per operand, eight k16 MMAs per consumer */
+  hg_gemm_problem_t p = problem(1, 16384, 16384, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  hg_gemm_config_t c;
+  hg_gemm_kernel_t k;
+  for (int two = 0; two < 2; two++) {
+    CHECK_OK(hg_gemm_config_parse(two ? "64x128x128,c1x1,s4" : "64x128x64,c1x1,s8", &c));
+    CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+    int loads = 0, mmas = 0;
+    for (const char *at = k.k.ptx.data; (at = strstr(at, "mbarrier::complete_tx::bytes [")); at++)
+      loads++;
+    for (const char *at = k.k.ptx.data; (at = strstr(at, "wgmma.mma_async.sync")); at++) mmas++;
+    CHECK_EQ(loads, two ? 4 : 2);
+    CHECK_EQ(mmas, two ? 8 : 4);
+    hg_gemm_kernel_free(&k);
+  }
+  /* refusals: MN-major operands, fp8, other mainloops, operands by cp.async */
+  CHECK_OK(hg_gemm_config_parse("64x128x128,c1x1,s4", &c));
+  hg_gemm_problem_t q = p;
+  q.b_k_major = false;
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "an MN-major operand");
+  c.mainloop = HG_MAINLOOP_TMA_MMASYNC;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "mainloop not tma-wgmma");
+  c.mainloop = HG_MAINLOOP_CPASYNC_WGMMA;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_UNSUPPORTED, "an operand by cp.async");
+  q = problem(1, 16384, 16384, HG_E4M3);
+  CHECK_OK(hg_gemm_problem_normalize(&q));
+  CHECK_OK(hg_gemm_config_parse("64x128x256,c1x1,s4", &c));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "8-bit operands");
+  CHECK_OK(hg_gemm_config_parse("64x128x192,c1x1,s4", &c));
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "two spans: tile K 128");
+}
+
 /* The heuristic splits K only when the output has few tiles: one wave of units, 512 of K or
  * more per split, 64x64 tiles where 64x128 ones would split K into pieces of 1024 or less
  * (128x128x32768: 64x64 in 33 splits, not 64x128 in 64; 128x384x24576: 64x64 in 11, not
@@ -1409,6 +1469,23 @@ static void test_tuner_space(void) {
       const int k17 = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
       for (int i = 0; i < k17; i++) CHECK(space[i].mainloop != HG_MAINLOOP_LDG_MMASYNC);
     }
+  /* few output tiles: the split tiles, 64 x 64 unsplit among them (the heuristic's answer
+   * to short splits), and the whole space within HG_GEMM_TUNE_MAX (nothing cut) */
+  for (int t = 0; t < 2; t++) {
+    hg_gemm_problem_t p = problem(24, 4096, 4096, types[t]);
+    hg_gemm_config_t space[HG_GEMM_TUNE_MAX];
+    const int k = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
+    CHECK(k > 0 && k < HG_GEMM_TUNE_MAX);
+    int unsplit64 = 0, split64 = 0;
+    for (int i = 0; i < k; i++)
+      if (space[i].tile_m == 64 && space[i].tile_n == 64) {
+        if (space[i].splits > 1)
+          split64++;
+        else
+          unsplit64++;
+      }
+    CHECK(unsplit64 == 1 && split64 >= 2);
+  }
   hg_gemm_config_t c;
   CHECK_OK(hg_gemm_config_parse("128x256x64,c2x1,s4", &c));
   const hg_dtype_t outs[] = {HG_BF16, HG_F16, HG_F32};
@@ -2759,6 +2836,7 @@ int main(void) {
   HG_RUN(test_mma_turns);
   HG_RUN(test_block_scale_rule);
   HG_RUN(test_split_heuristic);
+  HG_RUN(test_two_spans);
   HG_RUN(test_spec_cache);
   HG_RUN(test_activations);
   HG_RUN(test_bias);
