@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -369,6 +369,28 @@ case "$mode" in
       grep -hE '^ *(check|bench) ' "$f" | cut -c1-150
     done
     grep -hE 'bench repack:|launch|repack  |two launches|ratio' "$LOG/rp2-bench-repack.log" | cut -c1-150 ;;
+  # twospans: bf16 tile K 128 (two swizzle spans a stage row) against the heuristic's tile K
+  # 64 on skinny large-weight shapes and one square; measured on the H100 only (2026-11-27,
+  # no gain there): run it on an H200, where TMA streams large weights below the decode
+  # kernel's rate
+  twospans) for s in "1 16384 16384|64x128x128,c1x1,s4" "1 4096 28672|64x128x128,c1x1,s4,k4a" \
+        "1 28672 4096|64x224x128,c1x1,s3" "8 28672 4096|64x224x128,c1x1,s3" \
+        "32 7168 8192|64x128x128,c1x1,s4" "4096 4096 4096|128x128x128,c2x1,s3"; do
+      g=${s%%|*} c=${s#*|}
+      step "ts-$(echo "$g" | tr ' ' x)" bash -c "$H gemm $g --bench --iters 50 && $H gemm $g --config $c --check --bench --iters 50"
+      printf '%-16s %s\n' "$g" "$(grep -h ' bench ' "$LOG/ts-$(echo "$g" | tr ' ' x).log" | sed 's/ = [0-9.]* TFLOP\/s//g' | tr -s ' ' | tr '\n' ' ')"
+    done ;;
+  # bsprobe: where fp8 block-wise loses 15% against per-tensor promotion every k-block on the
+  # same tile (bench/RESULTS.md, seventh session): Nsight Compute's warp states for the two
+  # kernels, 4096x7168x16384 e4m3, 128x128x128 c1x2 s6
+  bsprobe) NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    for v in "p1|--fp8-promote 1 --config 128x128x128,c1x2,s6,coop,m8,e32" \
+        "bs|--scale block --config 128x128x128,c1x2,s6,coop,m8,e32,bs"; do
+      n=${v%%|*} a=${v#*|}
+      step "bsprobe-$n" "$NCU" -k regex:hg_gemm -c 1 --section WarpStateStats --section SchedulerStats \
+        --section SpeedOfLight "$H" gemm 4096 7168 16384 --type e4m3 $a --bench --iters 1 --warmup 0
+      grep -hE 'Stall|Issued|Throughput|Duration' "$LOG/bsprobe-$n.log" | head -30
+    done ;;
   none) ;;
   final) rt; tma; gemm; combos; sass; mlir ;;
   *) echo "unknown mode $mode"; exit 2 ;;
