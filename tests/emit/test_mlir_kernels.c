@@ -520,6 +520,9 @@ static void add_gemm_matrix(void) {
   /* MMA turns between the two consumers (bar.sync / bar.arrive around each k-block's MMAs) */
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s6,e32,pt,bs", 4112);
   fp8_scale = HG_SCALE_TENSOR;
+  /* two swizzle spans a stage row (16-bit tile K 128): two TMA boxes an operand a stage */
+  add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "64x128x128,c1x1,s4", 4096);
+  add_gemm_k(HG_F16, HG_F16, HG_F32, true, true, false, "128x128x128,c2x1,s3,k3", 16384);
   /* window copies of 2- and 1-byte aligned rows, 8 chunks a round (one consumer warpgroup) */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "64x128x64,c1x1,s4,cpasync-wgmma", 4097);
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "64x128x128,c1x1,s4,cpasync-wgmma",
