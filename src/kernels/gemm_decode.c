@@ -203,9 +203,16 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
    * Both types only where K gives every warp of the CTA a full iteration (DEC_WARPS x 4
    * chunks): at 4096x1024 half the warps of a 16x16x256 CTA idle (M = 16 0.0037 -> 0.0044,
    * H100). */
+  /* Weights over HG_DECODE_MAX_WEIGHT_BYTES (here through the rule's long fp8 rows, H200-class
+   * memory, dv or a named mainloop) take 16 rows with 4 chunks too: same calls, ms 16x32 ->
+   * 16x16, H100 bf16 1x16384x16384 0.2113 -> 0.1876, 1x28672x4096 0.0886 -> 0.0813, e4m3
+   * 0.0453 -> 0.0430; H200 bf16 1x16384x16384 0.1422 -> 0.1336, e4m3 1x28672x4096 0.0354 ->
+   * 0.0317 (1x4096x28672 bf16 level on both). */
   const int64_t tiles32 = (p->n + 31) / 32, tiles16 = (p->n + 15) / 16;
-  if ((!window && tiles32 < sm_count && tiles16 * 8 >= (int64_t)sm_count * 7 &&
-       p->k >= (int64_t)DEC_WARPS * 4 * chunk && (!fp8 || p->m == 1 || tiles16 >= sm_count)) ||
+  const bool big = p->n * p->k * hg_dtype_bytes(p->b_type) > HG_DECODE_MAX_WEIGHT_BYTES;
+  if ((!window && p->k >= (int64_t)DEC_WARPS * 4 * chunk &&
+       (big || (tiles32 < sm_count && tiles16 * 8 >= (int64_t)sm_count * 7 &&
+                (!fp8 || p->m == 1 || tiles16 >= sm_count)))) ||
       (!fp8 && window && p->k <= 768)) {
     c.tile_n = 16;
     c.tile_k = (window ? 1 : 4) * chunk;

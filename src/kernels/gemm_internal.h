@@ -113,6 +113,13 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p, hg_gemm_mainloop_t
  * its kernel into b over a planned kernel (out->problem, config, a_vec/b_vec; sets out->k's
  * threads and cluster). */
 bool hg_gemm_decode_shape_ok(const hg_gemm_problem_t *p);
+/* hg_gemm_decode_rule for the device dev (NULL: none known, the H100's choices): the memory's
+ * bandwidth moves larger weights to the decode kernel on H200-class memory (gemm_plan.c). */
+bool hg_gemm_decode_rule_on(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules,
+                            const hg_device_info_t *dev);
+/* Aligned weights up to this size take the decode kernel at small M on any device (the
+ * rule in gemm_plan.c); larger ones choose 16-row CTAs in it (gemm_decode.c). */
+#define HG_DECODE_MAX_WEIGHT_BYTES (64ll << 20)
 hg_status_t hg_gemm_decode_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 int hg_gemm_decode_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
 hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,

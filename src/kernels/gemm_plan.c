@@ -437,27 +437,49 @@ bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand) {
  * 0.0119 -> 0.0108, 1x2048x7168 0.0127 -> 0.0120; H100 1x2048x7168 0.0149 -> 0.0135,
  * 8x7168x2048 level), but not at M = 16 (16x7168x2048: 0.0131 -> 0.0139 on the H100, level on
  * the H200). Larger weights stay on TMA, which streamed 235 MB bf16 ones at 0.95-0.99 of the
- * copy against the decode kernel's 0.78-0.90 (H100) and ran 1x4096x28672 at 0.93x cuBLASLt
- * against 0.89x (H200), and 117 MB e4m3 ones level or faster (28672x4096, 4096x28672). */
-#define DECODE_MAX_WEIGHT_BYTES (64ll << 20)
+ * copy against the decode kernel's 0.78-0.90 (H100, 32-row CTAs) and ran 1x4096x28672 at
+ * 0.93x cuBLASLt against 0.89x (H200, 32-row CTAs), and 117 MB e4m3 ones level or faster
+ * (28672x4096, 4096x28672), except as follows. */
 /* Larger fp8 weights of few rows (N <= 4096: fewer 32-row CTAs than the H100 and H200 have
  * SMs, where TMA splits K) take the decode kernel's 16-row CTAs up to M = 8. Same call
  * (bench/RESULTS.md, 2026-11-27 seventh session), ms TMA (64x128 k4a) -> 16x16x256, M = 1 /
  * 2 / 8, e4m3 Mx4096x28672: H200 0.0362 / 0.0352 / 0.0348 -> 0.0324 / 0.0325 / 0.0338, H100
  * 0.0453 / 0.0452 / 0.0457 -> 0.0443 / 0.0445 / 0.0455; at M = 16 TMA (0.0349 against
- * 0.0375 on the H200). Not the transposed shape (28672x4096: H100 0.0417 -> 0.0430 at
- * M = 1, where TMA's 64x112 tiles fill the GPU), nor 16-bit weights (bf16 1x4096x28672
- * H100 0.0841 -> 0.0885, H200 0.0632 -> 0.0614). */
+ * 0.0375 on the H200). */
 #define DECODE_FP8_LONG_ROWS_MAX_N 4096
+/* On memory of H200 class (HBM3e: 4.4 TB/s or more) the decode kernel's 16-row CTAs also
+ * stream larger weights faster than TMA's 64-row tiles: fp8 up to M = 8, 16-bit up to M = 2
+ * where N <= K. H200, same calls (bench/RESULTS.md, 2026-11-27 seventh session), ms TMA ->
+ * 16x16, M = 1 / 2 / 8: e4m3 28672x4096 0.0331 / 0.0332 / 0.0336 -> 0.0317 / 0.0320 /
+ * 0.0328; bf16 16384x16384 0.1427 / 0.1386 -> 0.1336 / 0.1352, 4096x28672 0.0632 / 0.0628 ->
+ * 0.0614 / 0.0617. Not 16-bit at M = 8 (4096x28672 0.0629 -> 0.0649) nor N > K (28672x4096
+ * 0.0592 -> 0.0610), nor fp8 at M = 16 (0.0324 -> 0.0355). On the H100 (3.35 TB/s) TMA
+ * kept ahead on all of these (e4m3 1x28672x4096 0.0417 -> 0.0430, bf16 1x16384x16384 0.1808
+ * -> 0.1876, 1x4096x28672 0.0841 -> 0.0885). Memory bandwidth from the device's memory clock
+ * and bus width (2 transfers a clock): H100 SXM 2619 MHz x 5120 bits = 3.35 TB/s, H200 3201
+ * MHz x 6144 bits = 4.92 TB/s. */
+#define DECODE_FAST_MEMORY_GBPS 4400.0
+static bool fast_memory(const hg_device_info_t *dev) {
+  return dev &&
+         2.0 * dev->mem_clock_khz * 1e3 * (dev->mem_bus_bits / 8) / 1e9 >= DECODE_FAST_MEMORY_GBPS;
+}
+
 bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules) {
+  return hg_gemm_decode_rule_on(p, rules, NULL);
+}
+
+bool hg_gemm_decode_rule_on(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules,
+                            const hg_device_info_t *dev) {
   /* a batch-invariant problem keeps the kernel its M = 4096 twin runs (the same sums) */
   if (!p || p->batch_invariant || !hg_gemm_decode_shape_ok(p)) return false;
+  if ((rules && rules->decode) || hg_gemm_operand_align(p, 0) != 16 ||
+      hg_gemm_operand_align(p, 1) != 16)
+    return true;
   const bool fp8 = hg_dtype_bits(p->b_type) == 8;
-  return (rules && rules->decode) || hg_gemm_operand_align(p, 0) != 16 ||
-         hg_gemm_operand_align(p, 1) != 16 ||
-         ((fp8 || p->m <= 8) &&
-          p->n * p->k * hg_dtype_bytes(p->b_type) <= DECODE_MAX_WEIGHT_BYTES) ||
-         (fp8 && p->m <= 8 && p->n <= DECODE_FP8_LONG_ROWS_MAX_N);
+  if ((fp8 || p->m <= 8) && p->n * p->k * hg_dtype_bytes(p->b_type) <= HG_DECODE_MAX_WEIGHT_BYTES)
+    return true;
+  if (fp8 && p->m <= 8 && p->n <= DECODE_FP8_LONG_ROWS_MAX_N) return true;
+  return fast_memory(dev) && (fp8 ? p->m <= 8 : p->m <= 2 && p->n <= p->k);
 }
 
 /* q = p with the operands TMA cannot address that AUTO repacks (force: every one of them;
@@ -511,7 +533,7 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   /* the tuner's winner as hg_gemm_build takes it (for the problem as asked) */
   if (mainloop == HG_MAINLOOP_AUTO && tuned_for(&p, dev, out)) return hg_ok();
   /* the decode kernel reads the operands in place (no packed problem) */
-  if (mainloop == HG_MAINLOOP_AUTO && hg_gemm_decode_rule(&p, rules))
+  if (mainloop == HG_MAINLOOP_AUTO && hg_gemm_decode_rule_on(&p, rules, dev))
     return hg_gemm_heuristic_for(&p, HG_MAINLOOP_LDG_MMASYNC,
                                  dev && dev->sm_count > 0 ? dev->sm_count : 132, rules, out);
   bool ra = false, rb = false;
@@ -549,7 +571,7 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
   if (looked) {
     if (tuned_for(&p, dev, &tuned))
       c = &tuned;
-    else if (hg_gemm_decode_rule(&p, NULL)) /* the decode kernel, in place */
+    else if (hg_gemm_decode_rule_on(&p, NULL, dev)) /* the decode kernel, in place */
       mainloop = HG_MAINLOOP_LDG_MMASYNC;
   }
   const hg_gemm_mainloop_t asked = mainloop != HG_MAINLOOP_AUTO ? mainloop

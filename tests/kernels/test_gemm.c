@@ -2692,13 +2692,15 @@ static void test_decode(void) {
     int64_t m, n, k, ldb;
     hg_dtype_t t;
     int tile_n, tile_k, splits;
-  } dh[] = {{4, 2048, 7168, 7168, HG_BF16, 16, 128, 0},  {1, 4096, 4096, 4096, HG_BF16, 16, 128, 0},
-            {1, 7168, 2048, 2048, HG_BF16, 32, 96, 0},   {1, 12345, 678, 678, HG_BF16, 16, 32, 0},
-            {1, 7168, 2049, 2049, HG_BF16, 32, 32, 0},   {1, 1000, 678, 678, HG_BF16, 16, 32, 2},
-            {4, 2048, 7168, 7168, HG_E4M3, 32, 128, 4},  {1, 1024, 4096, 4096, HG_BF16, 32, 96, 5},
-            {1, 2048, 7168, 7168, HG_E4M3, 16, 256, 0},  {8, 4096, 4096, 4096, HG_E4M3, 16, 256, 0},
-            {16, 4096, 1024, 1024, HG_E4M3, 32, 128, 0}, {1, 4096, 512, 512, HG_BF16, 32, 96, 0},
-            {1, 4096, 28672, 28672, HG_E4M3, 16, 256, 0}};
+  } dh[] = {
+      {4, 2048, 7168, 7168, HG_BF16, 16, 128, 0},   {1, 4096, 4096, 4096, HG_BF16, 16, 128, 0},
+      {1, 7168, 2048, 2048, HG_BF16, 32, 96, 0},    {1, 12345, 678, 678, HG_BF16, 16, 32, 0},
+      {1, 7168, 2049, 2049, HG_BF16, 32, 32, 0},    {1, 1000, 678, 678, HG_BF16, 16, 32, 2},
+      {4, 2048, 7168, 7168, HG_E4M3, 32, 128, 4},   {1, 1024, 4096, 4096, HG_BF16, 32, 96, 5},
+      {1, 2048, 7168, 7168, HG_E4M3, 16, 256, 0},   {8, 4096, 4096, 4096, HG_E4M3, 16, 256, 0},
+      {16, 4096, 1024, 1024, HG_E4M3, 32, 128, 0},  {1, 4096, 512, 512, HG_BF16, 32, 96, 0},
+      {1, 4096, 28672, 28672, HG_E4M3, 16, 256, 0}, {1, 16384, 16384, 16384, HG_BF16, 16, 128, 0},
+      {8, 28672, 4096, 4096, HG_E4M3, 16, 256, 0}};
   for (size_t i = 0; i < sizeof dh / sizeof dh[0]; i++) {
     hg_gemm_problem_t q = problem(dh[i].m, dh[i].n, dh[i].k, dh[i].t);
     q.lda = q.ldb = dh[i].ldb;
@@ -2773,6 +2775,32 @@ static void test_decode(void) {
   hg_gemm_problem_t w16 = problem(1, 4096, 28672, HG_BF16); /* 16-bit weights that size: TMA */
   CHECK_OK(hg_gemm_problem_normalize(&w16));
   CHECK(!hg_gemm_decode_rule(&w16, NULL));
+  /* ... unless the device's memory is of H200 class (4.4 TB/s or more): then fp8 up to M = 8
+   * and 16-bit up to M = 2 where N <= K; the H100's memory keeps TMA */
+  const hg_device_info_t h200 = {.name = "test device, HBM3e",
+                                 .sm_count = 132,
+                                 .mem_clock_khz = 3201000,
+                                 .mem_bus_bits = 6144};
+  const hg_device_info_t h100 = {
+      .name = "test device, HBM3", .sm_count = 132, .mem_clock_khz = 2619000, .mem_bus_bits = 5120};
+  static const struct {
+    int64_t m, n, k;
+    hg_dtype_t t;
+    bool fast;
+  } bw[] = {{1, 16384, 16384, HG_BF16, true},  {2, 4096, 28672, HG_BF16, true},
+            {8, 16384, 16384, HG_BF16, false}, {1, 28672, 4096, HG_BF16, false},
+            {8, 28672, 4096, HG_E4M3, true},   {16, 28672, 4096, HG_E4M3, false}};
+  for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
+    hg_gemm_problem_t q = problem(bw[i].m, bw[i].n, bw[i].k, bw[i].t);
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    CHECK(!hg_gemm_decode_rule_on(&q, NULL, &h100) && !hg_gemm_decode_rule(&q, NULL));
+    CHECK_EQ(hg_gemm_decode_rule_on(&q, NULL, &h200), bw[i].fast);
+    CHECK_OK(hg_gemm_config_choose(&q, HG_MAINLOOP_AUTO, &h200, NULL, &c));
+    CHECK_EQ(c.mainloop == HG_MAINLOOP_LDG_MMASYNC, bw[i].fast);
+    if (bw[i].fast) CHECK_EQ(c.tile_n, 16);
+    CHECK_OK(hg_gemm_config_choose(&q, HG_MAINLOOP_AUTO, &h100, NULL, &c));
+    CHECK(c.mainloop != HG_MAINLOOP_LDG_MMASYNC);
+  }
   f8p = problem(1, 28672, 4096, HG_E4M3);
   CHECK_OK(hg_gemm_problem_normalize(&f8p));
   f8p.scale = HG_SCALE_BLOCK; /* block-wise scales: not the decode kernel's */
