@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bs192|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -380,6 +380,19 @@ case "$mode" in
       step "ts-$(echo "$g" | tr ' ' x)" bash -c "$H gemm $g --bench --iters 50 && $H gemm $g --config $c --check --bench --iters 50"
       printf '%-16s %s\n' "$g" "$(grep -h ' bench ' "$LOG/ts-$(echo "$g" | tr ' ' x).log" | sed 's/ = [0-9.]* TFLOP\/s//g' | tr -s ' ' | tr '\n' ' ')"
     done ;;
+  # bs192: block-scaled tiles of 192 columns (two scale blocks a tile), written 2026-11-27
+  # without a GPU: --check on shapes with a partial last N tile, K not a multiple of 128,
+  # small M and grouped, then timed against the heuristic's 128x128 (fp8block set shapes)
+  bs192) for g in "4096 7168 16384|128x192x128,c2x1,s4,bs" "4096 2112 7168|128x192x128,c2x1,s4,bs" \
+        "1000 3000 700|128x192x128,c1x1,s4" "128 7168 2048|64x192x128,pp,s4,bs" \
+        "8192 8192 8192|128x192x128,c1x2,s4,bs" "4096 7168 16384|128x192x128,c2x1,s4,pt,bs"; do
+      shape=${g%%|*} cfg=${g#*|} n="bs192-$(echo "$shape" | tr ' ' x)-${cfg%%,*}"
+      step "$n" bash -c "$H gemm $shape --type e4m3 --scale block --bench --iters 20 && \
+        $H gemm $shape --type e4m3 --scale block --config $cfg --check --bench --iters 20"
+      printf '%-20s %s\n' "$shape" "$(grep -hE ' bench |check ' "$LOG/$n.log" | sed 's/ = [0-9.]* TFLOP\/s//g' | tr -s ' ' | cut -c1-90 | tr '\n' ' ')"
+    done
+    step bs192-grouped "$H" grouped-gemm --experts 8 --tokens 512 --n 4096 --k 7168 --type e4m3 \
+      --scale block --config 128x192x128,c2x1,s4,bs --check --bench ;;
   # bsprobe: where fp8 block-wise loses 15% against per-tensor promotion every k-block on the
   # same tile (bench/RESULTS.md, seventh session): Nsight Compute's warp states for the two
   # kernels, 4096x7168x16384 e4m3, 128x128x128 c1x2 s6

@@ -416,6 +416,10 @@ typedef struct hg_mainloop {
    * the promotion is acc = partial * f + acc. kb: the k-block's index within the unit. */
   void (*kblock_scales)(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
   void *scales_ctx;
+  /* Factor runs (hg_block_scales_runs; 0 or 1: one): a tile wider than B's 128-column scale
+   * blocks spans two of them, so each 64-column run c of an atom's accumulators takes its
+   * own factors, f[c * 2 atoms_m + 2 im + half] (HG_BLOCK_SCALES_MAX_F at most). */
+  int scale_runs;
   /* Block scaling from shared memory (instead of kblock_scales): the producer staged the
    * k-block's factors' sources in ring_s, one stage per stage of the pipe, completing the same
    * full barrier; after the stage wait, kblock_scales_staged(b, ctx, s, f) emits the factors
@@ -456,10 +460,15 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
 typedef struct hg_block_scales {
   hg_val_t scale_a, scale_b, lda, ldb; /* I64 */
   hg_val_t m;                          /* A's rows (I32): rows past it read row m - 1 */
-  hg_val_t m0, n0, k_first;            /* I32, per unit */
-  hg_val_t row0;                       /* I32: the thread's first row within the tile */
-  int atoms_m;                         /* 64-row M atoms of the consumer's region */
-  int tile_m;                          /* rows of the tile (staged scales: A's per stage) */
+  /* Tiles wider than 128 columns (tile_n 192 or 256): B's columns n (I32; the second block
+   * of a tile at the right edge is clamped to the last, whose factors multiply only columns
+   * past N, never stored) and the tile's width. 0 / HG_NONE: one block a tile. */
+  int tile_n;
+  hg_val_t n;
+  hg_val_t m0, n0, k_first; /* I32, per unit */
+  hg_val_t row0;            /* I32: the thread's first row within the tile */
+  int atoms_m;              /* 64-row M atoms of the consumer's region */
+  int tile_m;               /* rows of the tile (staged scales: A's per stage) */
   /* Grouped GEMMs: f32 elements from one group's table to the next (I64; HG_NONE: every
    * group reads the same table). The staged side copy moves its reads to the producer unit's
    * group (w->batch); the direct loads read scale_a / scale_b as given, so the consumer sets
@@ -474,8 +483,13 @@ hg_val_t hg_block_scales_group_ptr(hg_builder_t *b, hg_val_t table, hg_val_t str
  * (I32), then warp w's 16 rows, lane / 4 within them. */
 hg_val_t hg_block_scales_row0(hg_builder_t *b, const hg_roles_t *r, hg_val_t slot_row0);
 void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
+/* A tile of tile_n columns: its 64-column runs with their own factors, tile_n / 64 where the
+ * tile spans two 128-column blocks of B's scales (tile_n > 128, a multiple of 64), else 1. */
+int hg_block_scales_runs(int tile_n);
+#define HG_BLOCK_SCALES_MAX_F (2 * HG_GMMA_MAX_BLOCKS * 4)
 /* Staged in shared memory (HG_BLOCK_SCALES_SMEM): a stage holds the k-block's tile_m A scales
- * (row r of the tile at byte 4 r; rows past M read row M - 1) and B's scale at byte 4 tile_m.
+ * (row r of the tile at byte 4 r; rows past M read row M - 1) and B's scale at byte 4 tile_m
+ * (a tile wider than 128 columns: its first block's there, the next block's at 4 tile_m + 4).
  * hg_block_scales_stage_bytes is the stage's size; hg_block_scales_side makes the producer's
  * side copy that fills it (ctx: the hg_block_scales_t, its m0/n0/k_first unused: the copy
  * takes them from the producer's unit); hg_block_scales_load_staged is a

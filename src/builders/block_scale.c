@@ -9,19 +9,58 @@ hg_val_t hg_block_scales_row0(hg_builder_t *b, const hg_roles_t *r, hg_val_t slo
                            hg_b_bin(b, HG_SHR_U, r->lane, hg_b_i32(b, 2))));
 }
 
+int hg_block_scales_runs(int tile_n) {
+  return tile_n > 128 ? tile_n / 64 : 1;
+}
+
+/* B's block after the tile's first (jb + 1), clamped to the last block of N columns: a tile
+ * at the right edge whose second block lies past N reads the last (its factors multiply only
+ * columns past N, which are never stored). */
+static hg_val_t next_block(hg_builder_t *b, hg_val_t jb, hg_val_t n) {
+  hg_val_t last =
+      hg_b_sext(b, hg_b_bin(b, HG_SHR_U, hg_b_bin(b, HG_SUB, n, hg_b_i32(b, 1)), hg_b_i32(b, 7)));
+  return hg_b_bin(b, HG_MIN_S, hg_b_bin(b, HG_ADD, jb, hg_b_i64(b, 1)), last);
+}
+
+/* The factors of a tile of several runs: run c of 64 columns starts at column n0 % 128 + 64 c
+ * of the tile's first scale block, in the next block from 128 on (tiles of 192 start at a
+ * multiple of 64: run 0 always in the first block, runs past 128 - n0 % 128 in the second). */
+static void runs_factors(hg_builder_t *b, const hg_block_scales_t *s, const hg_val_t *sa,
+                         hg_val_t sb0, hg_val_t sb1, hg_val_t *f) {
+  const int rows = 2 * s->atoms_m, runs = hg_block_scales_runs(s->tile_n);
+  hg_val_t off = hg_b_bin(b, HG_AND, s->n0, hg_b_i32(b, 127));
+  for (int c = 0; c < runs; c++) {
+    /* run 0 starts in the first block (off <= 64), runs from column 128 on in the second */
+    hg_val_t sb =
+        c == 0 ? sb0
+        : 64 * c >= 128
+            ? sb1
+            : hg_b_select(b,
+                          hg_b_cmp(b, HG_GE_S, hg_b_bin(b, HG_ADD, off, hg_b_i32(b, 64 * c)),
+                                   hg_b_i32(b, 128)),
+                          sb1, sb0);
+    for (int j = 0; j < rows; j++) f[c * rows + j] = hg_b_bin(b, HG_FMUL, sa[j], sb);
+  }
+}
+
 /* Rows past M read row M - 1 (their results are never stored), so the loads need no branch
  * and stay in flight across the stage wait and the MMAs (the mainloop calls this first in
  * the k-block). */
 void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f) {
   const hg_block_scales_t *s = ctx;
+  const bool runs = hg_block_scales_runs(s->tile_n) > 1;
   hg_val_t k = hg_b_sext(b, hg_b_bin(b, HG_ADD, s->k_first, kb));
   hg_val_t jb = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, s->n0, hg_b_i32(b, 7)));
-  hg_val_t four = hg_b_i64(b, 4), sb;
+  hg_val_t four = hg_b_i64(b, 4), sb, sb1 = HG_NONE;
   hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, s->scale_b),
             &sb);
+  if (runs)
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1,
+              hg_b_mad(b, hg_b_mad(b, next_block(b, jb, s->n), s->ldb, k), four, s->scale_b), &sb1);
   hg_val_t last = hg_b_bin(b, HG_SUB, s->m, hg_b_i32(b, 1));
   /* the k-block's column of A's scales: scale_a + 4 k lda */
   hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, s->lda), four, s->scale_a);
+  hg_val_t sas[2 * HG_GMMA_MAX_BLOCKS];
   for (int im = 0; im < s->atoms_m; im++)
     for (int half = 0; half < 2; half++) {
       hg_val_t row =
@@ -29,8 +68,12 @@ void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f) 
       row = hg_b_bin(b, HG_MIN_S, row, last);
       hg_val_t sa;
       hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_sext(b, row), four, col), &sa);
-      f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
+      if (runs)
+        sas[2 * im + half] = sa;
+      else
+        f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
     }
+  if (runs) runs_factors(b, s, sas, sb, sb1, f);
 }
 
 hg_val_t hg_block_scales_group_ptr(hg_builder_t *b, hg_val_t table, hg_val_t stride,
@@ -71,6 +114,13 @@ static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
   hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m)),
                 hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, sbt), HG_NONE);
   hg_b_endif(b);
+  /* a tile of two blocks: lane 1 the next block's beside it */
+  if (hg_block_scales_runs(s->tile_n) > 1) {
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 1)));
+    hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m + 4)),
+                  hg_b_mad(b, hg_b_mad(b, next_block(b, jb, s->n), s->ldb, k), four, sbt), HG_NONE);
+    hg_b_endif(b);
+  }
 }
 
 hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
@@ -79,15 +129,24 @@ hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *
 
 void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t st, hg_val_t *f) {
   const hg_block_scales_t *s = ctx;
-  hg_val_t sb;
+  const bool runs = hg_block_scales_runs(s->tile_n) > 1;
+  hg_val_t sb, sb1 = HG_NONE;
   hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, st, hg_b_i32(b, 4 * s->tile_m)), &sb);
+  if (runs)
+    hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, st, hg_b_i32(b, 4 * s->tile_m + 4)),
+              &sb1);
   hg_val_t at = hg_b_mad(b, s->row0, hg_b_i32(b, 4), st);
+  hg_val_t sas[2 * HG_GMMA_MAX_BLOCKS];
   for (int im = 0; im < s->atoms_m; im++)
     for (int half = 0; half < 2; half++) {
       hg_val_t sa;
       const int off = 4 * (64 * im + 8 * half);
       hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, off ? hg_b_bin(b, HG_ADD, at, hg_b_i32(b, off)) : at,
                 &sa);
-      f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
+      if (runs)
+        sas[2 * im + half] = sa;
+      else
+        f[2 * im + half] = hg_b_bin(b, HG_FMUL, sa, sb);
     }
+  if (runs) runs_factors(b, s, sas, sb, sb1, f);
 }

@@ -268,10 +268,15 @@ static void add_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t
                         const hg_val_t *src, const hg_val_t *f) {
   const hg_tiled_mma_t *tm = &ml->mma->tm;
   const int acc_regs = tm->atom.acc_regs;
+  /* factor runs: fragment value i of an atom lies in column 8 (i / 4) + 2 (lane % 4) + i % 2,
+   * so in the 64-column run i / 32 */
+  const bool runs = ml->scale_runs > 1;
   for (int v = 0; v < ml->mma->acc_count; v++) {
     if (f) {
       const int im = (v / acc_regs) % tm->atoms_m, half = (v % acc_regs / 2) % 2;
-      hg_b_assign(b, acc[v], hg_b_ffma(b, src[v], f[2 * im + half], acc[v]));
+      const int run = runs ? v % acc_regs / 32 : 0;
+      hg_b_assign(b, acc[v],
+                  hg_b_ffma(b, src[v], f[run * 2 * tm->atoms_m + 2 * im + half], acc[v]));
     } else {
       hg_b_assign(b, acc[v], hg_b_bin(b, HG_FADD, acc[v], src[v]));
     }
@@ -297,7 +302,7 @@ static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
                             const hg_roles_t *r) {
   const hg_mma_builder_t *m = ml->mma;
   const int p = ml->promote;
-  hg_val_t f[HG_MAINLOOP_MAX_UNROLL][2 * HG_GMMA_MAX_BLOCKS], stage[HG_MAINLOOP_MAX_UNROLL];
+  hg_val_t f[HG_MAINLOOP_MAX_UNROLL][HG_BLOCK_SCALES_MAX_F], stage[HG_MAINLOOP_MAX_UNROLL];
   hg_val_t it = hg_b_for(b, i32(b, 0), iters, i32(b, 1));
   {
     hg_val_t base = hg_b_bin(b, HG_MUL, it, i32(b, unroll));
@@ -346,6 +351,9 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   if ((promote && (!m->async || !ml->partial || (block_scaled(ml) && ml->promote != 1) ||
                    m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) ||
       (ml->kblock_scales && ml->kblock_scales_staged) ||
+      (ml->scale_runs > 1 &&
+       (!block_scaled(ml) || m->tm.atoms_n != 1 || m->tm.atom.acc_regs != 32 * ml->scale_runs ||
+        ml->scale_runs * 2 * m->tm.atoms_m > HG_BLOCK_SCALES_MAX_F)) ||
       (ml->kblock_scales_staged && !ml->ring_s) ||
       (!hg_val_is_none(ml->turns) && (!m->async || ml->partial2 || phased)) ||
       (phased && !promote) || (ml->partial2 && (!promote || phased)) ||
@@ -356,7 +364,8 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
                                 "k-block, from global or staged memory but not both; a "
                                 "promotion phase or a second partial set needs promotions, not "
                                 "both, and two sets at most %d k-blocks unrolled; MMA turns "
-                                "need a wgmma kind and neither",
+                                "need a wgmma kind and neither; factor runs (tiles over 128 "
+                                "columns) need block scales and one atom of 64 x tile N",
                                 ml->promote, HG_MAINLOOP_MAX_UNROLL));
     return;
   }
@@ -384,7 +393,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   hg_val_t kb = hg_b_for(b, first, kblocks, i32(b, 1));
   {
     /* Block scales first: their loads are in flight during the wait and the MMAs. */
-    hg_val_t f[2 * HG_GMMA_MAX_BLOCKS];
+    hg_val_t f[HG_BLOCK_SCALES_MAX_F];
     if (promote && ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f);
     hg_pipe_wait(b, ml->pipe, pos);
     if (promote) staged_scales(b, ml, pos.stage, f);

@@ -581,11 +581,15 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     c->cluster_n);
   if (c->stages < 2)
     return hg_error(HG_ERR_INVALID, "stages = %d: the pipeline needs at least 2", c->stages);
-  if (p->scale == HG_SCALE_BLOCK && (c->tile_k != 128 || 128 % c->tile_n != 0))
+  /* Tiles of 192 or 256 columns span two of B's 128-column scale blocks: each 64-column run
+   * of the accumulators takes its block's factor (hg_block_scales_runs; a tile of 192 starts
+   * at a multiple of 64, so no run straddles a block). */
+  if (p->scale == HG_SCALE_BLOCK &&
+      (c->tile_k != 128 || (128 % c->tile_n != 0 && c->tile_n != 192 && c->tile_n != 256)))
     return hg_error(HG_ERR_UNSUPPORTED,
                     "a %dx%dx%d tile with block-wise scales: tile K must be 128 (one scale of A "
                     "per row and k-block) and tile N must divide 128 (one scale of B per tile "
-                    "and k-block): 16, 32, 64 or 128",
+                    "and k-block: 16, 32, 64 or 128) or be 192 or 256 (two, by 64-column runs)",
                     c->tile_m, c->tile_n, c->tile_k);
   if (c->block_scales != HG_BLOCK_SCALES_GLOBAL && c->block_scales != HG_BLOCK_SCALES_SMEM)
     return hg_error(HG_ERR_INVALID,
@@ -1426,6 +1430,9 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                               .raster_group = 8};
         /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
         if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
+        /* Block-scaled tiles over 128 columns (two scale blocks a tile) stay out until a GPU
+         * has checked their results: the tuner times candidates without checking them. */
+        if (p.scale == HG_SCALE_BLOCK && c.tile_n > 128) continue;
         n = add_fitting(&p, c, out, cap, n);
         /* fp8's accurate accumulation: each promotion overlap too, where it applies (the
          * check refuses the rest) */
@@ -1464,6 +1471,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                             .raster_group = 8,
                             .stream_k = 1};
       if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
+      if (p.scale == HG_SCALE_BLOCK && c.tile_n > 128) continue; /* as above */
       n = add_fitting(&p, c, out, cap, n);
     }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33 of

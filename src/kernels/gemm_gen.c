@@ -65,6 +65,7 @@ static void emit_producer(gemm_gen_t *x) {
   /* staged block scales: the producer's second warp copies each k-block's into its stage */
   hg_block_scales_t bs = hg_gemm_params_block_scales(&x->prm, HG_NONE, 0);
   bs.tile_m = x->k->config.tile_m;
+  bs.tile_n = x->k->config.tile_n;
   const hg_side_copy_t side = hg_block_scales_side(&bs, &x->rg.s);
   if (staged_scales(x)) pr.side = &side;
   hg_producer_emit(x->b, &pr);
@@ -143,6 +144,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   hg_block_scales_t bs =
       hg_gemm_params_block_scales(&x->prm, hg_block_scales_row0(b, r, slot_row0), tm->atoms_m);
   bs.tile_m = c->tile_m;
+  bs.tile_n = c->tile_n;
   const bool block = x->k->problem.scale == HG_SCALE_BLOCK, staged = staged_scales(x);
   const hg_mainloop_t ml = hg_gemm_params_mainloop(b, x->k, x->g, &x->rg, r, partial, &bs);
   hg_pipe_pos_t pos = hg_pipe_start(b);

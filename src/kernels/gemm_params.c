@@ -214,6 +214,7 @@ hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t r
                              .lda = x->scale_lda,
                              .ldb = x->scale_ldb,
                              .m = x->M,
+                             .n = x->N,
                              .row0 = row0,
                              .atoms_m = atoms_m,
                              .group_a = x->scale_group_a,
@@ -290,6 +291,7 @@ hg_mainloop_t hg_gemm_params_mainloop(hg_builder_t *b, const hg_gemm_kernel_t *k
       .kblock_scales_staged = block && staged ? hg_block_scales_load_staged : NULL,
       .ring_s = staged ? &rg->s : NULL,
       .scales_ctx = bs,
+      .scale_runs = block ? hg_block_scales_runs(c->tile_n) : 0,
       .phase = phase,
       .partial2 = c->promote_overlap & HG_PROMOTE_DOUBLE ? partial + g->mma.acc_count : NULL,
       /* MMA turns: whether consumer 0 has taken its first, across the units */

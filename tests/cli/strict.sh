@@ -299,7 +299,7 @@ ok "_sblk_pd_bs" gemm 4096 7168 16384 --type e4m3 --scale block
 ok "_sblk" gemm 100 300 1000 --type e4m3 --scale block --config 64x64x128,pp
 bad 2 "fp8 scaling 'col' is not one of tensor, row, block" gemm 64 64 64 --type e4m3 --scale col
 bad 2 "--scale apply to fp8 operands" gemm 64 64 64 --scale row
-bad 1 "tile N must divide 128" gemm 4096 4096 4096 --type e4m3 --scale block --config 128x256x128
+bad 1 "tile N must divide 128" gemm 4096 4096 4096 --type e4m3 --scale block --config 128x160x128
 bad 1 "'fast' (the whole K in wgmma's accumulator) cannot apply them" gemm 64 64 256 --type e4m3 --scale block --fp8-accum fast
 bad 2 "hopgen demo takes no arguments" demo now
 bad 2 "--version takes no arguments" --version now

@@ -519,6 +519,9 @@ static void add_gemm_matrix(void) {
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s4,pd,bs", 4112);
   /* MMA turns between the two consumers (bar.sync / bar.arrive around each k-block's MMAs) */
   add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x128x128,c2x1,s6,e32,pt,bs", 4112);
+  /* tiles of 192 columns: two of B's scale blocks a tile, a factor per 64-column run */
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x192x128,c2x1,s4,bs", 4112);
+  add_gemm_k(HG_E4M3, HG_E4M3, HG_BF16, true, true, false, "128x192x128,c1x2,s4", 4096);
   fp8_scale = HG_SCALE_TENSOR;
   /* two swizzle spans a stage row (16-bit tile K 128): two TMA boxes an operand a stage */
   add_gemm_k(HG_BF16, HG_BF16, HG_BF16, true, true, false, "64x128x128,c1x1,s4", 4096);
