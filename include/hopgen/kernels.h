@@ -772,10 +772,12 @@ hg_status_t hg_gemm_config_choose(const hg_gemm_problem_t *p, hg_gemm_mainloop_t
  * packed rows before each run (then TMA with multicast reads it); false, read it in place.
  * False also for an operand TMA can address. The rule and its thresholds: gemm_plan.c. */
 bool hg_gemm_repack_rule(const hg_gemm_problem_t *p, int operand);
-/* AUTO's choice of the decode kernel (mainloop ldg-mmasync) for p (normalised): a shape it runs
- * (M <= 16, K-major 16-bit operands, batch 1) whose A or B TMA cannot address, or any shape it
- * runs (fp8 too) under the rule dv (rules may be NULL); never a batch-invariant problem. The rule
- * and its measurements: gemm_plan.c. */
+/* AUTO's choice of the decode kernel (mainloop ldg-mmasync) for p (normalised), with no device
+ * known: a shape it runs (M <= 16, K-major bf16/f16 or fp8 operands, batch 1) whose A or B TMA
+ * cannot address, aligned weights of up to 64 MB at small M, fp8 weights of N <= 4096 up to
+ * M = 8, or any shape it runs under the rule dv (rules may be NULL); never a batch-invariant
+ * problem. hg_gemm_build and hg_gemm_config_choose also weigh the device's memory bandwidth
+ * (larger weights on H200-class memory). The rule and its measurements: gemm_plan.c. */
 bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rules);
 
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
