@@ -13,6 +13,12 @@ int hg_block_scales_runs(int tile_n) {
   return tile_n > 128 ? tile_n / 64 : 1;
 }
 
+/* B's scale of block jb and k-block k: table + 4 (jb ldb + k) (I64 values; four the I64 4). */
+static hg_val_t b_scale_at(hg_builder_t *b, hg_val_t table, hg_val_t jb, hg_val_t ldb, hg_val_t k,
+                           hg_val_t four) {
+  return hg_b_mad(b, hg_b_mad(b, jb, ldb, k), four, table);
+}
+
 /* B's block after the tile's first (jb + 1), clamped to the last block of N columns: a tile
  * at the right edge whose second block lies past N reads the last (its factors multiply only
  * columns past N, which are never stored). */
@@ -52,11 +58,10 @@ void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f) 
   hg_val_t k = hg_b_sext(b, hg_b_bin(b, HG_ADD, s->k_first, kb));
   hg_val_t jb = hg_b_sext(b, hg_b_bin(b, HG_SHR_U, s->n0, hg_b_i32(b, 7)));
   hg_val_t four = hg_b_i64(b, 4), sb, sb1 = HG_NONE;
-  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, s->scale_b),
-            &sb);
+  hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, b_scale_at(b, s->scale_b, jb, s->ldb, k, four), &sb);
   if (runs)
     hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1,
-              hg_b_mad(b, hg_b_mad(b, next_block(b, jb, s->n), s->ldb, k), four, s->scale_b), &sb1);
+              b_scale_at(b, s->scale_b, next_block(b, jb, s->n), s->ldb, k, four), &sb1);
   hg_val_t last = hg_b_bin(b, HG_SUB, s->m, hg_b_i32(b, 1));
   /* the k-block's column of A's scales: scale_a + 4 k lda */
   hg_val_t col = hg_b_mad(b, hg_b_bin(b, HG_MUL, k, s->lda), four, s->scale_a);
@@ -112,13 +117,13 @@ static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
   }
   hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 0)));
   hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m)),
-                hg_b_mad(b, hg_b_mad(b, jb, s->ldb, k), four, sbt), HG_NONE);
+                b_scale_at(b, sbt, jb, s->ldb, k, four), HG_NONE);
   hg_b_endif(b);
   /* a tile of two blocks: lane 1 the next block's beside it */
   if (hg_block_scales_runs(s->tile_n) > 1) {
     hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 1)));
     hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m + 4)),
-                  hg_b_mad(b, hg_b_mad(b, next_block(b, jb, s->n), s->ldb, k), four, sbt), HG_NONE);
+                  b_scale_at(b, sbt, next_block(b, jb, s->n), s->ldb, k, four), HG_NONE);
     hg_b_endif(b);
   }
 }

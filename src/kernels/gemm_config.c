@@ -551,16 +551,14 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
    * to the second), so a stage moves 256 contiguous bytes of each row: longer runs of DRAM
    * for weights streamed at small M, and half the barriers a K. Other paths keep one span a
    * row (cp.async's copies, ldmatrix's fragments and MN-major atoms assume it). */
-  const bool cp_any = ml == HG_MAINLOOP_CPASYNC_WGMMA || hg_gemm_operand_align(p, 0) != 16 ||
-                      hg_gemm_operand_align(p, 1) != 16;
   const bool two_spans = k_bytes == 256 && hg_dtype_bits(p->a_type) == 16 &&
                          hg_dtype_bits(p->b_type) == 16 && p->a_k_major && p->b_k_major &&
-                         ml == HG_MAINLOOP_TMA_WGMMA && !cp_any;
+                         ml == HG_MAINLOOP_TMA_WGMMA && !cp;
   if (k_bytes == 256 && !two_spans) {
     const char *why = hg_dtype_bits(p->a_type) != 16 || hg_dtype_bits(p->b_type) != 16
                           ? "8-bit operands"
                       : !p->a_k_major || !p->b_k_major ? "an MN-major operand"
-                      : cp_any                         ? "an operand by cp.async"
+                      : cp                             ? "an operand by cp.async"
                                                        : "mainloop not tma-wgmma";
     return hg_error(HG_ERR_UNSUPPORTED,
                     "tile K = %d elements is 256 B: two swizzle spans a stage row are taken for "
@@ -1404,6 +1402,15 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
   return hg_ok();
 }
 
+/* A tile the tuner may time: its accumulators fit a thread (at most 240, two sets of at most
+ * promote_acc_max with fp8's promotion), and it is not a block-scaled tile over 128 columns
+ * (two scale blocks a tile), which stays out until a GPU has checked its results: the tuner
+ * times candidates without checking them. */
+static bool tune_tile_ok(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  return acc_per_thread(p, c) <= (hg_gemm_promote(p) ? promote_acc_max(p) : 240) &&
+         !(p->scale == HG_SCALE_BLOCK && c->tile_n > 128);
+}
+
 int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int cap) {
   hg_gemm_problem_t p = *p_in;
   hg_status_t s = hg_gemm_problem_normalize(&p);
@@ -1428,11 +1435,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                               .schedule = sched ? HG_SCHED_PINGPONG : HG_SCHED_COOPERATIVE,
                               .raster = HG_RASTER_M,
                               .raster_group = 8};
-        /* A thread holds tile_m x tile_n / (128 x consumers) accumulators: at most 240. */
-        if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
-        /* Block-scaled tiles over 128 columns (two scale blocks a tile) stay out until a GPU
-         * has checked their results: the tuner times candidates without checking them. */
-        if (p.scale == HG_SCALE_BLOCK && c.tile_n > 128) continue;
+        if (!tune_tile_ok(&p, &c)) continue;
         n = add_fitting(&p, c, out, cap, n);
         /* fp8's accurate accumulation: each promotion overlap too, where it applies (the
          * check refuses the rest) */
@@ -1470,8 +1473,7 @@ int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int
                             .raster = HG_RASTER_M,
                             .raster_group = 8,
                             .stream_k = 1};
-      if (acc_per_thread(&p, &c) > (hg_gemm_promote(&p) ? promote_acc_max(&p) : 240)) continue;
-      if (p.scale == HG_SCALE_BLOCK && c.tile_n > 128) continue; /* as above */
+      if (!tune_tile_ok(&p, &c)) continue;
       n = add_fitting(&p, c, out, cap, n);
     }
   /* Split-K on the split heuristic's tiles, when the output has few tiles (at most 33 of
