@@ -422,9 +422,10 @@ typedef struct hg_mainloop {
   int scale_runs;
   /* Block scaling from shared memory (instead of kblock_scales): the producer staged the
    * k-block's factors' sources in ring_s, one stage per stage of the pipe, completing the same
-   * full barrier; after the stage wait, kblock_scales_staged(b, ctx, s, f) emits the factors
-   * from s, the I32 shared::cta address of the k-block's stage of ring_s. */
-  void (*kblock_scales_staged)(hg_builder_t *b, void *ctx, hg_val_t s, hg_val_t *f);
+   * full barrier; after the stage wait, kblock_scales_staged(b, ctx, kb, s, f) emits the
+   * factors of k-block kb (as for kblock_scales) from s, the I32 shared::cta address of the
+   * k-block's stage of ring_s. */
+  void (*kblock_scales_staged)(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t s, hg_val_t *f);
   const hg_smem_ring_t *ring_s;
   /* With promote: I32 (HG_NONE: 0), k-blocks of the unit's first group counted as done before
    * it starts. Consumers of different phases promote at different k-blocks, so one's MMAs
@@ -474,6 +475,11 @@ typedef struct hg_block_scales {
    * group (w->batch); the direct loads read scale_a / scale_b as given, so the consumer sets
    * them per unit with hg_block_scales_group_ptr. */
   hg_val_t group_a, group_b;
+  /* Staged scales by TMA (hg_block_scales_side): the tensor maps of A's table (f32, dims
+   * (M, ceil(K / 128)), box (tile_m, 1)) and B's (dims (ceil(K / 128), ceil(N / 128)), box
+   * (4, 1), or (4, 2) for a tile of two blocks); HG_NONE: cp.async by the side warp's lanes.
+   * Rows past M and blocks past N arrive as zeros. */
+  hg_val_t tmap_a, tmap_b;
 } hg_block_scales_t;
 /* table + 4 stride x group (I64 table and stride, I32 group), or table when stride is HG_NONE:
  * a grouped GEMM's group's scale table. */
@@ -488,14 +494,20 @@ void hg_block_scales_load(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t *f);
 int hg_block_scales_runs(int tile_n);
 #define HG_BLOCK_SCALES_MAX_F (2 * HG_GMMA_MAX_BLOCKS * 4)
 /* Staged in shared memory (HG_BLOCK_SCALES_SMEM): a stage holds the k-block's tile_m A scales
- * (row r of the tile at byte 4 r; rows past M read row M - 1) and B's scale at byte 4 tile_m
- * (a tile wider than 128 columns: its first block's there, the next block's at 4 tile_m + 4).
- * hg_block_scales_stage_bytes is the stage's size; hg_block_scales_side makes the producer's
- * side copy that fills it (ctx: the hg_block_scales_t, its m0/n0/k_first unused: the copy
- * takes them from the producer's unit); hg_block_scales_load_staged is a
+ * (row r of the tile at byte 4 r; rows past M read row M - 1, or 0 by TMA) and B's scale at
+ * byte hg_block_scales_b_offset(tile_m) (a tile wider than 128 columns: its first block's
+ * there, the next block's 16 bytes on). Both start on 128-byte boundaries, as TMA's
+ * destinations must (stages of HG_BLOCK_SCALES_STAGE_ALIGN). By TMA, B's box starts at a
+ * k-block that is a multiple of 4 (an innermost TMA coordinate must fall on 16 bytes): the
+ * k-block's scale is then 4 (k % 4) bytes into its 16. hg_block_scales_stage_bytes is
+ * the stage's size; hg_block_scales_side makes the producer's side copy that fills it (ctx:
+ * the hg_block_scales_t, its m0/n0/k_first unused: the copy takes them from the producer's
+ * unit; by TMA where tmap_a is set); hg_block_scales_load_staged is a
  * hg_mainloop_t.kblock_scales_staged that reads the calling thread's factors back. */
+#define HG_BLOCK_SCALES_STAGE_ALIGN 128
+uint32_t hg_block_scales_b_offset(int tile_m);
 uint32_t hg_block_scales_stage_bytes(int tile_m);
-void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t s, hg_val_t *f);
+void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t s, hg_val_t *f);
 
 /* ---------------------------------------------------------------- tile schedulers */
 
@@ -643,11 +655,18 @@ typedef struct hg_operand_copy {
  * for it (fp8 block-wise 4096x4096x7168 on an H100: the stores were the producer's most
  * stalled instruction, the consumers' full-barrier wait 15% of their time). */
 #define HG_SIDE_COPY_ARRIVALS 32
+/* A side copy by TMA (tma_bytes > 0): lane 0 arrives once on the full barrier, announcing
+ * tma_bytes, and copy() issues the loads, which complete the stage's transactions (bar: the
+ * stage's full barrier). The cp.async copy ignores bar. Measured on an H200 (fp8 block-wise
+ * 4096x7168x16384, 128x128 tiles): the 32 lanes' cp.async arrivals cost 12-14% of the
+ * kernel's time against no side copy at all (bench/RESULTS.md, eighth session). */
+#define HG_SIDE_COPY_TMA_ARRIVALS 1
 typedef struct hg_side_copy {
   const hg_smem_ring_t *ring;
   void *ctx;
+  uint32_t tma_bytes; /* 0: cp.async by every lane; else TMA by lane 0 */
   void (*copy)(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb, hg_val_t lane,
-               hg_val_t dst);
+               hg_val_t dst, hg_val_t bar);
 } hg_side_copy_t;
 
 typedef struct hg_producer {

@@ -681,7 +681,8 @@ hg_status_t hg_gemm_heuristic_rules(const hg_gemm_problem_t *p, int sm_count,
 /* A generated GEMM kernel and what running it needs. Each operand reaches shared memory
  * through TMA (its plan's tensor map is encoded per run) or cp.async (chunks of a_vec/b_vec
  * bytes read straight from the pointer). Parameters in order: A (tmap_a, or a, lda,
- * batch_stride_a as I64), B likewise, [tmap_d if tma_store], [tmap_aux if aux_tma], d, c, m, n, k,
+ * batch_stride_a as I64), B likewise, [tmap_d if tma_store], [tmap_aux if aux_tma],
+ * [tmap_scale_a, tmap_scale_b if scales_tma], d, c, m, n, k,
  * batch (I32), ldc, ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b
  * (I64 device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
  * the epilogue's I64s: [rowscale], [colscale], [bias], [residual], [scale_d for fp8 D], [aux,
@@ -715,6 +716,13 @@ typedef struct hg_gemm_kernel {
    * `problem` (lda/ldb, batch strides) before each run; hg_gemm_op does it. */
   bool repack_a, repack_b;
   hg_tma_plan_t plan_a, plan_b, plan_d, plan_aux;
+  /* fp8 block scales staged in shared memory (config.block_scales SMEM) by TMA: the tensor
+   * maps of A's and B's scale tables (hg_block_scales_t), encoded per run at scale_a and
+   * scale_b, which must then be 16-byte aligned. Where the tables' leading dimensions are not
+   * multiples of 4 (16 bytes), or in grouped and batched GEMMs, the producer's side warp
+   * copies them with cp.async instead (hg_gemm_scales_tma). */
+  bool scales_tma;
+  hg_tensormap_params_t map_scale_a, map_scale_b;
   /* hg_gemm_build found it in the kernel cache by specification (planning and generation
    * skipped; k.gen_ms is then the lookup's time) */
   bool from_cache;

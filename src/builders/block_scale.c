@@ -89,15 +89,22 @@ hg_val_t hg_block_scales_group_ptr(hg_builder_t *b, hg_val_t table, hg_val_t str
 
 /* ---------------------------------------------------------------- staged in shared memory */
 
+uint32_t hg_block_scales_b_offset(int tile_m) {
+  const uint32_t a = HG_BLOCK_SCALES_STAGE_ALIGN;
+  return ((uint32_t)tile_m * 4u + a - 1) / a * a;
+}
+
+/* B's scales in a 128-byte slot of their own: one or two 16-byte boxes */
 uint32_t hg_block_scales_stage_bytes(int tile_m) {
-  return (uint32_t)tile_m * 4u + 16u; /* B's scale in a 16-byte slot of its own */
+  return hg_block_scales_b_offset(tile_m) + HG_BLOCK_SCALES_STAGE_ALIGN;
 }
 
 /* Lane l copies rows l, l + 32, ... of the tile (consecutive lanes, consecutive addresses:
  * one 128-byte line a copy instruction) and lane 0 B's scale, 4-byte cp.async each into the
  * stage at dst. Rows past M read row M - 1, as in hg_block_scales_load. */
 static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb,
-                      hg_val_t lane, hg_val_t dst) {
+                      hg_val_t lane, hg_val_t dst, hg_val_t bar) {
+  (void)bar;
   const hg_block_scales_t *s = ctx;
   hg_val_t k = hg_b_sext(b, kb);
   hg_val_t four = hg_b_i64(b, 4);
@@ -116,30 +123,61 @@ static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
                   hg_b_mad(b, hg_b_sext(b, r), four, col), HG_NONE);
   }
   hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 0)));
-  hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m)),
+  const int bo = (int)hg_block_scales_b_offset(s->tile_m);
+  hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo)),
                 b_scale_at(b, sbt, jb, s->ldb, k, four), HG_NONE);
   hg_b_endif(b);
-  /* a tile of two blocks: lane 1 the next block's beside it */
+  /* a tile of two blocks: lane 1 the next block's 16 bytes on */
   if (hg_block_scales_runs(s->tile_n) > 1) {
     hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 1)));
-    hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, 4 * s->tile_m + 4)),
+    hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo + 16)),
                   b_scale_at(b, sbt, next_block(b, jb, s->n), s->ldb, k, four), HG_NONE);
     hg_b_endif(b);
   }
 }
 
-hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
-  return (hg_side_copy_t){.ring = ring, .ctx = s, .copy = side_copy};
+/* By TMA (lane 0 alone): A's box of tile_m rows at (m0, kb) and B's of 4 k-blocks at (kb
+ * rounded down to a multiple of 4, n0 / 128), two block rows for a tile of two blocks (its
+ * second 16 bytes on). The boxes' other elements (B's scales of the neighbouring k-blocks)
+ * are never read; rows past M and blocks past N
+ * land as zeros, which multiply only rows and columns that are never stored. */
+static void side_copy_tma(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_val_t kb,
+                          hg_val_t lane, hg_val_t dst, hg_val_t bar) {
+  (void)lane;
+  const hg_block_scales_t *s = ctx;
+  const hg_val_t ca[2] = {w->m0, kb};
+  hg_b_tma_load(b, s->tmap_a, dst, bar, 2, ca, HG_NONE, HG_NONE);
+  const hg_val_t cb[2] = {hg_b_bin(b, HG_AND, kb, hg_b_i32(b, ~3)),
+                          hg_b_bin(b, HG_SHR_U, w->n0, hg_b_i32(b, 7))};
+  hg_b_tma_load(b, s->tmap_b,
+                hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, (int)hg_block_scales_b_offset(s->tile_m))),
+                bar, 2, cb, HG_NONE, HG_NONE);
 }
 
-void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t st, hg_val_t *f) {
+hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
+  if (hg_val_is_none(s->tmap_a) || hg_val_is_none(s->tmap_b))
+    return (hg_side_copy_t){.ring = ring, .ctx = s, .copy = side_copy};
+  const uint32_t b_rows = hg_block_scales_runs(s->tile_n) > 1 ? 2u : 1u;
+  return (hg_side_copy_t){.ring = ring,
+                          .ctx = s,
+                          .tma_bytes = 4u * (uint32_t)s->tile_m + 16u * b_rows,
+                          .copy = side_copy_tma};
+}
+
+void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t st,
+                                 hg_val_t *f) {
   const hg_block_scales_t *s = ctx;
   const bool runs = hg_block_scales_runs(s->tile_n) > 1;
   hg_val_t sb, sb1 = HG_NONE;
-  hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, st, hg_b_i32(b, 4 * s->tile_m)), &sb);
+  /* B's scale: at the slot's start, or by TMA 4 (k % 4) bytes into its box */
+  hg_val_t bat = hg_b_bin(b, HG_ADD, st, hg_b_i32(b, (int)hg_block_scales_b_offset(s->tile_m)));
+  if (!hg_val_is_none(s->tmap_b)) {
+    hg_val_t k = hg_b_bin(b, HG_ADD, s->k_first, kb);
+    bat = hg_b_mad(b, hg_b_bin(b, HG_AND, k, hg_b_i32(b, 3)), hg_b_i32(b, 4), bat);
+  }
+  hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, bat, &sb);
   if (runs)
-    hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, st, hg_b_i32(b, 4 * s->tile_m + 4)),
-              &sb1);
+    hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, bat, hg_b_i32(b, 16)), &sb1);
   hg_val_t at = hg_b_mad(b, s->row0, hg_b_i32(b, 4), st);
   hg_val_t sas[2 * HG_GMMA_MAX_BLOCKS];
   for (int im = 0; im < s->atoms_m; im++)

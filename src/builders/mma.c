@@ -256,9 +256,10 @@ static bool block_scaled(const hg_mainloop_t *ml) {
 }
 
 /* The k-block's factors from shared memory, once its stage is full (staged block scales). */
-static void staged_scales(hg_builder_t *b, const hg_mainloop_t *ml, hg_val_t stage, hg_val_t *f) {
+static void staged_scales(hg_builder_t *b, const hg_mainloop_t *ml, hg_val_t kb, hg_val_t stage,
+                          hg_val_t *f) {
   if (ml->kblock_scales_staged)
-    ml->kblock_scales_staged(b, ml->scales_ctx, hg_smem_ring_addr(b, ml->ring_s, stage), f);
+    ml->kblock_scales_staged(b, ml->scales_ctx, kb, hg_smem_ring_addr(b, ml->ring_s, stage), f);
 }
 
 /* src (a partial set whose MMAs are done) into acc: acc += src, or with block scales acc +=
@@ -312,7 +313,7 @@ static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
       hg_val_t kb = j ? hg_b_bin(b, HG_ADD, base, i32(b, j)) : base;
       if (ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f[j]);
       hg_pipe_wait(b, ml->pipe, pos);
-      staged_scales(b, ml, pos.stage, f[j]);
+      staged_scales(b, ml, kb, pos.stage, f[j]);
       if (ml->fence_proxy) hg_b_fence_proxy_async(b);
       /* the stage's index now: pos.stage moves on with the ring */
       stage[j] = hg_b_var(b, HG_T_I32, pos.stage);
@@ -396,7 +397,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     hg_val_t f[HG_BLOCK_SCALES_MAX_F];
     if (promote && ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f);
     hg_pipe_wait(b, ml->pipe, pos);
-    if (promote) staged_scales(b, ml, pos.stage, f);
+    if (promote) staged_scales(b, ml, kb, pos.stage, f);
     /* Stages written through the generic proxy (cp.async, st.shared) are read by wgmma
      * through the async proxy: the waiting thread fences between the two (PTX ISA
      * "Proxies"). ldmatrix reads through the generic proxy and needs none. */

@@ -103,7 +103,10 @@ static void stage_issue(hg_builder_t *b, const hg_producer_t *p, const hg_sched_
  * (the same sequence as the operands'), a stage of its ring per stage of the pipe. */
 static void side_emit(hg_builder_t *b, const hg_producer_t *p) {
   const hg_side_copy_t *sc = p->side;
-  hg_b_comment(b, "producer warp 1: the side copy into each stage by cp.async, one arrival a lane");
+  const bool tma = sc->tma_bytes > 0;
+  hg_b_comment(b, tma ? "producer warp 1: the side copy into each stage by TMA from lane 0"
+                      : "producer warp 1: the side copy into each stage by cp.async, one "
+                        "arrival a lane");
   hg_b_if(b, hg_b_cmp(b, HG_EQ, p->roles->warp, hg_b_i32(b, 1)));
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t t = hg_sched_begin(b, p->sched);
@@ -113,15 +116,25 @@ static void side_emit(hg_builder_t *b, const hg_producer_t *p) {
     hg_val_t kb = hg_b_for(b, w.k_first, hg_b_bin(b, HG_ADD, w.k_first, w.k_count), hg_b_i32(b, 1));
     {
       hg_pipe_acquire(b, p->pipe, pos);
-      sc->copy(b, sc->ctx, &w, kb, p->roles->lane, hg_smem_ring_addr(b, sc->ring, pos.stage));
-      hg_b_cp_async_mbar_arrive(b, hg_pipe_full_bar(b, p->pipe, pos.stage));
+      hg_val_t full = hg_pipe_full_bar(b, p->pipe, pos.stage);
+      hg_val_t dst = hg_smem_ring_addr(b, sc->ring, pos.stage);
+      if (tma) {
+        /* the bytes are announced before the loads can complete them */
+        hg_b_if(b, hg_b_cmp(b, HG_EQ, p->roles->lane, hg_b_i32(b, 0)));
+        hg_b_mbar_arrive_expect_tx(b, full, hg_b_i32(b, (int32_t)sc->tma_bytes));
+        sc->copy(b, sc->ctx, &w, kb, p->roles->lane, dst, full);
+        hg_b_endif(b);
+      } else {
+        sc->copy(b, sc->ctx, &w, kb, p->roles->lane, dst, full);
+        hg_b_cp_async_mbar_arrive(b, full);
+      }
       hg_pipe_advance(b, p->pipe, pos);
     }
     hg_b_endfor(b);
   }
   hg_sched_end(b, p->sched);
-  /* no copy outlives its thread */
-  hg_b_cp_async_wait(b, 0);
+  /* no copy outlives its thread (the consumers wait for TMA's, on the full barriers) */
+  if (!tma) hg_b_cp_async_wait(b, 0);
   hg_b_endif(b);
 }
 

@@ -467,10 +467,12 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const uint32_t tables = p->group != HG_GROUP_NONE ? hg_sched_grouped_smem_bytes(p->batch) : 0;
   /* the rings, their barriers (16 bytes a stage), then the epilogue buffers from the next
    * 1024-byte boundary (their swizzle's alignment): up to 1008 bytes of padding between */
-  /* staged block scales: tile_m A scales and B's, 16 bytes for it, in every stage */
-  const uint32_t sc = c->block_scales == HG_BLOCK_SCALES_SMEM ? (uint32_t)c->tile_m * 4u + 16u : 0;
-  uint64_t rings =
-      (uint64_t)stages * (a + b + sc + 16u) + staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
+  /* staged block scales: tile_m A scales and B's in every stage, the ring on a 128-byte
+   * boundary (up to 112 bytes before it) */
+  const bool sc_on = c->block_scales == HG_BLOCK_SCALES_SMEM;
+  const uint32_t sc = sc_on ? hg_block_scales_stage_bytes(c->tile_m) : 0;
+  uint64_t rings = (uint64_t)stages * (a + b + sc + 16u) + (sc_on ? 112u : 0u) +
+                   staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
   if (epi) rings = (rings + 1023) / 1024 * 1024;
   return rings + epi + tables + SMEM_SLACK; /* any stage count */
 }

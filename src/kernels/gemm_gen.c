@@ -266,9 +266,13 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
    * scheduler's reads of the groups' rows (made with it) too. */
   if (grouped(x)) hg_b_griddep_wait(b);
   HG_TRY(hg_gemm_params_sched(b, k, &x->prm, &x->rg.cl, &x->roles, &x->sched));
-  const hg_val_t tmaps[4] = {k->a_tma ? x->prm.tmap_a : HG_NONE, k->b_tma ? x->prm.tmap_b : HG_NONE,
-                             e->tma ? e->tmap_d : HG_NONE, x->prm.tmap_aux};
-  hg_pipe_init_cluster(b, &x->rg.pipe, &x->rg.cl, x->roles.tid, tmaps, 4);
+  const hg_val_t tmaps[6] = {k->a_tma ? x->prm.tmap_a : HG_NONE,
+                             k->b_tma ? x->prm.tmap_b : HG_NONE,
+                             e->tma ? e->tmap_d : HG_NONE,
+                             x->prm.tmap_aux,
+                             x->prm.tmap_sa,
+                             x->prm.tmap_sb};
+  hg_pipe_init_cluster(b, &x->rg.pipe, &x->rg.cl, x->roles.tid, tmaps, 6);
   if (!grouped(x)) hg_b_griddep_wait(b);
   if (!pass) hg_b_griddep_launch_dependents(b);
 

@@ -43,9 +43,9 @@ struct hg_gemm_op {
   hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
    * with the same pointers reuses them (encoding is most of a launch's host time). */
-  hg_tensormap_t map[4]; /* A, B, D, aux */
-  hg_devptr_t map_at[4];
-  bool map_ok[4];
+  hg_tensormap_t map[6]; /* A, B, D, aux, A's and B's block scales */
+  hg_devptr_t map_at[6];
+  bool map_ok[6];
   hg_module_t *mod;
   hg_function_t *fn;
   hg_jit_info_t jit;
@@ -400,6 +400,13 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     hg_gemm_scale_name(k->scale), (uint64_t)scale_a, (uint64_t)scale_b,
                     k->scale == HG_SCALE_ROW ? "vectors of M and N values"
                                              : "tables of 1x128 and 128x128 block scales");
+  if (gk->scales_tma && (scale_a % 16 || scale_b % 16))
+    return hg_error(HG_ERR_INVALID,
+                    "this operation stages the block scales by TMA (their leading dimensions "
+                    "are multiples of 4): scale_a (0x%" PRIx64 ") and scale_b (0x%" PRIx64
+                    ") must be 16-byte aligned; create the operation with a scale_lda or "
+                    "scale_ldb that is not a multiple of 4 for tables at any 4-byte address",
+                    (uint64_t)scale_a, (uint64_t)scale_b);
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,
                     "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
@@ -431,6 +438,10 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
   if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));
   if (gk->aux_tma) HG_TRY(encode(op, 3, &gk->plan_aux.map, aux, "aux: "));
+  if (gk->scales_tma) {
+    HG_TRY(encode(op, 4, &gk->map_scale_a, scale_a, "A's block scales: "));
+    HG_TRY(encode(op, 5, &gk->map_scale_b, scale_b, "B's block scales: "));
+  }
   hg_tensormap_t *ma = &op->map[0], *mb = &op->map[1], *md = &op->map[2], *mx = &op->map[3];
   int32_t m = (int32_t)k->m, n = (int32_t)k->n, kk = (int32_t)k->k, batch = k->batch;
   int64_t lda = k->lda, ldb = k->ldb, bsa = k->batch_stride_a, bsb = k->batch_stride_b;
@@ -455,6 +466,10 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   }
   if (gk->tma_store) args[n_args++] = md;
   if (gk->aux_tma) args[n_args++] = mx;
+  if (gk->scales_tma) {
+    args[n_args++] = &op->map[4];
+    args[n_args++] = &op->map[5];
+  }
   void *rest[] = {&d, &cc, &m, &n, &kk, &batch, &ldc, &ldd, &bsc, &bsd, &alpha, &beta};
   for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) args[n_args++] = rest[i];
   if (hg_dtype_bits(k->a_type) == 8) {

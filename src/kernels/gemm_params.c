@@ -39,7 +39,7 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   const hg_gemm_problem_t *p = &k->problem;
   const bool grouped = p->group != HG_GROUP_NONE;
   *x = (gemm_params_t){0};
-  x->tmap_aux = HG_NONE;
+  x->tmap_aux = x->tmap_sa = x->tmap_sb = HG_NONE;
   e->d_type = p->d_type;
   e->amax_ptr = e->amax_var = HG_NONE;
   for (int i = 0; i < 2; i++) {
@@ -57,6 +57,10 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     if (e->tma) e->tmap_d = tmap_d;
   }
   if (k->aux_tma) x->tmap_aux = hg_b_param_tmap(b, "tmap_aux");
+  if (k->scales_tma) {
+    x->tmap_sa = hg_b_param_tmap(b, "tmap_scale_a");
+    x->tmap_sb = hg_b_param_tmap(b, "tmap_scale_b");
+  }
   e->d_ptr = param64(b, "d");
   hg_val_t c_ptr = param64(b, "c");
   x->M = e->m = hg_b_param(b, HG_T_I32, "m");
@@ -218,7 +222,9 @@ hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t r
                              .row0 = row0,
                              .atoms_m = atoms_m,
                              .group_a = x->scale_group_a,
-                             .group_b = x->scale_group_b};
+                             .group_b = x->scale_group_b,
+                             .tmap_a = x->tmap_sa,
+                             .tmap_b = x->tmap_sb};
 }
 
 hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_params_t *x,
@@ -252,7 +258,8 @@ hg_status_t hg_gemm_ring_make(hg_builder_t *b, const hg_gemm_kernel_t *k, const 
   HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, &out->stg_a));
   HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, &out->stg_b));
   if (staged_scales)
-    HG_TRY(hg_smem_ring_make(b, hg_block_scales_stage_bytes(c->tile_m), 16, c->stages, &out->s));
+    HG_TRY(hg_smem_ring_make(b, hg_block_scales_stage_bytes(c->tile_m), HG_BLOCK_SCALES_STAGE_ALIGN,
+                             c->stages, &out->s));
   /* full[s]: the producer's arrival(s) plus the TMA bytes (and the side copy's lanes);
    * empty[s]: one arrival per consumer warp of every CTA that receives this CTA's
    * multicasts. */
@@ -260,7 +267,9 @@ hg_status_t hg_gemm_ring_make(hg_builder_t *b, const hg_gemm_kernel_t *k, const 
       .stages = c->stages,
       .full_arrivals =
           hg_producer_full_arrivals(k->a_tma ? NULL : &g->cp_a, k->b_tma ? NULL : &g->cp_b) +
-          (staged_scales ? HG_SIDE_COPY_ARRIVALS : 0),
+          (!staged_scales  ? 0
+           : k->scales_tma ? HG_SIDE_COPY_TMA_ARRIVALS
+                           : HG_SIDE_COPY_ARRIVALS),
       .empty_arrivals = 4 * (g->pingpong ? 1 : g->consumers) * hg_cluster2d_peers(&out->cl)};
   return hg_pipe_make(b, &ps, &out->pipe);
 }

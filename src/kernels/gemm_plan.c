@@ -154,9 +154,10 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
                c->promote_overlap == HG_PROMOTE_STAGGER  ? "ps"
                : c->promote_overlap == HG_PROMOTE_DOUBLE ? "pd"
                                                          : "pt");
-    /* block-wise scales staged in shared memory by the producer */
+    /* block-wise scales staged in shared memory by the producer (by TMA: _bst) */
     if (c->block_scales == HG_BLOCK_SCALES_SMEM)
-      snprintf(split + strlen(split), sizeof split - strlen(split), "_bs");
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_bs%s",
+               k->scales_tma ? "t" : "");
   }
   snprintf(buf, size, "hg_gemm_%s%s_%s_%c%c_%dx%dx%d_c%dx%d_s%d_%s%s%s%s", hg_dtype_name(p->a_type),
            p->a_type == p->b_type ? "" : hg_dtype_name(p->b_type), hg_dtype_name(p->d_type),
@@ -287,6 +288,41 @@ static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kerne
   return hg_status_wrap(hg_cp_async_copy_make(&cs, cp), "copying %s with cp.async: ", what);
 }
 
+/* fp8 block scales staged in shared memory come by TMA where both tables' rows start on 16-byte
+ * boundaries (leading dimensions multiples of 4) and there is one table each (not grouped:
+ * a grouped GEMM's tables move with the unit's group): A's as (M, ceil(K / 128)) in boxes of
+ * the tile's rows, B's as (ceil(K / 128), ceil(N / 128)) in boxes of 4 k-blocks (16 bytes,
+ * TMA's least) by one block row, or two for a tile spanning two blocks. Else the side warp's
+ * cp.async copies them (kernels.h, scales_tma). p normalised. */
+static hg_status_t scales_plan(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                               hg_gemm_kernel_t *k) {
+  if (p->scale != HG_SCALE_BLOCK || c->block_scales != HG_BLOCK_SCALES_SMEM ||
+      p->group != HG_GROUP_NONE || p->scale_lda % 4 != 0 || p->scale_ldb % 4 != 0)
+    return hg_ok();
+  const uint64_t kb = (uint64_t)(p->k + 127) / 128, nb = (uint64_t)(p->n + 127) / 128;
+  hg_tensormap_params_t *a = &k->map_scale_a, *b = &k->map_scale_b;
+  *a = (hg_tensormap_params_t){.dtype = HG_F32,
+                               .rank = 2,
+                               .global_dim = {(uint64_t)p->m, kb},
+                               .global_stride_bytes = {4 * (uint64_t)p->scale_lda},
+                               .box_dim = {(uint32_t)c->tile_m, 1},
+                               .element_strides = {1, 1},
+                               .swizzle = HG_SWIZZLE_NONE,
+                               .l2_promotion = 2};
+  *b = (hg_tensormap_params_t){.dtype = HG_F32,
+                               .rank = 2,
+                               .global_dim = {kb, nb},
+                               .global_stride_bytes = {4 * (uint64_t)p->scale_ldb},
+                               .box_dim = {4, hg_block_scales_runs(c->tile_n) > 1 ? 2 : 1},
+                               .element_strides = {1, 1},
+                               .swizzle = HG_SWIZZLE_NONE,
+                               .l2_promotion = 2};
+  HG_TRY(hg_status_wrap(hg_tensormap_validate(a, 0), "A's block scales by TMA: "));
+  HG_TRY(hg_status_wrap(hg_tensormap_validate(b, 0), "B's block scales by TMA: "));
+  k->scales_tma = true;
+  return hg_ok();
+}
+
 hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c,
                               hg_gemm_kernel_t *k, gemm_plan_t *g) {
   memset(k, 0, sizeof *k);
@@ -315,6 +351,7 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
    * of 2-byte aligned rows is copied byte by byte). */
   k->a_vec = va >= 4 ? va : hg_dtype_bytes(p.a_type);
   k->b_vec = vb >= 4 ? vb : hg_dtype_bytes(p.b_type);
+  HG_TRY(scales_plan(&p, &k->config, k));
   g->pingpong = c->schedule == HG_SCHED_PINGPONG;
   g->consumers = g->pingpong ? 2 : (c->tile_m >= 128 ? 2 : 1);
   hg_tiled_mma_spec_t ms = {.a = p.a_type,

@@ -1948,6 +1948,7 @@ static void test_block_scales_wide(void) {
   }
   hg_gemm_problem_t p = problem(4096, 7168, 16384, HG_E4M3);
   p.scale = HG_SCALE_BLOCK;
+  p.scale_lda = 4097; /* rows not on 16 bytes: the side warp's cp.async path */
   CHECK_OK(hg_gemm_problem_normalize(&p));
   hg_gemm_config_t c;
   hg_gemm_kernel_t k;
@@ -1970,6 +1971,85 @@ static void test_block_scales_wide(void) {
   const int ns = hg_gemm_tune_space(&p, space, HG_GEMM_TUNE_MAX);
   CHECK(ns > 0);
   for (int i = 0; i < ns; i++) CHECK(space[i].tile_n <= 128);
+}
+
+/* Staged block scales by TMA (kernels.h scales_tma): where both tables' leading dimensions are
+ * multiples of 4 and the GEMM is not grouped, the side warp's lane 0 announces the stage's
+ * scale bytes and issues two 2-D tensor loads (A's tile_m rows, B's box of 4 k-blocks at a
+ * k-block rounded down to a multiple of 4, two block rows for a 192-column tile) instead of
+ * the lanes' cp.async copies and arrivals; the consumers read B's scale 4 (k % 4) bytes into
+ * its box; the maps' fields; the kernel's name says it (_bst); elsewhere the cp.async path. */
+static void test_block_scales_tma(void) {
+  static const struct {
+    const char *config;
+    int tile_m, b_rows;
+  } kernels[] = {{"128x128x128,c1x2,s6,e32,pd,bs", 128, 1},
+                 {"64x128x128,pp,s5,bs", 64, 1},
+                 {"128x192x128,c2x1,s4,bs", 128, 2},
+                 {"128x128x128,k4,bs", 128, 1}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    hg_gemm_problem_t q = problem(1000, 3000, 4000, HG_E4M3); /* 32 k-blocks, 24 column blocks */
+    q.scale = HG_SCALE_BLOCK;
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_config_parse(kernels[i].config, &c));
+    CHECK_OK(hg_gemm_config_check(&q, &c));
+    check_generates(&q, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) return;
+    CHECK(k.scales_tma);
+    CHECK(strstr(k.k.name, "_bst") != NULL);
+    const hg_tensormap_params_t *a = &k.map_scale_a, *b = &k.map_scale_b;
+    CHECK_EQ(a->rank, 2);
+    CHECK_EQ(a->global_dim[0], 1000u);
+    CHECK_EQ(a->global_dim[1], 32u);
+    CHECK_EQ(a->global_stride_bytes[0], 4000u);
+    CHECK_EQ(a->box_dim[0], (uint32_t)kernels[i].tile_m);
+    CHECK_EQ(a->box_dim[1], 1u);
+    CHECK_EQ(b->global_dim[0], 32u);
+    CHECK_EQ(b->global_dim[1], 24u);
+    CHECK_EQ(b->global_stride_bytes[0], 128u);
+    CHECK_EQ(b->box_dim[0], 4u);
+    CHECK_EQ(b->box_dim[1], (uint32_t)kernels[i].b_rows);
+    CHECK_OK(hg_tensormap_validate(a, 0));
+    CHECK_OK(hg_tensormap_validate(b, 0));
+    const char *ptx = k.k.ptx.data;
+    CHECK(strstr(ptx, "hgp_tmap_scale_a") != NULL && strstr(ptx, "hgp_tmap_scale_b") != NULL);
+    CHECK_EQ(count(ptx, "_tmap_scale_a, {"), 1);
+    CHECK_EQ(count(ptx, "_tmap_scale_b, {"), 1);
+    CHECK_EQ(count(ptx, "cp.async.ca.shared.global"), 0);
+    CHECK_EQ(count(ptx, "cp.async.mbarrier.arrive.noinc"), 0);
+    /* the tables' maps prefetched beside the others */
+    CHECK_EQ(count(ptx, "_tmap_scale_a];"), 1);
+    CHECK_EQ(count(ptx, "_tmap_scale_b];"), 1);
+    CHECK(strstr(ptx, "-4;") != NULL); /* B's box at a multiple of 4 k-blocks */
+    hg_gemm_kernel_free(&k);
+  }
+  /* the cp.async path: a leading dimension not a multiple of 4, or a grouped GEMM */
+  for (int w = 0; w < 3; w++) {
+    hg_gemm_problem_t q = problem(1000, 3000, 4000, HG_E4M3);
+    q.scale = HG_SCALE_BLOCK;
+    if (w == 0) q.scale_lda = 1001;
+    if (w == 1) q.scale_ldb = 33;
+    if (w == 2) {
+      q.batch = 8;
+      q.group = HG_GROUP_CONTIGUOUS;
+    }
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s5,bs", &c));
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) return;
+    CHECK(!k.scales_tma);
+    CHECK(strstr(k.k.name, "_bst") == NULL && strstr(k.k.name, "_bs") != NULL);
+    CHECK(strstr(k.k.ptx.data, "tmap_scale") == NULL);
+    CHECK(count(k.k.ptx.data, "cp.async.ca.shared.global") > 0);
+    hg_gemm_kernel_free(&k);
+  }
 }
 
 static void test_block_scales_staged(void) {
@@ -2905,6 +2985,7 @@ int main(void) {
   HG_RUN(test_fp8_scaling);
   HG_RUN(test_block_scales_staged);
   HG_RUN(test_block_scales_wide);
+  HG_RUN(test_block_scales_tma);
   HG_RUN(test_mma_turns);
   HG_RUN(test_block_scale_rule);
   HG_RUN(test_split_heuristic);

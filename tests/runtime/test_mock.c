@@ -461,6 +461,63 @@ static void test_repack_bench(void) {
             "may not be negative");
 }
 
+/* fp8 block scales staged by TMA (leading dimensions multiples of 4): the two tables' maps are
+ * encoded beside A's, B's and D's on the first run and reused after; tables off 16 bytes are
+ * refused with the sentence, before any launch. A scale_lda off 4 elements: the cp.async path,
+ * no table maps, tables on any 4-byte boundary. */
+static void test_gemm_op_block_scales_tma(void) {
+  mock_cuda_state_t *st = suite_mock_state();
+  hg_gemm_problem_t p = {.m = 512,
+                         .n = 512,
+                         .k = 512,
+                         .batch = 1,
+                         .a_type = HG_E4M3,
+                         .b_type = HG_E4M3,
+                         .d_type = HG_BF16,
+                         .a_k_major = true,
+                         .b_k_major = true,
+                         .alpha = 1.0f,
+                         .scale = HG_SCALE_BLOCK};
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s4,bs", &c));
+  hg_devptr_t a = 0, b = 0, d = 0, sa = 0, sb = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, 513 * 512, &a));
+  CHECK_OK(hg_rt_alloc(suite_rt, 513 * 512, &b));
+  CHECK_OK(hg_rt_alloc(suite_rt, 512 * 512 * 2, &d));
+  CHECK_OK(hg_rt_alloc(suite_rt, 4 * 513 * 4 + 16, &sa));
+  CHECK_OK(hg_rt_alloc(suite_rt, 4 * 4 * 4 + 16, &sb));
+  for (int tma = 1; tma >= 0; tma--) {
+    hg_gemm_problem_t q = p;
+    if (!tma) q.scale_lda = 513;
+    hg_gemm_op_t *op = NULL;
+    CHECK_OK(hg_gemm_op_create(suite_rt, &q, &c, HG_BACKEND_PTX, &op));
+    if (!op) return;
+    CHECK_EQ(hg_gemm_op_kernel(op)->scales_tma, tma == 1);
+    int enc = st->encodes, launches = st->launches;
+    CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, sa, sb, NULL));
+    CHECK_EQ(st->encodes - enc, tma ? 5 : 3); /* A, B, D (and the two tables) */
+    enc = st->encodes;
+    CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, sa, sb, NULL));
+    CHECK_EQ(st->encodes, enc);
+    CHECK_EQ(st->launches - launches, 2);
+    if (tma) {
+      CHECK_ERR(hg_gemm_op_run(op, a, b, 0, d, sa + 4, sb, NULL), HG_ERR_INVALID,
+                "must be 16-byte aligned; create the operation with a scale_lda or scale_ldb");
+      CHECK_ERR(hg_gemm_op_run(op, a, b, 0, d, sa, sb + 8, NULL), HG_ERR_INVALID,
+                "stages the block scales by TMA");
+      CHECK_EQ(st->launches - launches, 2); /* nothing launched */
+    } else {
+      CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, sa + 4, sb + 4, NULL));
+    }
+    hg_gemm_op_destroy(op);
+  }
+  hg_rt_free(suite_rt, a);
+  hg_rt_free(suite_rt, b);
+  hg_rt_free(suite_rt, d);
+  hg_rt_free(suite_rt, sa);
+  hg_rt_free(suite_rt, sb);
+}
+
 static void test_gemm_op_host_path(void) {
   mock_cuda_state_t *st = suite_mock_state();
   hg_gemm_problem_t p = {.m = 512,
@@ -839,6 +896,7 @@ int main(void) {
   HG_RUN(test_repack_bench);
   HG_RUN(test_capture_id);
   HG_RUN(test_gemm_op_host_path);
+  HG_RUN(test_gemm_op_block_scales_tma);
   HG_RUN(test_blas_fast_accum);
   HG_RUN(test_blas_scale_modes);
   HG_RUN(test_cluster_refused_when_unschedulable);
