@@ -211,7 +211,9 @@ class GemmKernel(C.Structure):
                 ("a_tma", C.c_bool), ("b_tma", C.c_bool),
                 ("a_vec", C.c_int), ("b_vec", C.c_int), ("repack_a", C.c_bool),
                 ("repack_b", C.c_bool), ("plan_a", TmaPlan), ("plan_b", TmaPlan),
-                ("plan_d", TmaPlan), ("plan_aux", TmaPlan), ("from_cache", C.c_bool),
+                ("plan_d", TmaPlan), ("plan_aux", TmaPlan), ("scales_tma", C.c_bool),
+                ("map_scale_a", TensormapParams), ("map_scale_b", TensormapParams),
+                ("from_cache", C.c_bool),
                 ("reduce_name", C.c_char * 64),
                 ("reduce_threads", C.c_uint32), ("reduce_smem", C.c_uint32),
                 ("reduce_groups", C.c_int)]

@@ -1156,6 +1156,36 @@ int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size) {
  * nobs (global loads) and pt (turns as well) change it for A/B runs, as scripts/gpu-check.sh
  * bs2sets does. A stage holds 16 + 4 tile_m bytes more with staged scales: where the stages no
  * longer fit, the epilogue narrows to 32 columns, else the ring loses stages. */
+/* Block-wise scales on 128 x 192 tiles (two scale blocks a tile, no pd: three accumulator
+ * sets do not fit) where they fill the last wave clearly better than 128 x 128: the share of
+ * the waves' CTA slots that hold a tile, 5% more. Measured with the scales staged by TMA,
+ * same call, ms 128x128 (heuristic) -> 128x192: H100 4096x2112x7168 0.1231 -> 0.1068 (544
+ * tiles: 82% of 5 waves, against 352: 89% of 3), 1000x3000x700 0.0155 -> 0.0118 (73% of 2
+ * waves against 97% of 1); where the waves fill alike 192 loses: 4096x7168x16384 0.784 ->
+ * 0.806-0.845 (97% against 92%), 8192^3 0.894 -> 0.904 (97% / 99%), 128x7168x2048 on 64-row
+ * tiles 0.0085 -> 0.0108 (bench/RESULTS.md, eighth session). Not beside an amax or row and
+ * column scales (192 spills there, see above), nor split or stream-K tiles. */
+static void block_wide_rule(const hg_gemm_problem_t *p, int sms, hg_gemm_config_t *c) {
+  if (p->scale != HG_SCALE_BLOCK || p->group != HG_GROUP_NONE || c->tile_m != 128 ||
+      c->tile_n != 128 || c->splits > 1 || c->stream_k || p->amax || p->rowscale || p->colscale)
+    return;
+  const int64_t tm = (p->m + 127) / 128 * p->batch;
+  const int64_t t128 = tm * ((p->n + 127) / 128), t192 = tm * ((p->n + 191) / 192);
+  const double e128 = (double)t128 / (double)(((t128 + sms - 1) / sms) * sms);
+  const double e192 = (double)t192 / (double)(((t192 + sms - 1) / sms) * sms);
+  if (e192 < 1.05 * e128) return;
+  hg_gemm_config_t w = *c;
+  w.tile_n = 192;
+  w.cluster_m = tm >= 2 && t192 >= sms && c->cluster_m * c->cluster_n > 1 ? 2 : 1;
+  w.cluster_n = 1;
+  w.promote_overlap = 0;
+  w.epi_n = 0;
+  w.stages = hg_gemm_max_stages(p, &w);
+  if (w.stages > 8) w.stages = 8;
+  hg_status_t ok = hg_gemm_config_check(p, &w);
+  if (hg_is_ok(&ok)) *c = w;
+}
+
 static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *r,
                              hg_gemm_config_t *c) {
   if (p->scale != HG_SCALE_BLOCK) return;
@@ -1176,9 +1206,10 @@ static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *
   }
   hg_status_t ok = hg_gemm_config_check(p, &t);
   if (hg_is_ok(&ok)) *c = t;
-  /* Two partial sets (pd) beside staged scales: each k-block's promotion overlaps the next
-   * one's MMAs. Once the side copy stopped holding the consumers at the full barrier, pd was
-   * 2-4% faster on the large shapes (H100, 4096x4096x7168 0.2358 -> 0.2304 ms, 8192^3 1.075
+  /* Two partial sets (pd) beside staged scales (not on 192-column tiles: three sets do not
+   * fit): each k-block's promotion overlaps the next one's MMAs. Once the side copy stopped holding
+   * the consumers at the full barrier, pd was 2-4% faster on the large shapes (H100, 4096x4096x7168
+   * 0.2358 -> 0.2304 ms, 8192^3 1.075
    * -> 1.035; bench/RESULTS.md 2026-11-27 third session); before, level. */
   if (c->block_scales == HG_BLOCK_SCALES_SMEM && !c->promote_overlap && !r->mma_turns) {
     t = *c;
@@ -1391,6 +1422,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
    * either way on 128x128 ones, two partial sets (pd) 2-6x slower under block scales on
    * 128-row tiles (175 against 914 TFLOP/s at 4096x7168x16384) and 47-58% slower per tensor.
    * The tuner still tries both. */
+  block_wide_rule(&p, sm_count, &best);
   block_scale_rule(&p, r, &best);
   epi_schedule_rule(&asked, r, &best);
   /* The erf GELU through tanh.approx (poly5t, gt5: one MUFU operation a value, not two)
@@ -1405,12 +1437,12 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
 }
 
 /* A tile the tuner may time: its accumulators fit a thread (at most 240, two sets of at most
- * promote_acc_max with fp8's promotion), and it is not a block-scaled tile over 128 columns
- * (two scale blocks a tile), which stays out until a GPU has checked its results: the tuner
- * times candidates without checking them. */
+ * promote_acc_max with fp8's promotion), and it is not a block-scaled tile over 192 columns:
+ * 256 has not been checked on a GPU (192 has: scripts/gpu-check.sh bs192 on both cards, with
+ * the scales by cp.async and by TMA), and the tuner times candidates without checking them. */
 static bool tune_tile_ok(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   return acc_per_thread(p, c) <= (hg_gemm_promote(p) ? promote_acc_max(p) : 240) &&
-         !(p->scale == HG_SCALE_BLOCK && c->tile_n > 128);
+         !(p->scale == HG_SCALE_BLOCK && c->tile_n > 192);
 }
 
 int hg_gemm_tune_space(const hg_gemm_problem_t *p_in, hg_gemm_config_t *out, int cap) {
