@@ -476,10 +476,16 @@ typedef struct hg_block_scales {
    * them per unit with hg_block_scales_group_ptr. */
   hg_val_t group_a, group_b;
   /* Staged scales by TMA (hg_block_scales_side): the tensor maps of A's table (f32, dims
-   * (M, ceil(K / 128)), box (tile_m, 1)) and B's (dims (ceil(K / 128), ceil(N / 128)), box
-   * (4, 1), or (4, 2) for a tile of two blocks); HG_NONE: cp.async by the side warp's lanes.
-   * Rows past M and blocks past N arrive as zeros. */
+   * (M, ceil(K / 128)), box (tile_m + a_pad, 1)) and B's (dims (ceil(K / 128), ceil(N / 128)),
+   * box (4, 1), or (4, 2) for a tile of two blocks), each with the group as a third dimension
+   * where its rank is 3 (a grouped GEMM's B, a masked one's A); HG_NONE: cp.async by the side
+   * warp's lanes. Rows past M and blocks past N arrive as zeros. */
   hg_val_t tmap_a, tmap_b;
+  int rank_a, rank_b;
+  /* A contiguous grouped GEMM's units start on any row: its stages hold a_pad = 4 rows more,
+   * and by TMA A's box starts at m0 rounded down to a multiple of 4 (an innermost coordinate
+   * on 16 bytes), the tile's rows m0 % 4 rows into it. 0 elsewhere. */
+  int a_pad;
 } hg_block_scales_t;
 /* table + 4 stride x group (I64 table and stride, I32 group), or table when stride is HG_NONE:
  * a grouped GEMM's group's scale table. */
@@ -495,7 +501,8 @@ int hg_block_scales_runs(int tile_n);
 #define HG_BLOCK_SCALES_MAX_F (2 * HG_GMMA_MAX_BLOCKS * 4)
 /* Staged in shared memory (HG_BLOCK_SCALES_SMEM): a stage holds the k-block's tile_m A scales
  * (row r of the tile at byte 4 r; rows past M read row M - 1, or 0 by TMA) and B's scale at
- * byte hg_block_scales_b_offset(tile_m) (a tile wider than 128 columns: its first block's
+ * byte hg_block_scales_b_offset(a_rows) (a_rows: tile_m + a_pad; a tile wider than 128
+ * columns: its first block's
  * there, the next block's 16 bytes on). Both start on 128-byte boundaries, as TMA's
  * destinations must (stages of HG_BLOCK_SCALES_STAGE_ALIGN). By TMA, B's box starts at a
  * k-block that is a multiple of 4 (an innermost TMA coordinate must fall on 16 bytes): the
@@ -505,8 +512,10 @@ int hg_block_scales_runs(int tile_n);
  * unit; by TMA where tmap_a is set); hg_block_scales_load_staged is a
  * hg_mainloop_t.kblock_scales_staged that reads the calling thread's factors back. */
 #define HG_BLOCK_SCALES_STAGE_ALIGN 128
-uint32_t hg_block_scales_b_offset(int tile_m);
-uint32_t hg_block_scales_stage_bytes(int tile_m);
+uint32_t hg_block_scales_b_offset(int a_rows);
+uint32_t hg_block_scales_stage_bytes(int a_rows);
+/* A's rows a stage holds: tile_m, 4 more for a contiguous grouped GEMM (a_pad). */
+int hg_block_scales_a_rows(int tile_m, bool contiguous);
 void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t s, hg_val_t *f);
 
 /* ---------------------------------------------------------------- tile schedulers */
@@ -685,7 +694,8 @@ typedef struct hg_producer {
 } hg_producer_t;
 
 /* fp8 block scales staged by the producer (block_scale.c): the side copy of s (which must
- * outlive the emission) into ring, a ring of hg_block_scales_stage_bytes(s->tile_m) stages. */
+ * outlive the emission) into ring, a ring of hg_block_scales_stage_bytes(s->tile_m + s->a_pad)
+ * stages. */
 hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring);
 
 /* The arrivals that complete a stage's full barrier (hg_pipe_spec_t.full_arrivals) for

@@ -89,14 +89,18 @@ hg_val_t hg_block_scales_group_ptr(hg_builder_t *b, hg_val_t table, hg_val_t str
 
 /* ---------------------------------------------------------------- staged in shared memory */
 
-uint32_t hg_block_scales_b_offset(int tile_m) {
+int hg_block_scales_a_rows(int tile_m, bool contiguous) {
+  return tile_m + (contiguous ? 4 : 0);
+}
+
+uint32_t hg_block_scales_b_offset(int a_rows) {
   const uint32_t a = HG_BLOCK_SCALES_STAGE_ALIGN;
-  return ((uint32_t)tile_m * 4u + a - 1) / a * a;
+  return ((uint32_t)a_rows * 4u + a - 1) / a * a;
 }
 
 /* B's scales in a 128-byte slot of their own: one or two 16-byte boxes */
-uint32_t hg_block_scales_stage_bytes(int tile_m) {
-  return hg_block_scales_b_offset(tile_m) + HG_BLOCK_SCALES_STAGE_ALIGN;
+uint32_t hg_block_scales_stage_bytes(int a_rows) {
+  return hg_block_scales_b_offset(a_rows) + HG_BLOCK_SCALES_STAGE_ALIGN;
 }
 
 /* Lane l copies rows l, l + 32, ... of the tile (consecutive lanes, consecutive addresses:
@@ -123,7 +127,7 @@ static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
                   hg_b_mad(b, hg_b_sext(b, r), four, col), HG_NONE);
   }
   hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 0)));
-  const int bo = (int)hg_block_scales_b_offset(s->tile_m);
+  const int bo = (int)hg_block_scales_b_offset(s->tile_m + s->a_pad);
   hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo)),
                 b_scale_at(b, sbt, jb, s->ldb, k, four), HG_NONE);
   hg_b_endif(b);
@@ -145,13 +149,14 @@ static void side_copy_tma(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, 
                           hg_val_t lane, hg_val_t dst, hg_val_t bar) {
   (void)lane;
   const hg_block_scales_t *s = ctx;
-  const hg_val_t ca[2] = {w->m0, kb};
-  hg_b_tma_load(b, s->tmap_a, dst, bar, 2, ca, HG_NONE, HG_NONE);
-  const hg_val_t cb[2] = {hg_b_bin(b, HG_AND, kb, hg_b_i32(b, ~3)),
-                          hg_b_bin(b, HG_SHR_U, w->n0, hg_b_i32(b, 7))};
-  hg_b_tma_load(b, s->tmap_b,
-                hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, (int)hg_block_scales_b_offset(s->tile_m))),
-                bar, 2, cb, HG_NONE, HG_NONE);
+  hg_val_t m0 = s->a_pad ? hg_b_bin(b, HG_AND, w->m0, hg_b_i32(b, ~3)) : w->m0;
+  const hg_val_t ca[3] = {m0, kb, w->batch};
+  hg_b_tma_load(b, s->tmap_a, dst, bar, s->rank_a, ca, HG_NONE, HG_NONE);
+  const hg_val_t cb[3] = {hg_b_bin(b, HG_AND, kb, hg_b_i32(b, ~3)),
+                          hg_b_bin(b, HG_SHR_U, w->n0, hg_b_i32(b, 7)), w->batch};
+  const int bo = (int)hg_block_scales_b_offset(s->tile_m + s->a_pad);
+  hg_b_tma_load(b, s->tmap_b, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo)), bar, s->rank_b, cb,
+                HG_NONE, HG_NONE);
 }
 
 hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
@@ -160,7 +165,7 @@ hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *
   const uint32_t b_rows = hg_block_scales_runs(s->tile_n) > 1 ? 2u : 1u;
   return (hg_side_copy_t){.ring = ring,
                           .ctx = s,
-                          .tma_bytes = 4u * (uint32_t)s->tile_m + 16u * b_rows,
+                          .tma_bytes = 4u * (uint32_t)(s->tile_m + s->a_pad) + 16u * b_rows,
                           .copy = side_copy_tma};
 }
 
@@ -170,7 +175,8 @@ void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val
   const bool runs = hg_block_scales_runs(s->tile_n) > 1;
   hg_val_t sb, sb1 = HG_NONE;
   /* B's scale: at the slot's start, or by TMA 4 (k % 4) bytes into its box */
-  hg_val_t bat = hg_b_bin(b, HG_ADD, st, hg_b_i32(b, (int)hg_block_scales_b_offset(s->tile_m)));
+  hg_val_t bat =
+      hg_b_bin(b, HG_ADD, st, hg_b_i32(b, (int)hg_block_scales_b_offset(s->tile_m + s->a_pad)));
   if (!hg_val_is_none(s->tmap_b)) {
     hg_val_t k = hg_b_bin(b, HG_ADD, s->k_first, kb);
     bat = hg_b_mad(b, hg_b_bin(b, HG_AND, k, hg_b_i32(b, 3)), hg_b_i32(b, 4), bat);
@@ -178,7 +184,11 @@ void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val
   hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, bat, &sb);
   if (runs)
     hg_b_load(b, HG_SHARED, HG_T_F32, 0, 1, hg_b_bin(b, HG_ADD, bat, hg_b_i32(b, 16)), &sb1);
-  hg_val_t at = hg_b_mad(b, s->row0, hg_b_i32(b, 4), st);
+  /* A's rows: the tile's first at the stage's start, or by TMA with a_pad m0 % 4 rows in */
+  hg_val_t row = s->row0;
+  if (!hg_val_is_none(s->tmap_a) && s->a_pad)
+    row = hg_b_bin(b, HG_ADD, row, hg_b_bin(b, HG_AND, s->m0, hg_b_i32(b, 3)));
+  hg_val_t at = hg_b_mad(b, row, hg_b_i32(b, 4), st);
   hg_val_t sas[2 * HG_GMMA_MAX_BLOCKS];
   for (int im = 0; im < s->atoms_m; im++)
     for (int half = 0; half < 2; half++) {

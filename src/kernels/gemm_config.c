@@ -470,7 +470,9 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   /* staged block scales: tile_m A scales and B's in every stage, the ring on a 128-byte
    * boundary (up to 112 bytes before it) */
   const bool sc_on = c->block_scales == HG_BLOCK_SCALES_SMEM;
-  const uint32_t sc = sc_on ? hg_block_scales_stage_bytes(c->tile_m) : 0;
+  const uint32_t sc = sc_on ? hg_block_scales_stage_bytes(hg_block_scales_a_rows(
+                                  c->tile_m, p->group == HG_GROUP_CONTIGUOUS))
+                            : 0;
   uint64_t rings = (uint64_t)stages * (a + b + sc + 16u) + (sc_on ? 112u : 0u) +
                    staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
   if (epi) rings = (rings + 1023) / 1024 * 1024;

@@ -22,6 +22,8 @@ typedef struct gemm_params {
   hg_val_t tmap_a, tmap_b;                /* operands through TMA */
   hg_val_t tmap_aux;                      /* the aux output through TMA */
   hg_val_t tmap_sa, tmap_sb;              /* fp8 block scales staged by TMA (scales_tma) */
+  int scale_rank_a, scale_rank_b;         /* their maps' ranks */
+  int scale_a_pad;                        /* hg_block_scales_t.a_pad */
   hg_val_t a_ptr, b_ptr, lda, ldb;        /* operands through cp.async (I64) */
   hg_val_t bsa, bsb;                      /* and their batch strides (I64) */
   hg_val_t M, N, K, batch;                /* I32 */

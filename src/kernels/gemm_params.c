@@ -60,7 +60,11 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   if (k->scales_tma) {
     x->tmap_sa = hg_b_param_tmap(b, "tmap_scale_a");
     x->tmap_sb = hg_b_param_tmap(b, "tmap_scale_b");
+    x->scale_rank_a = k->map_scale_a.rank;
+    x->scale_rank_b = k->map_scale_b.rank;
   }
+  x->scale_a_pad =
+      hg_block_scales_a_rows(k->config.tile_m, p->group == HG_GROUP_CONTIGUOUS) - k->config.tile_m;
   e->d_ptr = param64(b, "d");
   hg_val_t c_ptr = param64(b, "c");
   x->M = e->m = hg_b_param(b, HG_T_I32, "m");
@@ -224,7 +228,10 @@ hg_block_scales_t hg_gemm_params_block_scales(const gemm_params_t *x, hg_val_t r
                              .group_a = x->scale_group_a,
                              .group_b = x->scale_group_b,
                              .tmap_a = x->tmap_sa,
-                             .tmap_b = x->tmap_sb};
+                             .tmap_b = x->tmap_sb,
+                             .rank_a = x->scale_rank_a,
+                             .rank_b = x->scale_rank_b,
+                             .a_pad = x->scale_a_pad};
 }
 
 hg_status_t hg_gemm_params_sched(hg_builder_t *b, const hg_gemm_kernel_t *k, const gemm_params_t *x,
@@ -258,8 +265,10 @@ hg_status_t hg_gemm_ring_make(hg_builder_t *b, const hg_gemm_kernel_t *k, const 
   HG_TRY(hg_cp_async_staging_make(b, k->a_tma ? NULL : &g->cp_a, &out->stg_a));
   HG_TRY(hg_cp_async_staging_make(b, k->b_tma ? NULL : &g->cp_b, &out->stg_b));
   if (staged_scales)
-    HG_TRY(hg_smem_ring_make(b, hg_block_scales_stage_bytes(c->tile_m), HG_BLOCK_SCALES_STAGE_ALIGN,
-                             c->stages, &out->s));
+    HG_TRY(hg_smem_ring_make(b,
+                             hg_block_scales_stage_bytes(hg_block_scales_a_rows(
+                                 c->tile_m, k->problem.group == HG_GROUP_CONTIGUOUS)),
+                             HG_BLOCK_SCALES_STAGE_ALIGN, c->stages, &out->s));
   /* full[s]: the producer's arrival(s) plus the TMA bytes (and the side copy's lanes);
    * empty[s]: one arrival per consumer warp of every CTA that receives this CTA's
    * multicasts. */

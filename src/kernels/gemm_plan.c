@@ -289,32 +289,39 @@ static hg_status_t plan_operand(const gemm_plan_t *g, int operand, hg_gemm_kerne
 }
 
 /* fp8 block scales staged in shared memory come by TMA where both tables' rows start on 16-byte
- * boundaries (leading dimensions multiples of 4) and there is one table each (not grouped:
- * a grouped GEMM's tables move with the unit's group): A's as (M, ceil(K / 128)) in boxes of
- * the tile's rows, B's as (ceil(K / 128), ceil(N / 128)) in boxes of 4 k-blocks (16 bytes,
- * TMA's least) by one block row, or two for a tile spanning two blocks. Else the side warp's
- * cp.async copies them (kernels.h, scales_tma). p normalised. */
+ * boundaries (leading dimensions multiples of 4): A's as (M, ceil(K / 128)) in boxes of the
+ * tile's rows, B's as (ceil(K / 128), ceil(N / 128)) in boxes of 4 k-blocks (16 bytes, TMA's
+ * least) by one block row, or two for a tile spanning two blocks. A grouped GEMM's tables
+ * take the group as a third dimension (B's, and a masked GEMM's A's: one table per group);
+ * a contiguous GEMM's A table covers every group's rows, in boxes of 4 rows more (units
+ * start on any row: hg_block_scales_t.a_pad), so not for tiles of over 252 rows (TMA's box
+ * holds 256). Else the side warp's cp.async copies them (kernels.h, scales_tma). p
+ * normalised. */
 static hg_status_t scales_plan(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                                hg_gemm_kernel_t *k) {
+  const int a_rows = hg_block_scales_a_rows(c->tile_m, p->group == HG_GROUP_CONTIGUOUS);
   if (p->scale != HG_SCALE_BLOCK || c->block_scales != HG_BLOCK_SCALES_SMEM ||
-      p->group != HG_GROUP_NONE || p->scale_lda % 4 != 0 || p->scale_ldb % 4 != 0)
+      p->scale_lda % 4 != 0 || p->scale_ldb % 4 != 0 || a_rows > 256)
     return hg_ok();
   const uint64_t kb = (uint64_t)(p->k + 127) / 128, nb = (uint64_t)(p->n + 127) / 128;
+  const bool grouped = p->group != HG_GROUP_NONE, masked = p->group == HG_GROUP_MASKED;
+  const uint64_t groups = (uint64_t)p->batch, lda = (uint64_t)p->scale_lda,
+                 ldb = (uint64_t)p->scale_ldb;
   hg_tensormap_params_t *a = &k->map_scale_a, *b = &k->map_scale_b;
   *a = (hg_tensormap_params_t){.dtype = HG_F32,
-                               .rank = 2,
-                               .global_dim = {(uint64_t)p->m, kb},
-                               .global_stride_bytes = {4 * (uint64_t)p->scale_lda},
-                               .box_dim = {(uint32_t)c->tile_m, 1},
-                               .element_strides = {1, 1},
+                               .rank = masked ? 3 : 2,
+                               .global_dim = {(uint64_t)p->m, kb, groups},
+                               .global_stride_bytes = {4 * lda, 4 * kb * lda},
+                               .box_dim = {(uint32_t)a_rows, 1, 1},
+                               .element_strides = {1, 1, 1},
                                .swizzle = HG_SWIZZLE_NONE,
                                .l2_promotion = 2};
   *b = (hg_tensormap_params_t){.dtype = HG_F32,
-                               .rank = 2,
-                               .global_dim = {kb, nb},
-                               .global_stride_bytes = {4 * (uint64_t)p->scale_ldb},
-                               .box_dim = {4, hg_block_scales_runs(c->tile_n) > 1 ? 2 : 1},
-                               .element_strides = {1, 1},
+                               .rank = grouped ? 3 : 2,
+                               .global_dim = {kb, nb, groups},
+                               .global_stride_bytes = {4 * ldb, 4 * nb * ldb},
+                               .box_dim = {4, hg_block_scales_runs(c->tile_n) > 1 ? 2 : 1, 1},
+                               .element_strides = {1, 1, 1},
                                .swizzle = HG_SWIZZLE_NONE,
                                .l2_promotion = 2};
   HG_TRY(hg_status_wrap(hg_tensormap_validate(a, 0), "A's block scales by TMA: "));

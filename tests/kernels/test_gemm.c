@@ -2059,19 +2059,53 @@ static void test_block_scales_tma(void) {
     CHECK(strstr(ptx, "-4;") != NULL); /* B's box at a multiple of 4 k-blocks */
     hg_gemm_kernel_free(&k);
   }
-  /* the cp.async path: a leading dimension not a multiple of 4, or a grouped GEMM */
+  /* grouped: B's map takes the group as a third dimension, a masked GEMM's A's too; a
+   * contiguous GEMM's A box holds 4 rows more, from m0 rounded down to a multiple of 4 (units
+   * start on any row), and its stages as many more bytes on either path */
+  for (int masked = 0; masked < 2; masked++) {
+    hg_gemm_problem_t q = problem(4096, 4096, 7168, HG_E4M3);
+    q.scale = HG_SCALE_BLOCK;
+    q.batch = 8;
+    q.group = masked ? HG_GROUP_MASKED : HG_GROUP_CONTIGUOUS;
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s5,bs", &c));
+    check_generates(&q, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) return;
+    CHECK(k.scales_tma);
+    CHECK_EQ(k.map_scale_a.rank, masked ? 3 : 2);
+    CHECK_EQ(k.map_scale_b.rank, 3);
+    CHECK_EQ(k.map_scale_a.box_dim[0], masked ? 128u : 132u);
+    CHECK_EQ(k.map_scale_b.global_dim[2], 8u);
+    CHECK_EQ(k.map_scale_b.global_stride_bytes[1], 4u * 32u * 56u); /* 32 column blocks */
+    if (masked) CHECK_EQ(k.map_scale_a.global_stride_bytes[1], 4u * 56u * 4096u);
+    CHECK_OK(hg_tensormap_validate(&k.map_scale_a, 0));
+    CHECK_OK(hg_tensormap_validate(&k.map_scale_b, 0));
+    CHECK_EQ(count(k.k.ptx.data, "cp.async.ca.shared.global"), 0);
+    CHECK_EQ(count(k.k.ptx.data, "_tmap_scale_a, {"), 1);
+    hg_gemm_kernel_free(&k);
+  }
+  CHECK_EQ(hg_block_scales_a_rows(128, true), 132);
+  CHECK_EQ(hg_block_scales_stage_bytes(132), 768u); /* 528 bytes of A's, B's 128-byte slot */
+  CHECK_EQ(hg_block_scales_stage_bytes(128), 640u);
+  /* the cp.async path: a leading dimension not a multiple of 4, or a contiguous GEMM's
+   * 256-row tile (its box would hold 260 rows) */
   for (int w = 0; w < 3; w++) {
     hg_gemm_problem_t q = problem(1000, 3000, 4000, HG_E4M3);
     q.scale = HG_SCALE_BLOCK;
     if (w == 0) q.scale_lda = 1001;
     if (w == 1) q.scale_ldb = 33;
     if (w == 2) {
+      q.m = 4096;
       q.batch = 8;
       q.group = HG_GROUP_CONTIGUOUS;
     }
     CHECK_OK(hg_gemm_problem_normalize(&q));
     hg_gemm_config_t c;
-    CHECK_OK(hg_gemm_config_parse("128x128x128,c1x1,s5,bs", &c));
+    CHECK_OK(hg_gemm_config_parse(w == 2 ? "256x64x128,c1x1,s4,bs" : "128x128x128,c1x1,s5,bs", &c));
     hg_gemm_kernel_t k;
     hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
     CHECK_OK(st);
