@@ -84,7 +84,8 @@ compare() {
   step gemm-old-vs-new scripts/gpu-compare.sh "$H"
   step gemm-unaligned "$H" bench gemm --set unaligned --compare-repack --json "$OUT/gemm-unaligned.json"
 }
-python() { step python-gpu scripts/gpu-python.sh; }
+# the wheel build (about 100 s) and the whole suite: more than the default step limit
+python() { STEP_TIMEOUT=540 step python-gpu scripts/gpu-python.sh; }
 sass() { step sass-report scripts/sass-report.sh "$H" /tmp/hopgen-sass; }
 rt() { step rt-gpu-test ./build-gpu/tests/runtime_test_gpu; }
 mlir() {
