@@ -719,8 +719,8 @@ typedef struct hg_gemm_kernel {
   /* fp8 block scales staged in shared memory (config.block_scales SMEM) by TMA: the tensor
    * maps of A's and B's scale tables (hg_block_scales_t), encoded per run at scale_a and
    * scale_b, which must then be 16-byte aligned. Where the tables' leading dimensions are not
-   * multiples of 4 (16 bytes), or in grouped and batched GEMMs, the producer's side warp
-   * copies them with cp.async instead (hg_gemm_scales_tma). */
+   * multiples of 4 (16 bytes), or for a contiguous grouped GEMM's 256-row tiles, the
+   * producer's side warp copies them with cp.async instead (gemm_plan.c, scales_plan). */
   bool scales_tma;
   hg_tensormap_params_t map_scale_a, map_scale_b;
   /* hg_gemm_build found it in the kernel cache by specification (planning and generation
