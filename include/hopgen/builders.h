@@ -516,6 +516,9 @@ uint32_t hg_block_scales_b_offset(int a_rows);
 uint32_t hg_block_scales_stage_bytes(int a_rows);
 /* A's rows a stage holds: tile_m, 4 more for a contiguous grouped GEMM (a_pad). */
 int hg_block_scales_a_rows(int tile_m, bool contiguous);
+/* B's 16-byte scale slots a stage holds (and block rows of B's TMA box): 2 for a tile of two
+ * scale blocks, else 1. */
+int hg_block_scales_b_rows(int tile_n);
 void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val_t s, hg_val_t *f);
 
 /* ---------------------------------------------------------------- tile schedulers */

@@ -93,6 +93,10 @@ int hg_block_scales_a_rows(int tile_m, bool contiguous) {
   return tile_m + (contiguous ? 4 : 0);
 }
 
+int hg_block_scales_b_rows(int tile_n) {
+  return hg_block_scales_runs(tile_n) > 1 ? 2 : 1;
+}
+
 uint32_t hg_block_scales_b_offset(int a_rows) {
   const uint32_t a = HG_BLOCK_SCALES_STAGE_ALIGN;
   return ((uint32_t)a_rows * 4u + a - 1) / a * a;
@@ -101,6 +105,11 @@ uint32_t hg_block_scales_b_offset(int a_rows) {
 /* B's scales in a 128-byte slot of their own: one or two 16-byte boxes */
 uint32_t hg_block_scales_stage_bytes(int a_rows) {
   return hg_block_scales_b_offset(a_rows) + HG_BLOCK_SCALES_STAGE_ALIGN;
+}
+
+/* Where B's slot starts in s's stages. */
+static int b_slot(const hg_block_scales_t *s) {
+  return (int)hg_block_scales_b_offset(s->tile_m + s->a_pad);
 }
 
 /* Lane l copies rows l, l + 32, ... of the tile (consecutive lanes, consecutive addresses:
@@ -127,12 +136,12 @@ static void side_copy(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, hg_v
                   hg_b_mad(b, hg_b_sext(b, r), four, col), HG_NONE);
   }
   hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 0)));
-  const int bo = (int)hg_block_scales_b_offset(s->tile_m + s->a_pad);
+  const int bo = b_slot(s);
   hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo)),
                 b_scale_at(b, sbt, jb, s->ldb, k, four), HG_NONE);
   hg_b_endif(b);
   /* a tile of two blocks: lane 1 the next block's 16 bytes on */
-  if (hg_block_scales_runs(s->tile_n) > 1) {
+  if (hg_block_scales_b_rows(s->tile_n) > 1) {
     hg_b_if(b, hg_b_cmp(b, HG_EQ, lane, hg_b_i32(b, 1)));
     hg_b_cp_async(b, 4, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo + 16)),
                   b_scale_at(b, sbt, next_block(b, jb, s->n), s->ldb, k, four), HG_NONE);
@@ -154,15 +163,16 @@ static void side_copy_tma(hg_builder_t *b, void *ctx, const hg_sched_work_t *w, 
   hg_b_tma_load(b, s->tmap_a, dst, bar, s->rank_a, ca, HG_NONE, HG_NONE);
   const hg_val_t cb[3] = {hg_b_bin(b, HG_AND, kb, hg_b_i32(b, ~3)),
                           hg_b_bin(b, HG_SHR_U, w->n0, hg_b_i32(b, 7)), w->batch};
-  const int bo = (int)hg_block_scales_b_offset(s->tile_m + s->a_pad);
-  hg_b_tma_load(b, s->tmap_b, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, bo)), bar, s->rank_b, cb,
+  hg_b_tma_load(b, s->tmap_b, hg_b_bin(b, HG_ADD, dst, hg_b_i32(b, b_slot(s))), bar, s->rank_b, cb,
                 HG_NONE, HG_NONE);
 }
 
 hg_side_copy_t hg_block_scales_side(hg_block_scales_t *s, const hg_smem_ring_t *ring) {
   if (hg_val_is_none(s->tmap_a) || hg_val_is_none(s->tmap_b))
     return (hg_side_copy_t){.ring = ring, .ctx = s, .copy = side_copy};
-  const uint32_t b_rows = hg_block_scales_runs(s->tile_n) > 1 ? 2u : 1u;
+  /* the two boxes' bytes (gemm_plan.c's maps: tile_m + a_pad rows of A's, 4 k-blocks by
+   * hg_block_scales_b_rows block rows of B's) */
+  const uint32_t b_rows = (uint32_t)hg_block_scales_b_rows(s->tile_n);
   return (hg_side_copy_t){.ring = ring,
                           .ctx = s,
                           .tma_bytes = 4u * (uint32_t)(s->tile_m + s->a_pad) + 16u * b_rows,
@@ -175,8 +185,7 @@ void hg_block_scales_load_staged(hg_builder_t *b, void *ctx, hg_val_t kb, hg_val
   const bool runs = hg_block_scales_runs(s->tile_n) > 1;
   hg_val_t sb, sb1 = HG_NONE;
   /* B's scale: at the slot's start, or by TMA 4 (k % 4) bytes into its box */
-  hg_val_t bat =
-      hg_b_bin(b, HG_ADD, st, hg_b_i32(b, (int)hg_block_scales_b_offset(s->tile_m + s->a_pad)));
+  hg_val_t bat = hg_b_bin(b, HG_ADD, st, hg_b_i32(b, b_slot(s)));
   if (!hg_val_is_none(s->tmap_b)) {
     hg_val_t k = hg_b_bin(b, HG_ADD, s->k_first, kb);
     bat = hg_b_mad(b, hg_b_bin(b, HG_AND, k, hg_b_i32(b, 3)), hg_b_i32(b, 4), bat);

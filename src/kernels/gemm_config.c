@@ -1150,14 +1150,11 @@ int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size) {
   return snprintf(buf, size, "%s", t[0] ? t + 1 : "default");
 }
 
-/* fp8 block scales' paths. Measured on an H100 (bench/RESULTS.md, 128x128 cooperative tiles,
- * against the global scale loads in one call): staged scales (bs) 5-9% faster on the large
- * block-wise shapes (4096x7168x16384 918 -> 1002 TFLOP/s) and level on 128x7168x2048; MMA
- * turns (pt) 2-4% slower alone and no better than bs beside it. So the heuristic stages the
- * scales where the configuration allows (both operands by TMA) and takes no turns. The rules
- * nobs (global loads) and pt (turns as well) change it for A/B runs, as scripts/gpu-check.sh
- * bs2sets does. A stage holds 16 + 4 tile_m bytes more with staged scales: where the stages no
- * longer fit, the epilogue narrows to 32 columns, else the ring loses stages. */
+/* The share of the waves' CTA slots (one CTA an SM) that hold one of the tiles. */
+static double wave_fill(int64_t tiles, int sms) {
+  return (double)tiles / (double)((tiles + sms - 1) / sms * sms);
+}
+
 /* Block-wise scales on 128 x 192 tiles (two scale blocks a tile, no pd: three accumulator
  * sets do not fit) where they fill the last wave clearly better than 128 x 128: the share of
  * the waves' CTA slots that hold a tile, 5% more. Measured with the scales staged by TMA,
@@ -1172,10 +1169,8 @@ static void block_wide_rule(const hg_gemm_problem_t *p, int sms, hg_gemm_config_
       c->tile_n != 128 || c->splits > 1 || c->stream_k || p->amax || p->rowscale || p->colscale)
     return;
   const int64_t tm = (p->m + 127) / 128 * p->batch;
-  const int64_t t128 = tm * ((p->n + 127) / 128), t192 = tm * ((p->n + 191) / 192);
-  const double e128 = (double)t128 / (double)(((t128 + sms - 1) / sms) * sms);
-  const double e192 = (double)t192 / (double)(((t192 + sms - 1) / sms) * sms);
-  if (e192 < 1.05 * e128) return;
+  const int64_t t192 = tm * ((p->n + 191) / 192);
+  if (wave_fill(t192, sms) < 1.05 * wave_fill(tm * ((p->n + 127) / 128), sms)) return;
   hg_gemm_config_t w = *c;
   w.tile_n = 192;
   w.cluster_m = tm >= 2 && t192 >= sms && c->cluster_m * c->cluster_n > 1 ? 2 : 1;
@@ -1188,6 +1183,14 @@ static void block_wide_rule(const hg_gemm_problem_t *p, int sms, hg_gemm_config_
   if (hg_is_ok(&ok)) *c = w;
 }
 
+/* fp8 block scales' paths. Measured on an H100 (bench/RESULTS.md, 128x128 cooperative tiles,
+ * against the global scale loads in one call): staged scales (bs) 5-9% faster on the large
+ * block-wise shapes (4096x7168x16384 918 -> 1002 TFLOP/s) and level on 128x7168x2048; MMA
+ * turns (pt) 2-4% slower alone and no better than bs beside it. So the heuristic stages the
+ * scales where the configuration allows (both operands by TMA) and takes no turns. The rules
+ * nobs (global loads) and pt (turns as well) change it for A/B runs, as scripts/gpu-check.sh
+ * bs2sets does. A stage holds hg_block_scales_stage_bytes more with staged scales: where the
+ * stages no longer fit, the epilogue narrows to 32 columns, else the ring loses stages. */
 static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *r,
                              hg_gemm_config_t *c) {
   if (p->scale != HG_SCALE_BLOCK) return;
@@ -1209,10 +1212,10 @@ static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *
   hg_status_t ok = hg_gemm_config_check(p, &t);
   if (hg_is_ok(&ok)) *c = t;
   /* Two partial sets (pd) beside staged scales (not on 192-column tiles: three sets do not
-   * fit): each k-block's promotion overlaps the next one's MMAs. Once the side copy stopped holding
-   * the consumers at the full barrier, pd was 2-4% faster on the large shapes (H100, 4096x4096x7168
-   * 0.2358 -> 0.2304 ms, 8192^3 1.075
-   * -> 1.035; bench/RESULTS.md 2026-11-27 third session); before, level. */
+   * fit): each k-block's promotion overlaps the next one's MMAs. Once the side copy stopped
+   * holding the consumers at the full barrier, pd was 2-4% faster on the large shapes (H100,
+   * 4096x4096x7168 0.2358 -> 0.2304 ms, 8192^3 1.075 -> 1.035; bench/RESULTS.md 2026-11-27
+   * third session); before, level. */
   if (c->block_scales == HG_BLOCK_SCALES_SMEM && !c->promote_overlap && !r->mma_turns) {
     t = *c;
     t.promote_overlap = HG_PROMOTE_DOUBLE;

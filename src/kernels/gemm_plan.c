@@ -320,7 +320,7 @@ static hg_status_t scales_plan(const hg_gemm_problem_t *p, const hg_gemm_config_
                                .rank = grouped ? 3 : 2,
                                .global_dim = {kb, nb, groups},
                                .global_stride_bytes = {4 * ldb, 4 * nb * ldb},
-                               .box_dim = {4, hg_block_scales_runs(c->tile_n) > 1 ? 2 : 1, 1},
+                               .box_dim = {4, (uint32_t)hg_block_scales_b_rows(c->tile_n), 1},
                                .element_strides = {1, 1, 1},
                                .swizzle = HG_SWIZZLE_NONE,
                                .l2_promotion = 2};

@@ -1924,7 +1924,7 @@ static void test_fp8_scaling(void) {
 
 /* Staged block scales (HG_BLOCK_SCALES_SMEM, ",bs"): the text form round-trips and is given
  * once; the rules (block-wise scales only, operands by TMA only) and their sentences; the
- * stage grows by tile_m x 4 + 16 bytes (128x128 tiles: 6 stages no longer fit beside two
+ * stage grows by hg_block_scales_stage_bytes (128x128 tiles: 6 stages no longer fit beside two
  * 128-column epilogue buffers, and do beside 32-column ones); the kernels: the producer's
  * warp 1 loads tile_m / 32 A scales and the B scale a lane and stores them into the stage,
  * the consumers read 2 x atoms_m + 1 values a k-block body from shared memory instead of
