@@ -345,6 +345,16 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
                       " must be at least M = %" PRId64 " (A's scales are M-major) and scale_ldb "
                       "= %" PRId64 " at least ceil(K / 128) = %" PRId64,
                       p->scale_lda, p->m, p->scale_ldb, kb);
+    /* the tables in bytes fit 64 bits (every group's, one after the other: a masked GEMM's
+     * A's too), as the operands' offsets do */
+    const int64_t groups = p->batch > 1 ? p->batch : 1, nb = (p->n + 127) / 128;
+    const int64_t max = INT64_MAX / 4 / groups;
+    if (p->scale_lda > max / kb || p->scale_ldb > max / nb)
+      return hg_error(HG_ERR_OVERFLOW,
+                      "block-wise scale tables: scale_lda = %" PRId64 " x %" PRId64
+                      " k-blocks or scale_ldb = %" PRId64 " x %" PRId64
+                      " column blocks, of 4 bytes, x %" PRId64 " overflows 64 bits of bytes",
+                      p->scale_lda, kb, p->scale_ldb, nb, groups);
   } else {
     p->scale_lda = p->scale_ldb = 0;
   }
@@ -379,30 +389,35 @@ hg_status_t hg_gemm_problem_normalize(hg_gemm_problem_t *p) {
     return hg_error(HG_ERR_INVALID, "ldd = %" PRId64 " is below N = %" PRId64, p->ldd, p->n);
   if (p->ldc < p->n)
     return hg_error(HG_ERR_INVALID, "ldc = %" PRId64 " is below N = %" PRId64, p->ldc, p->n);
-  /* Element offsets are int64: a matrix (ld x rows) and the last batch's start must fit. */
+  /* Offsets are int64 in bytes (the kernels and the plans scale element offsets by the
+   * element's size): a matrix (ld x rows) and the last batch's start must fit, in bytes. */
   const struct {
     const char *name;
     int64_t ld, rows, *stride;
-  } mats[] = {{"A", p->lda, a_rows, &p->batch_stride_a},
-              {"B", p->ldb, b_rows, &p->batch_stride_b},
-              {"C", p->ldc, p->m, &p->batch_stride_c},
-              {"D", p->ldd, p->m, &p->batch_stride_d},
-              {"aux", p->aux ? p->ldaux : 1, p->m, &p->batch_stride_aux}};
+    hg_dtype_t type;
+  } mats[] = {{"A", p->lda, a_rows, &p->batch_stride_a, p->a_type},
+              {"B", p->ldb, b_rows, &p->batch_stride_b, p->b_type},
+              {"C", p->ldc, p->m, &p->batch_stride_c, p->c_type},
+              {"D", p->ldd, p->m, &p->batch_stride_d, p->d_type},
+              {"aux", p->aux ? p->ldaux : 1, p->m, &p->batch_stride_aux, p->aux_type}};
   for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
     if (i == 4 && !p->aux) continue;
     const int64_t ld = mats[i].ld, rows = mats[i].rows, stride = *mats[i].stride;
-    if (ld > INT64_MAX / rows)
+    const int64_t max = INT64_MAX / hg_dtype_bytes(mats[i].type); /* elements */
+    if (ld > max / rows)
       return hg_error(HG_ERR_OVERFLOW,
-                      "%s: leading dimension %" PRId64 " x %" PRId64 " rows overflows 64 bits",
-                      mats[i].name, ld, rows);
+                      "%s: leading dimension %" PRId64 " x %" PRId64 " rows of %d-byte elements "
+                      "overflows 64 bits of bytes",
+                      mats[i].name, ld, rows, hg_dtype_bytes(mats[i].type));
     if (stride < 0)
       return hg_error(HG_ERR_INVALID, "%s: batch stride %" PRId64 " is negative", mats[i].name,
                       stride);
     if (stride == 0) *mats[i].stride = ld * rows;
-    if (p->batch > 1 && *mats[i].stride > (INT64_MAX - ld * rows) / (p->batch - 1))
+    if (p->batch > 1 && *mats[i].stride > (max - ld * rows) / (p->batch - 1))
       return hg_error(HG_ERR_OVERFLOW,
-                      "%s: batch stride %" PRId64 " x %d batches overflows 64 bits", mats[i].name,
-                      *mats[i].stride, p->batch);
+                      "%s: batch stride %" PRId64 " x %d batches of %d-byte elements overflows "
+                      "64 bits of bytes",
+                      mats[i].name, *mats[i].stride, p->batch, hg_dtype_bytes(mats[i].type));
   }
   return group_check(p);
 }

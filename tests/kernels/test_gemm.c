@@ -87,6 +87,29 @@ static void test_problem_rules(void) {
   CHECK_EQ(p.ldb, 300); /* packed K-major B (columns of K) */
   CHECK_EQ(p.ldd, 200);
   CHECK_EQ(p.batch_stride_d, 200 * 100);
+  /* offsets fit 64 bits in bytes, not only in elements (a fuzzer's batch stride of D passed
+   * the element bound and overflowed when the plan scaled it by D's size) */
+  p = problem(100, 200, 300, HG_BF16);
+  p.d_type = HG_F32;
+  p.batch = 2;
+  p.batch_stride_d = INT64_MAX / 2 - 1; /* fits in elements, not in bytes */
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_OVERFLOW,
+            "D: batch stride 4611686018427387902 x 2 batches of 4-byte elements overflows 64 bits "
+            "of bytes");
+  p.batch_stride_d = INT64_MAX / 4 - 200 * 100;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  p = problem(100, 200, 300, HG_BF16);
+  p.lda = INT64_MAX / 100 / 2 + 1; /* 100 rows of 2-byte elements */
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_OVERFLOW, "A: leading dimension");
+  p = problem(100, 200, 300, HG_E4M3); /* 3 k-blocks, 2 column blocks */
+  p.scale = HG_SCALE_BLOCK;
+  p.scale_lda = INT64_MAX / 4 / 3 + 1;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_OVERFLOW, "block-wise scale tables");
+  p.scale_lda = 100;
+  p.scale_ldb = INT64_MAX / 4 / 2 + 1;
+  CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_OVERFLOW, "overflows 64 bits of bytes");
+  p.scale_ldb = INT64_MAX / 4 / 2;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
   p = problem(100, 200, 300, HG_E4M3);
   p.b_k_major = false;
   CHECK_ERR(hg_gemm_problem_normalize(&p), HG_ERR_INVALID, "fp8 operands must both be K-major");
