@@ -460,8 +460,13 @@ static void print_report_json(FILE *f, const hg_gemm_problem_t *p, const hg_gemm
     json_num(f, "rel_err_aux", r->rel_err_aux, true);
   }
   if (p->amax)
-    fprintf(f, "\"amax\": %.9g, \"amax_ref\": %.9g, \"amax_equal\": %s, ", (double)r->amax,
-            (double)r->amax_ref, r->amax_equal ? "true" : "false");
+    fprintf(f,
+            "\"amax\": %.9g, \"amax_ref\": %.9g, \"amax_equal\": %s, \"repeat_amax_equal\": %s, ",
+            (double)r->amax, (double)r->amax_ref, r->amax_equal ? "true" : "false",
+            r->repeat_amax_equal ? "true" : "false");
+  if (r->state_bytes)
+    fprintf(f, "\"state_bytes\": %" PRId64 ", \"state_zero\": %s, ", r->state_bytes,
+            r->state_zero ? "true" : "false");
   if (hg_dtype_bits(p->d_type) == 8) fprintf(f, "\"saturated\": %" PRId64 ", ", r->d_saturated);
   json_num(f, "plain_ms", r->plain_ms, true);
   json_num(f, "over_plain", r->over_plain, true);
@@ -531,8 +536,12 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
     printf("  aux      %s, rel. error %.3g vs the reference's pre-activation values\n",
            hg_dtype_name(p->aux_type), r->rel_err_aux);
   if (r->checked && p->amax)
-    printf("  amax     %.9g, host max |D| over the stored D %.9g: %s\n", (double)r->amax,
-           (double)r->amax_ref, r->amax_equal ? "bitwise equal" : "DIFFERENT");
+    printf("  amax     %.9g, host max |D| over the stored D %.9g: %s; %s over %d more launches\n",
+           (double)r->amax, (double)r->amax_ref, r->amax_equal ? "bitwise equal" : "DIFFERENT",
+           r->repeat_amax_equal ? "identical" : "DIFFERENT", r->repeat_runs);
+  if (r->checked && r->state_bytes)
+    printf("  state    the workspace's first %" PRId64 " bytes %s after the launches\n",
+           r->state_bytes, r->state_zero ? "left zero" : "NOT LEFT ZERO");
   if (r->checked && hg_dtype_bits(p->d_type) == 8)
     printf("  fp8 D    %" PRId64 " reference values saturated (to +-%g)\n", r->d_saturated,
            p->d_type == HG_E4M3 ? 448.0 : 57344.0);

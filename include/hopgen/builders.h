@@ -886,6 +886,11 @@ typedef struct hg_epi_step {
   hg_val_t tmap;
 } hg_epi_step_t;
 
+/* The amax's state (hg_epilogue_t.amax_state): an arrival count, then HG_AMAX_STATE_SLOTS
+ * running maxima on 128-byte lines of their own (spread: same-address atomics serialise). */
+#define HG_AMAX_STATE_SLOTS 8
+#define HG_AMAX_STATE_BYTES (128 * (HG_AMAX_STATE_SLOTS + 1))
+
 /* How D leaves the consumers. TMA: 64-row x epi_n sub-tiles through `buffers` swizzled
  * shared-memory buffers per consumer (stmatrix for 16-bit D), each stored with the plan's
  * boxes by the consumer's first thread. Staged (rows TMA cannot store: ldd or N not a
@@ -923,9 +928,17 @@ typedef struct hg_epilogue {
   /* amax_ptr (I64, HG_NONE: none): the kernel reduces max |D| over the values it stores, as
    * stored (rounded to d_type), into the f32 there: a running max per thread (the bits of |x|
    * as u32: non-negative floats order like unsigned integers, and a NaN above them all), over
-   * the warp with redux.sync at hg_epilogue_drain, then one red.global.max.u32 per warp. The
-   * caller zeroes the f32 first. amax_var: the thread's running max (hg_epilogue_begin). */
-  hg_val_t amax_ptr, amax_var;
+   * the warp with redux.sync at hg_epilogue_drain, then one red.global.max.u32 per warp.
+   * amax_state (I64, 128-byte aligned, HG_AMAX_STATE_BYTES; HG_NONE: the caller zeroes the
+   * f32 before the launch): words that are zero before the launch, an arrival count at byte
+   * 0 and HG_AMAX_STATE_SLOTS running maxima at 128 x (1 + j). The warps of a consumer
+   * warpgroup meet in shared memory (16 bytes per consumer, reserved at hg_epilogue_drain);
+   * one thread per warpgroup max-reduces into a slot and counts the warpgroup, and the last
+   * of the grid's nctaid x consumers (every consumer thread of every CTA calls
+   * hg_epilogue_drain) stores the slots' max into the f32 and the state back to zero: no
+   * memset precedes a launch, as state zeroed once serves every later launch in stream
+   * order. amax_var: the thread's running max (hg_epilogue_begin). */
+  hg_val_t amax_ptr, amax_state, amax_var;
   /* TMA or staged: the chain from its activation on (when no residual follows it) runs inside
    * D's sub-tile write, 16 columns at a time after the barrier that frees the buffer, so that
    * one slice's temporaries live beside the accumulators instead of a whole sub-tile's (set
@@ -959,7 +972,8 @@ void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e);
  * group). */
 hg_epilogue_t hg_epilogue_direct(const hg_epilogue_t *e);
 /* After the consumer's last tile: its TMA stores have finished reading shared memory, and the
- * amax (when e has one) is reduced into the device scalar; every consumer thread calls it. */
+ * amax (when e has one) is reduced into the device scalar; every consumer thread (of every
+ * CTA, with an amax_state) calls it. */
 void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r);
 /* Shared memory for TMA stores of D: `buffers` buffers of buf_bytes (1024-byte aligned) per
  * consumer, each stored with plan_d's boxes as 64-row x epi_n sub-tiles; sets e->tma. */

@@ -7,8 +7,10 @@
  *   NAME.h       the launch API: NAME_load(), NAME_launch(&args, stream), NAME_error(),
  *                NAME_unload(), and the NAME_args_t struct (pointers, sizes, leading
  *                dimensions, batch strides, alpha, beta, fp8 scales, and the epilogue's
- *                pointers: bias, rowscale, colscale, residual, fp8 D's scale_d, amax - zeroed
- *                with cuMemsetD32Async before each launch - and aux with ldaux)
+ *                pointers: bias, rowscale, colscale, residual, fp8 D's scale_d, amax with its
+ *                amax_state - HG_AMAX_STATE_BYTES the caller zeroes once, each launch
+ *                leaves them zero -
+ *                and aux with ldaux)
  *   NAME.c       the image (cubin, or PTX the driver JIT-compiles) as a byte array and the
  *                launcher: it checks the arguments against the kernel's rules, encodes the
  *                tensor maps with cuTensorMapEncodeTiled from the pointers and sizes, sizes

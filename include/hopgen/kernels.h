@@ -450,10 +450,11 @@ typedef struct hg_gemm_problem {
    * the f32 at hg_gemm_args_t.scale_d (0: 1.0); cvt.rn.satfinite: values beyond the largest
    * finite fp8 (448 for e4m3, 57344 for e5m2), infinities included, become it with their sign;
    * a NaN stays NaN. fp8 D goes through TMA stores when its rows are 16-byte multiples. */
-  /* amax: the kernel also reduces max |D(i, j)| over D as stored (decoded from d_type) into
-   * the f32 at hg_gemm_args_t.amax, which hg_gemm_op_run_args zeroes on the stream first (a
-   * 4-byte cuMemsetD8Async: a memset node under graph capture). A NaN in D makes it a NaN.
-   * Any D type. */
+  /* amax: the kernel also writes max |D(i, j)| over D as stored (decoded from d_type) into
+   * the f32 at hg_gemm_args_t.amax (whatever it held before). Its running maxima and an
+   * arrival count lie at the workspace's start (HG_AMAX_STATE_BYTES, within
+   * hg_gemm_op_workspace_zero_bytes), zero before a launch and left zero by it, so no memset
+   * launch precedes a run. A NaN in D makes it a NaN. Any D type. */
   bool amax;
   /* aux: the chain's values just before the activation (after the scales, beta * C and the
    * bias; what cuBLASLt's GELU_AUX stores for the backward pass) also stored into an aux
@@ -686,7 +687,9 @@ hg_status_t hg_gemm_heuristic_rules(const hg_gemm_problem_t *p, int sm_count,
  * batch (I32), ldc, ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b
  * (I64 device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
  * the epilogue's I64s: [rowscale], [colscale], [bias], [residual], [scale_d for fp8 D], [aux,
- * ldaux, batch_stride_aux], [amax], [groups for a grouped GEMM], [workspace for split-K],
+ * ldaux, batch_stride_aux], [amax, amax_state (HG_AMAX_STATE_BYTES, 128-byte aligned, zero
+ * before the launch, left zero)],
+ * [groups for a grouped GEMM], [workspace for split-K or stream-K],
  * [scale_lda, scale_ldb for BLOCK scaling]. Grid: 1-D, a multiple of the cluster size; any
  * size (the kernel is persistent). */
 typedef struct hg_gemm_kernel {
@@ -791,10 +794,11 @@ bool hg_gemm_decode_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *rule
 /* A GEMM ready to run on the GPU: generated (hg_gemm_build), JIT-compiled (through the
  * on-disk cache) and sized (a persistent grid of as many clusters as the device runs at
  * once). Launching it never synchronises and, but for the case below, allocates nothing
- * (CUDA-graph safe). Split-K partial tiles (config.splits > 1), stream-K's flags and
- * partial tiles (config.stream_k; the flags must start at zero and each launch leaves them
- * zero: the operation's own workspace is zeroed once when allocated, a caller's on the
- * stream before each run, its first hg_streamk_flag_bytes) and operands it repacks
+ * (CUDA-graph safe). The amax's state (problem.amax), split-K partial tiles (config.splits >
+ * 1), stream-K's flags and partial tiles (config.stream_k; the state and the flags must start
+ * at zero and each launch leaves them zero: the operation's own workspace is zeroed once when
+ * allocated, a caller's on the stream before each run unless hg_gemm_args_t.workspace_zeroed,
+ * its first hg_gemm_op_workspace_zero_bytes) and operands it repacks
  * (hg_gemm_build's AUTO for rows TMA cannot address) go through a workspace of
  * hg_gemm_op_workspace_bytes:
  * hg_gemm_op_run_workspace takes the caller's (allocates nothing; one workspace per stream running
@@ -814,25 +818,28 @@ void hg_gemm_op_destroy(hg_gemm_op_t *op);
 const hg_gemm_kernel_t *hg_gemm_op_kernel(const hg_gemm_op_t *op);
 const hg_jit_info_t *hg_gemm_op_jit(const hg_gemm_op_t *op);
 int hg_gemm_op_grid(const hg_gemm_op_t *op);
-/* Bytes of workspace a run needs (0: the operation neither splits K, nor runs stream-K, nor
- * repacks). */
+/* Bytes of workspace a run needs (0: the operation has no amax, neither splits K, nor runs
+ * stream-K, nor repacks). */
 size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op);
+/* The workspace's leading bytes that must be zero before a run, as every run leaves them (the
+ * amax's state, split-K's sums and counters, stream-K's flags); 0: none. */
+size_t hg_gemm_op_workspace_zero_bytes(const hg_gemm_op_t *op);
 /* Everything one run takes: the operands, fp8 scales, the epilogue's vectors and matrices
  * (problem.bias, ...), fp8 D's scale, the amax and aux outputs, and the workspace (0:
- * hg_gemm_op_run's own, allocated on the first call). With problem.amax the run first zeroes
- * *amax on the stream (a memset node under graph capture), then the kernel max-reduces into
- * it. */
+ * hg_gemm_op_run's own, allocated on the first call). With problem.amax the kernel writes
+ * max |D| into *amax (its running state lies in the workspace). */
 typedef struct hg_gemm_args {
   hg_devptr_t a, b, c, d, scale_a, scale_b, bias, rowscale, colscale, residual;
-  /* fp8 D's output scale (one f32; 0 = 1.0), the amax's f32 (problem.amax; zeroed by the
-   * run), the aux matrix (problem.aux) */
+  /* fp8 D's output scale (one f32; 0 = 1.0), the amax's f32 (problem.amax; written by the
+   * kernel), the aux matrix (problem.aux) */
   hg_devptr_t scale_d, amax, aux;
   hg_devptr_t workspace;
   size_t workspace_bytes;
-  /* The caller's workspace is zero where this operation needs zeros (its split-K sums and
-   * counters, its stream-K flags): freshly zeroed, or left so by this operation's last run
-   * on the same stream, as every run leaves them. The run then skips zeroing them (one
-   * memset launch fewer); false: it zeroes them first. */
+  /* The caller's workspace is zero where this operation needs zeros (its amax's state, its
+   * split-K sums and counters, its stream-K flags; hg_gemm_op_workspace_zero_bytes): freshly
+   * zeroed, or left so by this operation's last run on the same stream, as every run leaves
+   * them. The run then skips zeroing them (one memset launch fewer); false: it zeroes them
+   * first. */
   bool workspace_zeroed;
 } hg_gemm_args_t;
 hg_status_t hg_gemm_op_run_args(hg_gemm_op_t *op, const hg_gemm_args_t *args, hg_stream_t stream);
@@ -926,6 +933,12 @@ typedef struct hg_gemm_report {
   double rel_err_aux;
   bool amax_checked, amax_equal;
   float amax, amax_ref;
+  /* check: each repeat's amax (poisoned before its launch) bit for bit the first's; the
+   * workspace's hg_gemm_op_workspace_zero_bytes (state_bytes) all zero after the launches,
+   * else the first nonzero byte */
+  bool repeat_amax_equal, state_zero;
+  float repeat_amax;
+  int64_t state_bytes, state_first_nonzero;
   /* bench with an epilogue chain (a bias, an activation, row or column scales, a residual),
    * fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain, timed
    * alongside (plain_ms); over_plain = ms / plain_ms - 1 */

@@ -375,6 +375,7 @@ _PROTOS = {
     "hg_gemm_op_run_workspace": (Status, [_vp, _u64, _u64, _u64, _u64, _u64, _u64, _u64,
                                           C.c_size_t, _vp]),
     "hg_gemm_op_workspace_bytes": (C.c_size_t, [_vp]),
+    "hg_gemm_op_workspace_zero_bytes": (C.c_size_t, [_vp]),
     "hg_gemm_op_run_args": (Status, [_vp, P(GemmArgs), _vp]),
     "hg_gemm_act_parse": (Status, [_s, P(_i), P(C.c_float), P(C.c_float)]),
     "hg_gemm_op_destroy": (None, [_vp]),

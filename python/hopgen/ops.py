@@ -100,8 +100,9 @@ class GemmOp:
     One op serves every stream at once: an op that repacks an operand (rows TMA cannot
     address, with mainloop "auto") or splits K takes `workspace` bytes per run from torch's
     allocator on the current stream (so graph capture and concurrent streams each get their
-    own); an op whose workspace must start at zero (split-K by atomic adds, stream-K) keeps
-    zeroed buffers instead, one per stream and one per graph capture (_workspace)."""
+    own); an op whose workspace must start at zero (an amax's state, split-K by atomic adds,
+    stream-K) keeps zeroed buffers instead, one per stream and one per graph capture
+    (_workspace)."""
 
     __slots__ = ("handle", "device", "kernel", "config", "mainloop", "grid", "jit_cache_hit",
                  "d_dtype", "mnk", "operands", "workspace", "needs_zeros", "stream_workspace",
@@ -117,8 +118,7 @@ class GemmOp:
                          for x, tma, vec, rp in (("a", k.a_tma, k.a_vec, k.repack_a),
                                                  ("b", k.b_tma, k.b_vec, k.repack_b))}
         self.workspace = fn("hg_gemm_op_workspace_bytes")(handle)
-        self.needs_zeros = bool(k.config.split_atomic or k.config.split_scatter
-                                or k.config.stream_k)
+        self.needs_zeros = fn("hg_gemm_op_workspace_zero_bytes")(handle) > 0
         self.stream_workspace = {}
         self.capture_workspace = {}  # (capture id, stream) -> buffer, kept for the graphs
         self.spare = None  # a zeroed buffer for the next capture (_workspace)
@@ -361,9 +361,9 @@ def _gemm_launch(a, b, out, c, alpha, beta, scale_a, scale_b, config, mainloop,
 def _workspace(op, index, stream):
     """op's workspace on this stream, and whether it is zero where op needs zeros.
 
-    Where it needs zeros (split-K by atomic adds, stream-K): every run leaves its split-K sums,
-    counters and stream-K flags zero again, so a buffer made zero once serves every later run
-    in stream order without a memset launch.
+    Where it needs zeros (an amax, split-K by atomic adds, stream-K): every run leaves its
+    amax's state, split-K sums, counters and stream-K flags zero again, so a buffer made zero
+    once serves every later run in stream order without a memset launch.
     - Outside a CUDA-graph capture: one zeroed buffer per (operation, stream), kept with the
       operation (a buffer per stream, as runs on two streams may overlap).
     - While capturing: one buffer per (capture, stream), shared by every call of the operation
@@ -669,8 +669,8 @@ def gemm(a, b, *, out=None, c=None, alpha: float = 1.0, beta: float = 0.0,
     out_dtype / out may be torch.float8_e4m3fn or float8_e5m2: converted with saturation
        (values past the largest finite fp8 become it, NaN stays NaN); scale_d is its output
        scale, a one-element float32 GPU tensor or a number.
-    amax: a one-element float32 GPU tensor that receives max |D| over D as stored (zeroed
-       first, reduced in the same kernel; NaN when D holds one), or True for a new one.
+    amax: a one-element float32 GPU tensor that receives max |D| over D as stored (reduced
+       in the same kernel, no memset first; NaN when D holds one), or True for a new one.
     aux: a tensor laid out as out (bfloat16, float16 or float32) that receives the values
        just before the activation (for the backward pass), or True for a new one of out's
        dtype (bfloat16 for an fp8 out). Needs an activation.

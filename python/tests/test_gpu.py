@@ -636,6 +636,39 @@ def test_gemm_fp8_out_amax_aux_c_type():
             ref_amax.reshape(1).view(torch.int32).item(), \
             f"amax {amax.item()} != max |out| {ref_amax.item()} ({dt})"
         _check(aux.float(), pre, 1e-2, f"aux ({dt} out)")
+    # the amax's running state is left zero by each launch (no memset before it): a second
+    # launch on halved A gives exactly half the amax (bf16 out: halving is exact), into a
+    # poisoned tensor; on another stream, and captured in a CUDA graph replayed on new data
+    amax_t = torch.full((1,), float("nan"), device="cuda")
+    d1 = hopgen.gemm(a, w.t(), amax=amax_t)
+    torch.cuda.synchronize()
+    first = amax_t.clone()
+    assert first.item() == d1.float().abs().max().item()
+    amax_t.fill_(float("nan"))
+    d2 = hopgen.gemm(a * 0.5, w.t(), amax=amax_t)
+    torch.cuda.synchronize()
+    assert amax_t.item() == first.item() / 2 == d2.float().abs().max().item(), \
+        f"second launch's amax {amax_t.item()}, first {first.item()}"
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        amax_s = torch.full((1,), float("nan"), device="cuda")
+        hopgen.gemm(a * 0.25, w.t(), amax=amax_s)
+    side.synchronize()
+    assert amax_s.item() == first.item() / 4, f"side stream's amax {amax_s.item()}"
+    ga, gout, gamax = a.clone(), torch.empty(m, n, device="cuda", dtype=torch.bfloat16), \
+        torch.zeros(1, device="cuda")
+    hopgen.gemm(ga, w.t(), out=gout, amax=gamax)  # warm: create the operation outside capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        hopgen.gemm(ga, w.t(), out=gout, amax=gamax)
+    for f in (2.0, 0.125, 1.0):
+        ga.copy_(a * f)
+        gamax.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert gamax.item() == first.item() * f == gout.float().abs().max().item(), \
+            f"graph replay x{f}: amax {gamax.item()}"
     with _raises(hopgen.InvalidError, "no activation was given"):
         hopgen.gemm(a, w.t(), aux=True)
     with _raises(hopgen.InvalidError, "scale_d scales an fp8 out"):

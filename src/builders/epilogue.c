@@ -1030,6 +1030,62 @@ hg_epilogue_t hg_epilogue_direct(const hg_epilogue_t *e) {
   return d;
 }
 
+/* The amax through its state (hg_epilogue_t.amax_state; HG_AMAX_STATE_* in builders.h).
+ * Same-address atomics serialise in L2, about 3 ns each on an H200: one red.max per warp cost
+ * a 2048^3 GEMM about 3 us (+14%, bench/RESULTS.md), so the warpgroup's four warps meet in
+ * shared memory first and one thread per warpgroup goes to global memory, its max into one
+ * of HG_AMAX_STATE_SLOTS words on their own 128-byte lines (spread by CTA). Then it counts
+ * the warpgroup (the fence orders the max before the count: the last arrival's acquire sees
+ * every max); the grid's last warpgroup reads the slots, stores their max into *amax and
+ * leaves the state zero for the next launch. Nothing else touches the state in this launch,
+ * and a later launch's first access comes after this grid completes (stream order; a
+ * programmatic dependent's after its griddepcontrol.wait). */
+static void amax_publish(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t *r, hg_val_t m) {
+  const int consumers = r->spec.consumers;
+  hg_val_t ours =
+      hg_b_bin(b, HG_ADD, hg_b_smem_addr(b, hg_b_smem_reserve(b, 16u * (uint32_t)consumers, 16)),
+               hg_b_bin(b, HG_MUL, r->consumer, i32(b, 16)));
+  hg_val_t mine = hg_b_bin(b, HG_ADD, ours, hg_b_bin(b, HG_MUL, r->warp_in_wg, i32(b, 4)));
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, r->lane, i32(b, 0)));
+  hg_b_store(b, HG_SHARED, 32, 1, mine, &m);
+  hg_b_endif(b);
+  hg_roles_consumer_sync(b, r);
+  hg_b_if(b, hg_b_cmp(b, HG_EQ, r->wg_tid, i32(b, 0)));
+  {
+    hg_val_t four[4];
+    hg_b_load(b, HG_SHARED, HG_T_I32, 0, 4, ours, four);
+    hg_val_t wg = hg_b_bin(b, HG_MAX_U, hg_b_bin(b, HG_MAX_U, four[0], four[1]),
+                           hg_b_bin(b, HG_MAX_U, four[2], four[3]));
+    hg_val_t ctas =
+        hg_b_bin(b, HG_MUL, hg_b_sreg(b, HG_NCTAID_X),
+                 hg_b_bin(b, HG_MUL, hg_b_sreg(b, HG_NCTAID_Y), hg_b_sreg(b, HG_NCTAID_Z)));
+    hg_val_t slot =
+        hg_b_bin(b, HG_REM_U, hg_b_bin(b, HG_ADD, hg_b_sreg(b, HG_CTAID_X), r->consumer),
+                 i32(b, HG_AMAX_STATE_SLOTS));
+    hg_val_t at = hg_b_bin(
+        b, HG_ADD, e->amax_state,
+        hg_b_sext(b, hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_ADD, slot, i32(b, 1)), i32(b, 128))));
+    hg_b_red(b, HG_RED_MAX, HG_U32, at, wg);
+    hg_b_fence_gpu(b);
+    hg_val_t old = hg_b_atomic_add_u32(b, e->amax_state, i32(b, 1));
+    hg_val_t last = hg_b_bin(b, HG_SUB, hg_b_bin(b, HG_MUL, ctas, i32(b, consumers)), i32(b, 1));
+    hg_b_if(b, hg_b_cmp(b, HG_EQ, old, last));
+    {
+      hg_b_fence_gpu(b);
+      hg_val_t all = i32(b, 0), zero = i32(b, 0);
+      for (int j = 0; j < HG_AMAX_STATE_SLOTS; j++) {
+        hg_val_t sj = hg_b_bin(b, HG_ADD, e->amax_state, hg_b_i64(b, 128 * (j + 1)));
+        all = hg_b_bin(b, HG_MAX_U, all, hg_b_atomic_add_u32(b, sj, zero));
+        hg_b_store(b, HG_GLOBAL, 32, 1, sj, &zero);
+      }
+      hg_b_store(b, HG_GLOBAL, 32, 1, e->amax_state, &zero);
+      hg_b_store(b, HG_GLOBAL, 32, 1, e->amax_ptr, &all);
+    }
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
+}
+
 void hg_epilogue_begin(hg_builder_t *b, hg_epilogue_t *e) {
   if (!hg_val_is_none(e->amax_ptr)) e->amax_var = hg_b_var(b, HG_T_I32, i32(b, 0));
 }
@@ -1046,9 +1102,13 @@ void hg_epilogue_drain(hg_builder_t *b, const hg_epilogue_t *e, const hg_roles_t
       m = hg_b_bin(b, HG_AND, hg_b_bitcast(b, HG_T_I32, back), i32(b, 0x7FFFFFFF));
     }
     m = hg_b_redux_sync(b, HG_RED_MAX, m);
-    hg_b_if(b, hg_b_cmp(b, HG_EQ, r->lane, i32(b, 0)));
-    hg_b_red(b, HG_RED_MAX, HG_U32, e->amax_ptr, m);
-    hg_b_endif(b);
+    if (hg_val_is_none(e->amax_state)) {
+      hg_b_if(b, hg_b_cmp(b, HG_EQ, r->lane, i32(b, 0)));
+      hg_b_red(b, HG_RED_MAX, HG_U32, e->amax_ptr, m);
+      hg_b_endif(b);
+    } else {
+      amax_publish(b, e, r, m);
+    }
   }
   if (!e->tma) return;
   /* Shared memory must outlive the stores that read it. */

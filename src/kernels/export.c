@@ -208,15 +208,20 @@ static void emit_header(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "  float alpha, beta;\n"
           "  /* The epilogue's device pointers; this kernel reads %s.\n"
           "   * bias: %s; rowscale [M], colscale [N]: float; residual: C's type (%s), laid out as\n"
-          "   * D; scale_d: fp8 D's output scale (one float, 0 = 1.0); amax: one float, zeroed on\n"
-          "   * the stream, then max |D| as stored; aux: the values before the activation (%s),\n"
+          "   * D; scale_d: fp8 D's output scale (one float, 0 = 1.0); amax: one float, written\n"
+          "   * with max |D| as stored; aux: the values before the activation (%s),\n"
           "   * row-major at ldaux / batch_stride_aux (0: packed). */\n"
           "  CUdeviceptr bias, rowscale, colscale, residual, scale_d, amax, aux;\n"
           "  int64_t ldaux, batch_stride_aux;\n"
+          "  /* With an amax: %d bytes of device memory, 128-byte aligned, that hold the\n"
+          "   * kernel's running maxima and arrival count. Zero them once (cuMemsetD8); every\n"
+          "   * launch leaves them zero, so no memset precedes a launch. Launches that may\n"
+          "   * overlap (other streams) need one each. */\n"
+          "  CUdeviceptr amax_state;\n"
           "} %s_args_t;\n\n",
           nm, p->a_k_major ? "K" : "M", p->a_k_major ? "K" : "M", p->b_k_major ? "K" : "N",
           p->b_k_major ? "K" : "N", epi_used(p), bias_text(p), hg_dtype_name(p->c_type),
-          p->aux ? hg_dtype_name(p->aux_type) : "none here", nm);
+          p->aux ? hg_dtype_name(p->aux_type) : "none here", HG_AMAX_STATE_BYTES, nm);
   fprintf(f,
           "/* Load the kernel into the current context (once; later calls return at once). */\n"
           "CUresult %s_load(void);\n"
@@ -362,7 +367,8 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
             {p->residual, "residual", hg_dtype_bytes(p->c_type), false},
             {d8, "scale_d", 4, true},
             {p->aux, "aux", p->aux ? hg_dtype_bytes(p->aux_type) : 1, false},
-            {p->amax, "amax", 4, false}};
+            {p->amax, "amax", 4, false},
+            {p->amax, "amax_state", 128, false}};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     if (ev[i].on) fprintf(f, "  CUdeviceptr %s = args->%s;\n", ev[i].name, ev[i].name);
   if (p->aux)
@@ -476,14 +482,6 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
     if (!strcmp(ev[i].name, "aux"))
       fprintf(f, "  params[np++] = &ldaux;\n  params[np++] = &bs_aux;\n");
   }
-  /* the amax is a max-reduction: it starts from +0.0 on every launch, ordered on the stream */
-  if (p->amax)
-    fprintf(f,
-            "  r = cuMemsetD32Async(amax, 0, 1, stream);\n"
-            "  if (r != CUDA_SUCCESS)\n"
-            "    return %s_fail(r, \"zeroing the amax (cuMemsetD32Async) failed with CUresult "
-            "%%d\", (int)r);\n",
-            nm);
   fprintf(f,
           "  (void)np;\n"
           "  /* The persistent grid: as many clusters as run at once, no more than tiles. */\n"

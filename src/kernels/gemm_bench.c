@@ -96,6 +96,12 @@ typedef struct bufs {
   float scale_d_host; /* fp8 D's output scale */
   /* the epilogue vectors' values (exact in their types), for the check */
   float *bias_host, *rowscale_host, *colscale_host;
+  /* ws_op's workspace (ws_bytes), zeroed once: its runs say it is zero where it must be (as
+   * a caller keeping one per stream would), and the check reads back that every run left
+   * it so */
+  hg_devptr_t ws;
+  size_t ws_bytes;
+  const hg_gemm_op_t *ws_op;
 } bufs_t;
 
 /* One run of op on the buffers (the bias too, when the problem has one). */
@@ -112,7 +118,10 @@ static hg_status_t op_run(hg_gemm_op_t *op, const bufs_t *b) {
                             .residual = b->residual,
                             .scale_d = b->scale_d,
                             .amax = b->amax,
-                            .aux = b->aux};
+                            .aux = b->aux,
+                            .workspace = b->ws_op == op ? b->ws : 0,
+                            .workspace_bytes = b->ws_op == op ? b->ws_bytes : 0,
+                            .workspace_zeroed = b->ws_op == op};
   return hg_gemm_op_run_args(op, &x, NULL);
 }
 
@@ -126,10 +135,10 @@ void hg_gemm_kits_free(hg_rt_t *rt, hg_gemm_kits_t *k) {
 }
 
 static void bufs_free(hg_rt_t *rt, bufs_t *b) {
-  hg_devptr_t *all[] = {&b->a,       &b->b,        &b->c,        &b->d,
-                        &b->dref,    &b->dblas,    &b->scale_a,  &b->scale_b,
-                        &b->bias,    &b->rowscale, &b->colscale, &b->residual,
-                        &b->scale_d, &b->amax,     &b->aux,      &b->aux_blas};
+  hg_devptr_t *all[] = {&b->a,        &b->b,        &b->c,       &b->d,    &b->dref,
+                        &b->dblas,    &b->scale_a,  &b->scale_b, &b->bias, &b->rowscale,
+                        &b->colscale, &b->residual, &b->scale_d, &b->amax, &b->aux,
+                        &b->aux_blas, &b->ws};
   free(b->bias_host);
   free(b->rowscale_host);
   free(b->colscale_host);
@@ -741,18 +750,28 @@ typedef struct unfused_ctx {
   hg_function_t *fn;
   bufs_t *b;
   const hg_gemm_problem_t *p;
+  const rot_t *rot; /* the operand sets the fused runs rotate among */
+  int cur;
 } unfused_ctx_t;
 
-/* One run of the plain GEMM op (no chain) on b's operands into d. */
-static hg_status_t run_plain_op(hg_gemm_op_t *op, const bufs_t *b, hg_devptr_t d) {
-  const hg_gemm_args_t x = {
+/* One run of the plain GEMM op (no chain) on b's operands, or rot's next set when rot has
+ * several (as the fused runs it is set beside: the same share of the operands in L2), into
+ * d. */
+static hg_status_t run_plain_op(hg_gemm_op_t *op, const bufs_t *b, const rot_t *rot, int *cur,
+                                hg_devptr_t d) {
+  hg_gemm_args_t x = {
       .a = b->a, .b = b->b, .c = b->c, .d = d, .scale_a = b->scale_a, .scale_b = b->scale_b};
+  if (rot && rot->n > 1) {
+    x.a = rot->a[*cur];
+    x.b = rot->b[*cur];
+    *cur = (*cur + 1) % rot->n;
+  }
   return hg_gemm_op_run_args(op, &x, NULL);
 }
 
 static hg_status_t run_unfused(void *v) {
   unfused_ctx_t *u = v;
-  HG_TRY(run_plain_op(u->op, u->b, u->b->d));
+  HG_TRY(run_plain_op(u->op, u->b, u->rot, &u->cur, u->b->d));
   hg_devptr_t d = u->b->d, bias = u->b->bias;
   int64_t m = u->p->m, n = u->p->n, batch = u->p->batch, ldd = u->p->ldd,
           bsd = u->p->batch_stride_d;
@@ -763,9 +782,11 @@ static hg_status_t run_unfused(void *v) {
   return hg_rt_launch(u->rt, u->fn, &l, args);
 }
 
-/* Only chains of a bias and/or an activation have an unfused form here; *ms 0 otherwise. */
+/* Only chains of a bias and/or an activation have an unfused form here; *ms 0 otherwise.
+ * Timed on rot's operand sets, then run once more on the first set for the check. */
 static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
-                                const hg_gemm_run_options_t *o, bufs_t *b, float *ms) {
+                                const hg_gemm_run_options_t *o, bufs_t *b, const rot_t *rot,
+                                float *ms) {
   *ms = 0;
   if ((p->bias == HG_BIAS_NONE && p->act == HG_ACT_NONE) || p->rowscale || p->colscale ||
       p->residual || is_fp8(p->d_type) || p->amax || p->aux)
@@ -777,12 +798,14 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
   /* the fused kernel's GELU formula (its configuration's; the heuristic's is the default) */
   const hg_gelu_alg_t gelu = o->config ? (hg_gelu_alg_t)o->config->gelu : HG_GELU_POLY7;
   HG_TRY(hg_gen_bias_act(p, gelu, HG_BACKEND_PTX, &k));
-  unfused_ctx_t u = {.rt = rt, .b = b, .p = p};
+  unfused_ctx_t u = {.rt = rt, .b = b, .p = p, .rot = rot};
   hg_module_t *mod = NULL;
   hg_status_t s = hg_kernels_load(rt, &k, &mod, &u.fn, NULL);
   if (hg_is_ok(&s)) s = hg_gemm_op_create(rt, &plain, NULL, o->backend, &u.op);
   if (hg_is_ok(&s)) s = hg_gemm_time_median(rt, run_unfused, &u, o->warmup, o->iters, ms);
-  /* what was timed computes the chain: D after the last run against the reference */
+  /* what was timed computes the chain: D after a run on the first set against the reference */
+  u.rot = NULL;
+  if (hg_is_ok(&s) && b->dref) s = run_unfused(&u);
   if (hg_is_ok(&s) && b->dref) {
     double rel = 0;
     int64_t bad = 0, first_bad = 0;
@@ -803,23 +826,28 @@ static hg_status_t time_unfused(hg_rt_t *rt, const hg_gemm_problem_t *p,
 /* The plain GEMM of the same shape with bf16 D and no chain (the heuristic's kernel), the
  * baseline an epilogue chain, an fp8 D with amax, or an aux output, is measured over: timed in
  * the same rounds as hopgen's and cuBLASLt's runs (a clock change between separate blocks
- * moved the difference by up to 10% at 8192^3), on the first operand set. */
+ * moved the difference by up to 10% at 8192^3), on the same rotated operand sets (on one set
+ * that stays in L2 the plain GEMM of a memory-bound shape ran up to 1.6x faster than the
+ * rotated chain it was set against: bench/RESULTS.md). */
 typedef struct plain_ctx {
   hg_gemm_op_t *op;
   bufs_t *b;
   hg_devptr_t d;
+  const rot_t *rot;
+  int cur;
 } plain_ctx_t;
 
 static hg_status_t run_plain(void *v) {
   plain_ctx_t *x = v;
-  return run_plain_op(x->op, x->b, x->d);
+  return run_plain_op(x->op, x->b, x->rot, &x->cur, x->d);
 }
 
 /* The plain GEMM's operation and D for p, when p has a chain or outputs to measure over it
  * (x->op stays NULL otherwise). */
 static hg_status_t plain_open(hg_rt_t *rt, const hg_gemm_problem_t *p,
-                              const hg_gemm_run_options_t *o, bufs_t *b, plain_ctx_t *x) {
-  *x = (plain_ctx_t){.op = NULL, .b = b, .d = 0};
+                              const hg_gemm_run_options_t *o, bufs_t *b, const rot_t *rot,
+                              plain_ctx_t *x) {
+  *x = (plain_ctx_t){.op = NULL, .b = b, .d = 0, .rot = rot};
   if (!is_fp8(p->d_type) && !p->amax && !p->aux && p->act == HG_ACT_NONE &&
       p->bias == HG_BIAS_NONE && !p->rowscale && !p->colscale && !p->residual)
     return hg_ok();
@@ -924,10 +952,19 @@ static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
   r->repeat_identical = true;
   r->repeat_atomic = hg_gemm_op_kernel(op)->config.split_atomic != 0;
   r->repeat_rel_diff = 0;
+  r->repeat_amax_equal = true;
   for (int i = 0; i < r->repeat_runs && hg_is_ok(&s); i++) {
     s = hg_rt_memset8(rt, b->d, 0xFF, b->d_bytes, NULL);
+    /* the amax poisoned again: each launch writes it from a state the last one left zero */
+    if (hg_is_ok(&s) && p->amax) s = hg_rt_memset8(rt, b->amax, 0x7F, 4, NULL);
     if (hg_is_ok(&s)) s = op_run(op, b);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
+    float amax = 0;
+    if (hg_is_ok(&s) && p->amax) s = hg_rt_download(rt, &amax, b->amax, 4);
+    if (hg_is_ok(&s) && p->amax && f32_bits(amax) != f32_bits(r->amax)) {
+      r->repeat_amax_equal = false;
+      r->repeat_amax = amax;
+    }
     free(again);
     again = NULL;
     if (hg_is_ok(&s)) s = download_d(rt, b->d, b->d_bytes, &again);
@@ -936,6 +973,23 @@ static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
       const double d = rows_rel_diff(p, first, again);
       if (!(d <= r->repeat_rel_diff)) r->repeat_rel_diff = d; /* NaN sticks */
     }
+  }
+  /* every launch leaves the workspace's leading bytes zero (the amax's state, split-K's sums
+   * and counters, stream-K's flags): the next one starts from them */
+  const size_t zb = hg_gemm_op_workspace_zero_bytes(op);
+  r->state_zero = true;
+  if (hg_is_ok(&s) && zb && b->ws_op == op) {
+    uint8_t *z = malloc(zb);
+    if (!z) s = hg_error(HG_ERR_NOMEM, "out of memory reading back a workspace");
+    if (hg_is_ok(&s)) s = hg_rt_download(rt, z, b->ws, zb);
+    for (size_t i = 0; hg_is_ok(&s) && i < zb; i++)
+      if (z[i]) {
+        r->state_zero = false;
+        r->state_first_nonzero = (int64_t)i;
+        break;
+      }
+    r->state_bytes = (int64_t)zb;
+    free(z);
   }
   if (hg_is_ok(&s) && p->batch_invariant && p->m > 1) {
     /* the first rows again, as a problem of fewer rows: M-major A keeps its leading
@@ -1015,8 +1069,14 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     r->jit = *hg_gemm_op_jit(op);
     r->grid = hg_gemm_op_grid(op);
     snprintf(r->kernel, sizeof r->kernel, "%s", gk->k.name);
+    b.ws_bytes = hg_gemm_op_workspace_bytes(op);
+    if (b.ws_bytes) {
+      s = hg_rt_alloc(rt, b.ws_bytes, &b.ws);
+      if (hg_is_ok(&s)) s = hg_rt_memset8(rt, b.ws, 0, b.ws_bytes, NULL);
+      b.ws_op = op;
+    }
     /* First launch: poisoned D (0xFF bytes are NaN in bf16, f16 and f32). */
-    s = hg_rt_memset8(rt, b.d, 0xFF, b.d_bytes, NULL);
+    if (hg_is_ok(&s)) s = hg_rt_memset8(rt, b.d, 0xFF, b.d_bytes, NULL);
     if (hg_is_ok(&s)) s = op_run(op, &b);
     if (hg_is_ok(&s)) s = hg_rt_sync(rt, NULL);
     r->first_run_ms = hg_now_ms() - t0;
@@ -1112,7 +1172,7 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
      * twice, and keep the best median of each, so that a clock change during the run hits
      * all alike. */
     plain_ctx_t plain = {0};
-    if (hg_is_ok(&s)) s = plain_open(rt, &p, o, &b, &plain);
+    if (hg_is_ok(&s)) s = plain_open(rt, &p, o, &b, &ctx.rot, &plain);
     for (int round = 0; round < 2 && hg_is_ok(&s); round++) {
       float ms;
       s = hg_gemm_time_median(rt, run_hopgen, &ctx, o->warmup, o->iters, &ms);
@@ -1128,17 +1188,17 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     }
     plain_close(rt, &plain);
     if (hg_is_ok(&s) && r->plain_ms > 0) r->over_plain = r->ms / r->plain_ms - 1;
+    if (hg_is_ok(&s)) {
+      float ums = 0;
+      s = time_unfused(rt, &p, o, &b, &ctx.rot, &ums);
+      r->unfused_ms = ums;
+    }
     r->rotated = ctx.rot.n;
     rot_free(rt, &ctx.rot);
     ctx.rot.n = 1; /* the host times and the paths below run on set 0 */
     ctx.rot.cur_h = ctx.rot.cur_b = 0;
     if (hg_is_ok(&s)) s = host_times(rt, &p, o, &ctx, r);
     if (hg_is_ok(&s)) s = d2d_gbs(rt, o, &r->d2d_gbs);
-    if (hg_is_ok(&s)) {
-      float ums = 0;
-      s = time_unfused(rt, &p, o, &b, &ums);
-      r->unfused_ms = ums;
-    }
     if (hg_is_ok(&s) && o->compare_repack) {
       float ms = 0;
       bool repacked = false;
@@ -1183,6 +1243,20 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
                     p.m, p.n, p.k, r->kernel, (double)r->amax, f32_bits(r->amax),
                     (double)r->amax_ref, f32_bits(r->amax_ref),
                     r->amax_checked ? "" : "; it was not read back", seed);
+  if (hg_is_ok(&s) && o->check && p.amax && !r->repeat_amax_equal)
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): a later launch's amax %.9g "
+                    "(0x%08" PRIx32 ") differs from the first's, %.9g, on the same inputs: "
+                    "the amax's state was not left zero (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, (double)r->repeat_amax, f32_bits(r->repeat_amax),
+                    (double)r->amax, seed);
+  if (hg_is_ok(&s) && o->check && !r->state_zero)
+    return hg_error(HG_ERR_MISMATCH,
+                    "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): after its launches the "
+                    "workspace's first %" PRId64 " bytes, which must be left zero for the next "
+                    "launch (the amax's state, split-K's sums and counters, stream-K's flags), "
+                    "hold a nonzero byte at %" PRId64 " (seed %" PRIu64 ")",
+                    p.m, p.n, p.k, r->kernel, r->state_bytes, r->state_first_nonzero, seed);
   if (hg_is_ok(&s) && o->check && r->repeat_atomic && !(r->repeat_rel_diff <= r->tolerance))
     return hg_error(HG_ERR_MISMATCH,
                     "GEMM %" PRId64 "x%" PRId64 "x%" PRId64 " (%s): split-K by atomic adds, and "

@@ -491,7 +491,9 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   uint64_t rings = (uint64_t)stages * (a + b + sc + 16u) + (sc_on ? 112u : 0u) +
                    staging_bytes(p, c, 0) + staging_bytes(p, c, 1);
   if (epi) rings = (rings + 1023) / 1024 * 1024;
-  return rings + epi + tables + SMEM_SLACK; /* any stage count */
+  /* the amax's meeting words, 16 bytes per consumer (epilogue.c's amax_publish) */
+  const uint32_t amax = p->amax ? 16u * (uint32_t)consumers : 0;
+  return rings + epi + tables + amax + SMEM_SLACK; /* any stage count */
 }
 
 /* The epilogue's vector steps staged in shared memory (gemm_gen.c): f32 per row or column of

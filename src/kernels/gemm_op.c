@@ -39,6 +39,11 @@ struct hg_gemm_op {
    * operation's own workspace is zeroed once when allocated (each launch leaves its flags
    * zero), a caller's before every run (it may have held anything since) */
   size_t stream_k_bytes, flag_bytes;
+  /* an amax (problem.amax): its state (hg_epilogue_t.amax_state: a running max and an
+   * arrival count) in the workspace's first amax_bytes, zero before a launch as each launch
+   * leaves it, then the split-K or stream-K part; zero_bytes: the leading bytes that must be
+   * zero before a launch (the state and flag_bytes) */
+  size_t amax_bytes, zero_bytes;
   hg_function_t *red_fn;
   hg_devptr_t scratch;
   /* The tensor maps of the last run (A, B, D) and the addresses they were encoded for: a run
@@ -129,7 +134,7 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
                              force_repack, &op->gk);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
   if (hg_is_ok(&s)) s = size_grid(op);
-  op->ws_bytes = op->stream_k_bytes;
+  op->amax_bytes = op->gk.problem.amax ? (HG_AMAX_STATE_BYTES + 255) & ~(size_t)255 : 0;
   /* Split-K: a partial tile per split (hg_splitk_*), first in the workspace, and the
    * reduction pass's entry. */
   if (hg_is_ok(&s) && op->gk.config.splits > 1) {
@@ -168,8 +173,9 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
       s = hg_rt_function(rt, op->mod, op->gk.reduce_name, op->gk.reduce_smem, &op->red_fn);
       op->split_bytes = (hg_splitk_workspace_bytes(k->splits, ctas, elems) + 255) & ~(size_t)255;
     }
-    op->ws_bytes = op->split_bytes;
   }
+  op->ws_bytes = op->amax_bytes + (op->split_bytes ? op->split_bytes : op->stream_k_bytes);
+  op->zero_bytes = op->flag_bytes ? op->amax_bytes + op->flag_bytes : op->amax_bytes;
   /* Repacked operands: the copy kernel, loaded here (one pair kernel for both where both
    * are repacked: their elements have one size in every GEMM hopgen builds, 16-bit operands
    * being of one type and fp8 ones of one byte; two kernels otherwise), and the packed copy's
@@ -210,6 +216,9 @@ int hg_gemm_op_grid(const hg_gemm_op_t *op) {
 }
 size_t hg_gemm_op_workspace_bytes(const hg_gemm_op_t *op) {
   return op->ws_bytes;
+}
+size_t hg_gemm_op_workspace_zero_bytes(const hg_gemm_op_t *op) {
+  return op->zero_bytes;
 }
 
 /* The alignment a pointer has: its lowest set bit, at most 16 (0: 16, the null pointer). */
@@ -327,9 +336,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                             "the workspace of this operation's split-K partials or repacked "
                             "operands (%zu bytes; hg_gemm_op_run_workspace takes the caller's): ",
                             op->ws_bytes));
-      if (op->flag_bytes)
-        HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, op->scratch, 0, op->flag_bytes, stream),
-                              "zeroing the stream-K flags or split-K sums: "));
+      if (op->zero_bytes)
+        HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, op->scratch, 0, op->zero_bytes, stream),
+                              "zeroing the amax's state, the stream-K flags or split-K sums: "));
     }
     workspace = op->scratch;
     workspace_bytes = op->ws_bytes;
@@ -409,28 +418,28 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     (uint64_t)scale_a, (uint64_t)scale_b);
   if (op->ws_bytes && (!workspace || workspace_bytes < op->ws_bytes || workspace % 16 != 0))
     return hg_error(HG_ERR_INVALID,
-                    "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s); it "
-                    "was given %zu bytes at 0x%" PRIx64,
-                    op->ws_bytes,
+                    "this operation needs a workspace of %zu bytes, 16-byte aligned (%s%s%s%s%s); "
+                    "it was given %zu bytes at 0x%" PRIx64,
+                    op->ws_bytes, op->amax_bytes ? "the amax's state" : "",
+                    op->amax_bytes && (op->split_bytes || op->stream_k_bytes) ? ", " : "",
                     op->split_bytes      ? "split-K partial tiles"
                     : op->stream_k_bytes ? "stream-K flags and partial tiles"
                                          : "",
-                    (op->split_bytes || op->stream_k_bytes) && (gk->repack_a || gk->repack_b) ? ", "
-                                                                                              : "",
+                    (op->amax_bytes || op->split_bytes || op->stream_k_bytes) &&
+                            (gk->repack_a || gk->repack_b)
+                        ? ", "
+                        : "",
                     gk->repack_a && gk->repack_b ? "A and B repacked"
                     : gk->repack_a               ? "A repacked"
                     : gk->repack_b               ? "B repacked"
                                                  : "",
                     workspace_bytes, (uint64_t)workspace);
-  /* a caller's workspace may hold anything: the stream-K flags start at zero (unless the
-   * caller says they are) */
-  if (caller_ws && op->flag_bytes && !x->workspace_zeroed)
-    HG_TRY(
-        hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->flag_bytes, stream),
-                       "zeroing the stream-K flags or split-K sums in the caller's workspace: "));
-  /* the amax is a max-reduction into *amax: it starts from 0 (+0.0f) on every run */
-  if (k->amax)
-    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, amax, 0, 4, stream), "zeroing the amax: "));
+  /* a caller's workspace may hold anything: the amax's state and the stream-K flags start at
+   * zero (unless the caller says they are) */
+  if (caller_ws && op->zero_bytes && !x->workspace_zeroed)
+    HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, workspace, 0, op->zero_bytes, stream),
+                          "zeroing the amax's state, the stream-K flags or split-K sums in the "
+                          "caller's workspace: "));
   if (gk->repack_a || gk->repack_b) HG_TRY(repack(op, a, b, workspace, stream));
   if (gk->repack_a) a = workspace + op->ws_at[0];
   if (gk->repack_b) b = workspace + op->ws_at[1];
@@ -488,9 +497,14 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     args[n_args++] = &ldaux;
     args[n_args++] = &bsaux;
   }
-  if (k->amax) args[n_args++] = &amax;
+  /* the amax's state at the workspace's start, split-K's or stream-K's part after it */
+  hg_devptr_t amax_state = workspace, split_ws = workspace + op->amax_bytes;
+  if (k->amax) {
+    args[n_args++] = &amax;
+    args[n_args++] = &amax_state;
+  }
   if (k->group != HG_GROUP_NONE) args[n_args++] = &groups;
-  if (op->split_bytes || op->stream_k_bytes) args[n_args++] = &workspace;
+  if (op->split_bytes || op->stream_k_bytes) args[n_args++] = &split_ws;
   int64_t scale_lda = k->scale_lda, scale_ldb = k->scale_ldb;
   if (k->scale == HG_SCALE_BLOCK) {
     args[n_args++] = &scale_lda;

@@ -41,7 +41,7 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   *x = (gemm_params_t){0};
   x->tmap_aux = x->tmap_sa = x->tmap_sb = HG_NONE;
   e->d_type = p->d_type;
-  e->amax_ptr = e->amax_var = HG_NONE;
+  e->amax_ptr = e->amax_state = e->amax_var = HG_NONE;
   for (int i = 0; i < 2; i++) {
     const bool a = i == 0;
     if (a ? k->a_tma : k->b_tma) {
@@ -151,7 +151,12 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
     st->sw = k->aux_sw;
     st->tmap = x->tmap_aux;
   }
-  if (p->amax) e->amax_ptr = param64(b, "amax");
+  /* the amax and its state (hg_epilogue_t: a running max and an arrival count, zero before
+   * the launch and left so; gemm_op.c keeps them zeroed in the workspace) */
+  if (p->amax) {
+    e->amax_ptr = param64(b, "amax");
+    e->amax_state = param64(b, "amax_state");
+  }
   if (grouped) {
     /* the groups' rows on the device (gemm_op.c passes it after the epilogue's pointers); D's
      * row bound becomes the unit's group's end */

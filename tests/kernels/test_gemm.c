@@ -1077,8 +1077,20 @@ static void test_output_conversions(void) {
     CHECK((strstr(k.k.ptx.data, "cvt.rn.satfinite.e") != NULL) == fp8);
     CHECK((strstr(k.k.ptx.data, "redux.sync.max.u32") != NULL) == p.amax);
     CHECK((strstr(k.k.ptx.data, "red.global.max.u32") != NULL) == p.amax);
+    /* the amax: the warpgroup's warps meet in shared memory, one thread puts the max into
+     * the state and counts; the last warpgroup of the grid stores it and zeroes the state
+     * (no memset before a launch) */
+    if (p.amax) {
+      static const char *const seq[] = {
+          "redux.sync.max.u32",  "%smem_base",        "st.shared.u32",      "bar.sync",
+          "ld.shared.v4.u32",    "%nctaid.y",         "red.global.max.u32", "fence.acq_rel.gpu",
+          "atom.global.add.u32", "fence.acq_rel.gpu", "atom.global.add.u32"};
+      const char *at = k.k.ptx.data;
+      for (size_t j = 0; at && j < sizeof seq / sizeof seq[0]; j++) at = strstr(at, seq[j]);
+      if (!at) HG_FAIL("case %zu: the amax's publication is not in its order", i);
+    }
     /* the parameters in the order hg_gemm_op_run_args passes them */
-    const char *order[8];
+    const char *order[9];
     int n = 0;
     if (p.residual) order[n++] = "hgp_residual,";
     if (fp8) order[n++] = "hgp_scale_d,";
@@ -1087,7 +1099,10 @@ static void test_output_conversions(void) {
       order[n++] = "hgp_ldaux,";
       order[n++] = "hgp_batch_stride_aux";
     }
-    if (p.amax) order[n++] = "hgp_amax";
+    if (p.amax) {
+      order[n++] = "hgp_amax,";
+      order[n++] = "hgp_amax_state";
+    }
     if (c.splits > 1) order[n++] = "hgp_workspace";
     const char *at = strstr(k.k.ptx.data, ".entry");
     for (int j = 0; at && j < n; j++) {

@@ -813,8 +813,10 @@ static void test_gemm_op_host_path(void) {
     hg_gemm_op_destroy(op2);
   }
   p.residual = false;
-  /* issue 12's outputs: the amax and aux pointers are required and aligned; the run zeroes
-   * *amax on the stream before the launch (the mock runs no kernel: it stays 0) */
+  /* issue 12's outputs: the amax and aux pointers are required and aligned; no memset
+   * touches *amax (the kernel writes it; the mock runs no kernel: it keeps its junk), and the
+   * amax's state, the workspace's first 256 bytes, is zeroed where the workspace is not
+   * known to be zero */
   p.amax = p.aux = true;
   p.aux_type = HG_F32;
   CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op2));
@@ -841,7 +843,41 @@ static void test_gemm_op_host_path(void) {
     CHECK_EQ(st->launches - launches, hg_gemm_op_kernel(op2)->config.splits > 1 ? 2 : 1);
     uint32_t got = 1;
     CHECK_OK(hg_rt_download(suite_rt, &got, amax, 4));
-    CHECK_EQ(got, 0u);
+    CHECK_EQ(got, junk);
+    const size_t ws_bytes = hg_gemm_op_workspace_bytes(op2);
+    CHECK(hg_gemm_op_workspace_zero_bytes(op2) >= 256 && ws_bytes >= 256);
+    hg_devptr_t ws = 0;
+    CHECK_OK(hg_rt_alloc(suite_rt, ws_bytes, &ws));
+    uint8_t *fill = malloc(ws_bytes), *back = malloc(ws_bytes);
+    if (ws && fill && back) {
+      memset(fill, 0xAB, ws_bytes);
+      CHECK_OK(hg_rt_upload(suite_rt, ws, fill, ws_bytes));
+      hg_gemm_args_t wx = all;
+      wx.workspace = ws;
+      wx.workspace_bytes = 128;
+      CHECK_ERR(hg_gemm_op_run_args(op2, &wx, NULL), HG_ERR_INVALID, "needs a workspace of");
+      CHECK_ERR(hg_gemm_op_run_args(op2, &wx, NULL), HG_ERR_INVALID, "the amax's state");
+      /* said to be zero: left as it is */
+      wx.workspace_bytes = ws_bytes;
+      wx.workspace_zeroed = true;
+      CHECK_OK(hg_gemm_op_run_args(op2, &wx, NULL));
+      CHECK_OK(hg_rt_download(suite_rt, back, ws, ws_bytes));
+      CHECK(memcmp(back, fill, 256) == 0);
+      /* not said: the state zeroed first, nothing past the zero bytes touched */
+      wx.workspace_zeroed = false;
+      CHECK_OK(hg_gemm_op_run_args(op2, &wx, NULL));
+      CHECK_OK(hg_rt_download(suite_rt, back, ws, ws_bytes));
+      const size_t zb = hg_gemm_op_workspace_zero_bytes(op2);
+      bool zero = true;
+      for (size_t i = 0; i < zb; i++) zero = zero && back[i] == 0;
+      CHECK(zero);
+      CHECK(zb == ws_bytes || back[zb] == 0xAB);
+      CHECK_OK(hg_rt_download(suite_rt, &got, amax, 4));
+      CHECK_EQ(got, junk);
+    }
+    free(fill);
+    free(back);
+    hg_rt_free(suite_rt, ws);
     hg_gemm_op_destroy(op2);
     hg_rt_free(suite_rt, amax);
     hg_rt_free(suite_rt, aux);
