@@ -21,8 +21,10 @@ static void usage(FILE *f) {
 static void usage_copy(FILE *f) {
   fprintf(
       f, "usage: hopgen bench copy [--bytes N] [--stages S] [--box-rows R] [--ctas-per-sm K]\n"
-         "                         [--evict-first] [--warmup W] [--runs R] [--seed N]\n"
-         "                         [--min-ratio X] [--backend ptx|mlir] [--device N] [--json]\n\n"
+         "                         [--evict-first] [--store-evict-first] [--split-roles]\n"
+         "                         [--order interleaved|contiguous] [--warmup W] [--runs R]\n"
+         "                         [--seed N] [--min-ratio X] [--backend ptx|mlir] [--device N]\n"
+         "                         [--json]\n\n"
          "The streaming TMA copy (a persistent grid; in each CTA one thread moves boxes through a\n"
          "ring of shared-memory stages: TMA load, mbarrier, TMA store) against the driver's\n"
          "device-to-device copy of the same bytes, in the same process: fresh random data, the\n"
@@ -34,6 +36,11 @@ static void usage_copy(FILE *f) {
          "  --box-rows R      1 KiB rows per box, 1..256 (default 32: 32 KiB boxes)\n"
          "  --ctas-per-sm K   persistent CTAs per SM (default 1)\n"
          "  --evict-first     L2::evict_first cache hint on the loads\n"
+         "  --store-evict-first  L2::evict_first cache hint on the stores\n"
+         "  --split-roles     two issuing threads (warps 0 and 1): one only loads, one only\n"
+         "                    stores, each stage handed back through an empty mbarrier\n"
+         "  --order O         which boxes a CTA copies: interleaved (CTA c: boxes c, c + G, ...;\n"
+         "                    the default) or contiguous (one run of consecutive boxes each)\n"
          "  --warmup W, --runs R  per side (default 3 and 25)\n"
          "  --min-ratio X     exit 1 when TMA / D2D bandwidth is below X (e.g. 0.9)\n"
          "  --json            machine-readable result on standard output\n");
@@ -69,6 +76,9 @@ enum {
   C_BOX_ROWS,
   C_CTAS_PER_SM,
   C_EVICT_FIRST,
+  C_STORE_EVICT_FIRST,
+  C_SPLIT_ROLES,
+  C_ORDER,
   C_WARMUP,
   C_RUNS,
   C_SEED,
@@ -83,6 +93,9 @@ static const hg_cli_opt_t copy_opts[] = {
     {C_BOX_ROWS, "--box-rows", NULL, HG_CLI_VALUE, 0},
     {C_CTAS_PER_SM, "--ctas-per-sm", NULL, HG_CLI_VALUE, 0},
     {C_EVICT_FIRST, "--evict-first", NULL, HG_CLI_FLAG, 0},
+    {C_STORE_EVICT_FIRST, "--store-evict-first", NULL, HG_CLI_FLAG, 0},
+    {C_SPLIT_ROLES, "--split-roles", NULL, HG_CLI_FLAG, 0},
+    {C_ORDER, "--order", NULL, HG_CLI_VALUE, 0},
     {C_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
     {C_RUNS, "--runs", NULL, HG_CLI_VALUE, 0},
     {C_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
@@ -132,6 +145,15 @@ static int bench_copy(int argc, char **argv) {
       break;
     case C_EVICT_FIRST:
       b.config.evict_first = true;
+      break;
+    case C_STORE_EVICT_FIRST:
+      b.config.store_evict_first = true;
+      break;
+    case C_SPLIT_ROLES:
+      b.config.split_roles = true;
+      break;
+    case C_ORDER:
+      ok = hg_cli_check(&a, hg_copy_order_parse(v, &b.config.order));
       break;
     case C_WARMUP:
       ok = hg_cli_int(&a, v, 1, 1000, &x);
@@ -195,17 +217,19 @@ static int bench_copy(int argc, char **argv) {
       hg_cli_json_str(stdout, "device", r.device, ", ");
       printf("\"open_ms\": %.3f, \"ctas\": %u, \"threads\": %u, \"smem_bytes\": %u, "
              "\"stages\": %d, \"box_rows\": %d, \"box_bytes\": %d, \"ctas_per_sm\": %d, "
-             "\"evict_first\": %s, \"verified\": %s, "
+             "\"evict_first\": %s, \"store_evict_first\": %s, \"split_roles\": %s, "
+             "\"order\": \"%s\", \"verified\": %s, "
              "\"copy_ms\": %.5f, \"copy_min_ms\": %.5f, \"copy_max_ms\": %.5f, \"copy_gbs\": %.2f, "
              "\"d2d_ms\": %.5f, \"d2d_min_ms\": %.5f, \"d2d_max_ms\": %.5f, \"d2d_gbs\": %.2f, "
              "\"ratio\": %.4f, \"path\": {\"to_launch_ms\": %.4f, \"gen_ms\": %.4f, "
              "\"jit_ms\": %.4f, \"cache_hit\": %s}",
              open_ms, r.ctas, r.threads, r.smem_bytes, r.config.stages, r.config.box_rows,
              r.config.box_rows * 1024, r.config.ctas_per_sm,
-             r.config.evict_first ? "true" : "false", r.verified ? "true" : "false", r.copy_ms,
-             r.copy_min_ms, r.copy_max_ms, r.copy_gbs, r.d2d_ms, r.d2d_min_ms, r.d2d_max_ms,
-             r.d2d_gbs, r.ratio, t->to_launch_ms, t->gen_ms, t->jit_ms,
-             t->jit.cache_hit ? "true" : "false");
+             r.config.evict_first ? "true" : "false", r.config.store_evict_first ? "true" : "false",
+             r.config.split_roles ? "true" : "false", hg_copy_order_name(r.config.order),
+             r.verified ? "true" : "false", r.copy_ms, r.copy_min_ms, r.copy_max_ms, r.copy_gbs,
+             r.d2d_ms, r.d2d_min_ms, r.d2d_max_ms, r.d2d_gbs, r.ratio, t->to_launch_ms, t->gen_ms,
+             t->jit_ms, t->jit.cache_hit ? "true" : "false");
     }
     if (!hg_is_ok(&s)) {
       printf("%s", ran ? ", " : "");
@@ -217,9 +241,12 @@ static int bench_copy(int argc, char **argv) {
     const double gib = (double)r.bytes / (double)(UINT64_C(1) << 30);
     printf("bench copy: %" PRIu64 " B (%.2f GiB) on %s\n", r.bytes, gib, r.device);
     printf("  TMA copy: %u CTAs x %u threads, %u B shared memory each: %d stages of %d KiB boxes"
-           "%s\n",
+           "%s%s%s%s\n",
            r.ctas, r.threads, r.smem_bytes, r.config.stages, r.config.box_rows,
-           r.config.evict_first ? ", evict_first loads" : "");
+           r.config.order == HG_COPY_CONTIGUOUS ? ", contiguous order" : "",
+           r.config.evict_first ? ", evict_first loads" : "",
+           r.config.store_evict_first ? ", evict_first stores" : "",
+           r.config.split_roles ? ", split loader and storer" : "");
     printf("  verified: the copy equals the source, every byte (fresh random data)\n");
     printf("  TMA copy  %8.3f ms median (min %.3f, max %.3f)  %8.1f GB/s\n", r.copy_ms,
            r.copy_min_ms, r.copy_max_ms, r.copy_gbs);

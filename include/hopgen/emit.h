@@ -346,6 +346,10 @@ void hg_b_tma_load(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_dst, hg_val_t b
 void hg_b_tma_prefetch(hg_builder_t *b, hg_val_t tmap, int rank, const hg_val_t *coords);
 void hg_b_tma_store(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_src, int rank,
                     const hg_val_t *coords);
+/* hg_b_tma_store with an L2 cache policy on the writes (cache_hint: HG_NONE or an I64 from
+ * hg_b_cache_policy; PTX ISA cp.async.bulk.tensor's .L2::cache_hint, shared::cta -> global). */
+void hg_b_tma_store_hint(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_src, int rank,
+                         const hg_val_t *coords, hg_val_t cache_hint);
 void hg_b_tma_reduce(hg_builder_t *b, hg_reduce_op_t op, hg_val_t tmap, hg_val_t smem_src, int rank,
                      const hg_val_t *coords);
 /* A global reduction of one element (PTX ISA "red"; relaxed, .gpu scope), with the

@@ -280,16 +280,30 @@ hg_status_t hg_tma_run(hg_rt_t *rt, const hg_tma_spec_t *spec, hg_backend_t be,
 
 /* ---- the streaming copy (bench): a persistent grid of TMA load -> store rings */
 
+/* Which boxes a copy CTA takes, of n boxes on a grid of G CTAs. */
+typedef enum hg_copy_order {
+  HG_COPY_INTERLEAVED, /* CTA c: boxes c, c + G, c + 2G, ... (the default) */
+  HG_COPY_CONTIGUOUS,  /* CTA c: one run of consecutive boxes, n split evenly over the grid */
+} hg_copy_order_t;
+
+const char *hg_copy_order_name(hg_copy_order_t o); /* "interleaved", "contiguous"; "?" */
+hg_status_t hg_copy_order_parse(const char *text, hg_copy_order_t *out);
+
 typedef struct hg_copy_config {
-  int stages;       /* shared-memory ring depth per CTA (2..16); 0: 6 */
-  int box_rows;     /* rows of 256 u32 (1 KiB) per box, 1..256; 0: 32 (a 32 KiB box) */
-  int ctas_per_sm;  /* persistent CTAs per SM; 0: 1 */
-  bool evict_first; /* L2::evict_first cache hint on the loads (the data is read once) */
+  int stages;             /* shared-memory ring depth per CTA (2..16); 0: 6 */
+  int box_rows;           /* rows of 256 u32 (1 KiB) per box, 1..256; 0: 32 (a 32 KiB box) */
+  int ctas_per_sm;        /* persistent CTAs per SM; 0: 1 */
+  bool evict_first;       /* L2::evict_first cache hint on the loads (the data is read once) */
+  bool store_evict_first; /* L2::evict_first cache hint on the stores too */
+  bool split_roles;       /* two issuing threads (warps 0 and 1): one loads, one stores, the
+                           * stages handed back through an empty mbarrier each */
+  hg_copy_order_t order;  /* 0: interleaved */
 } hg_copy_config_t;
 
 /* The copy kernel: parameters (src map, dst map: both the [rows, 256] u32 view of the
- * buffers with box {256, box_rows}; I32 number of boxes), 32 threads, any grid. CTA c
- * copies boxes c, c + nctaid, ... through its ring (see copy.c). */
+ * buffers with box {256, box_rows}; I32 number of boxes), 32 threads (64 with split_roles),
+ * any grid. CTA c copies boxes c, c + nctaid, ... (or its contiguous run) through its ring
+ * (see copy.c). Each option is in the kernel's name. */
 hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_t *k);
 
 typedef struct hg_copy_bench {

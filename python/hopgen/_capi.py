@@ -229,7 +229,8 @@ class TmaSpec(C.Structure):
 
 class CopyConfig(C.Structure):
     _fields_ = [("stages", C.c_int), ("box_rows", C.c_int), ("ctas_per_sm", C.c_int),
-                ("evict_first", C.c_bool)]
+                ("evict_first", C.c_bool), ("store_evict_first", C.c_bool),
+                ("split_roles", C.c_bool), ("order", C.c_int)]
 
 
 class DeviceInfo(C.Structure):

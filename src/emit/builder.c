@@ -1393,12 +1393,15 @@ void hg_b_tma_prefetch(hg_builder_t *b, hg_val_t tmap, int rank, const hg_val_t 
 }
 
 static void tma_out(hg_builder_t *b, hg_ir_opcode_t code, const char *api, hg_reduce_op_t red,
-                    hg_val_t tmap, hg_val_t src, int rank, const hg_val_t *coords) {
+                    hg_val_t tmap, hg_val_t src, int rank, const hg_val_t *coords,
+                    hg_val_t cache_hint) {
   int32_t opd[HG_IR_TMA_STORE_COORDS + HG_TMA_MAX_RANK];
   if (!check_tma(b, api, tmap, rank, coords, opd + HG_IR_TMA_STORE_COORDS)) return;
   if (!use(b, api, "the shared-memory source", src, HG_T_I32)) return;
+  if (cache_hint.id && !use(b, api, "the cache hint", cache_hint, HG_T_I64)) return;
   opd[0] = tmap.id;
   opd[HG_IR_TMA_STORE_SRC] = src.id;
+  opd[HG_IR_TMA_STORE_HINT] = cache_hint.id;
   hg_ir_op_t a = {0};
   a.u.tma.rank = rank;
   a.u.tma.red = red;
@@ -1407,7 +1410,13 @@ static void tma_out(hg_builder_t *b, hg_ir_opcode_t code, const char *api, hg_re
 
 void hg_b_tma_store(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_src, int rank,
                     const hg_val_t *coords) {
-  tma_out(b, HG_OP_TMA_STORE, "hg_b_tma_store", HG_RED_ADD, tmap, smem_src, rank, coords);
+  tma_out(b, HG_OP_TMA_STORE, "hg_b_tma_store", HG_RED_ADD, tmap, smem_src, rank, coords, HG_NONE);
+}
+
+void hg_b_tma_store_hint(hg_builder_t *b, hg_val_t tmap, hg_val_t smem_src, int rank,
+                         const hg_val_t *coords, hg_val_t cache_hint) {
+  tma_out(b, HG_OP_TMA_STORE, "hg_b_tma_store_hint", HG_RED_ADD, tmap, smem_src, rank, coords,
+          cache_hint);
 }
 
 void hg_b_tma_reduce(hg_builder_t *b, hg_reduce_op_t op, hg_val_t tmap, hg_val_t smem_src, int rank,
@@ -1417,7 +1426,7 @@ void hg_b_tma_reduce(hg_builder_t *b, hg_reduce_op_t op, hg_val_t tmap, hg_val_t
     fail(b, HG_ERR_INVALID, "hg_b_tma_reduce: %d is not an hg_reduce_op_t", (int)op);
     return;
   }
-  tma_out(b, HG_OP_TMA_REDUCE, "hg_b_tma_reduce", op, tmap, smem_src, rank, coords);
+  tma_out(b, HG_OP_TMA_REDUCE, "hg_b_tma_reduce", op, tmap, smem_src, rank, coords, HG_NONE);
 }
 
 void hg_b_bulk_commit(hg_builder_t *b) {

@@ -164,8 +164,8 @@ typedef enum hg_ir_opcode {
   HG_OP_CACHE_POLICY, /* -> [I64]; u.policy (fraction 1.0) */
   HG_OP_TMA_LOAD,     /* [tmap, dst, bar, mcast_mask|0, cache_hint|0, c0..c(rank-1)]; u.tma.rank */
   HG_OP_TMA_PREFETCH, /* [tmap, c0..]; u.tma.rank */
-  HG_OP_TMA_STORE,    /* [tmap, src, c0..]; u.tma.rank */
-  HG_OP_TMA_REDUCE,   /* [tmap, src, c0..]; u.tma.{rank, red} */
+  HG_OP_TMA_STORE,    /* [tmap, src, cache_hint|0, c0..]; u.tma.rank */
+  HG_OP_TMA_REDUCE,   /* [tmap, src, 0, c0..]; u.tma.{rank, red} */
   HG_OP_BULK_COMMIT,
   HG_OP_BULK_WAIT,     /* u.bulk_wait.{n, read} */
   HG_OP_TMAP_PREFETCH, /* [tmap] */
@@ -204,8 +204,9 @@ enum {
   HG_IR_TMA_LOAD_HINT = 4,
   HG_IR_TMA_LOAD_COORDS = 5,
   HG_IR_TMA_PREFETCH_COORDS = 1,
-  HG_IR_TMA_STORE_SRC = 1, /* also TMA_REDUCE */
-  HG_IR_TMA_STORE_COORDS = 2,
+  HG_IR_TMA_STORE_SRC = 1,  /* also TMA_REDUCE */
+  HG_IR_TMA_STORE_HINT = 2, /* 0 for TMA_REDUCE: hg_b_tma_reduce takes no hint */
+  HG_IR_TMA_STORE_COORDS = 3,
 };
 
 typedef enum hg_ir_value_kind {

@@ -1370,6 +1370,16 @@ static void print_op(mprinter_t *p, int32_t i) {
   case HG_OP_TMA_STORE: {
     int rank = op->u.tma.rank;
     const char *map = V(p, o[0], n0), *src = V(p, o[HG_IR_TMA_STORE_SRC], n1);
+    if (o[HG_IR_TMA_STORE_HINT]) {
+      /* nvvm: nvgpu.tma.async.store has no L2 cache-hint operand */
+      int s3 = ptr_shared(p, src, 3);
+      coords_i32(p, o + HG_IR_TMA_STORE_COORDS, rank, list, sizeof list);
+      L(p,
+        "nvvm.cp.async.bulk.tensor.global.shared.cta %s, %%t%d, box[%s] l2_cache_hint = %s : "
+        "!llvm.ptr, !llvm.ptr<3>",
+        map, s3, list, V(p, o[HG_IR_TMA_STORE_HINT], n2));
+      break;
+    }
     int desc = tmp(p);
     L(p, "%%t%d = builtin.unrealized_conversion_cast %s : !llvm.ptr to !hg_desc%d", desc, map,
       rank);

@@ -733,11 +733,16 @@ static void print_op(printer_t *p, int32_t i) {
     ins(p, "cp.async.bulk.prefetch.tensor.%dd.L2.global.tile [%s, %s];", op->u.tma.rank, R(p, o[0]),
         a2);
     break;
-  case HG_OP_TMA_STORE:
+  case HG_OP_TMA_STORE: {
+    int32_t hint = o[HG_IR_TMA_STORE_HINT];
+    char extra[64] = "";
+    if (hint) snprintf(extra, sizeof extra, ", %s", R(p, hint));
     print_coords(p, o + HG_IR_TMA_STORE_COORDS, op->u.tma.rank, a2, sizeof a2);
-    ins(p, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [%s, %s], [%s];",
-        op->u.tma.rank, R(p, o[0]), a2, R(p, o[HG_IR_TMA_STORE_SRC]));
+    ins(p, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group%s [%s, %s], [%s]%s;",
+        op->u.tma.rank, hint ? ".L2::cache_hint" : "", R(p, o[0]), a2, R(p, o[HG_IR_TMA_STORE_SRC]),
+        extra);
     break;
+  }
   case HG_OP_TMA_REDUCE:
     print_coords(p, o + HG_IR_TMA_STORE_COORDS, op->u.tma.rank, a2, sizeof a2);
     ins(p, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile.bulk_group [%s, %s], [%s];",

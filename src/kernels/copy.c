@@ -3,8 +3,12 @@
  * device-to-device copy in the same process.
  *
  * The buffer is viewed as a [rows, 256] tensor of u32 (1 KiB rows); a box is box_rows
- * rows. A persistent grid (SM count x ctas_per_sm CTAs) walks the boxes round-robin;
- * in each CTA one thread runs a ring of `stages` shared-memory buffers, one mbarrier each:
+ * rows. A persistent grid (SM count x ctas_per_sm CTAs) walks the boxes round-robin
+ * (CTA c: boxes c, c + G, ... of G CTAs) or, with order = contiguous, each CTA one run of
+ * consecutive boxes: CTA c starts at c * (n / G) + min(c, n % G) and the first n % G CTAs
+ * take one box more. That is the balance of [c * n / G, (c + 1) * n / G) (every CTA
+ * floor(n / G) or ceil(n / G) boxes) without the product c * n, which can pass 2^31. In
+ * each CTA one thread runs a ring of `stages` shared-memory buffers, one mbarrier each:
  *
  *   prologue   load boxes 0 .. stages-1 of this CTA into stages 0 .. stages-1
  *   box j      wait full[j % S] (phase (j / S) & 1); TMA-store stage j % S; commit;
@@ -14,7 +18,24 @@
  *   end        cp.async.bulk.wait_group 0 (the writes are done before the CTA exits)
  *
  * So S-1 loads are in flight while a store drains, and the issuing thread never waits
- * for a store it has just issued. Out-of-bounds rows of a last partial box are zero-
+ * for a store it has just issued; but a refill is issued only after that thread's wait for
+ * the next full stage and the store's read, so a load can queue behind them. With
+ * split_roles the two jobs are two threads (one elected lane in each of warps 0 and 1) and
+ * the ring gets an empty mbarrier per stage (hg_pipe_t, one arrival):
+ *
+ *   loader     box j: hg_pipe_acquire (empty[j % S], parity ((j / S) & 1) ^ 1: the first
+ *              pass does not wait), expect_tx + load box j into stage j % S
+ *   storer     box j: wait full[j % S]; TMA-store it; commit; for j >= 1,
+ *              cp.async.bulk.wait_group.read 1 (the store of box j-1 has read its stage),
+ *              then arrive on empty[(j-1) % S]; at the end wait_group 0
+ *
+ * so a load waits only for its own stage's store. The empty barrier of a stage completes
+ * its k-th phase when the store of the stage's k-th box has read it, exactly the phase the
+ * loader's (k+1)-th pass waits for. Barrier init (thread 0, fenced for the async proxy)
+ * comes before a CTA barrier that both roles pass.
+ *
+ * store_evict_first puts an L2::evict_first cache policy on the stores (the loads' is
+ * evict_first); both are hints only. Out-of-bounds rows of a last partial box are zero-
  * filled by the load and skipped by the store (TMA's bounds), so any whole number of
  * rows copies exactly.
  *
@@ -29,9 +50,29 @@
 
 #define COPY_ROW_ELEMS 256 /* a box row: 256 u32 (the box limit), 1 KiB */
 #define COPY_ROW_BYTES (COPY_ROW_ELEMS * 4)
-#define COPY_THREADS 32 /* one warp: elect.sync picks the issuing thread */
+#define COPY_THREADS 32 /* a warp: elect.sync picks the issuing thread (two with split roles) */
+
+static const char *const order_names[] = {"interleaved", "contiguous"};
+
+const char *hg_copy_order_name(hg_copy_order_t o) {
+  return (int)o >= 0 && o <= HG_COPY_CONTIGUOUS ? order_names[o] : "?";
+}
+
+hg_status_t hg_copy_order_parse(const char *text, hg_copy_order_t *out) {
+  for (int i = 0; i <= HG_COPY_CONTIGUOUS; i++)
+    if (text && !strcmp(text, order_names[i])) {
+      *out = (hg_copy_order_t)i;
+      return hg_ok();
+    }
+  return hg_error(HG_ERR_PARSE, "copy order '%s' is not one of interleaved, contiguous",
+                  text ? text : "(null)");
+}
 
 static hg_status_t copy_config_normalize(hg_copy_config_t *c) {
+  if ((int)c->order < 0 || c->order > HG_COPY_CONTIGUOUS)
+    return hg_error(HG_ERR_INVALID,
+                    "copy order %d is not an hg_copy_order_t (interleaved 0, contiguous 1)",
+                    (int)c->order);
   if (c->stages == 0) c->stages = 6;
   if (c->box_rows == 0) c->box_rows = 32;
   if (c->ctas_per_sm == 0) c->ctas_per_sm = 1;
@@ -43,7 +84,9 @@ static hg_status_t copy_config_normalize(hg_copy_config_t *c) {
   if (c->ctas_per_sm < 1 || c->ctas_per_sm > 32)
     return hg_error(HG_ERR_INVALID, "%d CTAs per SM is outside 1..32", c->ctas_per_sm);
   const uint64_t smem = (uint64_t)c->stages * (uint64_t)c->box_rows * COPY_ROW_BYTES;
-  if (smem + 8u * (uint64_t)c->stages > 227u * 1024u)
+  /* a full mbarrier per stage, and an empty one with split roles */
+  const uint64_t bars = (c->split_roles ? 16u : 8u) * (uint64_t)c->stages;
+  if (smem + bars > 227u * 1024u)
     return hg_error(HG_ERR_INVALID,
                     "%d stages of %d rows x %d B = %" PRIu64
                     " B of shared memory exceed the 227 KiB a CTA may use on sm_90",
@@ -72,6 +115,189 @@ static void copy_map(const hg_copy_config_t *c, uint64_t bytes, hg_tensormap_par
   m->l2_promotion = 3; /* 256B: whole rows are read */
 }
 
+/* What both forms of the kernel share: parameters, the ring, constants, the options. */
+typedef struct copy_gen {
+  hg_builder_t *b;
+  const hg_copy_config_t *c;
+  hg_val_t src, dst, nboxes;
+  hg_smem_ring_t ring;
+  hg_pipe_t pipe;
+  hg_val_t zero, rows, tx;
+  hg_val_t cta, nc;  /* this CTA and the grid's CTAs */
+  hg_val_t n, first; /* this CTA's boxes: how many, and the first (contiguous order) */
+} copy_gen_t;
+
+/* n (and with contiguous order, first): this CTA's share of the boxes. Interleaved:
+ * ceil((boxes - cta) / nctaid), 0 when cta >= boxes. Contiguous: q = boxes / nctaid,
+ * r = boxes % nctaid, n = q + (cta < r), first = cta * q + min(cta, r). */
+static void copy_share(copy_gen_t *g) {
+  hg_builder_t *b = g->b;
+  if (g->c->order == HG_COPY_CONTIGUOUS) {
+    hg_val_t q = hg_b_bin(b, HG_DIV_S, g->nboxes, g->nc);
+    hg_val_t r = hg_b_bin(b, HG_REM_S, g->nboxes, g->nc);
+    g->n = hg_b_bin(b, HG_ADD, q,
+                    hg_b_select(b, hg_b_cmp(b, HG_LT_S, g->cta, r), hg_b_i32(b, 1), g->zero));
+    g->first = hg_b_mad(b, g->cta, q, hg_b_bin(b, HG_MIN_S, g->cta, r));
+    hg_b_name(b, g->first, "first_box");
+  } else {
+    hg_val_t left = hg_b_bin(b, HG_SUB, g->nboxes, g->cta);
+    g->n = hg_b_select(
+        b, hg_b_cmp(b, HG_GT_S, left, g->zero),
+        hg_b_bin(b, HG_DIV_S, hg_b_bin(b, HG_ADD, left, hg_b_bin(b, HG_SUB, g->nc, hg_b_i32(b, 1))),
+                 g->nc),
+        g->zero);
+  }
+  hg_b_name(b, g->n, "my_boxes");
+}
+
+/* The coordinates {0, row} of this CTA's j-th box. */
+static void copy_coords(copy_gen_t *g, hg_val_t j, hg_val_t crd[2]) {
+  hg_builder_t *b = g->b;
+  hg_val_t box = g->c->order == HG_COPY_CONTIGUOUS ? hg_b_bin(b, HG_ADD, g->first, j)
+                                                   : hg_b_mad(b, j, g->nc, g->cta);
+  crd[0] = g->zero;
+  crd[1] = hg_b_bin(b, HG_MUL, box, g->rows);
+}
+
+/* The L2 policy of the stores: the loads' when both are evict_first (one createpolicy). */
+static hg_val_t store_hint(copy_gen_t *g, hg_val_t load_hint) {
+  if (!g->c->store_evict_first) return HG_NONE;
+  return g->c->evict_first ? load_hint : hg_b_cache_policy(g->b, HG_EVICT_FIRST);
+}
+
+/* One thread loads and stores (see the file comment). */
+static void copy_one_thread(copy_gen_t *g) {
+  hg_builder_t *b = g->b;
+  const int S = g->c->stages;
+  hg_val_t zero = g->zero;
+  hg_b_if(b, hg_b_elect_sync(b));
+  {
+    hg_val_t hint = g->c->evict_first ? hg_b_cache_policy(b, HG_EVICT_FIRST) : HG_NONE;
+    hg_val_t shint = store_hint(g, hint);
+    hg_pipe_init(b, &g->pipe);
+    /* the barriers' init must be visible to the TMA unit's complete_tx (async proxy) */
+    hg_b_fence_proxy_async(b);
+    g->cta = hg_b_sreg(b, HG_CTAID_X);
+    g->nc = hg_b_sreg(b, HG_NCTAID_X);
+    copy_share(g);
+    hg_val_t n = g->n;
+
+    hg_b_comment(b, "prologue: fill the ring");
+    for (int s = 0; s < S; s++) {
+      hg_b_if(b, hg_b_cmp(b, HG_LT_S, hg_b_i32(b, s), n));
+      hg_val_t sv = hg_b_i32(b, s);
+      hg_val_t bar = hg_pipe_full_bar(b, &g->pipe, sv);
+      hg_val_t crd[2];
+      copy_coords(g, sv, crd);
+      hg_b_mbar_arrive_expect_tx(b, bar, g->tx);
+      hg_b_tma_load(b, g->src, hg_smem_ring_addr(b, &g->ring, sv), bar, 2, crd, HG_NONE, hint);
+      hg_b_endif(b);
+    }
+
+    hg_b_comment(b, "steady state: store box j, refill the stage of box j-1");
+    hg_val_t j = hg_b_for(b, zero, n, hg_b_i32(b, 1));
+    {
+      hg_val_t Sv = hg_b_i32(b, S);
+      hg_val_t s = hg_b_bin(b, HG_REM_U, j, Sv);
+      hg_val_t parity = hg_b_bin(b, HG_AND, hg_b_bin(b, HG_DIV_U, j, Sv), hg_b_i32(b, 1));
+      hg_val_t stage = hg_smem_ring_addr(b, &g->ring, s);
+      hg_val_t bar = hg_pipe_full_bar(b, &g->pipe, s);
+      hg_b_mbar_wait(b, bar, parity);
+      hg_val_t crd[2];
+      copy_coords(g, j, crd);
+      hg_b_tma_store_hint(b, g->dst, stage, 2, crd, shint);
+      hg_b_bulk_commit(b);
+      hg_val_t next = hg_b_bin(b, HG_ADD, j, hg_b_i32(b, S - 1)); /* the box to load */
+      hg_b_if(b, hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_GE_S, j, hg_b_i32(b, 1)),
+                          hg_b_cmp(b, HG_LT_S, next, n)));
+      {
+        /* PTX ISA cp.async.bulk.wait_group.read: the older store (box j-1) has read its
+         * stage, which may now be overwritten. */
+        hg_b_bulk_wait(b, 1, true);
+        hg_val_t sp = hg_b_bin(b, HG_REM_U, next, Sv);
+        hg_val_t pstage = hg_smem_ring_addr(b, &g->ring, sp);
+        hg_val_t pbar = hg_pipe_full_bar(b, &g->pipe, sp);
+        hg_val_t pcrd[2];
+        copy_coords(g, next, pcrd);
+        hg_b_mbar_arrive_expect_tx(b, pbar, g->tx);
+        hg_b_tma_load(b, g->src, pstage, pbar, 2, pcrd, HG_NONE, hint);
+      }
+      hg_b_endif(b);
+    }
+    hg_b_endfor(b);
+    hg_b_bulk_wait(b, 0, false);
+  }
+  hg_b_endif(b);
+}
+
+/* A loader in warp 0 and a storer in warp 1, one elected lane each (see the file comment). */
+static hg_status_t copy_split_roles(copy_gen_t *g) {
+  hg_builder_t *b = g->b;
+  const int S = g->c->stages;
+  hg_val_t tid = hg_b_sreg(b, HG_TID_X);
+  hg_cluster2d_t one; /* a cluster of one CTA: the grid's CTA index and count */
+  HG_TRY(hg_cluster2d_make(b, 1, 1, &one));
+  g->cta = one.id;
+  g->nc = one.count;
+  /* Thread 0 prefetches both descriptors and initialises the barriers (fenced for the async
+   * proxy); then bar.sync 0, so neither role touches a barrier before it exists. */
+  const hg_val_t maps[2] = {g->src, g->dst};
+  hg_pipe_init_cluster(b, &g->pipe, &one, tid, maps, 2);
+  copy_share(g);
+  hg_val_t Sv = hg_b_i32(b, S);
+
+  hg_b_if(b, hg_b_cmp(b, HG_LT_U, tid, hg_b_i32(b, 32)));
+  hg_b_if(b, hg_b_elect_sync(b));
+  {
+    hg_b_comment(b, "loader: wait for a free stage, load box j into it");
+    hg_val_t hint = g->c->evict_first ? hg_b_cache_policy(b, HG_EVICT_FIRST) : HG_NONE;
+    hg_pipe_pos_t pos = hg_pipe_start(b);
+    hg_val_t j = hg_b_for(b, g->zero, g->n, hg_b_i32(b, 1));
+    {
+      hg_pipe_acquire(b, &g->pipe, pos);
+      hg_pipe_expect_tx(b, &g->pipe, pos, (uint32_t)g->c->box_rows * COPY_ROW_BYTES);
+      hg_val_t crd[2];
+      copy_coords(g, j, crd);
+      hg_b_tma_load(b, g->src, hg_smem_ring_addr(b, &g->ring, pos.stage),
+                    hg_pipe_full_bar(b, &g->pipe, pos.stage), 2, crd, HG_NONE, hint);
+      hg_pipe_advance(b, &g->pipe, pos);
+    }
+    hg_b_endfor(b);
+  }
+  hg_b_endif(b);
+  hg_b_else(b);
+  hg_b_if(b, hg_b_elect_sync(b));
+  {
+    hg_b_comment(b, "storer: store box j, then hand back the stage of box j-1 once read");
+    hg_val_t shint = g->c->store_evict_first ? hg_b_cache_policy(b, HG_EVICT_FIRST) : HG_NONE;
+    hg_pipe_pos_t pos = hg_pipe_start(b);
+    hg_val_t j = hg_b_for(b, g->zero, g->n, hg_b_i32(b, 1));
+    {
+      hg_pipe_wait(b, &g->pipe, pos);
+      hg_val_t crd[2];
+      copy_coords(g, j, crd);
+      hg_b_tma_store_hint(b, g->dst, hg_smem_ring_addr(b, &g->ring, pos.stage), 2, crd, shint);
+      hg_b_bulk_commit(b);
+      hg_b_if(b, hg_b_cmp(b, HG_GE_S, j, hg_b_i32(b, 1)));
+      {
+        /* PTX ISA cp.async.bulk.wait_group.read: every bulk group but the newest (box j's)
+         * has finished reading shared memory, so box j-1's stage may be refilled. */
+        hg_b_bulk_wait(b, 1, true);
+        hg_val_t prev = hg_b_bin(b, HG_REM_U, hg_b_bin(b, HG_ADD, j, hg_b_i32(b, S - 1)), Sv);
+        hg_b_mbar_arrive(b, hg_pipe_empty_bar(b, &g->pipe, prev));
+      }
+      hg_b_endif(b);
+      hg_pipe_advance(b, &g->pipe, pos);
+    }
+    hg_b_endfor(b);
+    /* the writes are done (not only read from shared memory) before the CTA exits */
+    hg_b_bulk_wait(b, 0, false);
+  }
+  hg_b_endif(b);
+  hg_b_endif(b);
+  return hg_builder_status(b);
+}
+
 hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_t *k) {
   if (!k) return hg_error(HG_ERR_INVALID, "hg_gen_copy needs somewhere to put the kernel");
   memset(k, 0, sizeof *k);
@@ -82,94 +308,39 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
   const double t0 = hg_now_ms();
   const int S = c.stages;
   const uint32_t box_bytes = (uint32_t)c.box_rows * COPY_ROW_BYTES;
-  snprintf(k->name, sizeof k->name, "hg_copy_s%d_r%d%s", S, c.box_rows, c.evict_first ? "_ef" : "");
-  k->threads = COPY_THREADS;
+  const int threads = c.split_roles ? 2 * COPY_THREADS : COPY_THREADS;
+  snprintf(k->name, sizeof k->name, "hg_copy_s%d_r%d%s%s%s%s", S, c.box_rows,
+           c.evict_first ? "_ef" : "", c.store_evict_first ? "_sef" : "",
+           c.order == HG_COPY_CONTIGUOUS ? "_ct" : "", c.split_roles ? "_sr" : "");
+  k->threads = (uint32_t)threads;
   k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
-  hg_builder_t *b;
-  HG_TRY(hg_builder_create(k->name, &b));
-  hg_b_set_threads(b, COPY_THREADS);
-  hg_val_t src = hg_b_param_tmap(b, "src");
-  hg_val_t dst = hg_b_param_tmap(b, "dst");
-  hg_val_t nboxes = hg_b_param(b, HG_T_I32, "boxes");
-  /* The ring: S box buffers and a full barrier each (no empty barriers: the one thread that
-   * loads also stores, and knows from its bulk groups when a stage is free). */
-  hg_smem_ring_t ring;
-  hg_pipe_t pipe;
-  const hg_pipe_spec_t ps = {.stages = S, .full_arrivals = 1, .empty_arrivals = 0};
-  hg_status_t st = hg_smem_ring_make(b, box_bytes, 128, S, &ring);
-  if (hg_is_ok(&st)) st = hg_pipe_make(b, &ps, &pipe);
+  copy_gen_t g;
+  memset(&g, 0, sizeof g);
+  g.c = &c;
+  HG_TRY(hg_builder_create(k->name, &g.b));
+  hg_builder_t *b = g.b;
+  hg_b_set_threads(b, threads);
+  g.src = hg_b_param_tmap(b, "src");
+  g.dst = hg_b_param_tmap(b, "dst");
+  g.nboxes = hg_b_param(b, HG_T_I32, "boxes");
+  /* The ring: S box buffers and a full barrier each; empty barriers only with split roles
+   * (one thread that loads and stores knows from its bulk groups when a stage is free). */
+  const hg_pipe_spec_t ps = {.stages = S, .full_arrivals = 1, .empty_arrivals = c.split_roles};
+  hg_status_t st = hg_smem_ring_make(b, box_bytes, 128, S, &g.ring);
+  if (hg_is_ok(&st)) st = hg_pipe_make(b, &ps, &g.pipe);
   if (!hg_is_ok(&st)) {
     hg_builder_destroy(b);
     return st;
   }
-  hg_val_t zero = hg_b_i32(b, 0);
-  hg_val_t rows = hg_b_i32(b, c.box_rows);
-  hg_val_t tx = hg_b_i32(b, (int32_t)box_bytes);
-
-  hg_b_if(b, hg_b_elect_sync(b));
-  {
-    hg_val_t hint = c.evict_first ? hg_b_cache_policy(b, HG_EVICT_FIRST) : HG_NONE;
-    hg_pipe_init(b, &pipe);
-    /* the barriers' init must be visible to the TMA unit's complete_tx (async proxy) */
-    hg_b_fence_proxy_async(b);
-    hg_val_t cta = hg_b_sreg(b, HG_CTAID_X), nc = hg_b_sreg(b, HG_NCTAID_X);
-    /* n = boxes this CTA copies: ceil((boxes - cta) / nctaid), 0 when cta >= boxes */
-    hg_val_t left = hg_b_bin(b, HG_SUB, nboxes, cta);
-    hg_val_t n = hg_b_select(
-        b, hg_b_cmp(b, HG_GT_S, left, zero),
-        hg_b_bin(b, HG_DIV_S, hg_b_bin(b, HG_ADD, left, hg_b_bin(b, HG_SUB, nc, hg_b_i32(b, 1))),
-                 nc),
-        zero);
-    hg_b_name(b, n, "my_boxes");
-
-    hg_b_comment(b, "prologue: fill the ring");
-    for (int s = 0; s < S; s++) {
-      hg_b_if(b, hg_b_cmp(b, HG_LT_S, hg_b_i32(b, s), n));
-      hg_val_t sv = hg_b_i32(b, s);
-      hg_val_t bar = hg_pipe_full_bar(b, &pipe, sv);
-      hg_val_t box = hg_b_mad(b, sv, nc, cta);
-      hg_val_t crd[2] = {zero, hg_b_bin(b, HG_MUL, box, rows)};
-      hg_b_mbar_arrive_expect_tx(b, bar, tx);
-      hg_b_tma_load(b, src, hg_smem_ring_addr(b, &ring, sv), bar, 2, crd, HG_NONE, hint);
-      hg_b_endif(b);
-    }
-
-    hg_b_comment(b, "steady state: store box j, refill the stage of box j-1");
-    hg_val_t j = hg_b_for(b, zero, n, hg_b_i32(b, 1));
-    {
-      hg_val_t Sv = hg_b_i32(b, S);
-      hg_val_t s = hg_b_bin(b, HG_REM_U, j, Sv);
-      hg_val_t parity = hg_b_bin(b, HG_AND, hg_b_bin(b, HG_DIV_U, j, Sv), hg_b_i32(b, 1));
-      hg_val_t stage = hg_smem_ring_addr(b, &ring, s);
-      hg_val_t bar = hg_pipe_full_bar(b, &pipe, s);
-      hg_b_mbar_wait(b, bar, parity);
-      hg_val_t box = hg_b_mad(b, j, nc, cta);
-      hg_val_t crd[2] = {zero, hg_b_bin(b, HG_MUL, box, rows)};
-      hg_b_tma_store(b, dst, stage, 2, crd);
-      hg_b_bulk_commit(b);
-      hg_val_t next = hg_b_bin(b, HG_ADD, j, hg_b_i32(b, S - 1)); /* the box to load */
-      hg_b_if(b, hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_GE_S, j, hg_b_i32(b, 1)),
-                          hg_b_cmp(b, HG_LT_S, next, n)));
-      {
-        /* PTX ISA cp.async.bulk.wait_group.read: the older store (box j-1) has read its
-         * stage, which may now be overwritten. */
-        hg_b_bulk_wait(b, 1, true);
-        hg_val_t sp = hg_b_bin(b, HG_REM_U, next, Sv);
-        hg_val_t pstage = hg_smem_ring_addr(b, &ring, sp);
-        hg_val_t pbar = hg_pipe_full_bar(b, &pipe, sp);
-        hg_val_t pbox = hg_b_mad(b, next, nc, cta);
-        hg_val_t pcrd[2] = {zero, hg_b_bin(b, HG_MUL, pbox, rows)};
-        hg_b_mbar_arrive_expect_tx(b, pbar, tx);
-        hg_b_tma_load(b, src, pstage, pbar, 2, pcrd, HG_NONE, hint);
-      }
-      hg_b_endif(b);
-    }
-    hg_b_endfor(b);
-    hg_b_bulk_wait(b, 0, false);
-  }
-  hg_b_endif(b);
+  g.zero = hg_b_i32(b, 0);
+  g.rows = hg_b_i32(b, c.box_rows);
+  g.tx = hg_b_i32(b, (int32_t)box_bytes);
+  if (c.split_roles)
+    st = copy_split_roles(&g);
+  else
+    copy_one_thread(&g);
   k->gen_ms = hg_now_ms() - t0;
-  st = hg_kernel_finish(b, be, k);
+  if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, k);
   hg_builder_destroy(b);
   if (!hg_is_ok(&st)) {
     hg_kernel_free(k);

@@ -112,6 +112,11 @@ bad 2 "needs a value" tma load --shape
 bad 2 "--reduce applies" tma store --reduce add
 bad 2 "unknown benchmark" bench frobnicate
 bad 2 "--bytes" bench copy --bytes 12Q
+# The copy's order is one of two words; anything else is a usage error that names them.
+bad 2 "copy order 'diagonal' is not one of interleaved, contiguous" bench copy --order diagonal
+bad 2 "copy order 'Contiguous' is not one of" bench copy --order Contiguous
+bad 2 "copy order '' is not one of" bench copy --order ''
+bad 2 "--order needs a value" bench copy --order
 
 # The MLIR backend: passed through (an error sentence until it lands, then PTX).
 "$cli" tma load --backend mlir --no-ptxas > /dev/null 2> "$tmp/err"
@@ -129,6 +134,11 @@ if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["ok
 bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M
 bad 1 "multiple of 1024" bench copy --bytes 1000
 bad 1 "227 KiB" bench copy --stages 16 --box-rows 64
+# The variants generate (the configuration is checked before the GPU is opened).
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --order contiguous
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --order=interleaved --split-roles
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --store-evict-first --evict-first
+bad 1 "227 KiB" bench copy --stages 16 --box-rows 64 --split-roles
 ok "ptxas -arch=sm_90a: ok" tma store
 
 echo "$passed passed, $failed failed"

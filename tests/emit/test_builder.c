@@ -110,6 +110,11 @@ static void test_type_mismatch_names_both_types_and_the_op(void) {
     hg_val_t c = hg_b_i32(b, 0);
     hg_b_tma_load(b, m, c, c, 1, &c, HG_NONE, c);
   });
+  EXPECT_MISUSE("hg_b_tma_store_hint: the cache hint must be I64", {
+    hg_val_t m = hg_b_param_tmap(b, "m");
+    hg_val_t c = hg_b_i32(b, 0);
+    hg_b_tma_store_hint(b, m, c, 1, &c, c);
+  });
   EXPECT_MISUSE("hg_b_load: the HG_GLOBAL address must be I64", {
     hg_val_t out[1];
     hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 1, hg_b_i32(b, 0), out);

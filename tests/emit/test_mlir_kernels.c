@@ -6,8 +6,9 @@
  * generated with HG_BACKEND_MLIR, lowered by mlir-opt-22, accepted by ptxas -arch=sm_90a,
  * and compared with the same kernel from the PTX backend: the same entry (name, parameter
  * types and order), directives, launch facts, and the same number of each TMA, mbarrier,
- * cluster and wgmma instruction; no local memory. Kernels are built by a few threads, as
- * the lowering is mostly waiting on child processes. */
+ * cluster and wgmma instruction; no local memory. Likewise the streaming copy and its
+ * variants. Kernels are built by a few threads, as the lowering is mostly waiting on child
+ * processes. */
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -17,7 +18,7 @@
 
 /* ---------------------------------------------------------------- jobs */
 
-typedef enum { JOB_TMA, JOB_GEMM } job_kind_t;
+typedef enum { JOB_TMA, JOB_GEMM, JOB_COPY } job_kind_t;
 
 typedef struct job {
   job_kind_t kind;
@@ -25,6 +26,7 @@ typedef struct job {
   bool may_refuse; /* multicast variants the planner may refuse (as the PTX test allows) */
   hg_gemm_problem_t problem;
   hg_gemm_config_t config;
+  hg_copy_config_t copy;
   /* results */
   bool ok, refused, skipped; /* skipped: generated only (HOPGEN_TEST_SUBSET) */
   double lower_ms;
@@ -196,6 +198,7 @@ static void compare(job_t *j, const hg_kernel_t *kp, const hg_kernel_t *km,
 static hg_status_t generate(job_t *j, hg_backend_t be, hg_kernel_t *k) {
   *k = (hg_kernel_t){0};
   if (j->kind == JOB_TMA) return hg_tma_generate(&j->tma, be, k, NULL);
+  if (j->kind == JOB_COPY) return hg_gen_copy(&j->copy, be, k);
   hg_gemm_kernel_t g;
   hg_status_t s = hg_gemm_generate(&j->problem, &j->config, be, &g);
   if (hg_is_ok(&s)) {
@@ -650,6 +653,38 @@ static void test_tma_kernel_matrix(void) {
   report(JOB_TMA, "TMA kernels");
 }
 
+/* The streaming copy (src/kernels/copy.c) and each of its variants: the access order, the
+ * stores' cache hint (nvvm's store with l2_cache_hint, not nvgpu's) and the split loader /
+ * storer with its empty barriers, alone and together. */
+static void add_copy_job(int stages, int box_rows, bool ef, bool sef, bool split,
+                         hg_copy_order_t order) {
+  job_t *j = add_job();
+  j->kind = JOB_COPY;
+  j->copy = (hg_copy_config_t){.stages = stages,
+                               .box_rows = box_rows,
+                               .evict_first = ef,
+                               .store_evict_first = sef,
+                               .split_roles = split,
+                               .order = order};
+  snprintf(j->what, sizeof j->what, "copy s%d r%d%s%s%s %s", stages, box_rows, ef ? " ef" : "",
+           sef ? " sef" : "", split ? " split" : "", hg_copy_order_name(order));
+}
+
+static void test_copy_kernels(void) {
+  njobs = 0;
+  const hg_copy_order_t I = HG_COPY_INTERLEAVED, C = HG_COPY_CONTIGUOUS;
+  add_copy_job(0, 0, false, false, false, I); /* today's default */
+  add_copy_job(4, 48, true, false, false, I);
+  add_copy_job(4, 16, false, false, false, C);
+  add_copy_job(6, 32, false, true, false, I);
+  add_copy_job(6, 32, true, true, false, C);
+  add_copy_job(8, 16, false, false, true, I);
+  add_copy_job(2, 1, false, true, true, C);
+  add_copy_job(16, 8, true, true, true, I);
+  run_all();
+  report(JOB_COPY, "streaming copy kernels");
+}
+
 static void test_gemm_matrix(void) {
   njobs = 0;
   add_gemm_matrix();
@@ -703,6 +738,7 @@ static void test_utility_kernels(void) {
 int main(void) {
   mlir_test_require_tools();
   HG_RUN(test_utility_kernels);
+  HG_RUN(test_copy_kernels);
   HG_RUN(test_gemm_matrix);
   /* HG_TEST_SKIP_TMA=1 leaves out the 840 TMA kernels, for a quick run by hand */
   if (!getenv("HG_TEST_SKIP_TMA")) HG_RUN(test_tma_kernel_matrix);

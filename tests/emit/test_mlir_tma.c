@@ -1,6 +1,7 @@
 /* MLIR backend, TMA family: the kernels of test_ptx_tma.c (loads plain / multicast /
- * cache hint / both, prefetch, store and every reduce op for ranks 1..5, bulk groups,
- * tensor-map prefetch) printed as MLIR, lowered and assembled; which dialect each took;
+ * cache hint / both, prefetch, store plain and with a cache hint, every reduce op for
+ * ranks 1..5, bulk groups, tensor-map prefetch) printed as MLIR, lowered and assembled;
+ * which dialect each took;
  * the tensor map as a 64-aligned 128-byte grid-constant parameter addressed in place;
  * and the negative-coordinate test: `ctaid.x * 64 - 3` goes through arith.index_cast
  * (sign-extending) into nvgpu.tma.async.load and comes out of the lowering as the very
@@ -48,13 +49,20 @@ static void test_prefetch_store_reduce_all_ranks(void) {
     hg_text_t mlir, ptx;
     if (mlir_lower_and_assemble(b, &mlir, &ptx, NULL)) {
       CHECK(mlir_has(mlir.data, "nvgpu.tma.prefetch.descriptor"));
-      CHECK(mlir_has(mlir.data, "nvgpu.tma.async.store"));
+      /* nvgpu's store has no cache-hint operand: the hinted one is nvvm's */
+      CHECK_EQ(mlir_count(mlir.data, "nvgpu.tma.async.store "), 1);
+      CHECK_EQ(mlir_count(mlir.data, "nvvm.cp.async.bulk.tensor.global.shared.cta "), 1);
+      CHECK_EQ(mlir_count(mlir.data, " l2_cache_hint = "), 1);
       CHECK(mlir_has(mlir.data, "nvvm.cp.async.bulk.tensor.prefetch"));
       CHECK_EQ(mlir_count(mlir.data, "nvvm.cp.async.bulk.tensor.reduce "), 8);
       char want[160];
       snprintf(want, sizeof want, "cp.async.bulk.prefetch.tensor.%dd.L2.global.tile", rank);
       CHECK(mlir_has(ptx.data, want));
-      snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group",
+      snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [",
+               rank);
+      CHECK(mlir_has(ptx.data, want));
+      snprintf(want, sizeof want,
+               "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group.L2::cache_hint [",
                rank);
       CHECK(mlir_has(ptx.data, want));
       for (int r = 0; r < EMIT_TMA_NREDS; r++) {

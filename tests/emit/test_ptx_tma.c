@@ -1,8 +1,8 @@
 /* PTX backend, TMA family: tiled loads (plain, multicast, cache hint, both), prefetch,
- * store and every reduce op for ranks 1..5, bulk groups, tensor-map prefetch, cache
- * policies; every kernel assembled by ptxas. And the negative-coordinate test: a
- * coordinate computed at run time reaches cp.async.bulk.tensor as the very 32-bit
- * register that computed it.
+ * store (plain and with a cache hint) and every reduce op for ranks 1..5, bulk groups,
+ * tensor-map prefetch, cache policies; every kernel assembled by ptxas. And the
+ * negative-coordinate test: a coordinate computed at run time reaches cp.async.bulk.tensor
+ * as the very 32-bit register that computed it.
  *
  * The kernels both backends check are built once, by tests/support/emit_kernels.c. */
 #include <ctype.h>
@@ -39,9 +39,17 @@ static void test_prefetch_store_reduce_all_ranks(void) {
       char want[160];
       snprintf(want, sizeof want, "cp.async.bulk.prefetch.tensor.%dd.L2.global.tile", rank);
       CHECK(strstr(ptx.data, want) != NULL);
-      snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group",
+      snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group [",
                rank);
       CHECK(strstr(ptx.data, want) != NULL);
+      /* with a cache policy: the qualifier, and the policy as the last operand */
+      snprintf(want, sizeof want,
+               "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group.L2::cache_hint [",
+               rank);
+      const char *hinted = strstr(ptx.data, want);
+      CHECK(hinted != NULL);
+      if (hinted) CHECK(strstr(hinted, "], %rd") < strchr(hinted, '\n'));
+      CHECK(strstr(ptx.data, "createpolicy.fractional.L2::evict_first.b64") != NULL);
       for (int r = 0; r < EMIT_TMA_NREDS; r++) {
         snprintf(want, sizeof want,
                  "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile.bulk_group", rank,

@@ -20,6 +20,23 @@ static int count_of(const char *text, const char *needle) {
   return n;
 }
 
+/* Lines of text holding both op (an instruction, at the line's start after indentation) and
+ * needle. */
+static int lines_with(const char *text, const char *op, const char *needle) {
+  int n = 0;
+  for (const char *line = text; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    const size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    const char *at = line;
+    while (at < line + len && (*at == '\t' || *at == ' ')) at++;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(line + len - at), at);
+    n += !strncmp(buf, op, strlen(op)) && strstr(buf, needle);
+    line = nl ? nl + 1 : NULL;
+  }
+  return n;
+}
+
 static int kernels_built, refused_multicast;
 
 /* Generate spec, assemble it, and check the instructions against the plan. */
@@ -395,12 +412,119 @@ static void test_copy_kernel(void) {
     hg_kernel_free(&k);
   }
   hg_kernel_t k;
+  /* The default configuration keeps its name (the JIT cache's key) and has no variant's
+   * instructions: no cache hint, no contiguous split, one warp. */
+  CHECK_OK(hg_gen_copy(NULL, HG_BACKEND_PTX, &k));
+  CHECK_STR(k.name, "hg_copy_s6_r32");
+  CHECK(!strstr(k.ptx.data, "L2::cache_hint") && !strstr(k.ptx.data, "min.s32"));
+  CHECK(strstr(k.ptx.data, ".reqntid 32, 1, 1") != NULL);
+  hg_kernel_free(&k);
   hg_copy_config_t bad = {1, 0, 0, false};
   CHECK_ERR(hg_gen_copy(&bad, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "2..16");
   bad = (hg_copy_config_t){8, 64, 1, false};
   CHECK_ERR(hg_gen_copy(&bad, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "227 KiB");
   bad = (hg_copy_config_t){4, 32, 2, false};
   CHECK_ERR(hg_gen_copy(&bad, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "CTAs per SM");
+  bad = (hg_copy_config_t){.order = (hg_copy_order_t)2};
+  CHECK_ERR(hg_gen_copy(&bad, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "copy order 2");
+  bad = (hg_copy_config_t){.stages = 8, .box_rows = 64, .split_roles = true};
+  CHECK_ERR(hg_gen_copy(&bad, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "227 KiB");
+  hg_copy_bench_t bench = {.bytes = 1 << 20, .config = {.order = (hg_copy_order_t)-1}};
+  CHECK_ERR(hg_copy_bench_validate(&bench), HG_ERR_INVALID, "not an hg_copy_order_t");
+}
+
+/* The copy's options (copy.c), each generated, assembled, and holding what makes it that
+ * variant; every combination of order, store hint and roles, at two ring sizes. */
+static void test_copy_variants(void) {
+  hg_copy_order_t order;
+  CHECK_OK(hg_copy_order_parse("contiguous", &order));
+  CHECK_EQ(order, HG_COPY_CONTIGUOUS);
+  CHECK_OK(hg_copy_order_parse("interleaved", &order));
+  CHECK_EQ(order, HG_COPY_INTERLEAVED);
+  CHECK_ERR(hg_copy_order_parse("diagonal", &order), HG_ERR_PARSE,
+            "copy order 'diagonal' is not one of interleaved, contiguous");
+  CHECK_STR(hg_copy_order_name(HG_COPY_CONTIGUOUS), "contiguous");
+  CHECK_STR(hg_copy_order_name((hg_copy_order_t)9), "?");
+  static const int rings[][2] = {{4, 16}, {2, 1}, {16, 8}};
+  for (int v = 0; v < 16 * 3; v++) {
+    const int S = rings[v / 16][0];
+    hg_copy_config_t c = {.stages = S,
+                          .box_rows = rings[v / 16][1],
+                          .order = v & 1 ? HG_COPY_CONTIGUOUS : HG_COPY_INTERLEAVED,
+                          .store_evict_first = (v & 2) != 0,
+                          .split_roles = (v & 4) != 0,
+                          .evict_first = (v & 8) != 0};
+    hg_kernel_t k;
+    CHECK_OK(hg_gen_copy(&c, HG_BACKEND_PTX, &k));
+    if (!k.ptx.data) continue;
+    const char *ptx = k.ptx.data;
+    hg_ptxas_report_t rep;
+    CHECK_OK(hg_ptxas_check(ptx, &rep));
+    CHECK_EQ(rep.spill_store_bytes, 0);
+    /* the name says every option, so no two variants share a JIT cache entry */
+    char name[128];
+    snprintf(name, sizeof name, "hg_copy_s%d_r%d%s%s%s%s", S, c.box_rows,
+             c.evict_first ? "_ef" : "", c.store_evict_first ? "_sef" : "",
+             c.order == HG_COPY_CONTIGUOUS ? "_ct" : "", c.split_roles ? "_sr" : "");
+    CHECK_STR(k.name, name);
+    const int loads = count_of(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile");
+    const int stores = count_of(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group");
+    const int hinted_stores =
+        count_of(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint");
+    const int hinted_loads = count_of(ptx, "mbarrier::complete_tx::bytes.L2::cache_hint");
+    CHECK_EQ(stores, 1);
+    CHECK_EQ(hinted_stores, c.store_evict_first ? 1 : 0);
+    CHECK_EQ(hinted_loads, c.evict_first ? loads : 0);
+    /* one policy a thread that uses one: the single thread shares the loads' */
+    const int policies = count_of(ptx, "createpolicy.fractional.L2::evict_first");
+    CHECK_EQ(policies, c.split_roles ? c.evict_first + c.store_evict_first
+                                     : (c.evict_first || c.store_evict_first));
+    /* contiguous: q = boxes / nctaid, r = boxes % nctaid, first = cta * q + min(cta, r), and
+     * box j is first + j; interleaved: box j is j * nctaid + cta */
+    if (c.order == HG_COPY_CONTIGUOUS) {
+      CHECK(strstr(ptx, "div.s32") && strstr(ptx, "rem.s32"));
+      CHECK(strstr(ptx, "min.s32") != NULL);
+      /* one first_box + j for each box a load or store addresses */
+      CHECK_EQ(lines_with(ptx, "add.s32", "_first_box,"), loads + stores);
+    } else {
+      CHECK(!strstr(ptx, "first_box") && !strstr(ptx, "min.s32"));
+      CHECK_EQ(lines_with(ptx, "mad.lo.s32", "_nctaid_x, %r"), loads + stores);
+    }
+    if (c.split_roles) {
+      /* two warps; a full and an empty barrier per stage, one arrival each */
+      CHECK_EQ(k.threads, 64);
+      CHECK(strstr(ptx, ".reqntid 64, 1, 1") != NULL);
+      CHECK_EQ(count_of(ptx, "mbarrier.init.shared::cta.b64"), 2 * S);
+      CHECK_EQ(count_of(ptx, "elect.sync"), 2);
+      /* barriers initialised by thread 0 before a CTA barrier both roles pass */
+      CHECK_EQ(count_of(ptx, "bar.sync 0;"), 1);
+      CHECK(strstr(ptx, "fence.proxy.async.shared::cta") < strstr(ptx, "bar.sync 0;"));
+      /* the loader's one load in its loop (no prologue); its wait on the empty barrier
+       * and the storer's on the full one */
+      CHECK_EQ(loads, 1);
+      CHECK_EQ(count_of(ptx, "mbarrier.try_wait.parity"), 2);
+      /* the storer's release: after the store of box j-1 has read its stage */
+      CHECK_EQ(count_of(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
+      const char *rd = strstr(ptx, "cp.async.bulk.wait_group.read 1;");
+      CHECK(rd != NULL && strstr(rd, "mbarrier.arrive.shared::cta.b64") != NULL);
+      /* the last stores complete before the storer exits */
+      /* the loader comes first, in warp 0 (tid < 32); the storer in the else branch */
+      const char *store_at = strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta");
+      const char *load_at = strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global");
+      CHECK(strstr(ptx, "setp.lt.u32") && load_at && store_at && load_at < store_at);
+      /* the last stores complete before the storer exits */
+      CHECK_EQ(count_of(ptx, "cp.async.bulk.wait_group 0;"), 1);
+      CHECK(store_at && strstr(ptx, "cp.async.bulk.wait_group 0;") > store_at);
+    } else {
+      CHECK_EQ(k.threads, 32);
+      CHECK_EQ(count_of(ptx, "mbarrier.init.shared::cta.b64"), S);
+      CHECK_EQ(loads, S + 1);
+      CHECK_EQ(count_of(ptx, "mbarrier.try_wait.parity"), 1);
+      CHECK_EQ(count_of(ptx, "mbarrier.arrive.shared::cta.b64"), 0);
+      CHECK_EQ(count_of(ptx, "cp.async.bulk.wait_group.read 1;"), 1);
+    }
+    hg_kernel_free(&k);
+  }
 }
 
 /* Without a runtime, the drivers refuse with a sentence instead of crashing. */
@@ -422,6 +546,7 @@ int main(void) {
   HG_RUN(test_tutorial_kernels);
   HG_RUN(test_spec_rules);
   HG_RUN(test_copy_kernel);
+  HG_RUN(test_copy_variants);
   HG_RUN(test_no_runtime);
   HG_RUN(test_mlir_backend);
   HG_RUN(test_padded_tiles);

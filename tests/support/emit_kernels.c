@@ -380,6 +380,7 @@ hg_status_t emit_kernel_tma_out(int rank, hg_builder_t **out) {
   hg_b_tma_prefetch(b, k.map, rank, c);
   hg_b_fence_proxy_async(b);
   hg_b_tma_store(b, k.map, k.tile, rank, c);
+  hg_b_tma_store_hint(b, k.map, k.tile, rank, c, hg_b_cache_policy(b, HG_EVICT_FIRST));
   for (int r = 0; r < EMIT_TMA_NREDS; r++)
     hg_b_tma_reduce(b, emit_tma_reds[r], k.map, k.tile, rank, c);
   hg_b_bulk_commit(b);

@@ -80,8 +80,9 @@ hg_status_t emit_kernel_tma_load(int rank, hg_builder_t **out);
 extern const hg_reduce_op_t emit_tma_reds[EMIT_TMA_NREDS];
 extern const char *const emit_tma_red_names[EMIT_TMA_NREDS];
 
-/* "tma_out_<rank>d": tensor-map prefetch, a TMA prefetch, a store and one reduce of each
- * op in emit_tma_reds, then a bulk commit and waits (read 1, then 0). */
+/* "tma_out_<rank>d": tensor-map prefetch, a TMA prefetch, a store, a store with an
+ * evict_first cache hint and one reduce of each op in emit_tma_reds, then a bulk commit and
+ * waits (read 1, then 0). */
 hg_status_t emit_kernel_tma_out(int rank, hg_builder_t **out);
 
 /* "negative_coord": a 1-D load at coordinate ctaid.x * 64 - 3 (-3 for CTA 0), a value
