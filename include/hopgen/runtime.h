@@ -145,6 +145,11 @@ typedef struct hg_launch {
    * the stream has finished (it must execute griddepcontrol.wait, hg_b_griddep_wait, before
    * it touches that kernel's results). */
   bool pdl;
+  /* A cooperative launch (cuLaunchCooperativeKernel's guarantee): every CTA of the grid is
+   * resident at once, or the launch fails with a sentence. For kernels whose CTAs wait for
+   * each other (stream-K, split-K reduced in the GEMM): without it, two such grids on
+   * concurrent streams may each hold SMs the other's waiting CTAs need. */
+  bool cooperative;
 } hg_launch_t;
 
 /* Launch with cuLaunchKernelEx. args[i] points at the value of parameter i (an

@@ -250,7 +250,7 @@ class JitInfo(C.Structure):
 class Launch(C.Structure):
     _fields_ = [("grid", C.c_uint32 * 3), ("block", C.c_uint32 * 3),
                 ("cluster", C.c_uint32 * 3), ("smem_bytes", C.c_uint32),
-                ("stream", C.c_void_p), ("pdl", C.c_bool)]
+                ("stream", C.c_void_p), ("pdl", C.c_bool), ("cooperative", C.c_bool)]
 
 
 class PtxasReport(C.Structure):

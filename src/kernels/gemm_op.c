@@ -516,7 +516,11 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                    .cluster = {cs, 1, 1},
                    .smem_bytes = gk->k.smem_bytes,
                    .stream = stream,
-                   .pdl = true};
+                   .pdl = true,
+                   /* CTAs that wait for each other's partial tiles: all resident at once, or
+                    * no launch (two such grids on concurrent streams could otherwise each
+                    * hold the SMs the other's waiting CTAs need) */
+                   .cooperative = gk->config.stream_k || gk->config.split_scatter};
   HG_TRY(hg_rt_launch(op->rt, op->fn, &l, args));
   if (!op->split_bytes || gk->config.split_atomic || gk->config.split_scatter) return hg_ok();
   /* split-K: the reduction pass, same parameters, after the GEMM on the stream */

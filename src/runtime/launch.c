@@ -161,7 +161,7 @@ static const char *axis(int i) {
  * cfg and must live as long). */
 static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l,
                                  const uint32_t grid[3], const uint32_t cluster[3],
-                                 bool with_cluster, CUlaunchAttribute attr[2],
+                                 bool with_cluster, CUlaunchAttribute attr[3],
                                  CUlaunchConfig *cfg) {
   HG_TRY(hg_rt_bind(rt));
   HG_TRY(hg_function_reserve_smem(rt, f, l->smem_bytes));
@@ -174,7 +174,7 @@ static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_
                         f->name);
     f->nonportable_ok = true;
   }
-  memset(attr, 0, 2 * sizeof *attr);
+  memset(attr, 0, 3 * sizeof *attr);
   unsigned n = 0;
   if (with_cluster) {
     attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -185,6 +185,10 @@ static hg_status_t launch_config(hg_rt_t *rt, hg_function_t *f, const hg_launch_
   if (l->pdl) {
     attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (l->cooperative) {
+    attr[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr[n++].value.cooperative = 1;
   }
   memset(cfg, 0, sizeof *cfg);
   cfg->gridDimX = grid[0];
@@ -244,7 +248,7 @@ hg_status_t hg_rt_launch(hg_rt_t *rt, hg_function_t *f, const hg_launch_t *l, vo
                       f->name, cluster[0], cluster[1], cluster[2], ctas, HG_MAX_CLUSTER,
                       HG_PORTABLE_CLUSTER);
   }
-  CUlaunchAttribute attr[2];
+  CUlaunchAttribute attr[3];
   CUlaunchConfig cfg;
   HG_TRY(launch_config(rt, f, l, l->grid, cluster, clustered, attr, &cfg));
 
@@ -297,8 +301,8 @@ hg_status_t hg_rt_max_active_clusters(hg_rt_t *rt, hg_function_t *f, const hg_la
   /* The occupancy query takes a launch configuration; only the cluster shape, block and
    * shared memory matter, the grid is one cluster. */
   hg_launch_t one = *l;
-  one.pdl = false;
-  CUlaunchAttribute attr[2];
+  one.pdl = one.cooperative = false;
+  CUlaunchAttribute attr[3];
   CUlaunchConfig cfg;
   HG_TRY(launch_config(rt, f, &one, cluster, cluster, true, attr, &cfg));
   int active = 0;

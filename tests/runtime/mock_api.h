@@ -21,7 +21,8 @@ typedef struct mock_cuda_state {
   int link_logs_missing;     /* cuLinkCreate calls without both log buffers */
   int whole_program_loads;   /* cuModuleLoadDataEx calls (PTX compiled and loaded in one) */
   unsigned last_grid[3], last_block[3], last_cluster[3], last_smem;
-  bool last_pdl; /* the last launch allowed programmatic stream serialization */
+  bool last_pdl;         /* the last launch allowed programmatic stream serialization */
+  bool last_cooperative; /* the last launch was cooperative (every CTA resident at once) */
   int last_num_attrs;
   void *last_stream;
   /* the launched kernels' names, each followed by a space, in order (a test empties it;

@@ -562,6 +562,8 @@ static CUresult cluster_of(const CUlaunchConfig *c, unsigned dims[3], bool *give
       *given = true;
     } else if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
       if (a->value.programmaticStreamSerializationAllowed != 1) return CUDA_ERROR_INVALID_VALUE;
+    } else if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+      if (a->value.cooperative != 1) return CUDA_ERROR_INVALID_VALUE;
     } else if (a->id != CU_LAUNCH_ATTRIBUTE_IGNORE) {
       return CUDA_ERROR_INVALID_VALUE;
     }
@@ -671,10 +673,13 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **
   memcpy(state.last_cluster, cl, sizeof cl);
   state.last_smem = c->sharedMemBytes;
   state.last_num_attrs = (int)c->numAttrs;
-  state.last_pdl = false;
-  for (unsigned i = 0; i < c->numAttrs; i++)
+  state.last_pdl = state.last_cooperative = false;
+  for (unsigned i = 0; i < c->numAttrs; i++) {
     state.last_pdl =
         state.last_pdl || c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    state.last_cooperative =
+        state.last_cooperative || c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  }
   state.last_stream = c->hStream;
   {
     const size_t used = strlen(state.launch_log), need = strlen(f->name) + 1;

@@ -723,11 +723,24 @@ static void test_gemm_op_host_path(void) {
   CHECK_EQ(st->last_grid[0], 16u);
   CHECK_EQ(st->last_grid[1], (unsigned)hg_gemm_op_kernel(op)->reduce_groups);
   CHECK(st->last_pdl); /* the pass is launched while the GEMM finishes */
+  CHECK(!st->last_cooperative);
   CHECK(hg_gemm_op_kernel(op)->reduce_groups >= 2);
   uint32_t partial;
   CHECK_OK(hg_rt_download(suite_rt, &partial, w, 4));
   CHECK_EQ(partial, 0xCDCDCDCDu);
   hg_gemm_op_destroy(op);
+  /* Split-K reduced in the GEMM and stream-K: CTAs that wait for each other, launched
+   * cooperatively (all resident at once, or no launch); the pass's GEMM above is not */
+  static const char *const waiting[] = {"128x128x64,k5r", "128x128x64,sk"};
+  for (int i = 0; i < 2; i++) {
+    CHECK_OK(hg_gemm_config_parse(waiting[i], &c));
+    op = NULL;
+    CHECK_OK(hg_gemm_op_create(suite_rt, &p, &c, HG_BACKEND_PTX, &op));
+    if (!op) continue;
+    CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
+    CHECK(st->last_cooperative && st->last_pdl);
+    hg_gemm_op_destroy(op);
+  }
   hg_rt_free(suite_rt, w);
   /* Split-K by atomic adds: the sums and counters must be zero before a launch. A caller's
    * workspace is zeroed on the stream first, unless the caller says it is zero already
