@@ -442,6 +442,11 @@ typedef struct hg_mainloop {
    * first unit, kept across units; HG_NONE: none): each k-block's MMAs are issued between
    * hg_roles_mma_turn_wait and hg_roles_mma_turn_signal. Not with partial2 or phase. */
   hg_val_t turns;
+  /* With promote (PRED variable; HG_NONE: never): true when the unit's first k-block was
+   * issued ahead, before the previous unit's epilogue (hg_mainloop_issue_ahead), and landed
+   * in acc after it (hg_mainloop_land_ahead): the loop then starts at k-block 1 and does not
+   * zero acc. Not with turns or phase. */
+  hg_val_t ahead;
 } hg_mainloop_t;
 
 /* k-blocks per body with two partial sets: two groups, and at least 4 (block scales promote
@@ -449,6 +454,18 @@ typedef struct hg_mainloop {
 #define HG_MAINLOOP_MAX_UNROLL 8
 int hg_mainloop_unroll(int promote);
 
+/* The next unit's first k-block issued before this unit's epilogue, so the tensor cores work
+ * while the epilogue converts and stores (a promoting main loop's MMAs write `partial`, not
+ * acc, which the epilogue reads): its stage waited for, its block-scale factors read into the
+ * F32 variables f (with block scales; the scales' context set to the next unit), its MMAs
+ * issued into ml->partial from zero and committed; pos moves past it, and stage (an I32
+ * variable) keeps the stage to release. */
+void hg_mainloop_issue_ahead(hg_builder_t *b, const hg_mainloop_t *ml, hg_pipe_pos_t pos,
+                             hg_val_t wm, const hg_roles_t *r, const hg_val_t *f, hg_val_t stage);
+/* After the epilogue: the k-block issued ahead (when ml->ahead) is waited for, its stage
+ * released, and acc set to its partial sums (times its factors with block scales). */
+void hg_mainloop_land_ahead(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                            const hg_val_t *f, hg_val_t stage, const hg_roles_t *r);
 void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r);
 
@@ -616,6 +633,9 @@ void hg_sched_end(hg_builder_t *b, const hg_sched_t *s);
 void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *out);
 /* Whether the loop has a unit after t (ping-pong consumers hand over only when it does). */
 hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
+/* The loop index of the unit after t (hg_sched_work's for it; past the loop when has_next is
+ * false). */
+hg_val_t hg_sched_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t);
 /* Host side: the units of a problem, cluster tiles x splits (at most: fewer splits when K
  * has fewer k-blocks); the persistent grid needs no more clusters. Stream-K: the cluster
  * tiles (hg_sched_streamk_clusters sizes its grid). */

@@ -549,7 +549,8 @@ typedef struct hg_gemm_config {
   int splits;
   /* fp8's accurate accumulation: how promotions overlap the MMAs (HG_PROMOTE_* flags; 0: each
    * consumer waits for its group's MMAs, then adds them, both consumers in step). Text ",ps"
-   * (stagger), ",pd" (double) or ",pt" (turns); printed only when not 0. */
+   * (stagger), ",pd" (double) or ",pt" (turns), and ",pa" (ahead) beside none or ",pd";
+   * printed only when not 0. */
   int promote_overlap;
   /* Stream-K (text ",sk"): the persistent grid's clusters share the k-blocks of the tiles
    * that would leave the last wave partial, each shared tile fixed up in the same kernel by
@@ -605,6 +606,12 @@ typedef struct hg_gemm_config {
  * while the other drains and promotes, instead of both draining at once. No register cost;
  * the same sums in the same order. Not with STAGGER or DOUBLE. */
 #define HG_PROMOTE_TURNS 4
+/* The next unit's first k-block issued ahead, before this unit's epilogue (text ",pa"): a
+ * promoting main loop's MMAs write the partial set, not the sums the epilogue reads, so the
+ * tensor cores run that k-block while the epilogue converts and stores, and it lands in the
+ * sums afterwards (hg_mainloop_issue_ahead). Its promotion group is the k-block alone.
+ * Cooperative tiles without split-K, stream-K or groups; alone or with DOUBLE. */
+#define HG_PROMOTE_AHEAD 8
 /* Each consumer thread loads its rows' A scales and the tile's B scale from global memory
  * before each k-block's stage wait. */
 #define HG_BLOCK_SCALES_GLOBAL 0

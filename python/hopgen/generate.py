@@ -223,7 +223,7 @@ def mainloop_code(name, what: str = "mainloop") -> int:
 
 
 # hg_gemm_config_t.promote_overlap's flags and block_scales' values (kernels.h)
-_PROMOTE_STAGGER, _PROMOTE_DOUBLE, _PROMOTE_TURNS = 1, 2, 4
+_PROMOTE_STAGGER, _PROMOTE_DOUBLE, _PROMOTE_TURNS, _PROMOTE_AHEAD = 1, 2, 4, 8
 _BLOCK_SCALES_GLOBAL, _BLOCK_SCALES_SMEM = 0, 1
 # hg_gelu_alg_t's values (builders.h), by hg_gelu_alg_name
 GELU_FORMULAS = ("poly7", "as", "poly5", "poly5t")
@@ -232,7 +232,7 @@ GELU_FORMULAS = ("poly7", "as", "poly5", "poly5t")
 @dataclass(frozen=True)
 class GemmConfig:
     """A GEMM kernel configuration; str() is hopgen's text form
-    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,kSr|,sk][,ps][,pd][,pt][,bs][,gas|,gp5][,ds][,mainloop]"
+    "128x256x64,c2x1,s4,coop,m8,e0[,kS|,kSa|,kSr|,sk][,ps][,pd][,pt][,pa][,bs][,gas|,gp5][,ds][,mainloop]"
     (what --config takes; split-K is printed when splits > 1, stream-K when set, the fp8
     promotion variants, staged block scales, a GELU formula other than poly7 and direct
     stores when set, the mainloop when not "auto"; docs/gemm-config.md),
@@ -272,6 +272,9 @@ class GemmConfig:
     # each sums its share of the tile over every split in split order (one launch, the
     # reduction pass's bits)
     split_scatter: bool = False
+    # fp8 accurate accumulation: the next unit's first k-block issued before this unit's
+    # epilogue ("pa"), so the tensor cores run it while the epilogue stores
+    promote_ahead: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -289,7 +292,8 @@ class GemmConfig:
                    bool(c.promote_overlap & _PROMOTE_TURNS), c.block_scales == _BLOCK_SCALES_SMEM,
                    bool(c.split_atomic),
                    GELU_FORMULAS[c.gelu] if 0 <= c.gelu < len(GELU_FORMULAS) else "?",
-                   bool(c.epi_direct), bool(c.split_scatter))
+                   bool(c.epi_direct), bool(c.split_scatter),
+                   bool(c.promote_overlap & _PROMOTE_AHEAD))
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -306,7 +310,8 @@ class GemmConfig:
         c.splits = self.splits
         c.promote_overlap = ((_PROMOTE_STAGGER if self.promote_stagger else 0)
                              | (_PROMOTE_DOUBLE if self.promote_double else 0)
-                             | (_PROMOTE_TURNS if self.promote_turns else 0))
+                             | (_PROMOTE_TURNS if self.promote_turns else 0)
+                             | (_PROMOTE_AHEAD if self.promote_ahead else 0))
         c.stream_k = 1 if self.stream_k else 0
         c.block_scales = _BLOCK_SCALES_SMEM if self.staged_scales else _BLOCK_SCALES_GLOBAL
         c.split_atomic = 1 if self.split_atomic else 0

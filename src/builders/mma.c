@@ -299,14 +299,14 @@ static void promote_partial(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
  * behind wait_group 1; within one iteration it keeps them asynchronous (what FlashAttention-3's
  * intra-warpgroup overlap relies on). The sums and their order are those of the plain loop. */
 static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
-                            hg_pipe_pos_t pos, hg_val_t iters, int unroll, hg_val_t wm,
-                            const hg_roles_t *r) {
+                            hg_pipe_pos_t pos, hg_val_t first, hg_val_t iters, int unroll,
+                            hg_val_t wm, const hg_roles_t *r) {
   const hg_mma_builder_t *m = ml->mma;
   const int p = ml->promote;
   hg_val_t f[HG_MAINLOOP_MAX_UNROLL][HG_BLOCK_SCALES_MAX_F], stage[HG_MAINLOOP_MAX_UNROLL];
   hg_val_t it = hg_b_for(b, i32(b, 0), iters, i32(b, 1));
   {
-    hg_val_t base = hg_b_bin(b, HG_MUL, it, i32(b, unroll));
+    hg_val_t base = hg_b_bin(b, HG_ADD, first, hg_b_bin(b, HG_MUL, it, i32(b, unroll)));
     for (int j = 0; j < unroll; j++) {
       const int g = j / p; /* the body's group: sets alternate */
       const hg_val_t *set = g % 2 ? ml->partial2 : ml->partial;
@@ -347,7 +347,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
                       hg_pipe_pos_t pos, hg_val_t kblocks, hg_val_t wm, const hg_roles_t *r) {
   const hg_mma_builder_t *m = ml->mma;
   const bool promote = ml->promote > 0, phased = !hg_val_is_none(ml->phase);
-  const bool dbl = promote && ml->partial2;
+  const bool dbl = promote && ml->partial2, ahead = !hg_val_is_none(ml->ahead);
   const int unroll = dbl ? hg_mainloop_unroll(ml->promote) : 0;
   if ((promote && (!m->async || !ml->partial || (block_scaled(ml) && ml->promote != 1) ||
                    m->tm.atoms_m > HG_GMMA_MAX_BLOCKS)) ||
@@ -358,6 +358,7 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
       (ml->kblock_scales_staged && !ml->ring_s) ||
       (!hg_val_is_none(ml->turns) && (!m->async || ml->partial2 || phased)) ||
       (phased && !promote) || (ml->partial2 && (!promote || phased)) ||
+      (ahead && (!promote || phased || !hg_val_is_none(ml->turns))) ||
       unroll > HG_MAINLOOP_MAX_UNROLL) {
     hg_builder_fail(b, hg_error(HG_ERR_INVALID,
                                 "promotion every %d k-blocks needs a wgmma kind, a partial "
@@ -365,7 +366,8 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
                                 "k-block, from global or staged memory but not both; a "
                                 "promotion phase or a second partial set needs promotions, not "
                                 "both, and two sets at most %d k-blocks unrolled; MMA turns "
-                                "need a wgmma kind and neither; factor runs (tiles over 128 "
+                                "need a wgmma kind and neither; a k-block issued ahead needs "
+                                "promotions, no phase and no turns; factor runs (tiles over 128 "
                                 "columns) need block scales and one atom of 64 x tile N",
                                 ml->promote, HG_MAINLOOP_MAX_UNROLL));
     return;
@@ -378,18 +380,23 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
     prev = hg_b_var(b, HG_T_I32, i32(b, 0));
   }
   if (!m->async || promote) {
-    /* mma.sync always accumulates, and promotions add into acc: start the tile from zero. */
+    /* mma.sync always accumulates, and promotions add into acc: start the tile from zero
+     * (unless its first k-block, issued ahead, already landed there). */
+    if (ahead) hg_b_if(b, hg_b_not(b, ml->ahead));
     hg_val_t zero = hg_b_f32(b, 0.0f);
     for (int v = 0; v < m->acc_count; v++) hg_b_assign(b, acc[v], zero);
+    if (ahead) hg_b_endif(b);
   }
   /* k-blocks in the partial sums; a phase counts some of the unit's first group as done */
   if (promote) group = hg_b_var(b, HG_T_I32, phased ? ml->phase : i32(b, 0));
-  /* two partial sets: whole bodies of `unroll` k-blocks, then the rest one by one */
-  hg_val_t first = i32(b, 0);
+  /* two partial sets: whole bodies of `unroll` k-blocks, then the rest one by one; from
+   * k-block 1 when the first was issued ahead */
+  hg_val_t first = ahead ? hg_b_select(b, ml->ahead, i32(b, 1), i32(b, 0)) : i32(b, 0);
   if (dbl) {
-    hg_val_t iters = hg_b_bin(b, HG_DIV_U, kblocks, i32(b, unroll));
-    mainloop_double(b, ml, acc, pos, iters, unroll, wm, r);
-    first = hg_b_var(b, HG_T_I32, hg_b_bin(b, HG_MUL, iters, i32(b, unroll)));
+    hg_val_t iters = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_SUB, kblocks, first), i32(b, unroll));
+    mainloop_double(b, ml, acc, pos, first, iters, unroll, wm, r);
+    first = hg_b_var(b, HG_T_I32,
+                     hg_b_bin(b, HG_ADD, first, hg_b_bin(b, HG_MUL, iters, i32(b, unroll))));
   }
   hg_val_t kb = hg_b_for(b, first, kblocks, i32(b, 1));
   {
@@ -442,9 +449,48 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   hg_b_endfor(b);
   if (m->async) {
     hg_mma_builder_wait(b, m, 0);
-    /* the last k-block's stage (none when the unrolled bodies took every k-block) */
-    if (dbl) hg_b_if(b, hg_b_cmp(b, HG_GT_S, kblocks, first));
+    /* the last k-block's stage (none when the unrolled bodies, or the k-block issued ahead,
+     * took every k-block) */
+    if (dbl || ahead) hg_b_if(b, hg_b_cmp(b, HG_GT_S, kblocks, first));
     hg_pipe_release(b, ml->pipe, prev, ml->cluster, r->lane);
-    if (dbl) hg_b_endif(b);
+    if (dbl || ahead) hg_b_endif(b);
   }
+}
+
+void hg_mainloop_issue_ahead(hg_builder_t *b, const hg_mainloop_t *ml, hg_pipe_pos_t pos,
+                             hg_val_t wm, const hg_roles_t *r, const hg_val_t *f, hg_val_t stage) {
+  const hg_mma_builder_t *m = ml->mma;
+  if (ml->promote < 1 || !m->async || !ml->partial || !hg_val_is_none(ml->phase) ||
+      !hg_val_is_none(ml->turns)) {
+    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
+                                "a k-block issued ahead needs a promoting wgmma main loop "
+                                "without a phase or MMA turns"));
+    return;
+  }
+  hg_val_t kb = i32(b, 0), fk[HG_BLOCK_SCALES_MAX_F];
+  if (ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, fk);
+  hg_pipe_wait(b, ml->pipe, pos);
+  staged_scales(b, ml, kb, pos.stage, fk);
+  if (ml->fence_proxy) hg_b_fence_proxy_async(b);
+  if (block_scaled(ml)) {
+    const int nf = (ml->scale_runs > 1 ? ml->scale_runs : 1) * 2 * m->tm.atoms_m;
+    for (int i = 0; i < nf; i++) hg_b_assign(b, f[i], fk[i]);
+  }
+  hg_b_assign(b, stage, pos.stage);
+  hg_mma_builder_kblock(b, m, ml->partial, wm, hg_smem_ring_addr(b, ml->ring_a, pos.stage),
+                        hg_smem_ring_addr(b, ml->ring_b, pos.stage), hg_b_pred(b, false), r);
+  hg_pipe_advance(b, ml->pipe, pos);
+}
+
+void hg_mainloop_land_ahead(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *acc,
+                            const hg_val_t *f, hg_val_t stage, const hg_roles_t *r) {
+  /* The wait on every path (nothing in flight when no k-block went ahead): ptxas then sees no
+   * MMA in flight across the unit loop's back edge (it would inject a wait there) */
+  hg_mma_builder_wait(b, ml->mma, 0);
+  hg_b_if(b, ml->ahead);
+  hg_pipe_release(b, ml->pipe, stage, ml->cluster, r->lane);
+  hg_val_t zero = hg_b_f32(b, 0.0f);
+  for (int v = 0; v < ml->mma->acc_count; v++) hg_b_assign(b, acc[v], zero);
+  add_partial(b, ml, acc, ml->partial, block_scaled(ml) ? f : NULL);
+  hg_b_endif(b);
 }

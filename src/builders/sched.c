@@ -286,9 +286,12 @@ void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_wo
   if (!hg_is_ok(&st)) hg_builder_fail(b, hg_status_wrap(st, "hg_sched_work: "));
 }
 
+hg_val_t hg_sched_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t) {
+  return hg_b_bin(b, HG_ADD, t, s->spec.stream_k ? i32(b, 1) : s->cluster->count);
+}
+
 hg_val_t hg_sched_has_next(hg_builder_t *b, const hg_sched_t *s, hg_val_t t) {
-  hg_val_t step = s->spec.stream_k ? i32(b, 1) : s->cluster->count;
-  return hg_b_cmp(b, HG_LT_S, hg_b_bin(b, HG_ADD, t, step), s->total);
+  return hg_b_cmp(b, HG_LT_S, hg_sched_next(b, s, t), s->total);
 }
 
 int64_t hg_sched_units(const hg_sched_spec_t *spec, int64_t m, int64_t n, int64_t batch) {

@@ -644,13 +644,29 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
   if (c->epi_direct != 0 && c->epi_direct != 1)
     return hg_error(HG_ERR_INVALID, "epi_direct = %d: 0 (off) or 1 (direct stores, ds)",
                     c->epi_direct);
-  if (c->promote_overlap < 0 ||
-      c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE | HG_PROMOTE_TURNS))
+  if (c->promote_overlap < 0 || c->promote_overlap > (HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE |
+                                                      HG_PROMOTE_TURNS | HG_PROMOTE_AHEAD))
     return hg_error(HG_ERR_INVALID,
                     "promotion overlap %d is not known (0, HG_PROMOTE_STAGGER 1, "
-                    "HG_PROMOTE_DOUBLE 2 or HG_PROMOTE_TURNS 4)",
+                    "HG_PROMOTE_DOUBLE 2 or HG_PROMOTE_TURNS 4, and HG_PROMOTE_AHEAD 8)",
                     c->promote_overlap);
-  if ((c->promote_overlap & HG_PROMOTE_TURNS) && c->promote_overlap != HG_PROMOTE_TURNS)
+  if ((c->promote_overlap & HG_PROMOTE_AHEAD) &&
+      (c->promote_overlap & (HG_PROMOTE_STAGGER | HG_PROMOTE_TURNS)))
+    return hg_error(HG_ERR_INVALID,
+                    "a k-block issued ahead (pa) combines with two partial sets (pd) or nothing: "
+                    "staggered promotions (ps) and MMA turns (pt) pace the consumers by k-block "
+                    "counts it would shift");
+  if ((c->promote_overlap & HG_PROMOTE_AHEAD) &&
+      (c->schedule != HG_SCHED_COOPERATIVE || c->splits > 1 || c->stream_k ||
+       p->group != HG_GROUP_NONE))
+    return hg_error(
+        HG_ERR_INVALID,
+        "a k-block issued ahead (pa) needs cooperative tiles whose epilogue is the "
+        "unit's own: not ping-pong, split-K, stream-K or a grouped GEMM (this is %s%s%s%s)",
+        c->schedule != HG_SCHED_COOPERATIVE ? " ping-pong" : "", c->splits > 1 ? " split-K" : "",
+        c->stream_k ? " stream-K" : "", p->group != HG_GROUP_NONE ? " grouped" : "");
+  if ((c->promote_overlap & HG_PROMOTE_TURNS) &&
+      (c->promote_overlap & ~HG_PROMOTE_AHEAD) != HG_PROMOTE_TURNS)
     return hg_error(HG_ERR_INVALID,
                     "MMA turns (pt) do not combine with staggered promotions (ps) or two partial "
                     "sets (pd): turns order one set's MMAs between two consumers in step");
@@ -666,10 +682,11 @@ hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_confi
                     "unrolled bodies of pd put every group boundary at the same k-block for "
                     "both consumers");
   if (c->promote_overlap && !hg_gemm_promote(p))
-    return hg_error(HG_ERR_INVALID,
-                    "a promotion overlap (ps, pd, pt) applies to fp8's accurate accumulation, and "
-                    "this GEMM promotes nothing (%s)",
-                    is8(p->a_type) ? "--fp8-accum fast" : "16-bit operands");
+    return hg_error(
+        HG_ERR_INVALID,
+        "a promotion overlap (ps, pd, pt, pa) applies to fp8's accurate accumulation, and "
+        "this GEMM promotes nothing (%s)",
+        is8(p->a_type) ? "--fp8-accum fast" : "16-bit operands");
   if ((c->promote_overlap & HG_PROMOTE_STAGGER) && !two_consumers(c))
     return hg_error(HG_ERR_INVALID,
                     "staggered promotions (ps) need two consumer warpgroups on one tile (a "
@@ -789,15 +806,17 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                                 : "");
   /* both when both are set (a configuration the check refuses, printed as it is) */
   if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s%s%s", c->tile_m, c->tile_n,
-                  c->tile_k, c->cluster_m, c->cluster_n, c->stages,
+  const int ov = c->promote_overlap & ~HG_PROMOTE_AHEAD;
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s%s%s%s", c->tile_m,
+                  c->tile_n, c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
-                  c->promote_overlap == HG_PROMOTE_STAGGER  ? ",ps"
-                  : c->promote_overlap == HG_PROMOTE_DOUBLE ? ",pd"
-                  : c->promote_overlap == HG_PROMOTE_TURNS  ? ",pt"
-                  : c->promote_overlap                      ? ",p?"
-                                                            : "",
+                  ov == HG_PROMOTE_STAGGER  ? ",ps"
+                  : ov == HG_PROMOTE_DOUBLE ? ",pd"
+                  : ov == HG_PROMOTE_TURNS  ? ",pt"
+                  : ov                      ? ",p?"
+                                            : "",
+                  c->promote_overlap & HG_PROMOTE_AHEAD ? ",pa" : "",
                   c->block_scales == HG_BLOCK_SCALES_SMEM ? ",bs"
                   : c->block_scales                       ? ",b?"
                                                           : "",
@@ -858,16 +877,16 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     MAINLOOP,
     SPLITS,
     OVERLAP,
+    AHEAD,
     STREAMK,
     BSCALES,
     GELU,
     DIRECT
   };
-  static const char *const what[] = {"tile",         "cluster",          "stage count",
-                                     "schedule",     "raster",           "epilogue width",
-                                     "mainloop",     "split-K count",    "promotion overlap",
-                                     "stream-K",     "block-scale path", "GELU formula",
-                                     "direct stores"};
+  static const char *const what[] = {
+      "tile",           "cluster",          "stage count",   "schedule",          "raster",
+      "epilogue width", "mainloop",         "split-K count", "promotion overlap", "k-block ahead",
+      "stream-K",       "block-scale path", "GELU formula",  "direct stores"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -930,13 +949,16 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       c.split_scatter = tok[strlen(tok) - 1] == 'r';
     } else if (!strcmp(tok, "ps") || !strcmp(tok, "pd") || !strcmp(tok, "pt")) {
       kind = OVERLAP;
-      c.promote_overlap = tok[1] == 's'   ? HG_PROMOTE_STAGGER
-                          : tok[1] == 'd' ? HG_PROMOTE_DOUBLE
-                                          : HG_PROMOTE_TURNS;
+      c.promote_overlap |= tok[1] == 's'   ? HG_PROMOTE_STAGGER
+                           : tok[1] == 'd' ? HG_PROMOTE_DOUBLE
+                                           : HG_PROMOTE_TURNS;
+    } else if (!strcmp(tok, "pa")) {
+      kind = AHEAD;
+      c.promote_overlap |= HG_PROMOTE_AHEAD;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, sk, bs, pt, ps|pd, gp7|gas|gp5, ds or a mainloop such as "
+                      "mG|nG, eN, kS, sk, bs, pt, ps|pd, pa, gp7|gas|gp5, ds or a mainloop such as "
                       "tma-wgmma, separated by single commas)",
                       text, tok);
     }

@@ -146,7 +146,17 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   bs.tile_m = c->tile_m;
   bs.tile_n = c->tile_n;
   const bool block = x->k->problem.scale == HG_SCALE_BLOCK, staged = staged_scales(x);
-  const hg_mainloop_t ml = hg_gemm_params_mainloop(b, x->k, x->g, &x->rg, r, partial, &bs);
+  hg_mainloop_t ml = hg_gemm_params_mainloop(b, x->k, x->g, &x->rg, r, partial, &bs);
+  /* ,pa: the next unit's first k-block issued before this unit's epilogue (its stage and
+   * factors kept in variables across the epilogue, landed in acc after it) */
+  const bool ahead = c->promote_overlap & HG_PROMOTE_AHEAD;
+  hg_val_t ahead_stage = HG_NONE, ahead_f[HG_BLOCK_SCALES_MAX_F];
+  if (ahead) {
+    ml.ahead = hg_b_var(b, HG_T_PRED, hg_b_pred(b, false));
+    ahead_stage = hg_b_var(b, HG_T_I32, i32(x, 0));
+    for (int i = 0; i < HG_BLOCK_SCALES_MAX_F; i++)
+      ahead_f[i] = hg_b_var(b, HG_T_F32, hg_b_f32(b, 0.0f));
+  }
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   hg_epilogue_begin(b, &x->epi);
@@ -171,6 +181,20 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     }
     hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
     if (pp) hg_roles_turn_handover(b, r, hg_sched_has_next(b, &x->sched, t));
+    if (ahead) {
+      /* the next unit's first k-block into the partial sums while this one's epilogue runs
+       * (acc holds this unit's sums until then); the scales' context moves to that unit */
+      hg_b_assign(b, ml.ahead, hg_b_pred(b, false));
+      hg_b_if(b, hg_sched_has_next(b, &x->sched, t));
+      hg_sched_work_t w2;
+      hg_sched_work(b, &x->sched, hg_sched_next(b, &x->sched, t), &w2);
+      bs.m0 = w2.m0;
+      bs.n0 = w2.n0;
+      bs.k_first = w2.k_first;
+      hg_mainloop_issue_ahead(b, &ml, pos, wm, r, ahead_f, ahead_stage);
+      hg_b_assign(b, ml.ahead, hg_b_pred(b, true));
+      hg_b_endif(b);
+    }
     /* grouped: TMA stores only for a tile whose rows all lie in its group (a uniform
      * branch: the tile's origin and its group's end are the CTA's) */
     const bool two = grouped(x) && x->epi.tma;
@@ -208,6 +232,10 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
         if (hg_is_ok(&st)) st = emit_tile(x, &x->epi_direct, acc, &am, &w, t_row, t_col, slot_row0);
         hg_b_endif(b);
       }
+    }
+    if (ahead) {
+      /* the epilogue has read acc: the k-block issued ahead lands there */
+      hg_mainloop_land_ahead(b, &ml, acc, ahead_f, ahead_stage, r);
     }
     x->epi.prefetch = x->epi_direct.prefetch = NULL;
     hg_b_endif(b);

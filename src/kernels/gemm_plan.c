@@ -149,11 +149,15 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
     else
       snprintf(split + strlen(split), sizeof split - strlen(split), "_fast");
     /* the promotions' overlap: staggered consumers, two partial sets */
-    if (c->promote_overlap)
+    const int ov = c->promote_overlap & ~HG_PROMOTE_AHEAD;
+    if (ov)
       snprintf(split + strlen(split), sizeof split - strlen(split), "_%s",
-               c->promote_overlap == HG_PROMOTE_STAGGER  ? "ps"
-               : c->promote_overlap == HG_PROMOTE_DOUBLE ? "pd"
-                                                         : "pt");
+               ov == HG_PROMOTE_STAGGER  ? "ps"
+               : ov == HG_PROMOTE_DOUBLE ? "pd"
+                                         : "pt");
+    /* the next unit's first k-block issued before the epilogue */
+    if (c->promote_overlap & HG_PROMOTE_AHEAD)
+      snprintf(split + strlen(split), sizeof split - strlen(split), "_pa");
     /* block-wise scales staged in shared memory by the producer (by TMA: _bst) */
     if (c->block_scales == HG_BLOCK_SCALES_SMEM)
       snprintf(split + strlen(split), sizeof split - strlen(split), "_bs%s",

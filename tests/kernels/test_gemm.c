@@ -1682,14 +1682,14 @@ static void test_fp8_stagger(void) {
   CHECK_ERR(hg_gemm_config_parse("128x128x128,ps,ps", &c), HG_ERR_PARSE,
             "gives the promotion overlap twice");
   CHECK_ERR(hg_gemm_config_parse("128x128x128,px", &c), HG_ERR_PARSE,
-            "ps|pd, gp7|gas|gp5, ds or a mainloop");
+            "ps|pd, pa, gp7|gas|gp5, ds or a mainloop");
   CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4", &c));
   hg_gemm_config_print(&c, text, sizeof text);
   CHECK(strstr(text, "ps") == NULL);
   hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
   CHECK_OK(hg_gemm_problem_normalize(&p));
-  c.promote_overlap = 8;
-  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 8 is not known");
+  c.promote_overlap = 16;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 16 is not known");
   c.promote_overlap = HG_PROMOTE_STAGGER | HG_PROMOTE_DOUBLE;
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "do not combine");
   CHECK_OK(hg_gemm_config_parse("64x128x128,pp,ps", &c));
@@ -2246,6 +2246,69 @@ static void test_block_scales_staged(void) {
  * MMAs between a turn wait and a hand-over on the ordering barriers (bar.sync 4/5 of 256
  * threads in each consumer's branch, bar.arrive to the other's), and consumer 0's last wait
  * after the units: 3 bar.sync and 2 bar.arrive of 256 more than without; the same wgmma. */
+/* ,pa: the next unit's first k-block issued before the epilogue (HG_PROMOTE_AHEAD): text round
+ * trip beside pd, the rules, the kernel's name, and the PTX of the issue and the landing:
+ * one wait_group 0 on every path after the epilogue, no MMA in flight across the unit loop's
+ * back edge for ptxas to find (no "serialized" notes, no spills: check_generates). */
+static void test_promote_ahead(void) {
+  hg_gemm_config_t c;
+  char text[128];
+  CHECK_OK(hg_gemm_config_parse("128x128x128,c1x2,s6,e32,pd,pa,bs", &c));
+  CHECK_EQ(c.promote_overlap, HG_PROMOTE_DOUBLE | HG_PROMOTE_AHEAD);
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK(strstr(text, ",pd,pa,bs") != NULL);
+  CHECK_OK(hg_gemm_config_parse("128x128x128,pa", &c));
+  CHECK_EQ(c.promote_overlap, HG_PROMOTE_AHEAD);
+  CHECK_ERR(hg_gemm_config_parse("128x128x128,pa,pa", &c), HG_ERR_PARSE, "twice");
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, HG_E4M3);
+  p.scale = HG_SCALE_BLOCK;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  static const char *const bad[][2] = {
+      {"128x128x128,c2x1,s4,pt,pa", "combines with two partial sets (pd) or nothing"},
+      {"64x128x128,pp,s4,pa", "not ping-pong"},
+      {"128x128x128,s4,k3,pa", "split-K"},
+      {"128x128x128,s4,sk,pa", "stream-K"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK_OK(hg_gemm_config_parse(bad[i][0], &c));
+    CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, bad[i][1]);
+  }
+  hg_gemm_problem_t bf = problem(4096, 4096, 4096, HG_BF16);
+  CHECK_OK(hg_gemm_problem_normalize(&bf));
+  CHECK_OK(hg_gemm_config_parse("128x128x64,s4,pa", &c));
+  CHECK_ERR(hg_gemm_config_check(&bf, &c), HG_ERR_INVALID, "promotion overlap (ps, pd, pt, pa)");
+  static const struct {
+    hg_gemm_scale_t scale;
+    const char *config;
+  } kernels[] = {{HG_SCALE_BLOCK, "128x128x128,c1x2,s6,e32,pd,pa,bs"},
+                 {HG_SCALE_BLOCK, "128x192x128,c2x1,s4,pa,bs"},
+                 {HG_SCALE_BLOCK, "128x64x128,s8,e32,pd,pa,bs"},
+                 {HG_SCALE_ROW, "128x176x128,c2x1,s4,pa"},
+                 {HG_SCALE_TENSOR, "128x128x128,c1x2,s4,pd,pa"}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    hg_gemm_problem_t q = problem(1000, 3000, 4112, HG_E4M3);
+    q.scale = kernels[i].scale;
+    CHECK_OK(hg_gemm_problem_normalize(&q));
+    CHECK_OK(hg_gemm_config_parse(kernels[i].config, &c));
+    CHECK_OK(hg_gemm_config_check(&q, &c));
+    check_generates(&q, &c);
+    hg_gemm_kernel_t k;
+    hg_status_t st = hg_gemm_generate(&q, &c, HG_BACKEND_PTX, &k);
+    CHECK_OK(st);
+    if (!hg_is_ok(&st)) return;
+    CHECK(strstr(k.k.name, "_pa") != NULL);
+    /* the unit loop holds the issue (a wgmma group committed) before the epilogue's TMA
+     * store, then the landing's wait_group 0 after it */
+    const char *store = strstr(k.k.ptx.data, "d.global.shared::cta.tile.bulk_group [%rd");
+    const char *issue = NULL;
+    for (const char *at = k.k.ptx.data; at && (!store || at < store);
+         at = strstr(at + 1, "wgmma.commit_group"))
+      issue = at;
+    CHECK(store && issue && issue < store);
+    CHECK(store && strstr(store, "wgmma.wait_group.sync.aligned 0") != NULL);
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 static void test_mma_turns(void) {
   hg_gemm_config_t c;
   char text[128];
@@ -2262,8 +2325,8 @@ static void test_mma_turns(void) {
   CHECK_OK(hg_gemm_config_check(&p, &c));
   c.promote_overlap = HG_PROMOTE_TURNS | HG_PROMOTE_DOUBLE;
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "do not combine");
-  c.promote_overlap = 8;
-  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 8 is not known");
+  c.promote_overlap = 24;
+  CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "promotion overlap 24 is not known");
   CHECK_OK(hg_gemm_config_parse("64x128x128,pp,s4,pt", &c));
   CHECK_ERR(hg_gemm_config_check(&p, &c), HG_ERR_INVALID, "has one per tile");
   CHECK_OK(hg_gemm_config_parse("64x128x128,s4,pt", &c));
@@ -3092,6 +3155,7 @@ int main(void) {
   HG_RUN(test_block_scales_wide);
   HG_RUN(test_block_scales_tma);
   HG_RUN(test_mma_turns);
+  HG_RUN(test_promote_ahead);
   HG_RUN(test_block_scale_rule);
   HG_RUN(test_split_heuristic);
   HG_RUN(test_two_spans);
