@@ -22,7 +22,9 @@ static void usage_copy(FILE *f) {
   fprintf(
       f, "usage: hopgen bench copy [--bytes N] [--stages S] [--box-rows R] [--ctas-per-sm K]\n"
          "                         [--evict-first] [--store-evict-first] [--split-roles]\n"
-         "                         [--order interleaved|contiguous] [--warmup W] [--runs R]\n"
+         "                         [--order interleaved|contiguous]\n"
+         "                         [--store-threads [--store-warps W]] [--store-cs]\n"
+         "                         [--ldg [--unroll U] [--ldg-threads N]] [--warmup W] [--runs R]\n"
          "                         [--seed N] [--min-ratio X] [--backend ptx|mlir] [--device N]\n"
          "                         [--json]\n\n"
          "The streaming TMA copy (a persistent grid; in each CTA one thread moves boxes through a\n"
@@ -41,8 +43,20 @@ static void usage_copy(FILE *f) {
          "                    stores, each stage handed back through an empty mbarrier\n"
          "  --order O         which boxes a CTA copies: interleaved (CTA c: boxes c, c + G, ...;\n"
          "                    the default) or contiguous (one run of consecutive boxes each)\n"
+         "  --store-threads   TMA loads (one thread of warp 0), but threads store: W store warps\n"
+         "                    read each stage with ld.shared.v4 and write it with st.global.v4,\n"
+         "                    then hand it back through an empty mbarrier\n"
+         "  --store-warps W   store warps with --store-threads, 1..8 (default 4)\n"
+         "  --store-cs        the threads' stores with the .cs (streaming) cache operator\n"
+         "                    (--store-threads or --ldg)\n"
+         "  --ldg             no TMA and no shared memory: every thread copies 16-byte vectors,\n"
+         "                    ld.global.v4 then st.global.v4, in a grid-stride loop (a reference;\n"
+         "                    no --stages, --box-rows, --order or TMA hints)\n"
+         "  --unroll U        --ldg: vectors a thread loads before it stores them, 1..16\n"
+         "                    (default 8)\n"
+         "  --ldg-threads N   --ldg: threads per CTA, a multiple of 32 up to 1024 (default 256)\n"
          "  --warmup W, --runs R  per side (default 3 and 25)\n"
-         "  --min-ratio X     exit 1 when TMA / D2D bandwidth is below X (e.g. 0.9)\n"
+         "  --min-ratio X     exit 1 when copy / D2D bandwidth is below X (e.g. 0.9)\n"
          "  --json            machine-readable result on standard output\n");
 }
 
@@ -79,6 +93,12 @@ enum {
   C_STORE_EVICT_FIRST,
   C_SPLIT_ROLES,
   C_ORDER,
+  C_STORE_THREADS,
+  C_STORE_WARPS,
+  C_STORE_CS,
+  C_LDG,
+  C_UNROLL,
+  C_LDG_THREADS,
   C_WARMUP,
   C_RUNS,
   C_SEED,
@@ -96,6 +116,12 @@ static const hg_cli_opt_t copy_opts[] = {
     {C_STORE_EVICT_FIRST, "--store-evict-first", NULL, HG_CLI_FLAG, 0},
     {C_SPLIT_ROLES, "--split-roles", NULL, HG_CLI_FLAG, 0},
     {C_ORDER, "--order", NULL, HG_CLI_VALUE, 0},
+    {C_STORE_THREADS, "--store-threads", NULL, HG_CLI_FLAG, 0},
+    {C_STORE_WARPS, "--store-warps", NULL, HG_CLI_VALUE, 0},
+    {C_STORE_CS, "--store-cs", NULL, HG_CLI_FLAG, 0},
+    {C_LDG, "--ldg", NULL, HG_CLI_FLAG, 0},
+    {C_UNROLL, "--unroll", NULL, HG_CLI_VALUE, 0},
+    {C_LDG_THREADS, "--ldg-threads", NULL, HG_CLI_VALUE, 0},
     {C_WARMUP, "--warmup", NULL, HG_CLI_VALUE, 0},
     {C_RUNS, "--runs", NULL, HG_CLI_VALUE, 0},
     {C_SEED, "--seed", NULL, HG_CLI_VALUE, 0},
@@ -155,6 +181,28 @@ static int bench_copy(int argc, char **argv) {
     case C_ORDER:
       ok = hg_cli_check(&a, hg_copy_order_parse(v, &b.config.order));
       break;
+    case C_STORE_THREADS:
+      b.config.store_threads = true;
+      break;
+    case C_STORE_WARPS:
+      ok = hg_cli_int(&a, v, 1, 8, &x);
+      b.config.store_warps = (int)x;
+      break;
+    case C_STORE_CS:
+      b.config.store_cs = true;
+      break;
+    case C_LDG:
+      b.config.ldg = true;
+      break;
+    case C_UNROLL:
+      ok = hg_cli_int(&a, v, 1, 16, &x);
+      b.config.unroll = (int)x;
+      break;
+    case C_LDG_THREADS:
+      /* the multiple of 32 is the library's rule, and its sentence */
+      ok = hg_cli_int(&a, v, 32, 1024, &x);
+      b.config.ldg_threads = (int)x;
+      break;
     case C_WARMUP:
       ok = hg_cli_int(&a, v, 1, 1000, &x);
       b.warmup = (int)x;
@@ -206,9 +254,9 @@ static int bench_copy(int argc, char **argv) {
   }
   if (ran && min_ratio > 0 && r.ratio < min_ratio)
     s = hg_error(HG_ERR_MISMATCH,
-                 "the TMA copy reached %.3f of the driver's D2D bandwidth (%.1f vs %.1f GB/s on "
+                 "the %s copy reached %.3f of the driver's D2D bandwidth (%.1f vs %.1f GB/s on "
                  "%" PRIu64 " B), below --min-ratio %.3f",
-                 r.ratio, r.copy_gbs, r.d2d_gbs, r.bytes, min_ratio);
+                 r.config.ldg ? "ldg" : "TMA", r.ratio, r.copy_gbs, r.d2d_gbs, r.bytes, min_ratio);
   const hg_tma_timing_t *t = &r.path;
   if (json) {
     printf("{\"command\": \"bench copy\", \"ok\": %s, \"bytes\": %" PRIu64 ", ",
@@ -218,7 +266,8 @@ static int bench_copy(int argc, char **argv) {
       printf("\"open_ms\": %.3f, \"ctas\": %u, \"threads\": %u, \"smem_bytes\": %u, "
              "\"stages\": %d, \"box_rows\": %d, \"box_bytes\": %d, \"ctas_per_sm\": %d, "
              "\"evict_first\": %s, \"store_evict_first\": %s, \"split_roles\": %s, "
-             "\"order\": \"%s\", \"verified\": %s, "
+             "\"order\": \"%s\", \"store_threads\": %s, \"store_warps\": %d, \"store_cs\": %s, "
+             "\"ldg\": %s, \"unroll\": %d, \"ldg_threads\": %d, \"verified\": %s, "
              "\"copy_ms\": %.5f, \"copy_min_ms\": %.5f, \"copy_max_ms\": %.5f, \"copy_gbs\": %.2f, "
              "\"d2d_ms\": %.5f, \"d2d_min_ms\": %.5f, \"d2d_max_ms\": %.5f, \"d2d_gbs\": %.2f, "
              "\"ratio\": %.4f, \"path\": {\"to_launch_ms\": %.4f, \"gen_ms\": %.4f, "
@@ -227,9 +276,11 @@ static int bench_copy(int argc, char **argv) {
              r.config.box_rows * 1024, r.config.ctas_per_sm,
              r.config.evict_first ? "true" : "false", r.config.store_evict_first ? "true" : "false",
              r.config.split_roles ? "true" : "false", hg_copy_order_name(r.config.order),
-             r.verified ? "true" : "false", r.copy_ms, r.copy_min_ms, r.copy_max_ms, r.copy_gbs,
-             r.d2d_ms, r.d2d_min_ms, r.d2d_max_ms, r.d2d_gbs, r.ratio, t->to_launch_ms, t->gen_ms,
-             t->jit_ms, t->jit.cache_hit ? "true" : "false");
+             r.config.store_threads ? "true" : "false", r.config.store_warps,
+             r.config.store_cs ? "true" : "false", r.config.ldg ? "true" : "false", r.config.unroll,
+             r.config.ldg_threads, r.verified ? "true" : "false", r.copy_ms, r.copy_min_ms,
+             r.copy_max_ms, r.copy_gbs, r.d2d_ms, r.d2d_min_ms, r.d2d_max_ms, r.d2d_gbs, r.ratio,
+             t->to_launch_ms, t->gen_ms, t->jit_ms, t->jit.cache_hit ? "true" : "false");
     }
     if (!hg_is_ok(&s)) {
       printf("%s", ran ? ", " : "");
@@ -240,19 +291,29 @@ static int bench_copy(int argc, char **argv) {
   } else if (ran) {
     const double gib = (double)r.bytes / (double)(UINT64_C(1) << 30);
     printf("bench copy: %" PRIu64 " B (%.2f GiB) on %s\n", r.bytes, gib, r.device);
-    printf("  TMA copy: %u CTAs x %u threads, %u B shared memory each: %d stages of %d KiB boxes"
-           "%s%s%s%s\n",
-           r.ctas, r.threads, r.smem_bytes, r.config.stages, r.config.box_rows,
-           r.config.order == HG_COPY_CONTIGUOUS ? ", contiguous order" : "",
-           r.config.evict_first ? ", evict_first loads" : "",
-           r.config.store_evict_first ? ", evict_first stores" : "",
-           r.config.split_roles ? ", split loader and storer" : "");
+    /* the kernel's label: "TMA copy" for every form with TMA loads, "ldg copy" without */
+    const char *what = r.config.ldg ? "ldg" : "TMA";
+    char stores[96] = "";
+    if (r.config.store_threads)
+      snprintf(stores, sizeof stores, ", stores by %d warps of threads%s", r.config.store_warps,
+               r.config.store_cs ? " (st.global.cs)" : "");
+    if (r.config.ldg)
+      printf("  ldg copy: %u CTAs x %u threads, %d vectors of 16 B in flight per thread%s\n",
+             r.ctas, r.threads, r.config.unroll, r.config.store_cs ? ", st.global.cs" : "");
+    else
+      printf("  TMA copy: %u CTAs x %u threads, %u B shared memory each: %d stages of %d KiB "
+             "boxes%s%s%s%s%s\n",
+             r.ctas, r.threads, r.smem_bytes, r.config.stages, r.config.box_rows,
+             r.config.order == HG_COPY_CONTIGUOUS ? ", contiguous order" : "",
+             r.config.evict_first ? ", evict_first loads" : "",
+             r.config.store_evict_first ? ", evict_first stores" : "",
+             r.config.split_roles ? ", split loader and storer" : "", stores);
     printf("  verified: the copy equals the source, every byte (fresh random data)\n");
-    printf("  TMA copy  %8.3f ms median (min %.3f, max %.3f)  %8.1f GB/s\n", r.copy_ms,
+    printf("  %s copy  %8.3f ms median (min %.3f, max %.3f)  %8.1f GB/s\n", what, r.copy_ms,
            r.copy_min_ms, r.copy_max_ms, r.copy_gbs);
     printf("  D2D copy  %8.3f ms median (min %.3f, max %.3f)  %8.1f GB/s\n", r.d2d_ms, r.d2d_min_ms,
            r.d2d_max_ms, r.d2d_gbs);
-    printf("  ratio     %.3f (TMA / D2D; read + write counted for both)\n", r.ratio);
+    printf("  ratio     %.3f (%s / D2D; read + write counted for both)\n", r.ratio, what);
     printf("  path: spec -> launched kernel %.2f ms (generate %.2f, JIT %.2f [%s]); GPU opened "
            "in %.1f ms\n",
            t->to_launch_ms, t->gen_ms, t->jit_ms, t->jit.cache_hit ? "cache hit" : "compiled",

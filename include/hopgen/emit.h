@@ -272,6 +272,10 @@ void hg_b_load(hg_builder_t *b, hg_space_t space, hg_type_t type, int bits, int 
                hg_val_t *out);
 void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t addr,
                 const hg_val_t *vals);
+/* hg_b_store to global memory (an I64 address) with the cache-streaming operator .cs (PTX
+ * ISA st: "likely to be accessed once"; the lines are allocated evict-first): for data that
+ * this kernel writes once and nothing reads back soon. */
+void hg_b_store_cs(hg_builder_t *b, int bits, int n, hg_val_t addr, const hg_val_t *vals);
 /* Global atomic add of an F32 (used by reference checks, not by hot loops). */
 void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v);
 /* n = 1, 2 or 4 consecutive f32 added to global memory at addr (8- or 16-byte aligned for 2

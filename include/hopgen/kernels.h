@@ -298,12 +298,28 @@ typedef struct hg_copy_config {
   bool split_roles;       /* two issuing threads (warps 0 and 1): one loads, one stores, the
                            * stages handed back through an empty mbarrier each */
   hg_copy_order_t order;  /* 0: interleaved */
+  /* The threads' copies (appended; all off by default): */
+  bool store_threads; /* TMA loads into the ring, but store_warps warps of threads store
+                       * each stage (ld.shared.v4 -> st.global.v4) and hand it back through
+                       * an empty mbarrier; one elected thread of warp 0 loads */
+  bool ldg;           /* no TMA and no ring: every thread copies 16-byte vectors
+                       * (ld.global.v4 -> st.global.v4), unroll of them in flight, in a
+                       * grid-stride loop; stages and box_rows stay 0 */
+  bool store_cs;      /* the threads' stores with the .cs (streaming) cache operator
+                       * (store_threads or ldg) */
+  int store_warps;    /* store_threads: warps that store, 1..8; 0: 4 */
+  int unroll;         /* ldg: 16-byte vectors a thread loads before it stores them, 1..16;
+                       * 0: 8 */
+  int ldg_threads;    /* ldg: threads per CTA, a multiple of 32 in 32..1024; 0: 256 */
 } hg_copy_config_t;
 
-/* The copy kernel: parameters (src map, dst map: both the [rows, 256] u32 view of the
- * buffers with box {256, box_rows}; I32 number of boxes), 32 threads (64 with split_roles),
- * any grid. CTA c copies boxes c, c + nctaid, ... (or its contiguous run) through its ring
- * (see copy.c). Each option is in the kernel's name. */
+/* The copy kernel. The TMA forms: parameters (src map, dst map: both the [rows, 256] u32
+ * view of the buffers with box {256, box_rows}; I32 number of boxes), 32 threads (64 with
+ * split_roles), any grid. CTA c copies boxes c, c + nctaid, ... (or its contiguous run)
+ * through its ring (see copy.c). With store_threads: parameters (src map; I64 dst pointer;
+ * I32 boxes; I32 rows), 32 x (1 + store_warps) threads. With ldg: parameters (I64 src and
+ * dst pointers, I64 bytes: a multiple of 16), ldg_threads threads, any grid. Each option is
+ * in the kernel's name. */
 hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_t *k);
 
 typedef struct hg_copy_bench {
@@ -330,7 +346,7 @@ typedef struct hg_copy_bench_result {
 /* Check a benchmark description (size, configuration) without a GPU; the sentence names
  * what is wrong. hg_copy_bench_run calls it. */
 hg_status_t hg_copy_bench_validate(const hg_copy_bench_t *bench);
-/* Fill a fresh buffer with random data, copy it with the TMA kernel, verify every byte,
+/* Fill a fresh buffer with random data, copy it with the copy kernel, verify every byte,
  * then time both the kernel and hg_rt_copy_d2d of the same bytes in this process,
  * interleaved. HG_ERR_MISMATCH when the copy is not exact. */
 hg_status_t hg_copy_bench_run(hg_rt_t *rt, const hg_copy_bench_t *bench, hg_backend_t be,

@@ -230,7 +230,9 @@ class TmaSpec(C.Structure):
 class CopyConfig(C.Structure):
     _fields_ = [("stages", C.c_int), ("box_rows", C.c_int), ("ctas_per_sm", C.c_int),
                 ("evict_first", C.c_bool), ("store_evict_first", C.c_bool),
-                ("split_roles", C.c_bool), ("order", C.c_int)]
+                ("split_roles", C.c_bool), ("order", C.c_int), ("store_threads", C.c_bool),
+                ("ldg", C.c_bool), ("store_cs", C.c_bool), ("store_warps", C.c_int),
+                ("unroll", C.c_int), ("ldg_threads", C.c_int)]
 
 
 class DeviceInfo(C.Structure):

@@ -1070,25 +1070,25 @@ void hg_b_load(hg_builder_t *b, hg_space_t space, hg_type_t type, int bits, int 
   }
 }
 
-void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t addr,
-                const hg_val_t *vals) {
-  if (!check_addr(b, "hg_b_store", space, addr)) return;
+static void store(hg_builder_t *b, const char *api, hg_space_t space, int bits, int n,
+                  hg_val_t addr, const hg_val_t *vals, bool cs) {
+  if (!check_addr(b, api, space, addr)) return;
   if (n != 1 && n != 2 && n != 4) {
-    fail(b, HG_ERR_INVALID, "hg_b_store: vector width %d is not 1, 2 or 4", n);
+    fail(b, HG_ERR_INVALID, "%s: vector width %d is not 1, 2 or 4", api, n);
     return;
   }
   if (!vals) {
-    fail(b, HG_ERR_INVALID, "hg_b_store: vals is NULL");
+    fail(b, HG_ERR_INVALID, "%s: vals is NULL", api);
     return;
   }
-  if (!use(b, "hg_b_store", "value 0", vals[0], HG_T_NONE)) return;
+  if (!use(b, api, "value 0", vals[0], HG_T_NONE)) return;
   hg_type_t type = type_of(b, vals[0]);
-  if (!check_width(b, "hg_b_store", type, bits, n)) return;
+  if (!check_width(b, api, type, bits, n)) return;
   int32_t opd[5] = {addr.id, vals[0].id};
   for (int k = 1; k < n; k++) {
     char role[24];
     snprintf(role, sizeof role, "value %d", k);
-    if (!use(b, "hg_b_store", role, vals[k], type)) return;
+    if (!use(b, api, role, vals[k], type)) return;
     opd[1 + k] = vals[k].id;
   }
   hg_ir_op_t a = {0};
@@ -1096,7 +1096,17 @@ void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t add
   a.u.mem.type = type;
   a.u.mem.bits = bits ? bits : (type == HG_T_I64 ? 64 : 32);
   a.u.mem.n = n;
+  a.u.mem.cs = cs;
   emit0(b, HG_OP_STORE, opd, 1 + n, &a);
+}
+
+void hg_b_store(hg_builder_t *b, hg_space_t space, int bits, int n, hg_val_t addr,
+                const hg_val_t *vals) {
+  store(b, "hg_b_store", space, bits, n, addr, vals, false);
+}
+
+void hg_b_store_cs(hg_builder_t *b, int bits, int n, hg_val_t addr, const hg_val_t *vals) {
+  store(b, "hg_b_store_cs", HG_GLOBAL, bits, n, addr, vals, true);
 }
 
 void hg_b_atomic_add_f32(hg_builder_t *b, hg_val_t addr, hg_val_t v) {

@@ -126,9 +126,10 @@ typedef enum hg_ir_opcode {
   HG_OP_RETURN,   /* this thread leaves the kernel */
 
   /* ---------------------------------------------- memory */
-  HG_OP_LOAD,  /* -> [u.mem.n values of u.mem.type]; [addr]; u.mem.{space, type, bits, n}.
-                * bits 8/16: one narrow unsigned integer zero-extended into an I32 */
-  HG_OP_STORE, /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n}; type = the values' type */
+  HG_OP_LOAD,           /* -> [u.mem.n values of u.mem.type]; [addr]; u.mem.{space, type, bits, n}.
+                         * bits 8/16: one narrow unsigned integer zero-extended into an I32 */
+  HG_OP_STORE,          /* [addr, v0..v(n-1)]; u.mem.{space, type, bits, n, cs}; type = the values'
+                         * type */
   HG_OP_ATOMIC_ADD_F32, /* [addr I64 global, v0..v(n-1) F32]; u.mem.n (1, 2, 4) */
   HG_OP_ATOMIC_ADD_U32, /* -> [I32 old value]; [addr I64 global, v I32]; relaxed, .gpu */
   HG_OP_REDUX,          /* -> [I32]; [v I32]; u.red.op (add, min, max, and, or, xor) over the
@@ -250,6 +251,7 @@ typedef struct hg_ir_op {
       hg_type_t type;
       int bits; /* 8, 16 (narrow, n = 1), or 32/64 = the type's width */
       int n;    /* 1, 2, 4 */
+      bool cs;  /* HG_OP_STORE to global only: the .cs (cache streaming) operator */
     } mem;
     struct {
       int id;

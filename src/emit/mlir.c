@@ -734,6 +734,42 @@ static int mem_ptr(mprinter_t *p, const hg_ir_op_t *op, const char *addr, int *s
   }
 }
 
+/* A global store with the .cs cache operator, as ptx.c prints it, in inline assembly:
+ * llvm.store has no cache operator NVPTX would print. The address is a generic pointer
+ * (cvta.to.global first, as ptx.c); the values' constraint and PTX type follow the IR type
+ * (a narrow store takes the low bits of a 32-bit register, as ld/st allow). */
+static void print_store_cs(mprinter_t *p, const hg_ir_op_t *op, const int32_t *o) {
+  const int n = op->u.mem.n;
+  const bool f32 = op->u.mem.type == HG_T_F32, i64 = op->u.mem.type == HG_T_I64;
+  const char *ptype = op->u.mem.bits == 8    ? "u8"
+                      : op->u.mem.bits == 16 ? "u16"
+                      : f32                  ? "f32"
+                      : i64                  ? "u64"
+                                             : "u32";
+  const char *con = f32 ? "f" : i64 ? "l" : "r";
+  name_t nv[5];
+  const char *v[5];
+  for (int k = 0; k <= n; k++) v[k] = V(p, o[k], nv[k]);
+  hg_sbuf_put(
+      &p->s,
+      "      %*sllvm.inline_asm has_side_effects \"{ .reg .b64 a; cvta.to.global.u64 a, $0; "
+      "st.global.cs.%s%s [a], ",
+      2 * p->depth, "",
+      n == 4   ? "v4."
+      : n == 2 ? "v2."
+               : "",
+      ptype);
+  if (n > 1) hg_sbuf_put(&p->s, "{");
+  for (int k = 1; k <= n; k++) hg_sbuf_put(&p->s, "%s$%d", k > 1 ? ", " : "", k);
+  hg_sbuf_put(&p->s, "%s; }\", \"l", n > 1 ? "}" : "");
+  for (int k = 0; k < n; k++) hg_sbuf_put(&p->s, ",%s", con);
+  hg_sbuf_put(&p->s, ",~{memory}\" %s", v[0]);
+  for (int k = 1; k <= n; k++) hg_sbuf_put(&p->s, ", %s", v[k]);
+  hg_sbuf_put(&p->s, " : (i64");
+  for (int k = 0; k < n; k++) hg_sbuf_put(&p->s, ", %s", mty(op->u.mem.type));
+  hg_sbuf_put(&p->s, ") -> ()\n");
+}
+
 static void print_comment(mprinter_t *p, const char *t) {
   while (*t) {
     const char *nl = strchr(t, '\n');
@@ -1102,6 +1138,10 @@ static void print_op(mprinter_t *p, int32_t i) {
     break;
   }
   case HG_OP_STORE: {
+    if (op->u.mem.cs) {
+      print_store_cs(p, op, o);
+      break;
+    }
     char ty[32];
     int align, space;
     mem_shape(op, ty, sizeof ty, &align);

@@ -590,10 +590,12 @@ static void print_op(printer_t *p, int32_t i) {
   }
   case HG_OP_STORE: {
     const char *space = mem_space(p, op, o[0], a1, sizeof a1);
+    /* PTX ISA st: st{.ss}{.cop}{.vec}.type, the cache operator after the space */
+    const char *cop = op->u.mem.cs ? ".cs" : "";
     if (op->u.mem.n == 1)
-      ins(p, "st.%s.%s %s, %s;", space, mem_type(op), a1, R(p, o[1]));
+      ins(p, "st.%s%s.%s %s, %s;", space, cop, mem_type(op), a1, R(p, o[1]));
     else {
-      hg_sbuf_put(&p->body, "\t%*sst.%s.%s%s %s, ", 2 * p->depth, "", space,
+      hg_sbuf_put(&p->body, "\t%*sst.%s%s.%s%s %s, ", 2 * p->depth, "", space, cop,
                   vec_prefix(op->u.mem.n), mem_type(op), a1);
       put_list(p, o + 1, op->u.mem.n);
       hg_sbuf_put(&p->body, ";\n");

@@ -117,6 +117,14 @@ bad 2 "copy order 'diagonal' is not one of interleaved, contiguous" bench copy -
 bad 2 "copy order 'Contiguous' is not one of" bench copy --order Contiguous
 bad 2 "copy order '' is not one of" bench copy --order ''
 bad 2 "--order needs a value" bench copy --order
+# The threaded copies' counts are ranges the CLI checks (the multiple of 32 is the library's).
+bad 2 "--store-warps 9 is outside 1..8" bench copy --store-threads --store-warps 9
+bad 2 "--store-warps needs a value" bench copy --store-threads --store-warps
+bad 2 "--unroll 0: it is a count" bench copy --ldg --unroll 0
+bad 2 "--unroll 17 is outside 1..16" bench copy --ldg --unroll 17
+bad 2 "--ldg-threads 2048 is outside 32..1024" bench copy --ldg --ldg-threads 2048
+bad 2 "--ldg takes no value" bench copy --ldg=1
+bad 2 "--store-cs takes no value" bench copy --store-threads --store-cs=yes
 
 # The MLIR backend: passed through (an error sentence until it lands, then PTX).
 "$cli" tma load --backend mlir --no-ptxas > /dev/null 2> "$tmp/err"
@@ -139,6 +147,27 @@ bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --order contiguou
 bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --order=interleaved --split-roles
 bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --store-evict-first --evict-first
 bad 1 "227 KiB" bench copy --stages 16 --box-rows 64 --split-roles
+# Store threads and the ldg copy generate; options where they do not apply are refused
+# with the library's sentence before the GPU is opened (exit 1).
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --store-threads
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --store-threads --store-warps 8 \
+  --store-cs --order contiguous --evict-first --stages 4 --box-rows 16
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 7K --ldg
+bad 1 "bench copy cannot run on the GPU" bench copy --bytes 1M --ldg --unroll 4 --ldg-threads 512 \
+  --ctas-per-sm 2 --store-cs
+bad 1 "store_warps (2) applies to store_threads only" bench copy --store-warps 2
+bad 1 "store_cs puts the .cs cache operator on the threads' stores" bench copy --store-cs
+bad 1 "store_threads splits the roles already" bench copy --store-threads --split-roles
+bad 1 "store_evict_first hints TMA stores" bench copy --store-threads --store-evict-first
+bad 1 "227 KiB" bench copy --stages 16 --box-rows 64 --store-threads
+bad 1 "split_roles applies to the TMA copy only" bench copy --ldg --split-roles
+bad 1 "stages applies to the TMA copy only" bench copy --ldg --stages 4
+bad 1 "a contiguous order applies to the TMA copy only" bench copy --ldg --order contiguous
+bad 1 "store_threads applies to the TMA copy only" bench copy --ldg --store-threads
+bad 1 "100 ldg threads per CTA is not a multiple of 32" bench copy --ldg --ldg-threads 100
+bad 1 "exceed the 2048 threads an SM holds" bench copy --ldg --ldg-threads 1024 --ctas-per-sm 4
+bad 1 "apply to the ldg copy only" bench copy --unroll 4
+bad 1 "multiple of 1024" bench copy --ldg --bytes 1000
 ok "ptxas -arch=sm_90a: ok" tma store
 
 echo "$passed passed, $failed failed"

@@ -127,6 +127,11 @@ static void test_type_mismatch_names_both_types_and_the_op(void) {
     hg_val_t v[2] = {hg_b_i32(b, 1), hg_b_f32(b, 1)};
     hg_b_store(b, HG_SHARED, 0, 2, hg_b_i32(b, 0), v);
   });
+  /* the streaming store is global only: its address is a generic pointer */
+  EXPECT_MISUSE("hg_b_store_cs: the HG_GLOBAL address must be I64", {
+    hg_val_t v[4] = {hg_b_i32(b, 1), hg_b_i32(b, 2), hg_b_i32(b, 3), hg_b_i32(b, 4)};
+    hg_b_store_cs(b, 0, 4, hg_b_i32(b, 0), v);
+  });
   EXPECT_MISUSE("hg_b_mbar_init: the mbarrier address must be I32",
                 hg_b_mbar_init(b, hg_b_i64(b, 0), hg_b_i32(b, 1)));
   EXPECT_MISUSE("hg_b_if: the condition must be PRED, but the constant 1 (I32) is I32",
@@ -314,6 +319,8 @@ static void test_widths_and_ranks(void) {
                 hg_b_load(b, HG_SHARED, HG_T_I32, 0, 3, hg_b_i32(b, 0), out));
   EXPECT_MISUSE("hg_b_store: vector width 8 is not 1, 2 or 4",
                 hg_b_store(b, HG_SHARED, 0, 8, hg_b_i32(b, 0), out));
+  EXPECT_MISUSE("hg_b_store_cs: vector width 3 is not 1, 2 or 4",
+                hg_b_store_cs(b, 0, 3, hg_b_i64(b, 0), out));
   EXPECT_MISUSE("hg_b_load: a vector of 4 I64 is 256 bits; sm_90 moves at most 128 bits per "
                 "access",
                 hg_b_load(b, HG_SHARED, HG_T_I64, 0, 4, hg_b_i32(b, 0), out));

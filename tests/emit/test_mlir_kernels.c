@@ -128,6 +128,12 @@ static const char *const counted[] = {
     "elect.sync",
 };
 
+/* The streaming copy's threaded forms: their vector copies, counted as well (only for the
+ * copy: elsewhere LLVM may merge or split plain loads and stores). */
+static const char *const copy_counted[] = {
+    "ld.shared.v4", "ld.global.v4", "st.global.v4", "st.global.cs.v4", "mbarrier.arrive",
+};
+
 /* Every wgmma.mma_async sits in a basic block with a wgmma.fence or commit_group: the
  * convergent calls that keep LLVM from duplicating the (inline-assembly, non-convergent)
  * wgmma into divergent paths (see mlir.c). Blocks end at labels and branches. */
@@ -182,6 +188,11 @@ static void compare(job_t *j, const hg_kernel_t *kp, const hg_kernel_t *km,
   for (size_t c = 0; c < sizeof counted / sizeof counted[0]; c++) {
     int a = mlir_count(kp->ptx.data, counted[c]), b = mlir_count(km->ptx.data, counted[c]);
     if (a != b) APPEND(j, " %d x '%s' in ptx, %d in mlir;", a, counted[c], b);
+  }
+  for (size_t c = 0; j->kind == JOB_COPY && c < sizeof copy_counted / sizeof copy_counted[0]; c++) {
+    int a = mlir_count(kp->ptx.data, copy_counted[c]),
+        b = mlir_count(km->ptx.data, copy_counted[c]);
+    if (a != b) APPEND(j, " %d x '%s' in ptx, %d in mlir;", a, copy_counted[c], b);
   }
   if (strstr(km->ptx.data, ".local") || rep->stack_frame_bytes || rep->spill_store_bytes ||
       rep->spill_load_bytes)
@@ -670,6 +681,18 @@ static void add_copy_job(int stages, int box_rows, bool ef, bool sef, bool split
            sef ? " sef" : "", split ? " split" : "", hg_copy_order_name(order));
 }
 
+static void add_thread_copy_job(hg_copy_config_t c) {
+  job_t *j = add_job();
+  j->kind = JOB_COPY;
+  j->copy = c;
+  if (c.ldg)
+    snprintf(j->what, sizeof j->what, "copy ldg t%d u%d c%d%s", c.ldg_threads, c.unroll,
+             c.ctas_per_sm, c.store_cs ? " cs" : "");
+  else
+    snprintf(j->what, sizeof j->what, "copy s%d r%d store threads w%d%s %s", c.stages, c.box_rows,
+             c.store_warps, c.store_cs ? " cs" : "", hg_copy_order_name(c.order));
+}
+
 static void test_copy_kernels(void) {
   njobs = 0;
   const hg_copy_order_t I = HG_COPY_INTERLEAVED, C = HG_COPY_CONTIGUOUS;
@@ -681,6 +704,20 @@ static void test_copy_kernels(void) {
   add_copy_job(8, 16, false, false, true, I);
   add_copy_job(2, 1, false, true, true, C);
   add_copy_job(16, 8, true, true, true, I);
+  /* store threads: W warps copy each stage out (ld.shared.v4 -> st.global.v4, .cs), the
+   * proxy fence and an arrival per thread; and the ldg copy (no TMA) */
+  add_thread_copy_job((hg_copy_config_t){.store_threads = true});
+  add_thread_copy_job((hg_copy_config_t){.store_threads = true,
+                                         .stages = 4,
+                                         .box_rows = 16,
+                                         .store_warps = 8,
+                                         .store_cs = true,
+                                         .order = C});
+  add_thread_copy_job(
+      (hg_copy_config_t){.store_threads = true, .stages = 2, .box_rows = 1, .store_warps = 3});
+  add_thread_copy_job((hg_copy_config_t){.ldg = true});
+  add_thread_copy_job((hg_copy_config_t){
+      .ldg = true, .ldg_threads = 512, .unroll = 4, .ctas_per_sm = 2, .store_cs = true});
   run_all();
   report(JOB_COPY, "streaming copy kernels");
 }

@@ -5,6 +5,7 @@
  * streaming copy kernel, the spec rules (each refused with a sentence), and the runtime
  * entry points without a runtime. No GPU needed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit/emit_test_util.h"
@@ -418,6 +419,8 @@ static void test_copy_kernel(void) {
   CHECK_STR(k.name, "hg_copy_s6_r32");
   CHECK(!strstr(k.ptx.data, "L2::cache_hint") && !strstr(k.ptx.data, "min.s32"));
   CHECK(strstr(k.ptx.data, ".reqntid 32, 1, 1") != NULL);
+  /* the threaded forms' register cap is theirs alone */
+  CHECK(!strstr(k.ptx.data, ".minnctapersm"));
   hg_kernel_free(&k);
   hg_copy_config_t bad = {1, 0, 0, false};
   CHECK_ERR(hg_gen_copy(&bad, HG_BACKEND_PTX, &k), HG_ERR_INVALID, "2..16");
@@ -527,6 +530,232 @@ static void test_copy_variants(void) {
   }
 }
 
+/* The arrival counts the kernel's mbarrier.init lines give, in order: each init's count
+ * register is set by a mov.b32 of a constant just before it (ptx.c's constants). */
+static int init_counts(const char *ptx, int *counts, int max) {
+  int n = 0;
+  for (const char *at = ptx; n < max && (at = strstr(at, "mbarrier.init.shared::cta.b64 ["));
+       at++) {
+    const char *comma = strstr(at, "], ");
+    char reg[32] = "";
+    if (!comma || sscanf(comma + 3, "%31[^;]", reg) != 1) break;
+    /* the last "mov.b32 <reg>, " before this init */
+    char mov[48];
+    snprintf(mov, sizeof mov, "mov.b32 %s, ", reg);
+    const char *def = NULL;
+    for (const char *m = ptx; (m = strstr(m, mov)) != NULL && m < at; m++) def = m;
+    counts[n++] = def ? atoi(def + strlen(mov)) : -1;
+  }
+  return n;
+}
+
+/* The last occurrence of needle in text before limit (NULL: anywhere), or NULL. */
+static const char *last_of(const char *text, const char *needle, const char *limit) {
+  const char *last = NULL;
+  for (const char *p = text; (p = strstr(p, needle)) != NULL && (!limit || p < limit); p++)
+    last = p;
+  return last;
+}
+
+/* Store threads (copy.c): TMA loads by one elected lane of warp 0, stores by 32 W threads
+ * through ld.shared.v4 -> st.global.v4, each thread fencing the proxies before its arrival
+ * on the stage's empty barrier. Ring shapes, warp counts, the order, the load hint, .cs
+ * stores and CTAs per SM in combination; each assembled, no spills. */
+static void test_copy_store_threads(void) {
+  static const struct {
+    int stages, box_rows, warps, ctas;
+    bool cs, ef, contiguous;
+  } v[] = {
+      {0, 0, 0, 0, false, false, false}, /* the defaults: 6 x 32 KiB, 4 store warps */
+      {4, 16, 4, 1, false, false, false}, {3, 64, 8, 1, false, true, false},
+      {4, 16, 8, 1, true, false, true},   {2, 1, 1, 1, false, false, false},
+      {2, 1, 8, 1, true, true, true},     {8, 16, 3, 1, false, false, false},
+      {4, 16, 4, 2, true, false, false},  {3, 32, 2, 2, false, true, true},
+      {4, 8, 4, 4, false, false, false},  {16, 8, 7, 1, true, false, false},
+  };
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    hg_copy_config_t c = {.stages = v[i].stages,
+                          .box_rows = v[i].box_rows,
+                          .ctas_per_sm = v[i].ctas,
+                          .store_threads = true,
+                          .store_warps = v[i].warps,
+                          .store_cs = v[i].cs,
+                          .evict_first = v[i].ef,
+                          .order = v[i].contiguous ? HG_COPY_CONTIGUOUS : HG_COPY_INTERLEAVED};
+    hg_kernel_t k;
+    CHECK_OK(hg_gen_copy(&c, HG_BACKEND_PTX, &k));
+    if (!k.ptx.data) continue;
+    const char *ptx = k.ptx.data;
+    const int S = c.stages ? c.stages : 6, R = c.box_rows ? c.box_rows : 32;
+    const int W = c.store_warps ? c.store_warps : 4, cps = c.ctas_per_sm ? c.ctas_per_sm : 1;
+    int C = 2 * R / W; /* a thread's vectors per chunk (copy.c's store_chunk) */
+    C = C < 1 ? 1 : C > 8 ? 8 : C;
+    hg_ptxas_report_t rep;
+    CHECK_OK(hg_ptxas_check(ptx, &rep));
+    CHECK_EQ(rep.spill_store_bytes, 0);
+    CHECK_EQ(rep.stack_frame_bytes, 0);
+    char name[128], line[64];
+    snprintf(name, sizeof name, "hg_copy_s%d_r%d%s%s_st%d_c%d%s", S, R, c.evict_first ? "_ef" : "",
+             c.order == HG_COPY_CONTIGUOUS ? "_ct" : "", W, cps, c.store_cs ? "_cs" : "");
+    CHECK_STR(k.name, name);
+    /* a loader warp and W store warps; the register cap of ctas_per_sm resident CTAs */
+    CHECK_EQ(k.threads, 32u * (1u + (unsigned)W));
+    snprintf(line, sizeof line, ".reqntid %d, 1, 1", 32 * (1 + W));
+    CHECK(strstr(ptx, line) != NULL);
+    snprintf(line, sizeof line, ".minnctapersm %d", cps);
+    CHECK(strstr(ptx, line) != NULL);
+    /* the destination is a pointer: one tensor map (the source's), rows for the last box */
+    CHECK(strstr(ptx, ".param .u64 hgp_dst") && strstr(ptx, ".param .u32 hgp_rows"));
+    CHECK_EQ(count_of(ptx, ".param .align 64 .b8"), 1);
+    /* TMA loads only: the loader's one load, no TMA store and no bulk groups */
+    CHECK_EQ(count_of(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile"), 1);
+    CHECK_EQ(count_of(ptx, "cp.async.bulk.tensor.2d.global"), 0);
+    CHECK_EQ(count_of(ptx, "cp.async.bulk.commit_group"), 0);
+    CHECK_EQ(count_of(ptx, "cp.async.bulk.wait_group"), 0);
+    CHECK_EQ(count_of(ptx, "mbarrier::complete_tx::bytes.L2::cache_hint"), c.evict_first ? 1 : 0);
+    CHECK_EQ(count_of(ptx, "elect.sync"), 1);
+    /* the threads' copy: C vectors of a chunk and C of the rest, each ld.shared.v4 then
+     * st.global.v4 (with .cs when asked) */
+    CHECK_EQ(count_of(ptx, "ld.shared.v4.u32"), 2 * C);
+    CHECK_EQ(count_of(ptx, "st.global.cs.v4.u32"), c.store_cs ? 2 * C : 0);
+    CHECK_EQ(count_of(ptx, "st.global.v4.u32"), c.store_cs ? 0 : 2 * C);
+    CHECK(strstr(ptx, "ld.shared.v4.u32") < strstr(ptx, "st.global."));
+    /* the last box's rows that exist: rows - its first row, at most box_rows */
+    CHECK_EQ(lines_with(ptx, "sub.s32", "_rows, "), 1);
+    CHECK(strstr(ptx, "min.s32") != NULL);
+    /* full barriers of one arrival, empty ones of 32 W: init counts in stage order */
+    int counts[32];
+    CHECK_EQ(init_counts(ptx, counts, 32), 2 * S);
+    for (int s = 0; s < 2 * S && s < 32; s++) CHECK_EQ(counts[s], s % 2 ? 32 * W : 1);
+    /* the loader's wait on an empty barrier, the store threads' on a full one */
+    CHECK_EQ(count_of(ptx, "mbarrier.try_wait.parity"), 2);
+    /* each store thread: its last read of the stage, then the proxy fence, then its
+     * arrival on the empty barrier (the only plain arrive; the loader's is expect_tx) */
+    CHECK_EQ(count_of(ptx, "mbarrier.arrive.shared::cta.b64"), 1);
+    CHECK_EQ(count_of(ptx, "mbarrier.arrive.expect_tx"), 1);
+    const char *arrive = strstr(ptx, "mbarrier.arrive.shared::cta.b64");
+    const char *fence = last_of(ptx, "fence.proxy.async.shared::cta", arrive);
+    const char *read = last_of(ptx, "ld.shared.v4", arrive);
+    CHECK(arrive && fence && read && read < fence);
+    /* two fences in all: the barriers' init, the store threads' */
+    CHECK_EQ(count_of(ptx, "fence.proxy.async.shared::cta"), 2);
+    /* the loader (warp 0, tid < 32) first; the store warps in the else branch */
+    CHECK(strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster") < strstr(ptx, "ld.shared.v4"));
+    hg_kernel_free(&k);
+  }
+  /* the store threads' default: 4 warps */
+  hg_copy_config_t c = {.store_threads = true};
+  hg_kernel_t k;
+  CHECK_OK(hg_gen_copy(&c, HG_BACKEND_PTX, &k));
+  CHECK_STR(k.name, "hg_copy_s6_r32_st4_c1");
+  CHECK_EQ(k.threads, 160);
+  hg_kernel_free(&k);
+}
+
+/* The ldg copy (copy.c): no TMA, no shared memory, no barriers; a tile's U ld.global.v4 by
+ * every thread before its U st.global.v4, then the partial tile a vector at a time. */
+static void test_copy_ldg(void) {
+  static const struct {
+    int threads, unroll, ctas;
+    bool cs;
+  } v[] = {
+      {0, 0, 0, false},   {256, 4, 4, false}, {512, 8, 2, false},   {512, 4, 2, true},
+      {256, 8, 4, true},  {32, 1, 1, false},  {1024, 16, 1, false}, {128, 3, 16, true},
+      {256, 4, 8, false}, {64, 16, 2, false},
+  };
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    hg_copy_config_t c = {.ldg = true,
+                          .ldg_threads = v[i].threads,
+                          .unroll = v[i].unroll,
+                          .ctas_per_sm = v[i].ctas,
+                          .store_cs = v[i].cs};
+    hg_kernel_t k;
+    CHECK_OK(hg_gen_copy(&c, HG_BACKEND_PTX, &k));
+    if (!k.ptx.data) continue;
+    const char *ptx = k.ptx.data;
+    const int T = c.ldg_threads ? c.ldg_threads : 256, U = c.unroll ? c.unroll : 8;
+    const int cps = c.ctas_per_sm ? c.ctas_per_sm : 1;
+    hg_ptxas_report_t rep;
+    CHECK_OK(hg_ptxas_check(ptx, &rep));
+    /* 1024 threads with 16 vectors each need more than the 64 registers a thread may have */
+    if (T * U <= 8192) CHECK_EQ(rep.spill_store_bytes, 0);
+    char name[96], line[64];
+    snprintf(name, sizeof name, "hg_copy_ldg_t%d_u%d_c%d%s", T, U, cps, c.store_cs ? "_cs" : "");
+    CHECK_STR(k.name, name);
+    CHECK_EQ(k.threads, (unsigned)T);
+    CHECK_EQ(k.smem_bytes, 0);
+    snprintf(line, sizeof line, ".reqntid %d, 1, 1", T);
+    CHECK(strstr(ptx, line) != NULL);
+    snprintf(line, sizeof line, ".minnctapersm %d", cps);
+    CHECK(strstr(ptx, line) != NULL);
+    /* pointers and a byte count, no tensor map */
+    CHECK(strstr(ptx, ".param .u64 hgp_src") && strstr(ptx, ".param .u64 hgp_bytes"));
+    CHECK(!strstr(ptx, ".param .align 64"));
+    /* nothing of TMA, barriers or shared memory */
+    CHECK(!strstr(ptx, "cp.async") && !strstr(ptx, "mbarrier") && !strstr(ptx, ".shared") &&
+          !strstr(ptx, "bar.sync") && !strstr(ptx, "fence.proxy"));
+    /* U vectors of the loop and U of the partial tile */
+    CHECK_EQ(count_of(ptx, "ld.global.v4.u32"), 2 * U);
+    CHECK_EQ(count_of(ptx, "st.global.cs.v4.u32"), c.store_cs ? 2 * U : 0);
+    CHECK_EQ(count_of(ptx, "st.global.v4.u32"), c.store_cs ? 0 : 2 * U);
+    /* in the loop, every load before the first store */
+    const char *ld = ptx;
+    for (int u = 0; u < U && ld; u++) ld = strstr(u ? ld + 1 : ld, "ld.global.v4.u32");
+    CHECK(ld && ld < strstr(ptx, "st.global."));
+    /* the grid-stride loop: tile += nctaid */
+    CHECK_EQ(lines_with(ptx, "add.s32", "_nctaid_x;"), 1);
+    hg_kernel_free(&k);
+  }
+}
+
+/* Each threaded option refused with a sentence where it does not apply or is out of range. */
+static void test_copy_thread_refusals(void) {
+  hg_kernel_t k;
+  static const struct {
+    hg_copy_config_t c;
+    const char *says;
+  } bad[] = {
+      {{.ldg = true, .split_roles = true},
+       "the ldg copy has no TMA and no shared-memory ring: "
+       "split_roles applies to the TMA copy only"},
+      {{.ldg = true, .stages = 4}, "stages applies to the TMA copy only"},
+      {{.ldg = true, .box_rows = 8}, "box_rows applies"},
+      {{.ldg = true, .evict_first = true}, "evict_first applies"},
+      {{.ldg = true, .store_evict_first = true}, "store_evict_first applies"},
+      {{.ldg = true, .order = HG_COPY_CONTIGUOUS}, "a contiguous order applies"},
+      {{.ldg = true, .store_threads = true}, "store_threads applies"},
+      {{.ldg = true, .store_warps = 2}, "store_warps applies"},
+      {{.ldg = true, .unroll = 17}, "an ldg unroll of 17 vectors per thread is outside 1..16"},
+      {{.ldg = true, .unroll = -1}, "unroll of -1"},
+      {{.ldg = true, .ldg_threads = 100}, "100 ldg threads per CTA is not a multiple of 32"},
+      {{.ldg = true, .ldg_threads = 2048}, "2048 ldg threads per CTA"},
+      {{.ldg = true, .ldg_threads = 1024, .ctas_per_sm = 4},
+       "4 CTAs per SM of 1024 threads exceed the 2048 threads an SM holds"},
+      {{.ldg = true, .ctas_per_sm = 33}, "33 CTAs per SM is outside 1..32"},
+      {{.unroll = 4}, "unroll (4) and ldg_threads (0) apply to the ldg copy only"},
+      {{.ldg_threads = 256}, "apply to the ldg copy only"},
+      {{.store_cs = true},
+       "store_cs puts the .cs cache operator on the threads' stores: it needs "
+       "store_threads or ldg"},
+      {{.store_warps = 4}, "store_warps (4) applies to store_threads only"},
+      {{.store_threads = true, .store_warps = 9}, "9 store warps is outside 1..8"},
+      {{.store_threads = true, .store_warps = -2}, "-2 store warps"},
+      {{.store_threads = true, .split_roles = true}, "store_threads splits the roles already"},
+      {{.store_threads = true, .store_evict_first = true}, "store_evict_first hints TMA stores"},
+      {{.store_threads = true, .stages = 8, .box_rows = 32}, "227 KiB"},
+      {{.store_threads = true, .stages = 2, .box_rows = 1, .store_warps = 8, .ctas_per_sm = 8},
+       "8 CTAs per SM of 288 threads exceed the 2048 threads an SM holds"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK_ERR(hg_gen_copy(&bad[i].c, HG_BACKEND_PTX, &k), HG_ERR_INVALID, bad[i].says);
+  hg_copy_bench_t bench = {.bytes = 1 << 20, .config = {.ldg = true, .unroll = 99}};
+  CHECK_ERR(hg_copy_bench_validate(&bench), HG_ERR_INVALID, "outside 1..16");
+  bench.config = (hg_copy_config_t){.ldg = true};
+  CHECK_OK(hg_copy_bench_validate(&bench));
+  bench.config = (hg_copy_config_t){.store_threads = true, .store_warps = 8};
+  CHECK_OK(hg_copy_bench_validate(&bench));
+}
+
 /* Without a runtime, the drivers refuse with a sentence instead of crashing. */
 static void test_no_runtime(void) {
   static hg_tma_result_t res;
@@ -547,6 +776,9 @@ int main(void) {
   HG_RUN(test_spec_rules);
   HG_RUN(test_copy_kernel);
   HG_RUN(test_copy_variants);
+  HG_RUN(test_copy_store_threads);
+  HG_RUN(test_copy_ldg);
+  HG_RUN(test_copy_thread_refusals);
   HG_RUN(test_no_runtime);
   HG_RUN(test_mlir_backend);
   HG_RUN(test_padded_tiles);

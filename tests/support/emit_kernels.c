@@ -159,6 +159,16 @@ hg_status_t emit_kernel_memory(bool store_elsewhere, hg_builder_t **out) {
       hg_b_store(b, spaces[sp], bits, 1, dst, v);
     }
   }
+  /* streaming (.cs) global stores: a vector of four u32, one f32, one u64 */
+  {
+    hg_val_t v[4];
+    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, g, v);
+    hg_b_store_cs(b, 0, 4, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 2048)), v);
+    hg_b_load(b, HG_GLOBAL, HG_T_F32, 0, 1, g, v);
+    hg_b_store_cs(b, 0, 1, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 2064)), v);
+    hg_b_load(b, HG_GLOBAL, HG_T_I64, 0, 1, g, v);
+    hg_b_store_cs(b, 0, 1, hg_b_bin(b, HG_ADD, g, hg_b_i64(b, 2072)), v);
+  }
   hg_b_atomic_add_f32(b, g, hg_b_f32(b, 1.0f));
   /* vector reductions (split-K's in-place partial sums): red.global.add.v2/v4.f32, one
    * addend a variable (a load in the MLIR printer) */

@@ -38,7 +38,8 @@ hg_status_t emit_kernel_pack(emit_pack_vals_t *vals, hg_builder_t **out);
 hg_status_t emit_kernel_sregs(hg_builder_t **out);
 
 /* "memory": loads and stores of every type, width and space (global, shared, a peer's
- * shared memory through mapa), 8/16-bit ones, and a global f32 atomic add. With
+ * shared memory through mapa), 8/16-bit ones, streaming (.cs) global stores of a u32
+ * vector, an f32 and a u64, and a global f32 atomic add. With
  * store_elsewhere each store goes 64 (sub-word: 128) bytes past the load's address, so
  * that LLVM cannot drop a store of what was just loaded from the same place. */
 hg_status_t emit_kernel_memory(bool store_elsewhere, hg_builder_t **out);
