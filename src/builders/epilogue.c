@@ -726,8 +726,6 @@ static void amax_track_sub(epi_ctx_t *x, int r0, int rows, int c0, int cols, hg_
   free(col_ok);
 }
 
-/* The sub-tile's accumulators, converted to dtype, into buf under e->sw: stmatrix for 16-bit
- * elements, byte pairs (fp8) or 8-byte vectors (f32) otherwise. */
 /* With t->tail, first the chain's tail on the sub-tile's columns [c, c + w) (then their amax):
  * one slice's temporaries live at a time, right before the slice is written, instead of the
  * whole sub-tile's before the barrier (a GELU on 128x192 ping-pong tiles spilled so). */
@@ -752,6 +750,8 @@ static hg_status_t tail_slice(epi_ctx_t *x, const sub_tile_t *s, const sub_targe
   return hg_ok();
 }
 
+/* The sub-tile's accumulators, converted to dtype, into buf under e->sw: stmatrix for 16-bit
+ * elements, byte pairs (fp8) or 8-byte vectors (f32) otherwise. */
 static hg_status_t write_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target_t *t,
                              hg_val_t buf) {
   hg_builder_t *b = x->b;
