@@ -970,11 +970,13 @@ typedef struct hg_gemm_report {
   double rel_err_aux;
   bool amax_checked, amax_equal;
   float amax, amax_ref;
-  /* check: each repeat's amax (poisoned before its launch) bit for bit the first's; the
+  /* check: each repeat's amax (poisoned before its launch) bit for bit the host's max |D|
+   * over that launch's D (the first's amax, but for split-K by atomic adds, whose D may
+   * differ between launches), else the first that differed and its reference; the
    * workspace's hg_gemm_op_workspace_zero_bytes (state_bytes) all zero after the launches,
    * else the first nonzero byte */
   bool repeat_amax_equal, state_zero;
-  float repeat_amax;
+  float repeat_amax, repeat_amax_ref;
   int64_t state_bytes, state_first_nonzero;
   /* bench with an epilogue chain (a bias, an activation, row or column scales, a residual),
    * fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain, timed
