@@ -724,7 +724,7 @@ hg_status_t hg_gemm_heuristic_rules(const hg_gemm_problem_t *p, int sm_count,
  * batch (I32), ldc, ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b
  * (I64 device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
  * the epilogue's I64s: [rowscale], [colscale], [bias], [residual], [scale_d for fp8 D], [aux,
- * ldaux, batch_stride_aux], [amax, amax_state (HG_AMAX_STATE_BYTES, 128-byte aligned, zero
+ * ldaux, batch_stride_aux], [amax, amax_state (HG_AMAX_STATE_BYTES, 4-byte aligned, zero
  * before the launch, left zero)],
  * [groups for a grouped GEMM], [workspace for split-K or stream-K],
  * [scale_lda, scale_ldb for BLOCK scaling]. Grid: 1-D, a multiple of the cluster size; any
