@@ -625,7 +625,9 @@ typedef struct hg_gemm_config {
 /* The next unit's first k-block issued ahead, before this unit's epilogue (text ",pa"): a
  * promoting main loop's MMAs write the partial set, not the sums the epilogue reads, so the
  * tensor cores run that k-block while the epilogue converts and stores, and it lands in the
- * sums afterwards (hg_mainloop_issue_ahead). Its promotion group is the k-block alone.
+ * sums afterwards (hg_mainloop_issue_ahead). Its promotion group is the k-block alone, and
+ * the unit's groups of fp8_promote k-blocks start at k-block 1 (fp8_promote > 1: other
+ * groups, so other bits, than without it).
  * Cooperative tiles without split-K, stream-K or groups; alone or with DOUBLE. */
 #define HG_PROMOTE_AHEAD 8
 /* Each consumer thread loads its rows' A scales and the tile's B scale from global memory
