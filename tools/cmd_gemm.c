@@ -536,9 +536,9 @@ static void print_report_text(const hg_gemm_problem_t *p, const hg_gemm_report_t
     printf("  aux      %s, rel. error %.3g vs the reference's pre-activation values\n",
            hg_dtype_name(p->aux_type), r->rel_err_aux);
   if (r->checked && p->amax)
-    printf("  amax     %.9g, host max |D| over the stored D %.9g: %s; %s over %d more launches\n",
+    printf("  amax     %.9g, host max |D| over the stored D %.9g: %s; %s in %d more launches\n",
            (double)r->amax, (double)r->amax_ref, r->amax_equal ? "bitwise equal" : "DIFFERENT",
-           r->repeat_amax_equal ? "identical" : "DIFFERENT", r->repeat_runs);
+           r->repeat_amax_equal ? "bitwise equal again" : "DIFFERENT", r->repeat_runs);
   if (r->checked && r->state_bytes)
     printf("  state    the workspace's first %" PRId64 " bytes %s after the launches\n",
            r->state_bytes, r->state_zero ? "left zero" : "NOT LEFT ZERO");

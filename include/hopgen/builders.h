@@ -907,7 +907,8 @@ typedef struct hg_epi_step {
 } hg_epi_step_t;
 
 /* The amax's state (hg_epilogue_t.amax_state): an arrival count, then HG_AMAX_STATE_SLOTS
- * running maxima on 128-byte lines of their own (spread: same-address atomics serialise). */
+ * running maxima, 128 bytes apart so that each has a 128-byte line of its own at any 4-byte
+ * aligned address (spread: same-address atomics serialise). */
 #define HG_AMAX_STATE_SLOTS 8
 #define HG_AMAX_STATE_BYTES (128 * (HG_AMAX_STATE_SLOTS + 1))
 
@@ -949,7 +950,7 @@ typedef struct hg_epilogue {
    * stored (rounded to d_type), into the f32 there: a running max per thread (the bits of |x|
    * as u32: non-negative floats order like unsigned integers, and a NaN above them all), over
    * the warp with redux.sync at hg_epilogue_drain, then one red.global.max.u32 per warp.
-   * amax_state (I64, 128-byte aligned, HG_AMAX_STATE_BYTES; HG_NONE: the caller zeroes the
+   * amax_state (I64, 4-byte aligned, HG_AMAX_STATE_BYTES; HG_NONE: the caller zeroes the
    * f32 before the launch): words that are zero before the launch, an arrival count at byte
    * 0 and HG_AMAX_STATE_SLOTS running maxima at 128 x (1 + j). The warps of a consumer
    * warpgroup meet in shared memory (16 bytes per consumer, reserved at hg_epilogue_drain);

@@ -625,7 +625,9 @@ typedef struct hg_gemm_config {
 /* The next unit's first k-block issued ahead, before this unit's epilogue (text ",pa"): a
  * promoting main loop's MMAs write the partial set, not the sums the epilogue reads, so the
  * tensor cores run that k-block while the epilogue converts and stores, and it lands in the
- * sums afterwards (hg_mainloop_issue_ahead). Its promotion group is the k-block alone.
+ * sums afterwards (hg_mainloop_issue_ahead). Its promotion group is the k-block alone, and
+ * the unit's groups of fp8_promote k-blocks start at k-block 1 (fp8_promote > 1: other
+ * groups, so other bits, than without it).
  * Cooperative tiles without split-K, stream-K or groups; alone or with DOUBLE. */
 #define HG_PROMOTE_AHEAD 8
 /* Each consumer thread loads its rows' A scales and the tile's B scale from global memory
@@ -724,7 +726,7 @@ hg_status_t hg_gemm_heuristic_rules(const hg_gemm_problem_t *p, int sm_count,
  * batch (I32), ldc, ldd, batch_stride_c, batch_stride_d (I64), alpha, beta (F32), [scale_a, scale_b
  * (I64 device pointers to one f32 each, 0 = 1.0; vectors for ROW and BLOCK scaling) for fp8], then
  * the epilogue's I64s: [rowscale], [colscale], [bias], [residual], [scale_d for fp8 D], [aux,
- * ldaux, batch_stride_aux], [amax, amax_state (HG_AMAX_STATE_BYTES, 128-byte aligned, zero
+ * ldaux, batch_stride_aux], [amax, amax_state (HG_AMAX_STATE_BYTES, 4-byte aligned, zero
  * before the launch, left zero)],
  * [groups for a grouped GEMM], [workspace for split-K or stream-K],
  * [scale_lda, scale_ldb for BLOCK scaling]. Grid: 1-D, a multiple of the cluster size; any
@@ -970,11 +972,13 @@ typedef struct hg_gemm_report {
   double rel_err_aux;
   bool amax_checked, amax_equal;
   float amax, amax_ref;
-  /* check: each repeat's amax (poisoned before its launch) bit for bit the first's; the
+  /* check: each repeat's amax (poisoned before its launch) bit for bit the host's max |D|
+   * over that launch's D (the first's amax, but for split-K by atomic adds, whose D may
+   * differ between launches), else the first that differed and its reference; the
    * workspace's hg_gemm_op_workspace_zero_bytes (state_bytes) all zero after the launches,
    * else the first nonzero byte */
   bool repeat_amax_equal, state_zero;
-  float repeat_amax;
+  float repeat_amax, repeat_amax_ref;
   int64_t state_bytes, state_first_nonzero;
   /* bench with an epilogue chain (a bias, an activation, row or column scales, a residual),
    * fp8 D, amax or aux: the plain GEMM of the same shape with bf16 D and no chain, timed

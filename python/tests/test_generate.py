@@ -100,13 +100,17 @@ def test_gemm_kernel_and_config():
         hopgen.gemm_kernel(512, 512, 16384, config="128x128x64,k8a", deterministic=True)
     # fp8's promotion variants and staged block scales survive the round trip too
     for text, field in (("ps", "promote_stagger"), ("pd", "promote_double"),
-                        ("pt", "promote_turns"), ("bs", "staged_scales")):
+                        ("pt", "promote_turns"), ("pa", "promote_ahead"),
+                        ("bs", "staged_scales")):
         c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e32," + text)
         assert getattr(c, field), text
         assert str(c) == "128x128x128,c2x1,s6,coop,m8,e32," + text
         assert hopgen.GemmConfig.parse(str(c)) == c
     c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e32,pd,bs")
     assert c.promote_double and c.staged_scales and not c.promote_turns
+    c = hopgen.GemmConfig.parse("128x128x128,c2x1,s6,coop,m8,e32,pd,pa,bs")
+    assert c.promote_double and c.promote_ahead and c.staged_scales
+    assert str(c) == "128x128x128,c2x1,s6,coop,m8,e32,pd,pa,bs"
     # the erf GELU's formula and direct stores: configuration fields, not the environment
     for text, want in (("gas", ("as", False)), ("gp5", ("poly5", False)),
                        ("gt5", ("poly5t", False)), ("ds", ("poly7", True)),

@@ -213,7 +213,7 @@ static void emit_header(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
           "   * row-major at ldaux / batch_stride_aux (0: packed). */\n"
           "  CUdeviceptr bias, rowscale, colscale, residual, scale_d, amax, aux;\n"
           "  int64_t ldaux, batch_stride_aux;\n"
-          "  /* With an amax: %d bytes of device memory, 128-byte aligned, that hold the\n"
+          "  /* With an amax: %d bytes of device memory, 4-byte aligned, that hold the\n"
           "   * kernel's running maxima and arrival count. Zero them once (cuMemsetD8); every\n"
           "   * launch leaves them zero, so no memset precedes a launch. Launches that may\n"
           "   * overlap (other streams) need one each. */\n"
@@ -368,7 +368,7 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
             {d8, "scale_d", 4, true},
             {p->aux, "aux", p->aux ? hg_dtype_bytes(p->aux_type) : 1, false},
             {p->amax, "amax", 4, false},
-            {p->amax, "amax_state", 128, false}};
+            {p->amax, "amax_state", 4, false}};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     if (ev[i].on) fprintf(f, "  CUdeviceptr %s = args->%s;\n", ev[i].name, ev[i].name);
   if (p->aux)

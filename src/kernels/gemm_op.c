@@ -27,22 +27,25 @@ struct hg_gemm_op {
   hg_function_t *rp_fn[2];
   bool rp_pair;
   size_t ws_at[2], ws_bytes;
-  /* split-K (config.splits > 1): the partial tiles at the workspace's start, split_bytes in
-   * all, and the reduction pass (gk.reduce_name, in the GEMM's module) over cta_tiles; by
-   * atomic adds (config.split_atomic) a slot and counter per tile, no pass, and all of it
-   * flag_bytes (below: zero before a launch); reduced in the GEMM (config.split_scatter) a
-   * counter per tile (the first flag_bytes) and the pass's slots, no pass */
+  /* split-K (config.splits > 1): the partial tiles after the amax's state (amax_bytes in:
+   * at the workspace's start without an amax), split_bytes in all, and the reduction pass
+   * (gk.reduce_name, in the GEMM's module) over cta_tiles; by atomic adds (config.split_atomic) a
+   * slot and counter per tile, no pass, and all of it flag_bytes (below: zero before a launch);
+   * reduced in the GEMM (config.split_scatter) a counter per tile (the first flag_bytes) and the
+   * pass's slots, no pass */
   size_t split_bytes;
   int64_t cta_tiles;
-  /* stream-K (config.stream_k): its flags and slots at the workspace's start, stream_k_bytes
+  /* stream-K (config.stream_k): its flags and slots after the amax's state, stream_k_bytes
    * in all, the first flag_bytes of them flags; flag_bytes must be zero before a launch: the
    * operation's own workspace is zeroed once when allocated (each launch leaves its flags
-   * zero), a caller's before every run (it may have held anything since) */
+   * zero), a caller's before every run unless hg_gemm_args_t.workspace_zeroed (it may have
+   * held anything since) */
   size_t stream_k_bytes, flag_bytes;
-  /* an amax (problem.amax): its state (hg_epilogue_t.amax_state: a running max and an
+  /* an amax (problem.amax): its state (hg_epilogue_t.amax_state: running maxima and an
    * arrival count) in the workspace's first amax_bytes, zero before a launch as each launch
-   * leaves it, then the split-K or stream-K part; zero_bytes: the leading bytes that must be
-   * zero before a launch (the state and flag_bytes) */
+   * leaves it, then the split-K or stream-K part, then the repacked operands (ws_at);
+   * zero_bytes: the leading bytes that must be zero before a launch (the state, then
+   * flag_bytes, which the split-K or stream-K part starts with) */
   size_t amax_bytes, zero_bytes;
   hg_function_t *red_fn;
   hg_devptr_t scratch;
@@ -135,8 +138,8 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
   if (hg_is_ok(&s)) s = size_grid(op);
   op->amax_bytes = op->gk.problem.amax ? (HG_AMAX_STATE_BYTES + 255) & ~(size_t)255 : 0;
-  /* Split-K: a partial tile per split (hg_splitk_*), first in the workspace, and the
-   * reduction pass's entry. */
+  /* Split-K: a partial tile per split (hg_splitk_*), in the workspace after the amax's state,
+   * and the reduction pass's entry. */
   if (hg_is_ok(&s) && op->gk.config.splits > 1) {
     const hg_gemm_config_t *k = &op->gk.config;
     hg_sched_spec_t tiles = hg_gemm_sched_spec(k);
@@ -333,8 +336,9 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (!caller_ws && op->ws_bytes) {
     if (!op->scratch) {
       HG_TRY(hg_status_wrap(hg_rt_alloc(op->rt, op->ws_bytes, &op->scratch),
-                            "the workspace of this operation's split-K partials or repacked "
-                            "operands (%zu bytes; hg_gemm_op_run_workspace takes the caller's): ",
+                            "the workspace of this operation's amax state, split-K partials, "
+                            "stream-K flags or repacked operands (%zu bytes; "
+                            "hg_gemm_op_run_workspace takes the caller's): ",
                             op->ws_bytes));
       if (op->zero_bytes)
         HG_TRY(hg_status_wrap(hg_rt_memset8(op->rt, op->scratch, 0, op->zero_bytes, stream),

@@ -42,6 +42,7 @@ if ! grep -q "cuMemset" "$tmp/exp/k3.c" &&
   tr -d '\n' < "$tmp/exp/k3.c" | grep -q "params\[np++\] = &rowscale;  params\[np++\] = &colscale;  params\[np++\] = &bias;  params\[np++\] = &residual;  params\[np++\] = &scale_d;  params\[np++\] = &aux;  params\[np++\] = &ldaux;  params\[np++\] = &bs_aux;  params\[np++\] = &amax;  params\[np++\] = &amax_state;" &&
   grep -q "this kernel's epilogue reads args->residual, which is 0" "$tmp/exp/k3.c" &&
   grep -q "this kernel's epilogue reads args->amax_state, which is 0" "$tmp/exp/k3.c" &&
+  grep -q "if (amax_state % 4 != 0)" "$tmp/exp/k3.c" &&
   grep -q "CUdeviceptr amax_state;" "$tmp/exp/k3.h"; then
   pass
 else fail "k3.c lacks the epilogue's parameters, checks or the amax's state (or still has a memset)"; fi

@@ -2241,11 +2241,6 @@ static void test_block_scales_staged(void) {
   }
 }
 
-/* MMA turns (HG_PROMOTE_TURNS, ",pt"): the text form; the rules (two consumers on one tile,
- * alone among the overlaps, accurate fp8 only) and their sentences; the kernels: each k-block's
- * MMAs between a turn wait and a hand-over on the ordering barriers (bar.sync 4/5 of 256
- * threads in each consumer's branch, bar.arrive to the other's), and consumer 0's last wait
- * after the units: 3 bar.sync and 2 bar.arrive of 256 more than without; the same wgmma. */
 /* ,pa: the next unit's first k-block issued before the epilogue (HG_PROMOTE_AHEAD): text round
  * trip beside pd, the rules, the kernel's name, and the PTX of the issue and the landing:
  * one wait_group 0 on every path after the epilogue, no MMA in flight across the unit loop's
@@ -2265,6 +2260,7 @@ static void test_promote_ahead(void) {
   CHECK_OK(hg_gemm_problem_normalize(&p));
   static const char *const bad[][2] = {
       {"128x128x128,c2x1,s4,pt,pa", "combines with two partial sets (pd) or nothing"},
+      {"128x128x128,c2x1,s4,ps,pa", "combines with two partial sets (pd) or nothing"},
       {"64x128x128,pp,s4,pa", "not ping-pong"},
       {"128x128x128,s4,k3,pa", "split-K"},
       {"128x128x128,s4,sk,pa", "stream-K"}};
@@ -2309,6 +2305,11 @@ static void test_promote_ahead(void) {
   }
 }
 
+/* MMA turns (HG_PROMOTE_TURNS, ",pt"): the text form; the rules (two consumers on one tile,
+ * alone among the overlaps, accurate fp8 only) and their sentences; the kernels: each k-block's
+ * MMAs between a turn wait and a hand-over on the ordering barriers (bar.sync 4/5 of 256
+ * threads in each consumer's branch, bar.arrive to the other's), and consumer 0's last wait
+ * after the units: 3 bar.sync and 2 bar.arrive of 256 more than without; the same wgmma. */
 static void test_mma_turns(void) {
   hg_gemm_config_t c;
   char text[128];

@@ -828,8 +828,8 @@ static void test_gemm_op_host_path(void) {
   p.residual = false;
   /* issue 12's outputs: the amax and aux pointers are required and aligned; no memset
    * touches *amax (the kernel writes it; the mock runs no kernel: it keeps its junk), and the
-   * amax's state, the workspace's first 256 bytes, is zeroed where the workspace is not
-   * known to be zero */
+   * amax's state, the workspace's first HG_AMAX_STATE_BYTES (hg_gemm_op_workspace_zero_bytes
+   * in all, with split-K's counters), is zeroed where the workspace is not known to be zero */
   p.amax = p.aux = true;
   p.aux_type = HG_F32;
   CHECK_OK(hg_gemm_op_create(suite_rt, &p, NULL, HG_BACKEND_PTX, &op2));
@@ -858,7 +858,8 @@ static void test_gemm_op_host_path(void) {
     CHECK_OK(hg_rt_download(suite_rt, &got, amax, 4));
     CHECK_EQ(got, junk);
     const size_t ws_bytes = hg_gemm_op_workspace_bytes(op2);
-    CHECK(hg_gemm_op_workspace_zero_bytes(op2) >= 256 && ws_bytes >= 256);
+    CHECK(hg_gemm_op_workspace_zero_bytes(op2) >= HG_AMAX_STATE_BYTES &&
+          ws_bytes >= hg_gemm_op_workspace_zero_bytes(op2));
     hg_devptr_t ws = 0;
     CHECK_OK(hg_rt_alloc(suite_rt, ws_bytes, &ws));
     uint8_t *fill = malloc(ws_bytes), *back = malloc(ws_bytes);
@@ -875,7 +876,7 @@ static void test_gemm_op_host_path(void) {
       wx.workspace_zeroed = true;
       CHECK_OK(hg_gemm_op_run_args(op2, &wx, NULL));
       CHECK_OK(hg_rt_download(suite_rt, back, ws, ws_bytes));
-      CHECK(memcmp(back, fill, 256) == 0);
+      CHECK(memcmp(back, fill, ws_bytes) == 0);
       /* not said: the state zeroed first, nothing past the zero bytes touched */
       wx.workspace_zeroed = false;
       CHECK_OK(hg_gemm_op_run_args(op2, &wx, NULL));
