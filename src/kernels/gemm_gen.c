@@ -159,7 +159,9 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   }
   hg_pipe_pos_t pos = hg_pipe_start(b);
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
-  hg_epilogue_begin(b, &x->epi);
+  /* split-K by the reduction pass: this kernel stores partial tiles and the pass runs the
+   * epilogue, its amax included; no running amax here (drain then publishes nothing) */
+  if (!(c->splits > 1 && !c->split_atomic && !c->split_scatter)) hg_epilogue_begin(b, &x->epi);
   hg_val_t t = hg_sched_begin(b, &x->sched);
   {
     hg_sched_work_t w;

@@ -1088,6 +1088,13 @@ static void test_output_conversions(void) {
       const char *at = k.k.ptx.data;
       for (size_t j = 0; at && j < sizeof seq / sizeof seq[0]; j++) at = strstr(at, seq[j]);
       if (!at) HG_FAIL("case %zu: the amax's publication is not in its order", i);
+      /* split-K by the reduction pass: the pass publishes it, the GEMM that stores the
+       * partial tiles does not */
+      const char *pass = strstr(k.k.ptx.data, ".entry hg_gred");
+      if (c.splits > 1 && !c.split_atomic && !c.split_scatter) {
+        const char *red = strstr(k.k.ptx.data, "red.global.max.u32");
+        CHECK(pass && red && red > pass);
+      }
     }
     /* the parameters in the order hg_gemm_op_run_args passes them */
     const char *order[9];
