@@ -262,6 +262,21 @@ static void staged_scales(hg_builder_t *b, const hg_mainloop_t *ml, hg_val_t kb,
     ml->kblock_scales_staged(b, ml->scales_ctx, kb, hg_smem_ring_addr(b, ml->ring_s, stage), f);
 }
 
+/* k-block kb's stage made ready for its MMAs: with promotions, its block-scale factors into f
+ * (from global memory before the wait, so that the loads fly during it and the MMAs; staged
+ * ones from the stage after it), the stage's full barrier waited for, and the fence for
+ * stages written through the generic proxy (cp.async, st.shared) that wgmma reads through
+ * the async proxy (PTX ISA "Proxies"; ldmatrix reads through the generic proxy and needs
+ * none). The main loop's bodies, its single k-blocks and the k-block issued ahead share it. */
+static void kblock_ready(hg_builder_t *b, const hg_mainloop_t *ml, hg_val_t kb, hg_pipe_pos_t pos,
+                         hg_val_t *f) {
+  const bool promote = ml->promote > 0;
+  if (promote && ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f);
+  hg_pipe_wait(b, ml->pipe, pos);
+  if (promote) staged_scales(b, ml, kb, pos.stage, f);
+  if (ml->fence_proxy && ml->mma->kind != HG_MMA_SYNC) hg_b_fence_proxy_async(b);
+}
+
 /* src (a partial set whose MMAs are done) into acc: acc += src, or with block scales acc +=
  * src * f[row's factor] (the fragment's value v of atom (im, in) sits in row half (v / 2) % 2
  * of the warp's 16 rows: PTX ISA "Matrix fragments for wgmma .m64nNk*"). */
@@ -311,10 +326,7 @@ static void mainloop_double(hg_builder_t *b, const hg_mainloop_t *ml, const hg_v
       const int g = j / p; /* the body's group: sets alternate */
       const hg_val_t *set = g % 2 ? ml->partial2 : ml->partial;
       hg_val_t kb = j ? hg_b_bin(b, HG_ADD, base, i32(b, j)) : base;
-      if (ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f[j]);
-      hg_pipe_wait(b, ml->pipe, pos);
-      staged_scales(b, ml, kb, pos.stage, f[j]);
-      if (ml->fence_proxy) hg_b_fence_proxy_async(b);
+      kblock_ready(b, ml, kb, pos, f[j]);
       /* the stage's index now: pos.stage moves on with the ring */
       stage[j] = hg_b_var(b, HG_T_I32, pos.stage);
       hg_mma_builder_kblock(b, m, set, wm, hg_smem_ring_addr(b, ml->ring_a, pos.stage),
@@ -400,15 +412,8 @@ void hg_mainloop_emit(hg_builder_t *b, const hg_mainloop_t *ml, const hg_val_t *
   }
   hg_val_t kb = hg_b_for(b, first, kblocks, i32(b, 1));
   {
-    /* Block scales first: their loads are in flight during the wait and the MMAs. */
     hg_val_t f[HG_BLOCK_SCALES_MAX_F];
-    if (promote && ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, f);
-    hg_pipe_wait(b, ml->pipe, pos);
-    if (promote) staged_scales(b, ml, kb, pos.stage, f);
-    /* Stages written through the generic proxy (cp.async, st.shared) are read by wgmma
-     * through the async proxy: the waiting thread fences between the two (PTX ISA
-     * "Proxies"). ldmatrix reads through the generic proxy and needs none. */
-    if (ml->fence_proxy && m->kind != HG_MMA_SYNC) hg_b_fence_proxy_async(b);
+    kblock_ready(b, ml, kb, pos, f);
     hg_val_t a_stage = hg_smem_ring_addr(b, ml->ring_a, pos.stage);
     hg_val_t b_stage = hg_smem_ring_addr(b, ml->ring_b, pos.stage);
     /* A group's first k-block overwrites the partial sums (scale-d = 0), and so does the
@@ -468,10 +473,7 @@ void hg_mainloop_issue_ahead(hg_builder_t *b, const hg_mainloop_t *ml, hg_pipe_p
     return;
   }
   hg_val_t kb = i32(b, 0), fk[HG_BLOCK_SCALES_MAX_F];
-  if (ml->kblock_scales) ml->kblock_scales(b, ml->scales_ctx, kb, fk);
-  hg_pipe_wait(b, ml->pipe, pos);
-  staged_scales(b, ml, kb, pos.stage, fk);
-  if (ml->fence_proxy) hg_b_fence_proxy_async(b);
+  kblock_ready(b, ml, kb, pos, fk);
   if (block_scaled(ml)) {
     const int nf = (ml->scale_runs > 1 ? ml->scale_runs : 1) * 2 * m->tm.atoms_m;
     for (int i = 0; i < nf; i++) hg_b_assign(b, f[i], fk[i]);
