@@ -513,6 +513,21 @@ static hg_status_t copy_store_threads(copy_gen_t *g) {
   return hg_builder_status(b);
 }
 
+/* Both copy forms' end: the generation time since t0, the kernel's text from b unless st
+ * already failed (hg_kernel_finish checks the builder's own status), b destroyed; on failure k
+ * freed and the status said of `what`. */
+static hg_status_t copy_finish(hg_builder_t *b, hg_backend_t be, hg_kernel_t *k, double t0,
+                               hg_status_t st, const char *what) {
+  k->gen_ms = hg_now_ms() - t0;
+  if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, k);
+  hg_builder_destroy(b);
+  if (!hg_is_ok(&st)) {
+    hg_kernel_free(k);
+    return hg_status_wrap(st, "generating the %s: ", what);
+  }
+  return hg_ok();
+}
+
 /* The register copy (see the file comment): no TMA, no shared memory. */
 static hg_status_t copy_gen_ldg(const hg_copy_config_t *c, hg_backend_t be, hg_kernel_t *k) {
   const double t0 = hg_now_ms();
@@ -575,15 +590,7 @@ static hg_status_t copy_gen_ldg(const hg_copy_config_t *c, hg_backend_t be, hg_k
     }
   }
   hg_b_endif(b);
-  k->gen_ms = hg_now_ms() - t0;
-  hg_status_t st = hg_builder_status(b);
-  if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, k);
-  hg_builder_destroy(b);
-  if (!hg_is_ok(&st)) {
-    hg_kernel_free(k);
-    return hg_status_wrap(st, "generating the ldg copy: ");
-  }
-  return hg_ok();
+  return copy_finish(b, be, k, t0, hg_ok(), "ldg copy");
 }
 
 hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_t *k) {
@@ -649,14 +656,7 @@ hg_status_t hg_gen_copy(const hg_copy_config_t *cfg, hg_backend_t be, hg_kernel_
     st = copy_split_roles(&g);
   else
     copy_one_thread(&g);
-  k->gen_ms = hg_now_ms() - t0;
-  if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, k);
-  hg_builder_destroy(b);
-  if (!hg_is_ok(&st)) {
-    hg_kernel_free(k);
-    return hg_status_wrap(st, "generating the streaming copy: ");
-  }
-  return hg_ok();
+  return copy_finish(b, be, k, t0, st, "streaming copy");
 }
 
 /* ---------------------------------------------------------------- the benchmark */
