@@ -216,6 +216,36 @@ static bool is_fp8(hg_dtype_t t) {
   return t == HG_E4M3 || t == HG_E5M2;
 }
 
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* max |D| over rows [0, M) of every batch of a host copy of D, as stored (NaN when D holds
+ * one): what the kernel's amax must be, bit for bit (every stored value is exact in f32, so
+ * the f32 of the double is the value itself, and its bits are what the kernel's reduction
+ * must have produced) */
+static float host_amax(const hg_gemm_problem_t *p, const uint8_t *x) {
+  const size_t e = (size_t)hg_dtype_bytes(p->d_type);
+  double most = 0;
+  for (int bt = 0; bt < p->batch; bt++)
+    for (int64_t i = 0; i < p->m; i++)
+      for (int64_t j = 0; j < p->n; j++) {
+        const size_t at =
+            ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd + (size_t)j) * e;
+        const double v = hg_gemm_host_elem(p->d_type, x + at);
+        if (isnan(v)) return NAN;
+        if (fabs(v) > most) most = fabs(v);
+      }
+  return (float)most;
+}
+
+/* The kernel's amax against the host's max |D|, bit for bit (both NaN counts as equal). */
+static bool amax_same(float got, float want) {
+  return isnan(want) ? isnan(got) : f32_bits(got) == f32_bits(want);
+}
+
 /* Relative Frobenius error of D against the f32 reference (double on the host); any NaN
  * or infinity in D (an unwritten, poisoned element) makes it infinite. fp8 D: against the
  * reference times scale_d converted to fp8 on the host. With x (the main check): the aux
@@ -252,8 +282,7 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
     s = hg_error(HG_ERR_NOMEM, "out of host memory for the aux output (%zu B)", epi->aux_bytes);
   if (haux && hg_is_ok(&s)) s = hg_rt_download(rt, haux, epi->aux, epi->aux_bytes);
   const int eaux = p->aux ? hg_dtype_bytes(p->aux_type) : 0;
-  double anum = 0, aden = 0, dmax = 0;
-  bool dnan = false;
+  double anum = 0, aden = 0;
   if (x) {
     memset(x, 0, sizeof *x);
     x->rel_aux = NAN;
@@ -299,10 +328,6 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
             y = fp8_round(p->d_type, y * scale_d, &sat);
             if (sat && x) x->saturated++;
           }
-          if (isnan(x_d))
-            dnan = true;
-          else if (fabs(x_d) > dmax)
-            dmax = fabs(x_d);
           if (!isfinite(x_d)) {
             if ((*bad)++ == 0) *first_bad = (z * p->m + i) * p->n + j;
             continue;
@@ -333,21 +358,16 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
   }
   free(bnum);
   free(bden);
+  if (x && p->amax && hg_is_ok(&s)) {
+    x->amax_ref = host_amax(p, hd);
+    if (x->amax_checked) x->amax_equal = amax_same(x->amax, x->amax_ref);
+  }
   free(hd);
   free(hr);
   free(hres);
   free(haux);
   if (x && hg_is_ok(&s)) {
     if (want_aux) x->rel_aux = aden > 0 ? sqrt(anum / aden) : sqrt(anum);
-    /* max |D| as stored: every stored value is exact in f32, so the f32 of the double is the
-     * value itself, and its bits are what the kernel's reduction must have produced */
-    x->amax_ref = dnan ? NAN : (float)dmax;
-    if (x->amax_checked) {
-      uint32_t g, r;
-      memcpy(&g, &x->amax, 4);
-      memcpy(&r, &x->amax_ref, 4);
-      x->amax_equal = dnan ? isnan(x->amax) : g == r;
-    }
   }
   *rel = *bad ? INFINITY : (den > 0 ? sqrt(num / den) : sqrt(num));
   return s;
@@ -365,12 +385,6 @@ static double tolerance(hg_dtype_t ab, hg_dtype_t d) {
   if (d == HG_E4M3 || d == HG_E5M2) return d == HG_E4M3 ? 3e-2 : 6e-2;
   if (hg_dtype_bits(ab) == 8) return d == HG_BF16 ? 1e-2 : 5e-3;
   return d == HG_BF16 ? 1e-2 : d == HG_F16 ? 2e-3 : 1e-4;
-}
-
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -437,20 +451,24 @@ typedef struct run_ctx {
   rot_t rot;
 } run_ctx_t;
 
+/* The operand set a cursor is at, the cursor moved on to the next (round-robin). */
+static int rot_next(const rot_t *r, int *cur) {
+  const int i = *cur;
+  *cur = (i + 1) % r->n;
+  return i;
+}
+
 static hg_status_t run_hopgen(void *v) {
   run_ctx_t *c = v;
   bufs_t x = *c->b;
-  const int i = c->rot.cur_h;
-  c->rot.cur_h = (i + 1) % c->rot.n;
+  const int i = rot_next(&c->rot, &c->rot.cur_h);
   x.a = c->rot.a[i];
   x.b = c->rot.b[i];
   return op_run(c->op, &x);
 }
 static hg_status_t run_blas(void *v) {
   run_ctx_t *c = v;
-  const int i = c->rot.cur_b;
-  c->rot.cur_b = (i + 1) % c->rot.n;
-  return hg_blas_gemm(c->blas, &c->blas_args[i]);
+  return hg_blas_gemm(c->blas, &c->blas_args[rot_next(&c->rot, &c->rot.cur_b)]);
 }
 
 /* How many operand sets the timed runs rotate among (rot_t), and the extra sets' buffers. */
@@ -762,9 +780,9 @@ static hg_status_t run_plain_op(hg_gemm_op_t *op, const bufs_t *b, const rot_t *
   hg_gemm_args_t x = {
       .a = b->a, .b = b->b, .c = b->c, .d = d, .scale_a = b->scale_a, .scale_b = b->scale_b};
   if (rot && rot->n > 1) {
-    x.a = rot->a[*cur];
-    x.b = rot->b[*cur];
-    *cur = (*cur + 1) % rot->n;
+    const int i = rot_next(rot, cur);
+    x.a = rot->a[i];
+    x.b = rot->b[i];
   }
   return hg_gemm_op_run_args(op, &x, NULL);
 }
@@ -940,23 +958,6 @@ static double rows_rel_diff(const hg_gemm_problem_t *p, const uint8_t *x, const 
   return den > 0 ? sqrt(num / den) : num > 0 ? INFINITY : num;
 }
 
-/* max |D| over rows [0, M) of every batch of a host copy of D, as stored (NaN when D holds
- * one): what the kernel's amax must be, bit for bit, as compare() finds for the first run */
-static float host_amax(const hg_gemm_problem_t *p, const uint8_t *x) {
-  const size_t e = (size_t)hg_dtype_bytes(p->d_type);
-  double most = 0;
-  for (int bt = 0; bt < p->batch; bt++)
-    for (int64_t i = 0; i < p->m; i++)
-      for (int64_t j = 0; j < p->n; j++) {
-        const size_t at =
-            ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd + (size_t)j) * e;
-        const double v = hg_gemm_host_elem(p->d_type, x + at);
-        if (isnan(v)) return NAN;
-        if (fabs(v) > most) most = fabs(v);
-      }
-  return (float)most;
-}
-
 /* Determinism: more launches into poisoned D, each compared bit for bit with the first's D
  * (split-K by atomic adds: within a relative difference, see hg_gemm_report_t).
  * Batch invariance: the same operands through an operation for fewer rows. */
@@ -985,7 +986,7 @@ static hg_status_t check_bits(hg_rt_t *rt, const hg_gemm_problem_t *p,
      * arrival order, so its D, and with it the amax, may differ between launches */
     if (hg_is_ok(&s) && p->amax && r->repeat_amax_equal) {
       const float want = host_amax(p, again);
-      if (isnan(want) ? !isnan(amax) : f32_bits(amax) != f32_bits(want)) {
+      if (!amax_same(amax, want)) {
         r->repeat_amax_equal = false;
         r->repeat_amax = amax;
         r->repeat_amax_ref = want;
