@@ -39,6 +39,12 @@ static bool grouped(const gemm_gen_t *x) {
   return x->k->problem.group != HG_GROUP_NONE;
 }
 
+/* Split-K summed by a second kernel, the reduction pass, which runs the epilogue: the GEMM
+ * only stores partial tiles (not by atomic adds, not reduced in the GEMM). */
+static bool reduction_pass(const hg_gemm_config_t *c) {
+  return c->splits > 1 && !c->split_atomic && !c->split_scatter;
+}
+
 static hg_val_t i32(gemm_gen_t *x, int32_t v) {
   return hg_b_i32(x->b, v);
 }
@@ -161,7 +167,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   hg_val_t iter = hg_b_var(b, HG_T_I32, i32(x, 0));
   /* split-K by the reduction pass: this kernel stores partial tiles and the pass runs the
    * epilogue, its amax included; no running amax here (drain then publishes nothing) */
-  if (!(c->splits > 1 && !c->split_atomic && !c->split_scatter)) hg_epilogue_begin(b, &x->epi);
+  if (!reduction_pass(c)) hg_epilogue_begin(b, &x->epi);
   hg_val_t t = hg_sched_begin(b, &x->sched);
   {
     hg_sched_work_t w;
@@ -260,7 +266,7 @@ static hg_status_t build(gemm_gen_t *x, hg_val_t **acc) {
    * (the reduction pass, or split-K in the GEMM: not split-K by atomics); pass: a second
    * kernel sums them */
   const bool split = c->splits > 1 && !c->split_atomic;
-  const bool pass = split && !c->split_scatter;
+  const bool pass = reduction_pass(c);
   const hg_roles_spec_t rs = hg_gemm_roles_spec(k, g, x->reduce);
   HG_TRY(hg_roles_make(b, &rs, &x->roles));
   /* split-K: the reduction pass may be scheduled now, to start as this grid's CTAs leave (it
@@ -363,8 +369,7 @@ hg_status_t hg_gemm_generate(const hg_gemm_problem_t *p, const hg_gemm_config_t 
     out->k.cluster[1] = out->k.cluster[2] = 1;
   }
   if (hg_is_ok(&st)) st = hg_kernel_finish(b, be, &out->k);
-  if (hg_is_ok(&st) && c->splits > 1 && !c->split_atomic && !c->split_scatter)
-    st = generate_reduce(out, g, be);
+  if (hg_is_ok(&st) && reduction_pass(c)) st = generate_reduce(out, g, be);
   free(acc);
   free(g);
   hg_builder_destroy(b);
