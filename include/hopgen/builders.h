@@ -573,6 +573,30 @@ typedef struct hg_sched_spec {
   bool contiguous;
 } hg_sched_spec_t;
 
+/* A run-time divisor d (I32, 1 <= d < 2^31) prepared once, outside a loop, so that each
+ * division by it inside costs a multiply and a shift: q = (n m) >> s for 0 <= n < 2^31, with
+ * s = 31 + p, 2^p >= d and m = ceil(2^s / d) (I64 m and s). Exact: m d = 2^s + e with
+ * 0 <= e < d, so n m / 2^s = n / d + n e / (d 2^s), and n e < 2^31 d <= 2^s keeps the extra
+ * term under 1 / d (division by invariant integers, Granlund and Montgomery). A div.u32 by a
+ * run-time value is ~20 instructions around a MUFU reciprocal. */
+typedef struct hg_divisor {
+  hg_val_t d, m, s; /* I32 each: m < 2^32 (as its u32 bits), s in 31..62 */
+} hg_divisor_t;
+/* d known at run time: p = ceil(log2 d) from d - 1's bit length, so 2^(p-1) < d <= 2^p and
+ * m < 2^32, m by a 32-step restoring division (sched.c): a loop, run once. hg_divisors_make
+ * prepares up to HG_DIVISORS_MAX in one loop. */
+#define HG_DIVISORS_MAX 4
+hg_divisor_t hg_divisor_make(hg_builder_t *b, hg_val_t d);
+void hg_divisors_make(hg_builder_t *b, int n, const hg_val_t *d, hg_divisor_t *out);
+/* d known now (1 <= d < 2^31): m and s as constants */
+hg_divisor_t hg_divisor_const(hg_builder_t *b, int32_t d);
+/* pred ? x : y, all three values */
+hg_divisor_t hg_divisor_select(hg_builder_t *b, hg_val_t pred, const hg_divisor_t *x,
+                               const hg_divisor_t *y);
+/* n (I32, 0 <= n < 2^31) -> n / d and n % d (I32); either output may be NULL */
+void hg_divisor_divmod(hg_builder_t *b, const hg_divisor_t *dv, hg_val_t n, hg_val_t *q,
+                       hg_val_t *r);
+
 /* The run-time counts (I32, each >= 1) the unit order is laid out over: cluster tiles along M
  * and N, per batch and in all, the batch, a band's cluster tiles (raster_group x the tiles of
  * the dimension walked along) and the bands (hg_sched_work: sched.c). */
@@ -592,6 +616,9 @@ typedef struct hg_sched {
    * (I64) and its units in that range (sk_units, I32); total is then this cluster's units:
    * sk_units, then its whole tiles. */
   hg_val_t sk_tiles, sk_iters, sk_first, sk_end, sk_units;
+  /* Once hg_sched_prepare has run: the shared-memory slot its divisors are read from at each
+   * unit (I32 shared::cta; HG_NONE before: plain divisions) */
+  hg_val_t prepared;
 } hg_sched_t;
 
 /* One unit of work: this CTA's tile origin (m0, n0), its batch, and its k-blocks
@@ -629,6 +656,18 @@ hg_status_t hg_sched_make_grouped(hg_builder_t *b, const hg_sched_spec_t *spec,
  * hg_sched_end. */
 hg_val_t hg_sched_begin(hg_builder_t *b, const hg_sched_t *s);
 void hg_sched_end(hg_builder_t *b, const hg_sched_t *s);
+/* Prepares the divisors hg_sched_work divides by (hg_divisor_t) and stores them, where
+ * writer (PRED) is true, into slot (I32 shared::cta address, 16-byte aligned, of
+ * HG_SCHED_PREPARED_BYTES); the caller makes the stores visible to the slot's readers (a
+ * barrier) before their first hg_sched_work, which then reads them back at each unit. A role
+ * calls this on its own copy of the scheduler: the consumers, at their start, where they
+ * wait for the first stage anyway (gemm_gen.c). Each unit's coordinates then take
+ * multiplies and shifts instead of three to five run-time divisions, which sat between every
+ * tile's epilogue and its next main loop. In shared memory, not registers: 14 values live
+ * across the main loop spilled kernels with 192 accumulator registers. Persistent scheduler
+ * only (the grouped one finds its units by search): a no-op for the others. */
+#define HG_SCHED_PREPARED_BYTES 64
+void hg_sched_prepare(hg_builder_t *b, hg_sched_t *s, hg_val_t slot, hg_val_t writer);
 /* The unit for loop index t. */
 void hg_sched_work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *out);
 /* Whether the loop has a unit after t (ping-pong consumers hand over only when it does). */

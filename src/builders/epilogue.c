@@ -101,6 +101,11 @@ typedef struct sub_tile {
    * store_buffered; row0, col0: the thread's first element of the region */
   int tail;
   hg_val_t row0, col0;
+  /* Every sub-tile of the region has a buffer of its own (sub-tile im * subs_n + j): the
+   * buffers are freed and the threads met once before the writes, and fenced, met and
+   * stored once after them (store_buffered), instead of twice a sub-tile */
+  bool batched;
+  int subs_n;
 } sub_tile_t;
 
 /* Where a staged sub-tile goes: a TMA store (plan, tmap), or rows copied out by the
@@ -895,6 +900,19 @@ static hg_status_t copy_rows(epi_ctx_t *x, const sub_tile_t *s, const sub_target
   return hg_ok();
 }
 
+/* A batched sub-tile's own buffer. */
+static hg_val_t sub_buffer(hg_builder_t *b, const hg_epilogue_t *e, const sub_tile_t *s) {
+  return addc(b, s->my_bufs, (s->im * s->subs_n + s->j) * (int32_t)e->buf_bytes);
+}
+
+/* The TMA store of a sub-tile from buf, by the consumer's first thread (the caller's if). */
+static void store_sub(hg_builder_t *b, const hg_epilogue_t *e, const sub_tile_t *s,
+                      const sub_target_t *t, hg_val_t buf) {
+  hg_val_t origin[3] = {addc(b, s->m_base, s->im * 64), addc(b, s->n0, s->j * e->epi_n + t->c0),
+                        s->batch};
+  hg_tma_copy_store(b, t->plan, t->tmap, buf, origin, NULL);
+}
+
 /* One sub-tile through the next of the consumer's buffers to t. A buffer is rewritten only
  * after the TMA store that read it has finished reading (bulk wait_group.read buffers-1
  * leaves just the other buffer's store in flight) and after every thread copied out of it
@@ -903,6 +921,8 @@ static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
   hg_builder_t *b = x->b;
   const hg_epilogue_t *e = x->e;
   const hg_roles_t *r = s->r;
+  if (s->batched) /* the buffer is free and the store comes after every sub-tile's write */
+    return write_sub(x, s, t, sub_buffer(b, e, s));
   hg_val_t buf = hg_b_mad(b, s->buf_sel, i32(b, (int32_t)e->buf_bytes), s->my_bufs);
   if (e->tma) {
     hg_b_if(b, s->is_first);
@@ -915,12 +935,8 @@ static hg_status_t stage_sub(epi_ctx_t *x, const sub_tile_t *s, const sub_target
     hg_b_fence_proxy_async(b);
     hg_roles_consumer_sync(b, r);
     hg_b_if(b, s->is_first);
-    {
-      hg_val_t origin[3] = {addc(b, s->m_base, s->im * 64), addc(b, s->n0, s->j * e->epi_n + t->c0),
-                            s->batch};
-      hg_tma_copy_store(b, t->plan, t->tmap, buf, origin, NULL);
-      hg_b_bulk_commit(b);
-    }
+    store_sub(b, e, s, t, buf);
+    hg_b_bulk_commit(b);
     hg_b_endif(b);
   } else {
     hg_roles_consumer_sync(b, r);
@@ -975,6 +991,19 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
                           .plan = e->tma ? e->plan_d : NULL,
                           .tmap = e->tmap_d,
                           .g = gmatrix(e->d_ptr, e->ldd, e->batch_stride_d, e->d_type)};
+  /* D alone through the buffers by TMA, a buffer for each sub-tile: batched (sub_tile_t) */
+  bool aux = false;
+  for (int i = 0; i < e->nsteps; i++) aux = aux || e->steps[i].kind == HG_EPI_AUX;
+  s.subs_n = am->cols / epi_n;
+  s.batched = e->tma && !aux && (am->rows / sub_rows) * s.subs_n <= e->buffers;
+  if (s.batched) {
+    /* the last tile's stores have read every buffer; then the threads meet, so that none
+     * writes a buffer before that */
+    hg_b_if(b, s.is_first);
+    hg_b_bulk_wait(b, 0, true);
+    hg_b_endif(b);
+    hg_roles_consumer_sync(b, r);
+  }
   for (int im = 0; im < am->rows / sub_rows; im++)
     for (int j = 0; j < am->cols / epi_n; j++) {
       s.im = im;
@@ -994,6 +1023,15 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
         amax_track_sub(x, im * sub_rows, sub_rows, j * epi_n, epi_n, row0, col0);
       HG_TRY(stage_sub(x, &s, &d));
     }
+  if (s.batched) {
+    hg_b_fence_proxy_async(b);
+    hg_roles_consumer_sync(b, r);
+    hg_b_if(b, s.is_first);
+    for (s.im = 0; s.im < am->rows / sub_rows; s.im++)
+      for (s.j = 0; s.j < s.subs_n; s.j++) store_sub(b, e, &s, &d, sub_buffer(b, e, &s));
+    hg_b_bulk_commit(b);
+    hg_b_endif(b);
+  }
   return hg_ok();
 }
 

@@ -13,6 +13,9 @@
  * of a tile consecutive (unit = tile x splits + split), each with a contiguous range of
  * k-blocks: split s takes [s kb / S, (s + 1) kb / S), never empty since S <= kb. The
  * grouped scheduler hands out per-group extents through the same hg_sched_work_t.
+ * hg_sched_prepare turns the run-time divisions of that index math into multiplies and
+ * shifts by divisors prepared once (hg_divisor_t), the same coordinates: the consumers call
+ * it, the producer (one thread, running stages ahead) keeps the plain form.
  *
  * Stream-K (spec.stream_k): of T cluster tiles on G clusters, the first S tiles of the order
  * are shared in k-blocks and the rest, a multiple of G, are whole tiles taken round-robin
@@ -50,6 +53,84 @@ static hg_status_t check_spec(const hg_sched_spec_t *s) {
                     "split-K (%d splits) nor the grouped scheduler",
                     s->splits);
   return hg_ok();
+}
+
+/* ---- run-time divisors (builders.h: hg_divisor_t) */
+
+/* The bit length of x (I32, 0 <= x < 2^31): 0 for 0, else floor(log2 x) + 1, by five
+ * halvings (no count-leading-zeros op in the IR; this runs once, outside the loop). */
+static hg_val_t bit_length(hg_builder_t *b, hg_val_t x) {
+  hg_val_t len = i32(b, 0);
+  for (int sh = 16; sh >= 1; sh /= 2) {
+    hg_val_t hi = hg_b_bin(b, HG_SHR_U, x, i32(b, sh));
+    hg_val_t big = hg_b_cmp(b, HG_NE, hi, i32(b, 0));
+    x = hg_b_select(b, big, hi, x);
+    len = hg_b_select(b, big, hg_b_bin(b, HG_ADD, len, i32(b, sh)), len);
+  }
+  return hg_b_bin(b, HG_ADD, len, x); /* x is 0 or 1 now */
+}
+
+void hg_divisors_make(hg_builder_t *b, int n, const hg_val_t *d, hg_divisor_t *out) {
+  /* m = ceil(2^s / d) = floor((2^s - 1) / d) + 1 by restoring division: the quotient has 32
+   * bits and the high word of 2^s - 1, 2^(p-1) - 1, is below d, so each step's remainder
+   * stays below 2^32. No 64-bit division: ptxas calls a subroutine for one, and its frame
+   * spilled the registers of ping-pong kernels. The divisors share the loop (ILP). */
+  hg_val_t rem[HG_DIVISORS_MAX], q[HG_DIVISORS_MAX], lo[HG_DIVISORS_MAX];
+  for (int k = 0; k < n; k++) {
+    hg_val_t p = bit_length(b, hg_b_bin(b, HG_SUB, d[k], i32(b, 1)));
+    out[k] = (hg_divisor_t){d[k], HG_NONE, hg_b_bin(b, HG_ADD, p, i32(b, 31))};
+    /* 2^s - 1: high word 2^(p-1) - 1 (0 for p = 0), low word all ones (2^31 - 1 for p = 0) */
+    hg_val_t p0 = hg_b_cmp(b, HG_EQ, p, i32(b, 0));
+    hg_val_t hi = hg_b_bin(
+        b, HG_SUB, hg_b_bin(b, HG_SHL, i32(b, 1), hg_b_bin(b, HG_SUB, p, i32(b, 1))), i32(b, 1));
+    rem[k] = hg_b_var(b, HG_T_I32, hg_b_select(b, p0, i32(b, 0), hi));
+    lo[k] = hg_b_select(b, p0, i32(b, INT32_MAX), i32(b, -1));
+    q[k] = hg_b_var(b, HG_T_I32, i32(b, 0));
+  }
+  hg_val_t i = hg_b_for(b, i32(b, 0), i32(b, 32), i32(b, 1));
+  {
+    hg_val_t sh = hg_b_bin(b, HG_SUB, i32(b, 31), i);
+    for (int k = 0; k < n; k++) {
+      hg_val_t bit = hg_b_bin(b, HG_AND, hg_b_bin(b, HG_SHR_U, lo[k], sh), i32(b, 1));
+      hg_val_t r2 = hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHL, rem[k], i32(b, 1)), bit);
+      hg_val_t ge = hg_b_cmp(b, HG_GE_U, r2, d[k]);
+      hg_b_assign(b, rem[k], hg_b_select(b, ge, hg_b_bin(b, HG_SUB, r2, d[k]), r2));
+      hg_b_assign(b, q[k],
+                  hg_b_bin(b, HG_OR, hg_b_bin(b, HG_SHL, q[k], i32(b, 1)),
+                           hg_b_select(b, ge, i32(b, 1), i32(b, 0))));
+    }
+  }
+  hg_b_endfor(b);
+  for (int k = 0; k < n; k++) out[k].m = hg_b_bin(b, HG_ADD, q[k], i32(b, 1));
+}
+
+hg_divisor_t hg_divisor_make(hg_builder_t *b, hg_val_t d) {
+  hg_divisor_t out;
+  hg_divisors_make(b, 1, &d, &out);
+  return out;
+}
+
+hg_divisor_t hg_divisor_const(hg_builder_t *b, int32_t d) {
+  int p = 0;
+  while (p < 31 && ((int64_t)1 << p) < d) p++;
+  const int s = 31 + p;
+  const uint64_t m = (((uint64_t)1 << s) + (uint64_t)d - 1) / (uint64_t)d;
+  return (hg_divisor_t){i32(b, d), i32(b, (int32_t)(uint32_t)m), i32(b, s)};
+}
+
+hg_divisor_t hg_divisor_select(hg_builder_t *b, hg_val_t pred, const hg_divisor_t *x,
+                               const hg_divisor_t *y) {
+  return (hg_divisor_t){hg_b_select(b, pred, x->d, y->d), hg_b_select(b, pred, x->m, y->m),
+                        hg_b_select(b, pred, x->s, y->s)};
+}
+
+void hg_divisor_divmod(hg_builder_t *b, const hg_divisor_t *dv, hg_val_t n, hg_val_t *q,
+                       hg_val_t *r) {
+  /* n m < 2^31 x 2^32: a 32 x 32 -> 64-bit product */
+  hg_val_t prod = hg_b_bin(b, HG_MUL, hg_b_zext(b, n), hg_b_zext(b, dv->m));
+  hg_val_t quo = hg_b_trunc(b, hg_b_bin(b, HG_SHR_U, prod, hg_b_zext(b, dv->s)));
+  if (q) *q = quo;
+  if (r) *r = hg_b_bin(b, HG_SUB, n, hg_b_bin(b, HG_MUL, quo, dv->d));
 }
 
 /* Both schedulers: the spec's cluster must be the kernel's; out starts with the spec. */
@@ -174,6 +255,58 @@ void hg_sched_end(hg_builder_t *b, const hg_sched_t *s) {
   hg_b_endfor(b);
 }
 
+/* The prepared slot's words: (d, m, s) of per_batch, band_tiles, the last band's width and
+ * splits, then split-K's kblocks / splits and kblocks % splits. */
+enum {
+  PREP_PER_BATCH = 0,
+  PREP_BAND_TILES = 3,
+  PREP_LAST_BAND = 6,
+  PREP_SPLITS = 9,
+  PREP_KB_Q = 12
+};
+
+void hg_sched_prepare(hg_builder_t *b, hg_sched_t *s, hg_val_t slot, hg_val_t writer) {
+  if (s->spec.kind != HG_SCHED_PERSISTENT || !hg_val_is_none(s->prepared)) return;
+  const bool along_m = s->spec.raster == HG_RASTER_M;
+  hg_val_t outer = along_m ? s->tiles_n : s->tiles_m;
+  /* the last band's width: outer - (bands - 1) raster_group, 1..raster_group */
+  hg_val_t last_w = hg_b_bin(
+      b, HG_SUB, outer,
+      hg_b_bin(b, HG_MUL, hg_b_bin(b, HG_SUB, s->bands, i32(b, 1)), i32(b, s->spec.raster_group)));
+  const bool split = s->spec.splits > 1;
+  hg_val_t d[4] = {s->per_batch, s->band_tiles, last_w, s->splits};
+  hg_divisor_t dv[4];
+  hg_divisors_make(b, split ? 4 : 3, d, dv);
+  hg_val_t w[16];
+  for (int i = 0; i < 16; i++) w[i] = i32(b, 0);
+  if (split)
+    hg_divisor_divmod(b, &dv[3], s->kblocks, &w[PREP_KB_Q], &w[PREP_KB_Q + 1]);
+  else
+    dv[3] = hg_divisor_const(b, 1);
+  for (int i = 0; i < 4; i++) {
+    w[3 * i] = dv[i].d;
+    w[3 * i + 1] = dv[i].m;
+    w[3 * i + 2] = dv[i].s;
+  }
+  hg_b_if(b, writer);
+  for (int i = 0; i < 4; i++)
+    hg_b_store(b, HG_SHARED, 32, 4, hg_b_bin(b, HG_ADD, slot, i32(b, 16 * i)), &w[4 * i]);
+  hg_b_endif(b);
+  s->prepared = slot;
+}
+
+/* The prepared words, read back for one unit (16-byte loads, issued together; the last one
+ * only for split-K). */
+static void prepared_words(hg_builder_t *b, const hg_sched_t *s, hg_val_t *w) {
+  for (int i = 0; i < (s->spec.splits > 1 ? 4 : 3); i++)
+    hg_b_load(b, HG_SHARED, HG_T_I32, 32, 4, hg_b_bin(b, HG_ADD, s->prepared, i32(b, 16 * i)),
+              &w[4 * i]);
+}
+
+static hg_divisor_t word_divisor(const hg_val_t *w, int at) {
+  return (hg_divisor_t){w[at], w[at + 1], w[at + 2]};
+}
+
 /* idx (in the domain) -> its coordinate (c0, c1) in the compact shape (s0, s1). */
 static hg_status_t split(hg_builder_t *b, hg_dint_t idx, hg_dint_t s0, hg_dint_t s1, hg_dint_t *c0,
                          hg_dint_t *c1) {
@@ -182,6 +315,18 @@ static hg_status_t split(hg_builder_t *b, hg_dint_t idx, hg_dint_t s0, hg_dint_t
   HG_TRY(hg_dl_idx2crd(b, &shape, NULL, idx, HG_DL_IN_DOMAIN, &crd));
   *c0 = crd.d[1];
   *c1 = crd.d[2];
+  return hg_ok();
+}
+
+/* The same by a prepared divisor of s0 (hg_sched_prepare), when there is one. */
+static hg_status_t split_by(hg_builder_t *b, const hg_divisor_t *dv, hg_dint_t idx, hg_dint_t s0,
+                            hg_dint_t s1, hg_dint_t *c0, hg_dint_t *c1) {
+  if (!dv) return split(b, idx, s0, s1, c0, c1);
+  hg_val_t v, q, r;
+  HG_TRY(hg_dint_emit(b, idx, HG_T_I32, &v));
+  hg_divisor_divmod(b, dv, v, &q, &r);
+  *c0 = hg_dint_val_nonneg(r);
+  *c1 = hg_dint_val_nonneg(q);
   return hg_ok();
 }
 
@@ -238,17 +383,39 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   hg_dint_t tile, batch, in_band, band, band_start, left, band_w, across, along, banded;
   /* unit -> (split, cluster tile): the splits of a tile are consecutive units */
   hg_val_t ct = t, sp = i32(b, 0), k_first = i32(b, 0), k_count = s->kblocks;
-  if (c->splits > 1) {
+  const bool fast = !hg_val_is_none(s->prepared);
+  hg_val_t pw[16];
+  hg_divisor_t dv_pb = {HG_NONE, HG_NONE, HG_NONE}, dv_bt = dv_pb, dv_lb = dv_pb, dv_sp = dv_pb;
+  if (fast) {
+    prepared_words(b, s, pw);
+    dv_pb = word_divisor(pw, PREP_PER_BATCH);
+    dv_bt = word_divisor(pw, PREP_BAND_TILES);
+    dv_lb = word_divisor(pw, PREP_LAST_BAND);
+    if (c->splits > 1) dv_sp = word_divisor(pw, PREP_SPLITS);
+  }
+  if (c->splits > 1 && fast) {
+    hg_divisor_divmod(b, &dv_sp, t, &ct, &sp);
+  } else if (c->splits > 1) {
     ct = hg_b_bin(b, HG_DIV_U, t, s->splits);
     sp = hg_b_bin(b, HG_REM_U, t, s->splits);
   }
   if (c->stream_k) streamk_unit(b, s, t, &ct, &k_first, &k_count);
-  HG_TRY(split(b, hg_dint_val_nonneg(ct), extent(s->per_batch), extent(s->batch), &tile, &batch));
-  HG_TRY(split(b, tile, extent(s->band_tiles), extent(s->bands), &in_band, &band));
+  HG_TRY(split_by(b, fast ? &dv_pb : NULL, hg_dint_val_nonneg(ct), extent(s->per_batch),
+                  extent(s->batch), &tile, &batch));
+  HG_TRY(split_by(b, fast ? &dv_bt : NULL, tile, extent(s->band_tiles), extent(s->bands), &in_band,
+                  &band));
   HG_TRY(hg_dint_mul(b, band, grp, &band_start));
   HG_TRY(hg_dint_sub(b, extent(outer), band_start, &left));
   HG_TRY(hg_dint_min(b, grp, left, &band_w));
-  HG_TRY(split(b, in_band, band_w, extent(inner), &across, &along));
+  hg_divisor_t dv_w = {HG_NONE, HG_NONE, HG_NONE};
+  if (fast) { /* raster_group wide, or the last band's width in the last band */
+    hg_val_t vband;
+    HG_TRY(hg_dint_emit(b, band, HG_T_I32, &vband));
+    const hg_divisor_t whole = hg_divisor_const(b, c->raster_group);
+    hg_val_t last = hg_b_cmp(b, HG_EQ, vband, hg_b_bin(b, HG_SUB, s->bands, i32(b, 1)));
+    dv_w = hg_divisor_select(b, last, &dv_lb, &whole);
+  }
+  HG_TRY(split_by(b, fast ? &dv_w : NULL, in_band, band_w, extent(inner), &across, &along));
   hg_dlayout_t bl;
   hg_dtuple_t shape, stride, crd;
   HG_TRY(hg_dtuple_make(2, (hg_dint_t[2]){grp, extent(s->bands)}, &shape));
@@ -266,7 +433,17 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   w->split = sp;
   w->k_first = k_first;
   w->k_count = k_count;
-  if (c->splits > 1) {
+  if (c->splits > 1 && fast) {
+    /* [sp kb / S, (sp + 1) kb / S) with kb = q S + r: sp q + sp r / S, where sp r < S^2 */
+    hg_val_t f2, e2;
+    hg_val_t kb_q = pw[PREP_KB_Q], kb_r = pw[PREP_KB_Q + 1];
+    hg_divisor_divmod(b, &dv_sp, hg_b_bin(b, HG_MUL, sp, kb_r), &f2, NULL);
+    hg_val_t sp1 = hg_b_bin(b, HG_ADD, sp, i32(b, 1));
+    hg_divisor_divmod(b, &dv_sp, hg_b_bin(b, HG_MUL, sp1, kb_r), &e2, NULL);
+    hg_val_t first = hg_b_mad(b, sp, kb_q, f2);
+    w->k_first = first;
+    w->k_count = hg_b_bin(b, HG_SUB, hg_b_mad(b, sp1, kb_q, e2), first);
+  } else if (c->splits > 1) {
     /* [sp kb / S, (sp + 1) kb / S), in 64 bits: (sp + 1) kb may pass 2^31 */
     hg_val_t kb = hg_b_sext(b, s->kblocks), n = hg_b_sext(b, s->splits);
     hg_val_t sp64 = hg_b_sext(b, sp);

@@ -467,6 +467,14 @@ static uint32_t staging_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t
   return (s + 15) / 16 * 16 * HG_CP_ASYNC_STAGING_DEPTH;
 }
 
+bool hg_gemm_sched_prepared(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  if (p->group != HG_GROUP_NONE || c->schedule == HG_SCHED_PINGPONG) return false;
+  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
+  const int64_t ctas = (int64_t)c->cluster_m * c->cluster_n;
+  const int64_t units = hg_sched_units(&ss, p->m, p->n, p->batch) * ctas;
+  return units >= HG_GEMM_PREPARED_UNITS * HG_GEMM_PREPARED_SMS;
+}
+
 /* Shared memory of the stage ring and the epilogue's buffers, in bytes, as the generator lays
  * them out. */
 static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int stages) {
@@ -493,7 +501,10 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   if (epi) rings = (rings + 1023) / 1024 * 1024;
   /* the amax's meeting words, 16 bytes per consumer (epilogue.c's amax_publish) */
   const uint32_t amax = p->amax ? 16u * (uint32_t)consumers : 0;
-  return rings + epi + tables + amax + SMEM_SLACK; /* any stage count */
+  /* the scheduler's prepared divisors, a copy per consumer (gemm_gen.c, hg_sched_prepare) */
+  const uint32_t prep =
+      hg_gemm_sched_prepared(p, c) ? HG_SCHED_PREPARED_BYTES * (uint32_t)consumers : 0;
+  return rings + epi + tables + amax + prep + SMEM_SLACK; /* any stage count */
 }
 
 /* The epilogue's vector steps staged in shared memory (gemm_gen.c): f32 per row or column of
@@ -1222,6 +1233,15 @@ static void block_wide_rule(const hg_gemm_problem_t *p, int sms, hg_gemm_config_
   if (hg_is_ok(&ok)) *c = w;
 }
 
+/* Whether the epilogue stores a consumer's whole region through buffers of its own, one per
+ * 64-row x epi_n sub-tile (epilogue.c, store_buffered: one barrier pair a tile). */
+static bool epilogue_batched(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const int w = hg_gemm_epi_n(p, c);
+  if (w <= 0) return false;
+  const int rows = two_consumers(c) ? c->tile_m / 2 : c->tile_m;
+  return (rows / 64) * (c->tile_n / w) <= hg_gemm_epi_buffers(p, c);
+}
+
 /* fp8 block scales' paths. Measured on an H100 (bench/RESULTS.md, 128x128 cooperative tiles,
  * against the global scale loads in one call): staged scales (bs) 5-9% faster on the large
  * block-wise shapes (4096x7168x16384 918 -> 1002 TFLOP/s) and level on 128x7168x2048; MMA
@@ -1238,6 +1258,19 @@ static void block_scale_rule(const hg_gemm_problem_t *p, const hg_gemm_rules_t *
   if (!r->global_scales) {
     t.block_scales = HG_BLOCK_SCALES_SMEM;
     hg_status_t ok = hg_gemm_config_check(p, &t);
+    /* A stage less where the epilogue then stores its region at once (a buffer per
+     * sub-tile: epilogue.c's batched stores): H100, 128x128 block-wise tiles, s5 with 64
+     * columns against s6 with 32, 4096x24576x1536 0.2698 against 0.2782 ms, 4096x7168x16384
+     * level (bench/RESULTS.md, tenth session). */
+    if (!hg_is_ok(&ok)) {
+      hg_gemm_config_t f = t;
+      f.stages = hg_gemm_max_stages(p, &t);
+      hg_status_t okf = hg_gemm_config_check(p, &f);
+      if (f.stages >= 4 && epilogue_batched(p, &f) && hg_is_ok(&okf)) {
+        t = f;
+        ok = okf;
+      }
+    }
     if (!hg_is_ok(&ok)) {
       hg_gemm_config_t e = t;
       e.epi_n = 32;

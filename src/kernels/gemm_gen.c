@@ -168,10 +168,24 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   /* split-K by the reduction pass: this kernel stores partial tiles and the pass runs the
    * epilogue, its amax included; no running amax here (drain then publishes nothing) */
   if (!reduction_pass(c)) hg_epilogue_begin(b, &x->epi);
-  hg_val_t t = hg_sched_begin(b, &x->sched);
+  /* the consumers' own scheduler, its divisors prepared here (where hg_gemm_sched_prepared
+   * says) while they wait for the first stage, a copy in shared memory per consumer
+   * warpgroup (its first thread writes it, its barrier publishes it): each tile's
+   * coordinates without run-time divisions between its epilogue and its next main loop (the
+   * producer runs ahead and keeps the plain form) */
+  hg_sched_t sched = x->sched;
+  if (hg_gemm_sched_prepared(&x->k->problem, c)) {
+    const uint32_t off =
+        hg_b_smem_reserve(b, HG_SCHED_PREPARED_BYTES * (uint32_t)x->g->consumers, 16);
+    hg_val_t slot =
+        hg_b_mad(b, r->consumer, i32(x, HG_SCHED_PREPARED_BYTES), hg_b_smem_addr(b, off));
+    hg_sched_prepare(b, &sched, slot, hg_b_cmp(b, HG_EQ, r->wg_tid, i32(x, 0)));
+    hg_roles_consumer_sync(b, r);
+  }
+  hg_val_t t = hg_sched_begin(b, &sched);
   {
     hg_sched_work_t w;
-    hg_sched_work(b, &x->sched, t, &w);
+    hg_sched_work(b, &sched, t, &w);
     hg_roles_turn_begin(b, r, pp, &x->rg.pipe, pos, iter, w.k_count);
     if (grouped(x)) hg_gemm_params_unit(b, &x->prm, &x->epi, &w);
     hg_epi_prefetch_t pf;
@@ -188,14 +202,14 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
       bs.scale_b = hg_block_scales_group_ptr(b, x->prm.scale_b, bs.group_b, w.batch);
     }
     hg_mainloop_emit(b, &ml, acc, pos, w.k_count, wm, r);
-    if (pp) hg_roles_turn_handover(b, r, hg_sched_has_next(b, &x->sched, t));
+    if (pp) hg_roles_turn_handover(b, r, hg_sched_has_next(b, &sched, t));
     if (ahead) {
       /* the next unit's first k-block into the partial sums while this one's epilogue runs
        * (acc holds this unit's sums until then); the scales' context moves to that unit */
       hg_b_assign(b, ml.ahead, hg_b_pred(b, false));
-      hg_b_if(b, hg_sched_has_next(b, &x->sched, t));
+      hg_b_if(b, hg_sched_has_next(b, &sched, t));
       hg_sched_work_t w2;
-      hg_sched_work(b, &x->sched, hg_sched_next(b, &x->sched, t), &w2);
+      hg_sched_work(b, &sched, hg_sched_next(b, &sched, t), &w2);
       bs.m0 = w2.m0;
       bs.n0 = w2.n0;
       bs.k_first = w2.k_first;
@@ -208,7 +222,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     const bool two = grouped(x) && x->epi.tma;
     if (c->splits > 1 && c->split_atomic) {
       /* split-K by atomics: added into the tile's sums; the last split runs the epilogue */
-      hg_b_if(b, hg_splitk_add_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N, x->sched.splits,
+      hg_b_if(b, hg_splitk_add_tile(b, &x->splitk, &am, &w, x->prm.M, x->prm.N, sched.splits,
                                     hg_b_bin(b, HG_ADD, w.m0, t_row), r, acc));
       st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
       hg_b_endif(b);
@@ -228,7 +242,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
       hg_b_if(b, hg_b_cmp(b, HG_GT_S, w.k_first, i32(x, 0)));
       hg_streamk_publish(b, &x->streamk, &am, r, x->prm.M, row0, acc);
       hg_b_else(b);
-      hg_streamk_fixup(b, &x->streamk, &x->sched, &w, &am, r, x->prm.M, row0, acc);
+      hg_streamk_fixup(b, &x->streamk, &sched, &w, &am, r, x->prm.M, row0, acc);
       st = emit_tile(x, &x->epi, acc, &am, &w, t_row, t_col, slot_row0);
       hg_b_endif(b);
     } else {
@@ -249,7 +263,7 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
     hg_b_endif(b);
     hg_b_assign(b, iter, hg_b_bin(b, HG_ADD, iter, i32(x, 1)));
   }
-  hg_sched_end(b, &x->sched);
+  hg_sched_end(b, &sched);
   if (!hg_val_is_none(ml.turns)) hg_roles_mma_turns_end(b, r, ml.turns);
   hg_epilogue_drain(b, &x->epi, r);
   hg_acc_map_free(&am);

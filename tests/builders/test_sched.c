@@ -53,6 +53,20 @@ static unit_t host_unit(const hg_sched_spec_t *s, int64_t m, int64_t n, int64_t 
   return u;
 }
 
+/* Shared memory of one interpreted thread: the prepared divisors' slot (at 0). */
+static int64_t prep_smem[HG_SCHED_PREPARED_BYTES / 4];
+static int64_t prep_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
+  (void)ctx;
+  (void)bits;
+  return space == HG_SHARED && addr >= 0 && addr < HG_SCHED_PREPARED_BYTES ? prep_smem[addr / 4]
+                                                                           : -1;
+}
+static void prep_store(void *ctx, hg_space_t space, int bits, int64_t addr, int64_t v) {
+  (void)ctx;
+  (void)bits;
+  if (space == HG_SHARED && addr >= 0 && addr < HG_SCHED_PREPARED_BYTES) prep_smem[addr / 4] = v;
+}
+
 /* One random scheduler: every unit (or a sample of a large grid) for every CTA rank. */
 static void one_sched(int trial) {
   hg_sched_spec_t s = {.kind = HG_SCHED_PERSISTENT,
@@ -78,6 +92,9 @@ static void one_sched(int trial) {
   hg_val_t pk = hg_b_param(b, HG_T_I32, "kblocks");
   hg_sched_t sched;
   CHECK_OK(hg_sched_make(b, &s, &cl, pm, pn, pb, pk, &sched));
+  /* every other trial through the prepared divisors (the consumers' form): no division left */
+  const bool prepared = trial % 2 == 1;
+  if (prepared) hg_sched_prepare(b, &sched, hg_b_i32(b, 0), hg_b_pred(b, true));
   const int from = ir_eval_op_count(b);
   hg_sched_work_t w;
   hg_sched_work(b, &sched, pt, &w);
@@ -87,7 +104,7 @@ static void one_sched(int trial) {
   const int divs = ir_eval_count_bin(b, from, HG_DIV_U) + ir_eval_count_bin(b, from, HG_DIV_S) +
                    ir_eval_count_bin(b, from, HG_REM_U) + ir_eval_count_bin(b, from, HG_REM_S);
   /* split-K: the unit's split and tile, and its k range in 64 bits */
-  CHECK(divs <= (s.splits > 1 ? 10 : 6));
+  CHECK(divs <= (prepared ? 0 : s.splits > 1 ? 10 : 6));
   int64_t tiles;
   host_unit(&s, m, n, batch, 0, &tiles);
   const int64_t splits = s.splits > 1 ? (s.splits < kb ? s.splits : kb) : 1;
@@ -105,7 +122,9 @@ static void one_sched(int trial) {
       sregs[HG_NCTAID_X] = s.cluster_m * s.cluster_n;
       const int64_t params[5] = {m, n, batch, t, kb};
       ir_eval_t ev;
-      hg_status_t st = ir_eval_run(b, params, sregs, &ev);
+      memset(prep_smem, 0xff, sizeof prep_smem); /* written before it is read */
+      const ir_eval_hooks_t hooks = {.load = prep_load, .store = prep_store};
+      hg_status_t st = ir_eval_run_hooks(b, params, sregs, &hooks, &ev);
       if (!hg_is_ok(&st)) {
         HG_FAIL("trial %d: %s", trial, st.msg);
         bad++;
@@ -145,6 +164,92 @@ static void one_sched(int trial) {
 
 static void test_raster_order(void) {
   for (int i = 0; i < 300; i++) one_sched(i);
+}
+
+/* hg_divisor_t: q and r of n by d, d prepared at run time (hg_divisor_make) and as constants
+ * (hg_divisor_const), equal C's for d and n over the whole range 1 <= d, 0 <= n < 2^31, the
+ * edges included (1, powers of two and their neighbours, 2^31 - 1), and select picks one. */
+static void test_divisor(void) {
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("divisor", &b));
+  hg_val_t pd = hg_b_param(b, HG_T_I32, "d"), pn = hg_b_param(b, HG_T_I32, "n");
+  hg_val_t pick = hg_b_param(b, HG_T_I32, "pick");
+  const hg_divisor_t dyn = hg_divisor_make(b, pd);
+  const hg_divisor_t seven = hg_divisor_const(b, 7);
+  const hg_divisor_t sel =
+      hg_divisor_select(b, hg_b_cmp(b, HG_NE, pick, hg_b_i32(b, 0)), &dyn, &seven);
+  hg_val_t q, r, qs, rs;
+  hg_divisor_divmod(b, &dyn, pn, &q, &r);
+  hg_divisor_divmod(b, &sel, pn, &qs, &rs);
+  CHECK_OK(hg_builder_status(b));
+  const int64_t top = ((int64_t)1 << 31) - 1;
+  int64_t edges[] = {1,
+                     2,
+                     3,
+                     5,
+                     7,
+                     8,
+                     9,
+                     127,
+                     128,
+                     129,
+                     1000,
+                     65535,
+                     65536,
+                     65537,
+                     (1 << 24) - 1,
+                     1 << 24,
+                     (1 << 24) + 1,
+                     (1 << 30) - 1,
+                     1 << 30,
+                     (1 << 30) + 1,
+                     top - 1,
+                     top};
+  const int ne = (int)(sizeof edges / sizeof edges[0]);
+  int bad = 0;
+  for (int i = 0; i < 4000 && bad < 3; i++) {
+    int64_t d = i < ne * ne ? edges[i % ne] : 1 + rnd(rnd(2) ? top : (int64_t)1 << (1 + rnd(30)));
+    if (d > top) d = top;
+    int64_t n = i < ne * ne ? edges[i / ne] : rnd(rnd(2) ? top + 1 : d * (1 + rnd(9)));
+    if (n > top) n = top;
+    if (i % 5 == 0) n = top - rnd(3);
+    for (int pk = 0; pk < 2; pk++) {
+      ir_eval_t ev;
+      const int64_t params[3] = {d, n, pk};
+      CHECK_OK(ir_eval_run(b, params, NULL, &ev));
+      const int64_t dd = pk ? d : 7;
+      hg_test_checks++;
+      if (ir_eval_get(&ev, q) != n / d || ir_eval_get(&ev, r) != n % d ||
+          ir_eval_get(&ev, qs) != n / dd || ir_eval_get(&ev, rs) != n % dd) {
+        HG_FAIL("%lld / %lld: q %lld r %lld (select %lld: %lld %lld), expected %lld %lld",
+                (long long)n, (long long)d, (long long)ir_eval_get(&ev, q),
+                (long long)ir_eval_get(&ev, r), (long long)dd, (long long)ir_eval_get(&ev, qs),
+                (long long)ir_eval_get(&ev, rs), (long long)(n / d), (long long)(n % d));
+        bad++;
+      }
+      ir_eval_free(&ev);
+    }
+  }
+  /* constants across the range, by the same formula computed here */
+  for (int i = 0; i < 200; i++) {
+    const int32_t d = i < ne ? (int32_t)edges[i] : (int32_t)(1 + rnd(top));
+    hg_builder_t *c;
+    CHECK_OK(hg_builder_create("divisor_const", &c));
+    hg_val_t n2 = hg_b_param(c, HG_T_I32, "n");
+    const hg_divisor_t k = hg_divisor_const(c, d);
+    hg_val_t q2, r2;
+    hg_divisor_divmod(c, &k, n2, &q2, &r2);
+    for (int j = 0; j < 8; j++) {
+      const int64_t n = j == 0 ? top : j == 1 ? 0 : j == 2 ? d - 1 : rnd(top + 1);
+      ir_eval_t ev;
+      CHECK_OK(ir_eval_run(c, &n, NULL, &ev));
+      CHECK_EQ(ir_eval_get(&ev, q2), n / d);
+      CHECK_EQ(ir_eval_get(&ev, r2), n % d);
+      ir_eval_free(&ev);
+    }
+    hg_builder_destroy(c);
+  }
+  hg_builder_destroy(b);
 }
 
 /* The persistent loop visits every unit once across the clusters of the grid: each cluster
@@ -542,6 +647,7 @@ static void test_streamk_refusals(void) {
 }
 
 int main(void) {
+  HG_RUN(test_divisor);
   HG_RUN(test_grouped);
   HG_RUN(test_grouped_refusals);
   HG_RUN(test_raster_order);
