@@ -614,6 +614,9 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
     hg_gemm_kernel_free(&k);
   }
   if (g->mainloop != HG_MAINLOOP_AUTO) g->run.cfg.mainloop = g->mainloop;
+  /* the K schedule replaced whole: a split's form (,kSa atomics, ,kSr in the GEMM) goes with
+   * its split (the heuristic's k4a left split_atomic set without a split under --stream-k) */
+  if (g->stream_k || g->splits) g->run.cfg.split_atomic = 0, g->run.cfg.split_scatter = 0;
   if (g->stream_k) g->run.cfg.stream_k = 1, g->run.cfg.splits = 0;
   if (g->splits) g->run.cfg.splits = g->splits, g->run.cfg.stream_k = 0;
   if (g->gelu >= 0) g->run.cfg.gelu = g->gelu;

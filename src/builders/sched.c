@@ -267,6 +267,11 @@ enum {
 
 void hg_sched_prepare(hg_builder_t *b, hg_sched_t *s, hg_val_t slot, hg_val_t writer) {
   if (s->spec.kind != HG_SCHED_PERSISTENT || !hg_val_is_none(s->prepared)) return;
+  /* worth it where a cluster walks HG_SCHED_PREPARED_UNITS units or more: total > (U - 1) G */
+  s->prepared_on =
+      hg_b_cmp(b, HG_GT_S, s->total,
+               hg_b_bin(b, HG_MUL, s->cluster->count, i32(b, HG_SCHED_PREPARED_UNITS - 1)));
+  hg_b_if(b, s->prepared_on);
   const bool along_m = s->spec.raster == HG_RASTER_M;
   hg_val_t outer = along_m ? s->tiles_n : s->tiles_m;
   /* the last band's width: outer - (bands - 1) raster_group, 1..raster_group */
@@ -291,6 +296,7 @@ void hg_sched_prepare(hg_builder_t *b, hg_sched_t *s, hg_val_t slot, hg_val_t wr
   hg_b_if(b, writer);
   for (int i = 0; i < 4; i++)
     hg_b_store(b, HG_SHARED, 32, 4, hg_b_bin(b, HG_ADD, slot, i32(b, 16 * i)), &w[4 * i]);
+  hg_b_endif(b);
   hg_b_endif(b);
   s->prepared = slot;
 }
@@ -375,7 +381,8 @@ static void streamk_unit(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_va
  * band_w is raster_group except in a last, narrower band: min(raster_group, outer - band *
  * raster_group), the one step that is no layout. Then each CTA's origin from its cluster
  * tile and its rank in the cluster (origin()). */
-static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *w) {
+static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, bool fast,
+                           hg_sched_work_t *w) {
   const hg_sched_spec_t *c = &s->spec;
   const bool along_m = c->raster == HG_RASTER_M;
   hg_val_t inner = along_m ? s->tiles_m : s->tiles_n, outer = along_m ? s->tiles_n : s->tiles_m;
@@ -383,7 +390,6 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
   hg_dint_t tile, batch, in_band, band, band_start, left, band_w, across, along, banded;
   /* unit -> (split, cluster tile): the splits of a tile are consecutive units */
   hg_val_t ct = t, sp = i32(b, 0), k_first = i32(b, 0), k_count = s->kblocks;
-  const bool fast = !hg_val_is_none(s->prepared);
   hg_val_t pw[16];
   hg_divisor_t dv_pb = {HG_NONE, HG_NONE, HG_NONE}, dv_bt = dv_pb, dv_lb = dv_pb, dv_sp = dv_pb;
   if (fast) {
@@ -452,6 +458,35 @@ static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sch
     w->k_first = hg_b_trunc(b, first);
     w->k_count = hg_b_trunc(b, hg_b_bin(b, HG_SUB, end, first));
   }
+  return hg_ok();
+}
+
+/* Prepared (hg_sched_prepare): both forms, the divisors' where this grid's clusters walk
+ * enough units to have prepared them (s->prepared_on, uniform), else the plain one. */
+static hg_status_t work(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, hg_sched_work_t *w) {
+  if (hg_val_is_none(s->prepared)) return work_at(b, s, t, false, w);
+  hg_val_t v[7];
+  for (int i = 0; i < 7; i++) v[i] = hg_b_var(b, HG_T_I32, HG_NONE);
+  for (int form = 0; form < 2; form++) {
+    if (form == 0)
+      hg_b_if(b, s->prepared_on);
+    else
+      hg_b_else(b);
+    hg_sched_work_t x;
+    HG_TRY(work_at(b, s, t, form == 0, &x));
+    const hg_val_t got[7] = {x.batch, x.m0, x.n0, x.tile, x.split, x.k_first, x.k_count};
+    for (int i = 0; i < 7; i++) hg_b_assign(b, v[i], got[i]);
+  }
+  hg_b_endif(b);
+  *w = (hg_sched_work_t){.index = t,
+                         .batch = v[0],
+                         .m0 = v[1],
+                         .n0 = v[2],
+                         .m_end = HG_NONE,
+                         .tile = v[3],
+                         .split = v[4],
+                         .k_first = v[5],
+                         .k_count = v[6]};
   return hg_ok();
 }
 

@@ -468,11 +468,7 @@ static uint32_t staging_bytes(const hg_gemm_problem_t *p, const hg_gemm_config_t
 }
 
 bool hg_gemm_sched_prepared(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
-  if (p->group != HG_GROUP_NONE || c->schedule == HG_SCHED_PINGPONG) return false;
-  const hg_sched_spec_t ss = hg_gemm_sched_spec(c);
-  const int64_t ctas = (int64_t)c->cluster_m * c->cluster_n;
-  const int64_t units = hg_sched_units(&ss, p->m, p->n, p->batch) * ctas;
-  return units >= HG_GEMM_PREPARED_UNITS * HG_GEMM_PREPARED_SMS;
+  return p->group == HG_GROUP_NONE && c->schedule != HG_SCHED_PINGPONG;
 }
 
 /* Shared memory of the stage ring and the epilogue's buffers, in bytes, as the generator lays

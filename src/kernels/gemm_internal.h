@@ -97,17 +97,10 @@ hg_splitk_spec_t hg_gemm_splitk_spec(const hg_gemm_kernel_t *k, const gemm_plan_
 void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size);
 /* The tile scheduler of a configuration (the kernel's and the grid size's). */
 hg_sched_spec_t hg_gemm_sched_spec(const hg_gemm_config_t *c);
-/* Whether the consumers prepare the scheduler's divisors (hg_sched_prepare, gemm_gen.c): where
- * a CTA walks HG_GEMM_PREPARED_UNITS units or more on a GPU of HG_GEMM_PREPARED_SMS SMs (both
- * lent cards have 132; a performance choice only, any size runs either way). Preparing costs
- * about 0.5 us once (a 32-step loop), hidden only in part behind the first stage's load, and
- * saves each unit's three run-time divisions: H100, old against new, 2048^3 bf16 (one tile a
- * CTA) 3% slower, 4096x24576x1536 block-wise fp8 (46 a CTA) 1% faster (bench/RESULTS.md,
- * tenth session). Not for grouped GEMMs (units found by search) nor ping-pong consumers
- * (beside a whole tile's accumulators the words read back, hoisted out of the loop by ptxas,
- * spilled). */
-#define HG_GEMM_PREPARED_UNITS 4
-#define HG_GEMM_PREPARED_SMS 132
+/* Whether the consumers prepare the scheduler's divisors (hg_sched_prepare, gemm_gen.c; the
+ * kernel then decides at run time whether to use them). Not for grouped GEMMs (units found by
+ * search) nor ping-pong consumers (beside a whole tile's accumulators the words read back,
+ * hoisted out of the loop by ptxas, spilled). */
 bool hg_gemm_sched_prepared(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The MMA kind of a (resolved) mainloop. */
 hg_mma_kind_t hg_gemm_mma_kind(hg_gemm_mainloop_t m);

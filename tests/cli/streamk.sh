@@ -21,6 +21,11 @@ ok "A is repacked" gemm 2500 3500 1000 --type e4m3 --split-k 4
 # --split-k replaces --config's stream-K and --stream-k its split-K
 ok ",sk," gemm 512 512 16384 --config 128x128x64,k4 --stream-k
 ok ",k3," gemm 512 512 16384 --config 128x128x64,sk --split-k 3
+# ... and the split's form with it: the heuristic's atomic split (k4a) on a skinny shape
+# became a stream-K configuration still marked atomic, refused (fixed 2026-11-27)
+ok ",sk," gemm 127 1000 4097 --type e4m3 --stream-k
+ok ",k6," gemm 127 1000 4097 --type e4m3 --split-k 6
+ok ",k3," gemm 512 512 16384 --config 128x128x64,k4a --split-k 3
 "$cli" gemm 3300 3300 3328 --stream-k --json > "$tmp/j" 2> /dev/null
 json_is 'j["ok"] is True and ",sk" in j["config"] and j["spill_bytes"] == 0' "$tmp/j"
 
