@@ -284,6 +284,39 @@ static const int64_t shapes[][3] = {
     {4096, 24576, 1536}, {4096, 7168, 16384}, {128, 7168, 2048},  {128, 24576, 1536},
     {64, 7168, 16384},   {1, 1, 1},           {127, 1000, 4097},  {4097, 7, 1000}};
 
+/* The epilogue's batched stores (epilogue.c, store_buffered): a consumer region whose 64-row
+ * sub-tiles each have a buffer waits for its last stores once (bulk wait_group.read 0) and no
+ * sub-tile waits for the other buffer (read 1); a region of more sub-tiles than buffers keeps
+ * the per-sub-tile wait. The block-wise heuristic takes a stage less for the batched form
+ * where the staged scales do not fit 6 stages (gemm_config.c, block_scale_rule). */
+static void test_epilogue_batched(void) {
+  static const struct {
+    int64_t m, n, k;
+    hg_dtype_t t;
+    hg_gemm_scale_t scale;
+    bool batched;
+  } cases[] = {{4096, 24576, 1536, HG_E4M3, HG_SCALE_BLOCK, true},
+               {4096, 7168, 16384, HG_E4M3, HG_SCALE_BLOCK, true},
+               {4096, 4096, 4096, HG_BF16, HG_SCALE_TENSOR, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hg_gemm_problem_t p = problem(cases[i].m, cases[i].n, cases[i].k, cases[i].t);
+    p.scale = cases[i].scale;
+    hg_gemm_config_t c;
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    if (cases[i].scale == HG_SCALE_BLOCK) {
+      CHECK_EQ(c.tile_n, 128);
+      CHECK_EQ(c.stages, 5);
+      CHECK_EQ(hg_gemm_epi_n(&p, &c), 64);
+    }
+    hg_gemm_kernel_t k;
+    CHECK_OK(hg_gemm_generate(&p, &c, HG_BACKEND_PTX, &k));
+    const char *ptx = k.k.ptx.data;
+    CHECK_EQ(strstr(ptx, "cp.async.bulk.wait_group.read 0;") != NULL, cases[i].batched);
+    CHECK_EQ(strstr(ptx, "cp.async.bulk.wait_group.read 1;") != NULL, !cases[i].batched);
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 static void test_heuristic_shapes(void) {
   /* bf16; fp8 accurate (the default: two accumulator sets); fp8 fast */
   const hg_dtype_t types[] = {HG_BF16, HG_E4M3, HG_E4M3};
@@ -3150,6 +3183,7 @@ int main(void) {
   HG_RUN(test_problem_rules);
   HG_RUN(test_config_rules);
   HG_RUN(test_heuristic_shapes);
+  HG_RUN(test_epilogue_batched);
   HG_RUN(test_tuner_space);
   HG_RUN(test_smem_accounting);
   HG_RUN(test_split_k);
