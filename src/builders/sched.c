@@ -284,17 +284,15 @@ void hg_sched_prepare(hg_builder_t *b, hg_sched_t *s, hg_val_t slot, hg_val_t wr
   hg_divisors_make(b, split ? 4 : 3, d, dv);
   hg_val_t w[16];
   for (int i = 0; i < 16; i++) w[i] = i32(b, 0);
-  if (split)
-    hg_divisor_divmod(b, &dv[3], s->kblocks, &w[PREP_KB_Q], &w[PREP_KB_Q + 1]);
-  else
-    dv[3] = hg_divisor_const(b, 1);
-  for (int i = 0; i < 4; i++) {
+  if (split) hg_divisor_divmod(b, &dv[3], s->kblocks, &w[PREP_KB_Q], &w[PREP_KB_Q + 1]);
+  for (int i = 0; i < (split ? 4 : 3); i++) {
     w[3 * i] = dv[i].d;
     w[3 * i + 1] = dv[i].m;
     w[3 * i + 2] = dv[i].s;
   }
+  /* the vectors prepared_words reads back: the last only for split-K */
   hg_b_if(b, writer);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < (split ? 4 : 3); i++)
     hg_b_store(b, HG_SHARED, 32, 4, hg_b_bin(b, HG_ADD, slot, i32(b, 16 * i)), &w[4 * i]);
   hg_b_endif(b);
   hg_b_endif(b);
