@@ -26,6 +26,13 @@ ok ",k3," gemm 512 512 16384 --config 128x128x64,sk --split-k 3
 ok ",sk," gemm 127 1000 4097 --type e4m3 --stream-k
 ok ",k6," gemm 127 1000 4097 --type e4m3 --split-k 6
 ok ",k3," gemm 512 512 16384 --config 128x128x64,k4a --split-k 3
+# ... and the decode kernel (16-row CTAs) the heuristic takes for tiny M or unaddressable
+# rows: a forced K schedule is the wgmma kernel's (was "tile M = 16" refused, 2026-11-28)
+ok ",sk," gemm 7 1000 16384 --stream-k
+ok ",sk," gemm 7 7 7 --stream-k
+ok ",sk," gemm 1 1 1 --stream-k
+ok ",k4," gemm 7 1000 16384 --split-k 4
+bad 1 "splits K by atomic adds only" gemm 7 1000 16384 --split-k 4 --mainloop ldg-mmasync
 "$cli" gemm 3300 3300 3328 --stream-k --json > "$tmp/j" 2> /dev/null
 json_is 'j["ok"] is True and ",sk" in j["config"] and j["spill_bytes"] == 0' "$tmp/j"
 
