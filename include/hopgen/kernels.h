@@ -796,6 +796,14 @@ void hg_gemm_kernel_free(hg_gemm_kernel_t *k);
  * largest of 16, 8, 4, 2, 1 that divides its leading dimension, batch stride and base
  * alignment (in bytes). operand 0 = A, 1 = B; p normalised. */
 int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand);
+/* The L2 promotion (CUtensorMapL2promotion: 2 = 128 B, 3 = 256 B) of operand's tensor map
+ * (0 = A, 1 = B) when p runs with c: 256 B where each of its bytes is read once (the other
+ * extent fits one tile, or one cluster's multicast of it: decode and skinny shapes' weights),
+ * 128 B where tiles along the other extent read it again (split-K, waves, square shapes);
+ * grouped GEMMs keep 256 B. A run-time choice (the operation's and the exported launcher's
+ * encode) so that the kernel and its tensor-map constants stay independent of the sizes. */
+int hg_gemm_operand_l2_promotion(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                                 int operand);
 /* The mainloop AUTO stands for on p (tma-wgmma, or cpasync-wgmma when an operand is not
  * TMA-addressable); other values pass through. */
 hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m);

@@ -92,7 +92,7 @@ static hg_status_t read_file(const char *path, uint8_t **data, size_t *len) {
  * stride[] (per tensor mode, elements): the plan's constants (tensor-map dimension order,
  * box, element strides, swizzle, L2 promotion) with the run-time extents and strides. */
 static void emit_map(FILE *f, const char *nm, const char *x, const char *base,
-                     const hg_tma_plan_t *p) {
+                     const hg_tma_plan_t *p, const char *l2) {
   const int r = p->map.rank;
   fprintf(f, "    static const int mode[%d] = {", r);
   for (int d = 0; d < r; d++) fprintf(f, "%s%d", d ? ", " : "", p->tmap_mode[d]);
@@ -104,7 +104,7 @@ static void emit_map(FILE *f, const char *nm, const char *x, const char *base,
           "};\n    r = %s_map(&map_%s, %s, %d, %d, %s, shape, stride, mode, box, estr, %s, %s, "
           "\"%s\");\n    if (r != CUDA_SUCCESS) return r;\n  }\n",
           nm, x, cu_dtype(p->map.dtype), hg_dtype_bytes(p->map.dtype), r, base,
-          cu_swizzle(p->map.swizzle), cu_l2(p->map.l2_promotion), x);
+          cu_swizzle(p->map.swizzle), l2 ? l2 : cu_l2(p->map.l2_promotion), x);
 }
 
 /* The ldX / batch-stride checks and the tensor map of one TMA operand (plan p, the tensor
@@ -121,8 +121,15 @@ static void emit_cp_operand(FILE *f, const char *nm, const char *x, int e, int v
           x, e, vec, x, e, vec, x, vec, nm, x, vec, vec, x, x, x);
 }
 
+/* The operand's L2 promotion as the operation chooses it (hg_gemm_operand_l2_promotion) from
+ * the run's other extent `other`: 256 B where that extent fits `span` (one tile, or one
+ * cluster's multicast), else 128 B. */
+static void l2_expr(char *buf, size_t size, const char *other, int64_t span) {
+  snprintf(buf, size, "%s > %lld ? %s : %s", other, (long long)span, cu_l2(2), cu_l2(3));
+}
+
 static void emit_operand(FILE *f, const char *nm, const char *x, const hg_tma_plan_t *p,
-                         const char *mn, bool k_major) {
+                         const char *mn, bool k_major, const char *l2) {
   const int e = hg_dtype_bytes(p->map.dtype);
   char base[32];
   snprintf(base, sizeof base, "args->%s", x);
@@ -147,7 +154,7 @@ static void emit_operand(FILE *f, const char *nm, const char *x, const hg_tma_pl
           "(ld%s * %s + %d) / %d * %d};\n",
           k_major ? "ld" : "1", k_major ? "1" : "ld", x, x, k_major ? mn : "k", 16 / e - 1, 16 / e,
           16 / e);
-  emit_map(f, nm, x, base, p);
+  emit_map(f, nm, x, base, p, l2);
 }
 
 /* The epilogue pointers a kernel of p reads, for the launcher's comments: "bias, amax". */
@@ -413,13 +420,19 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
   /* operand ld names: emit_operand refers to ld<x> and bs_<x> */
   fprintf(f, "  (void)ptr_a;\n  (void)ptr_b;\n  (void)map_a;\n  (void)map_b;\n");
   fprintf(f, "  {\n    const int64_t ld = lda;\n    (void)ld;\n");
+  /* the promotion rule's spans (hg_gemm_operand_l2_promotion; exported GEMMs are not
+   * grouped) */
+  const hg_gemm_config_t *cf = &gk->config;
+  char l2a[160], l2b[160];
+  l2_expr(l2a, sizeof l2a, "n", (int64_t)cf->tile_n * cf->cluster_n);
+  l2_expr(l2b, sizeof l2b, "m", (int64_t)cf->tile_m * cf->cluster_m);
   if (gk->a_tma)
-    emit_operand(f, nm, "a", &gk->plan_a, "m", p->a_k_major);
+    emit_operand(f, nm, "a", &gk->plan_a, "m", p->a_k_major, l2a);
   else
     emit_cp_operand(f, nm, "a", hg_dtype_bytes(p->a_type), gk->a_vec);
   fprintf(f, "  }\n  {\n    const int64_t ld = ldb;\n    (void)ld;\n");
   if (gk->b_tma)
-    emit_operand(f, nm, "b", &gk->plan_b, "n", p->b_k_major);
+    emit_operand(f, nm, "b", &gk->plan_b, "n", p->b_k_major, l2b);
   else
     emit_cp_operand(f, nm, "b", hg_dtype_bytes(p->b_type), gk->b_vec);
   fprintf(f, "  }\n");
@@ -438,7 +451,7 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
             "    const int64_t stride[3] = {ldd, 1, batch > 1 ? bs_d : (ldd * m + %d) / %d * "
             "%d};\n",
             16 / ed - 1, 16 / ed, 16 / ed);
-    emit_map(f, nm, "d", "d", pd);
+    emit_map(f, nm, "d", "d", pd, NULL);
   }
   if (gk->aux_tma) {
     const int ex = hg_dtype_bytes(p->aux_type);
@@ -454,7 +467,7 @@ static void emit_source(FILE *f, const char *nm, const hg_gemm_kernel_t *gk, con
             "    const int64_t stride[3] = {ldaux, 1, batch > 1 ? bs_aux : (ldaux * m + %d) / %d "
             "* %d};\n",
             16 / ex - 1, 16 / ex, 16 / ex);
-    emit_map(f, nm, "aux", "aux", &gk->plan_aux);
+    emit_map(f, nm, "aux", "aux", &gk->plan_aux, NULL);
   }
   fprintf(f,
           "  m32 = (int32_t)m;\n  n32 = (int32_t)n;\n  k32 = (int32_t)k;\n  batch32 = batch;\n"

@@ -447,8 +447,13 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (gk->repack_a || gk->repack_b) HG_TRY(repack(op, a, b, workspace, stream));
   if (gk->repack_a) a = workspace + op->ws_at[0];
   if (gk->repack_b) b = workspace + op->ws_at[1];
-  if (gk->a_tma) HG_TRY(encode(op, 0, &gk->plan_a.map, a, "A: "));
-  if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
+  /* A's and B's L2 promotion is the run's (hg_gemm_operand_l2_promotion), not the plan's */
+  for (int i = 0; i < 2; i++) {
+    if (!(i ? gk->b_tma : gk->a_tma)) continue;
+    hg_tensormap_params_t m = i ? gk->plan_b.map : gk->plan_a.map;
+    m.l2_promotion = hg_gemm_operand_l2_promotion(&gk->problem, &gk->config, i);
+    HG_TRY(encode(op, i, &m, i ? b : a, i ? "B: " : "A: "));
+  }
   if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));
   if (gk->aux_tma) HG_TRY(encode(op, 3, &gk->plan_aux.map, aux, "aux: "));
   if (gk->scales_tma) {

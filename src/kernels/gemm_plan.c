@@ -71,6 +71,24 @@ int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand) {
   return (int)g;
 }
 
+/* Measured on an H100 (bench/RESULTS.md, eleventh session; the sets with every operand map at
+ * 128 B against 256 B, the plan's default): 128 B was 2-3% faster on the splitk sets
+ * (128x128x32768 and 192x320x40000 5-8%), 8% on the waves set in bf16 (3300^3, 2500x3500x1000,
+ * 1536x6000x900 10-12%) and 5% in fp8, 1001x999x4097 13%, and level on the large llm shapes;
+ * it was 2-7% slower where a weight streams through once (decode Mx28672x4096,
+ * 128x24576x1536, 128x7168x2048, 64x1024x65536), which keep 256 B: the promotion then
+ * fetches the next k-block's half line ahead of its load. */
+int hg_gemm_operand_l2_promotion(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
+                                 int operand) {
+  if (p->group != HG_GROUP_NONE) return 3;
+  const bool a = operand == 0;
+  /* the tiles along the other extent that read this operand's bytes: one cluster's
+   * multicast counts once */
+  const int64_t other = a ? p->n : p->m;
+  const int64_t span = a ? (int64_t)c->tile_n * c->cluster_n : (int64_t)c->tile_m * c->cluster_m;
+  return span > 0 && other > span ? 2 : 3;
+}
+
 hg_gemm_mainloop_t hg_gemm_mainloop_resolve(const hg_gemm_problem_t *p, hg_gemm_mainloop_t m) {
   if (m != HG_MAINLOOP_AUTO) return m;
   return hg_gemm_operand_align(p, 0) == 16 && hg_gemm_operand_align(p, 1) == 16

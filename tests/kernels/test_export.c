@@ -69,6 +69,32 @@ static void test_kernel_independent_of_sizes(void) {
   }
 }
 
+/* The operand maps' L2 promotion by the run's sizes: 256 B for an operand each of whose bytes
+ * one tile (or one cluster's multicast) reads, 128 B for one read again along the other
+ * extent; grouped GEMMs 256 B. */
+static void test_l2_promotion_rule(void) {
+  hg_gemm_config_t c = {.tile_m = 128, .tile_n = 256, .cluster_m = 2, .cluster_n = 1};
+  hg_gemm_problem_t p = problem(4096, 4096, 4096, 1, HG_BF16, true, true);
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 2);
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 2);
+  /* decode: the weight B streams once (M = 16 on 128 rows), A is read by every N tile */
+  p = problem(16, 7168, 2048, 1, HG_BF16, true, true);
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 2);
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 3);
+  /* M = 256 is one 2x1 cluster's rows: its multicast reads B once; 257 needs a second */
+  p.m = 256;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 3);
+  p.m = 257;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 2);
+  /* N within A's span: A streams */
+  p.n = 256;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 3);
+  p.group = HG_GROUP_CONTIGUOUS;
+  p.n = 7168;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 3);
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 3);
+}
+
 static bool file_has(const char *path, const char *needle) {
   FILE *f = fopen(path, "rb");
   if (!f) return false;
@@ -98,6 +124,12 @@ static void test_files(void) {
   CHECK(file_has(c, "cuTensorMapEncodeTiled("));
   CHECK(file_has(c, "CU_TENSOR_MAP_SWIZZLE_128B"));
   CHECK(file_has(c, "\"hg_gemm_bf16_bf16_tn_"));
+  /* A's and B's L2 promotion chosen at run time as the operation does (128x256 in a 2x1
+   * cluster: both spans 256), D's the plan's */
+  CHECK(file_has(c, "n > 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
+                    "CU_TENSOR_MAP_L2_PROMOTION_L2_256B, \"a\")"));
+  CHECK(file_has(c, "m > 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
+                    "CU_TENSOR_MAP_L2_PROMOTION_L2_256B, \"b\")"));
   CHECK(strstr(r.note, "stored with TMA") != NULL);
   /* With ptxas, the cubin is embedded instead of the PTX. */
   o.cubin = true;
@@ -136,6 +168,7 @@ static void test_files(void) {
 
 int main(void) {
   HG_RUN(test_kernel_independent_of_sizes);
+  HG_RUN(test_l2_promotion_rule);
   HG_RUN(test_files);
   return hg_test_finish();
 }
