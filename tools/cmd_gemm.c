@@ -617,8 +617,7 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
    * kernel's: where AUTO chose the decode kernel (16-row CTAs; it splits by atomics only and
    * has no stream-K), take what the heuristic gives the tma-wgmma kernel, operands TMA cannot
    * address still repacked (AUTO kept). */
-  if ((g->stream_k || g->splits) && g->mainloop == HG_MAINLOOP_AUTO &&
-      g->run.cfg.tile_m == 16) {
+  if ((g->stream_k || g->splits) && g->mainloop == HG_MAINLOOP_AUTO && g->run.cfg.tile_m == 16) {
     HG_TRY(hg_gemm_config_choose(&g->p, HG_MAINLOOP_TMA_WGMMA, dev,
                                  g->have_rules ? &g->rules : NULL, &g->run.cfg));
     g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
