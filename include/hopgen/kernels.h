@@ -799,9 +799,12 @@ int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand);
 /* The L2 promotion (CUtensorMapL2promotion: 2 = 128 B, 3 = 256 B) of operand's tensor map
  * (0 = A, 1 = B) when p runs with c: 256 B where each of its bytes is read once (the other
  * extent fits one tile, or one cluster's multicast of it: decode and skinny shapes' weights),
- * 128 B where tiles along the other extent read it again (split-K, waves, square shapes);
- * grouped GEMMs keep 256 B. A run-time choice (the operation's and the exported launcher's
- * encode) so that the kernel and its tensor-map constants stay independent of the sizes. */
+ * 128 B where tiles along the other extent read it again and a unit's K (K over the
+ * splits) is below HG_GEMM_L2_128B_MAX_K (split-K, waves, mid-size shapes); the large-K
+ * shapes and grouped GEMMs keep 256 B. A run-time choice (the operation's and the exported
+ * launcher's encode) so that the kernel and its tensor-map constants stay independent of the sizes.
+ */
+#define HG_GEMM_L2_128B_MAX_K 8192
 int hg_gemm_operand_l2_promotion(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                                  int operand);
 /* The mainloop AUTO stands for on p (tma-wgmma, or cpasync-wgmma when an operand is not

@@ -122,10 +122,11 @@ static void emit_cp_operand(FILE *f, const char *nm, const char *x, int e, int v
 }
 
 /* The operand's L2 promotion as the operation chooses it (hg_gemm_operand_l2_promotion) from
- * the run's other extent `other`: 256 B where that extent fits `span` (one tile, or one
- * cluster's multicast), else 128 B. */
+ * the run's other extent `other` and K (no split-K in an export): 256 B where that extent
+ * fits `span` (one tile, or one cluster's multicast) or K is large, else 128 B. */
 static void l2_expr(char *buf, size_t size, const char *other, int64_t span) {
-  snprintf(buf, size, "%s > %lld ? %s : %s", other, (long long)span, cu_l2(2), cu_l2(3));
+  snprintf(buf, size, "%s > %lld && k < %d ? %s : %s", other, (long long)span,
+           HG_GEMM_L2_128B_MAX_K, cu_l2(2), cu_l2(3));
 }
 
 static void emit_operand(FILE *f, const char *nm, const char *x, const hg_tma_plan_t *p,

@@ -77,10 +77,15 @@ int hg_gemm_operand_align(const hg_gemm_problem_t *p, int operand) {
  * 1536x6000x900 10-12%) and 5% in fp8, 1001x999x4097 13%, and level on the large llm shapes;
  * it was 2-7% slower where a weight streams through once (decode Mx28672x4096,
  * 128x24576x1536, 128x7168x2048, 64x1024x65536), which keep 256 B: the promotion then
- * fetches the next k-block's half line ahead of its load. */
+ * fetches the next k-block's half line ahead of its load. Two runs on each card (H100, H200)
+ * agree. */
 int hg_gemm_operand_l2_promotion(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
                                  int operand) {
   if (p->group != HG_GROUP_NONE) return 3;
+  /* a unit's K of 8192 or more (the large llm shapes): 128 B measured 1-3% slower on both
+   * cards (4096x7168x16384 e4m3 0.97-0.99 in three runs), 256 B kept */
+  const int64_t unit_k = c->splits > 1 ? (p->k + c->splits - 1) / c->splits : p->k;
+  if (unit_k >= HG_GEMM_L2_128B_MAX_K) return 3;
   const bool a = operand == 0;
   /* the tiles along the other extent that read this operand's bytes: one cluster's
    * multicast counts once */

@@ -89,7 +89,19 @@ static void test_l2_promotion_rule(void) {
   /* N within A's span: A streams */
   p.n = 256;
   CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 3);
+  /* a unit's K of 8192 or more keeps 256 B; split-K counts K over the splits */
+  p = problem(4096, 4096, 8192, 1, HG_BF16, true, true);
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 3);
+  p.k = 8191;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 2);
+  c.splits = 4;
+  p.k = 32768;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 3);
+  p.k = 32764;
+  CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 2);
+  c.splits = 0;
   p.group = HG_GROUP_CONTIGUOUS;
+  p.k = 2048;
   p.n = 7168;
   CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 0), 3);
   CHECK_EQ(hg_gemm_operand_l2_promotion(&p, &c, 1), 3);
@@ -126,9 +138,9 @@ static void test_files(void) {
   CHECK(file_has(c, "\"hg_gemm_bf16_bf16_tn_"));
   /* A's and B's L2 promotion chosen at run time as the operation does (128x256 in a 2x1
    * cluster: both spans 256), D's the plan's */
-  CHECK(file_has(c, "n > 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
+  CHECK(file_has(c, "n > 256 && k < 8192 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
                     "CU_TENSOR_MAP_L2_PROMOTION_L2_256B, \"a\")"));
-  CHECK(file_has(c, "m > 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
+  CHECK(file_has(c, "m > 256 && k < 8192 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
                     "CU_TENSOR_MAP_L2_PROMOTION_L2_256B, \"b\")"));
   CHECK(strstr(r.note, "stored with TMA") != NULL);
   /* With ptxas, the cubin is embedded instead of the PTX. */
