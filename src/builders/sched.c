@@ -448,13 +448,17 @@ static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, boo
     w->k_first = first;
     w->k_count = hg_b_bin(b, HG_SUB, hg_b_mad(b, sp1, kb_q, e2), first);
   } else if (c->splits > 1) {
-    /* [sp kb / S, (sp + 1) kb / S), in 64 bits: (sp + 1) kb may pass 2^31 */
-    hg_val_t kb = hg_b_sext(b, s->kblocks), n = hg_b_sext(b, s->splits);
-    hg_val_t sp64 = hg_b_sext(b, sp);
-    hg_val_t first = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, sp64, kb), n);
-    hg_val_t end = hg_b_bin(b, HG_DIV_U, hg_b_mad(b, sp64, kb, kb), n);
-    w->k_first = hg_b_trunc(b, first);
-    w->k_count = hg_b_trunc(b, hg_b_bin(b, HG_SUB, end, first));
+    /* The same range by kb = q S + r in 32 bits ((sp + 1) kb may pass 2^31; sp r < S^2):
+     * three 32-bit divisions where the 64-bit product took two div.u64, a ptxas subroutine
+     * call each, ahead of the producer's first load (bench/RESULTS.md, eleventh session). */
+    hg_val_t q = hg_b_bin(b, HG_DIV_U, s->kblocks, s->splits);
+    hg_val_t r = hg_b_bin(b, HG_REM_U, s->kblocks, s->splits);
+    hg_val_t sp1 = hg_b_bin(b, HG_ADD, sp, i32(b, 1));
+    hg_val_t f2 = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, sp, r), s->splits);
+    hg_val_t e2 = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, sp1, r), s->splits);
+    hg_val_t first = hg_b_mad(b, sp, q, f2);
+    w->k_first = first;
+    w->k_count = hg_b_bin(b, HG_SUB, hg_b_mad(b, sp1, q, e2), first);
   }
   return hg_ok();
 }
