@@ -18,7 +18,13 @@ old_src=/tmp/hopgen-old
 if [ ! -x "$old_src/build/hopgen" ]; then
   rm -rf "$old_src"
   if [ -n "${OLD:-}" ]; then
-    git worktree add -f "$old_src" "$OLD" --detach > /dev/null 2>&1 || { echo "no worktree of $OLD"; exit 1; }
+    # The device's copy may carry the .git of the session's start only: a later commit is
+    # not in it. Then carry its tree instead: git archive <rev> > .device-carry/old.tar.
+    git worktree add -f "$old_src" "$OLD" --detach > /dev/null 2>&1 || {
+      echo "no worktree of $OLD in this copy's .git (at $(git rev-parse --short HEAD 2>/dev/null));" \
+        "carry its tree: git archive $OLD > .device-carry/old.tar, and leave OLD unset"
+      exit 1
+    }
   else
     mkdir -p "$old_src" && tar -xf .device-carry/old.tar -C "$old_src" || exit 1
   fi
