@@ -322,6 +322,18 @@ static hg_status_t split(hg_builder_t *b, hg_dint_t idx, hg_dint_t s0, hg_dint_t
   return hg_ok();
 }
 
+/* x / d and x % d (I32; either output may be NULL): by d's prepared divisor dv where there is
+ * one (hg_sched_prepare), else by division. */
+static void divmod_by(hg_builder_t *b, const hg_divisor_t *dv, hg_val_t x, hg_val_t d, hg_val_t *q,
+                      hg_val_t *r) {
+  if (dv) {
+    hg_divisor_divmod(b, dv, x, q, r);
+    return;
+  }
+  if (q) *q = hg_b_bin(b, HG_DIV_U, x, d);
+  if (r) *r = hg_b_bin(b, HG_REM_U, x, d);
+}
+
 /* The same by a prepared divisor of s0 (hg_sched_prepare), when there is one. */
 static hg_status_t split_by(hg_builder_t *b, const hg_divisor_t *dv, hg_dint_t idx, hg_dint_t s0,
                             hg_dint_t s1, hg_dint_t *c0, hg_dint_t *c1) {
@@ -397,12 +409,8 @@ static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, boo
     dv_lb = word_divisor(pw, PREP_LAST_BAND);
     if (c->splits > 1) dv_sp = word_divisor(pw, PREP_SPLITS);
   }
-  if (c->splits > 1 && fast) {
-    hg_divisor_divmod(b, &dv_sp, t, &ct, &sp);
-  } else if (c->splits > 1) {
-    ct = hg_b_bin(b, HG_DIV_U, t, s->splits);
-    sp = hg_b_bin(b, HG_REM_U, t, s->splits);
-  }
+  const hg_divisor_t *by_splits = fast ? &dv_sp : NULL;
+  if (c->splits > 1) divmod_by(b, by_splits, t, s->splits, &ct, &sp);
   if (c->stream_k) streamk_unit(b, s, t, &ct, &k_first, &k_count);
   HG_TRY(split_by(b, fast ? &dv_pb : NULL, hg_dint_val_nonneg(ct), extent(s->per_batch),
                   extent(s->batch), &tile, &batch));
@@ -437,25 +445,21 @@ static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, boo
   w->split = sp;
   w->k_first = k_first;
   w->k_count = k_count;
-  if (c->splits > 1 && fast) {
-    /* [sp kb / S, (sp + 1) kb / S) with kb = q S + r: sp q + sp r / S, where sp r < S^2 */
-    hg_val_t f2, e2;
-    hg_val_t kb_q = pw[PREP_KB_Q], kb_r = pw[PREP_KB_Q + 1];
-    hg_divisor_divmod(b, &dv_sp, hg_b_bin(b, HG_MUL, sp, kb_r), &f2, NULL);
+  if (c->splits > 1) {
+    /* [sp kb / S, (sp + 1) kb / S) with kb = q S + r: sp q + sp r / S, all in 32 bits
+     * ((sp + 1) kb may pass 2^31; sp r < S^2). q and r prepared, or by division: three
+     * div.u32 where the 64-bit products took two div.u64, a ptxas subroutine call each, ahead
+     * of the producer's first load (bench/RESULTS.md, eleventh session). */
+    hg_val_t q = HG_NONE, r = HG_NONE, f2, e2;
+    if (fast) {
+      q = pw[PREP_KB_Q];
+      r = pw[PREP_KB_Q + 1];
+    } else {
+      divmod_by(b, NULL, s->kblocks, s->splits, &q, &r);
+    }
     hg_val_t sp1 = hg_b_bin(b, HG_ADD, sp, i32(b, 1));
-    hg_divisor_divmod(b, &dv_sp, hg_b_bin(b, HG_MUL, sp1, kb_r), &e2, NULL);
-    hg_val_t first = hg_b_mad(b, sp, kb_q, f2);
-    w->k_first = first;
-    w->k_count = hg_b_bin(b, HG_SUB, hg_b_mad(b, sp1, kb_q, e2), first);
-  } else if (c->splits > 1) {
-    /* The same range by kb = q S + r in 32 bits ((sp + 1) kb may pass 2^31; sp r < S^2):
-     * three 32-bit divisions where the 64-bit product took two div.u64, a ptxas subroutine
-     * call each, ahead of the producer's first load (bench/RESULTS.md, eleventh session). */
-    hg_val_t q = hg_b_bin(b, HG_DIV_U, s->kblocks, s->splits);
-    hg_val_t r = hg_b_bin(b, HG_REM_U, s->kblocks, s->splits);
-    hg_val_t sp1 = hg_b_bin(b, HG_ADD, sp, i32(b, 1));
-    hg_val_t f2 = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, sp, r), s->splits);
-    hg_val_t e2 = hg_b_bin(b, HG_DIV_U, hg_b_bin(b, HG_MUL, sp1, r), s->splits);
+    divmod_by(b, by_splits, hg_b_bin(b, HG_MUL, sp, r), s->splits, &f2, NULL);
+    divmod_by(b, by_splits, hg_b_bin(b, HG_MUL, sp1, r), s->splits, &e2, NULL);
     hg_val_t first = hg_b_mad(b, sp, q, f2);
     w->k_first = first;
     w->k_count = hg_b_bin(b, HG_SUB, hg_b_mad(b, sp1, q, e2), first);
