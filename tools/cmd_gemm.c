@@ -595,10 +595,13 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
    * read in place, no repack: hg_export_gemm), so its choice must be that mainloop's */
   const hg_gemm_mainloop_t ml =
       g->export_mode && g->mainloop == HG_MAINLOOP_AUTO ? HG_MAINLOOP_TMA_WGMMA : g->mainloop;
+  /* whether the configuration chosen here (not one given) is the decode kernel's */
+  bool decode = false;
   if (!g->run.have_cfg && g->have_rules) {
     /* what hg_gemm_build would take, under the rules */
     HG_TRY(hg_gemm_config_choose(&g->p, ml, dev, &g->rules, &g->run.cfg));
     g->run.have_cfg = true;
+    decode = g->run.cfg.mainloop == HG_MAINLOOP_LDG_MMASYNC;
     /* AUTO keeps its repacking, unless a rule chose the decode kernel (in place) */
     if (g->mainloop == HG_MAINLOOP_AUTO && g->run.cfg.mainloop != HG_MAINLOOP_LDG_MMASYNC)
       g->run.cfg.mainloop = HG_MAINLOOP_AUTO;
@@ -607,6 +610,7 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
     HG_TRY(hg_gemm_build(&g->p, NULL, ml, dev, HG_BACKEND_PTX, &k));
     g->run.cfg = k.config;
     g->run.have_cfg = true;
+    decode = k.config.mainloop == HG_MAINLOOP_LDG_MMASYNC;
     /* the configuration names the mainloop it resolved to; left AUTO, operands TMA cannot
      * address are still repacked (a named mainloop would read them in place, and the
      * heuristic's cluster would then be refused) */
@@ -616,8 +620,9 @@ static hg_status_t force_config(gemm_args_t *g, const hg_device_info_t *dev) {
   /* A forced K schedule (stream-K, a split by the reduction pass) is the persistent wgmma
    * kernel's: where AUTO chose the decode kernel (16-row CTAs; it splits by atomics only and
    * has no stream-K), take what the heuristic gives the tma-wgmma kernel, operands TMA cannot
-   * address still repacked (AUTO kept). */
-  if ((g->stream_k || g->splits) && g->mainloop == HG_MAINLOOP_AUTO && g->run.cfg.tile_m == 16) {
+   * address still repacked (AUTO kept). A --config is kept as given (the generator says why
+   * it cannot). */
+  if ((g->stream_k || g->splits) && g->mainloop == HG_MAINLOOP_AUTO && decode) {
     HG_TRY(hg_gemm_config_choose(&g->p, HG_MAINLOOP_TMA_WGMMA, dev,
                                  g->have_rules ? &g->rules : NULL, &g->run.cfg));
     g->run.cfg.mainloop = HG_MAINLOOP_AUTO;

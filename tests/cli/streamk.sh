@@ -33,6 +33,8 @@ ok ",sk," gemm 7 7 7 --stream-k
 ok ",sk," gemm 1 1 1 --stream-k
 ok ",k4," gemm 7 1000 16384 --split-k 4
 bad 1 "splits K by atomic adds only" gemm 7 1000 16384 --split-k 4 --mainloop ldg-mmasync
+# a 16-row --config is the user's: kept, and refused by the generator, not replaced
+bad 1 "tile M = 16" gemm 7 1000 16384 --config 16x32x128 --stream-k
 "$cli" gemm 3300 3300 3328 --stream-k --json > "$tmp/j" 2> /dev/null
 json_is 'j["ok"] is True and ",sk" in j["config"] and j["spill_bytes"] == 0' "$tmp/j"
 
