@@ -1005,7 +1005,7 @@ static hg_status_t store_buffered(epi_ctx_t *x, bool per_sub, hg_val_t row0, hg_
     hg_roles_consumer_sync(b, r);
   }
   for (int im = 0; im < am->rows / sub_rows; im++)
-    for (int j = 0; j < am->cols / epi_n; j++) {
+    for (int j = 0; j < s.subs_n; j++) {
       s.im = im;
       s.j = j;
       if (per_sub) {

@@ -222,6 +222,11 @@ static uint32_t f32_bits(float f) {
   return u;
 }
 
+/* The index of D's element (batch bt, row i, column j) as stored (a host copy's element). */
+static size_t d_index(const hg_gemm_problem_t *p, int64_t bt, int64_t i, int64_t j) {
+  return (size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd + (size_t)j;
+}
+
 /* max |D| over rows [0, M) of every batch of a host copy of D, as stored (NaN when D holds
  * one): what the kernel's amax must be, bit for bit (every stored value is exact in f32, so
  * the f32 of the double is the value itself, and its bits are what the kernel's reduction
@@ -232,8 +237,7 @@ static float host_amax(const hg_gemm_problem_t *p, const uint8_t *x) {
   for (int bt = 0; bt < p->batch; bt++)
     for (int64_t i = 0; i < p->m; i++)
       for (int64_t j = 0; j < p->n; j++) {
-        const size_t at =
-            ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd + (size_t)j) * e;
+        const size_t at = d_index(p, bt, i, j) * e;
         const double v = hg_gemm_host_elem(p->d_type, x + at);
         if (isnan(v)) return NAN;
         if (fabs(v) > most) most = fabs(v);
@@ -305,11 +309,10 @@ static hg_status_t compare(hg_rt_t *rt, const hg_gemm_problem_t *p, const bufs_t
     for (int64_t z = 0; z < p->batch; z++)
       for (int64_t i = 0; i < p->m; i++)
         for (int64_t j = 0; j < p->n; j++) {
-          const double x_d = hg_gemm_host_elem(
-              p->d_type, hd + (size_t)(z * p->batch_stride_d + i * p->ldd + j) * (size_t)e);
+          const size_t at = d_index(p, z, i, j);
+          const double x_d = hg_gemm_host_elem(p->d_type, hd + at * (size_t)e);
           /* the reference is alpha A B + beta C in f32; the epilogue chain (scales, bias,
            * activation, residual) is applied here */
-          const size_t at = (size_t)(z * p->batch_stride_d + i * p->ldd + j);
           double acc = hr[(z * p->m + i) * p->n + j];
           if (rs) acc *= rs[i];
           if (cs) acc *= cs[j];
@@ -934,7 +937,7 @@ static bool same_rows(const hg_gemm_problem_t *p, int64_t m, const uint8_t *x, c
   const size_t e = (size_t)hg_dtype_bytes(p->d_type);
   for (int bt = 0; bt < p->batch; bt++)
     for (int64_t i = 0; i < m; i++) {
-      const size_t at = ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd) * e;
+      const size_t at = d_index(p, bt, i, 0) * e;
       if (memcmp(x + at, y + at, (size_t)p->n * e) != 0) return false;
     }
   return true;
@@ -948,8 +951,7 @@ static double rows_rel_diff(const hg_gemm_problem_t *p, const uint8_t *x, const 
   for (int bt = 0; bt < p->batch; bt++)
     for (int64_t i = 0; i < p->m; i++)
       for (int64_t j = 0; j < p->n; j++) {
-        const size_t at =
-            ((size_t)bt * (size_t)p->batch_stride_d + (size_t)i * (size_t)p->ldd + (size_t)j) * e;
+        const size_t at = d_index(p, bt, i, j) * e;
         const double u = hg_gemm_host_elem(p->d_type, x + at);
         const double v = hg_gemm_host_elem(p->d_type, y + at);
         num += (u - v) * (u - v);

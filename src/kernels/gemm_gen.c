@@ -170,10 +170,9 @@ static hg_status_t emit_consumer(gemm_gen_t *x, hg_val_t *acc, const hg_val_t *p
   if (!reduction_pass(c)) hg_epilogue_begin(b, &x->epi);
   /* the consumers' own scheduler, its divisors prepared here (where hg_gemm_sched_prepared
    * says, and the grid walks enough units) while they wait for the first stage, a copy in
-   * shared memory per consumer
-   * warpgroup (its first thread writes it, its barrier publishes it): each tile's
-   * coordinates without run-time divisions between its epilogue and its next main loop (the
-   * producer runs ahead and keeps the plain form) */
+   * shared memory per consumer warpgroup (its first thread writes it, its barrier publishes
+   * it): each tile's coordinates without run-time divisions between its epilogue and its next
+   * main loop (the producer runs ahead and keeps the plain form) */
   hg_sched_t sched = x->sched;
   if (hg_gemm_sched_prepared(&x->k->problem, c)) {
     const uint32_t off =
