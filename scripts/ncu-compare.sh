@@ -22,8 +22,8 @@ metrics=gpu__time_duration.sum,sm__cycles_active.avg,lts__t_sectors_srcunit_tex_
 profile() {
   local name=$1 re=$2
   shift 2
-  local set=(--metrics "$metrics")
-  [ "${SASS:-0}" = 1 ] && set=(--section SourceCounters --section WarpStateStats --metrics "$metrics")
+  local set=(--section LaunchStats --metrics "$metrics")
+  [ "${SASS:-0}" = 1 ] && set=(--section LaunchStats --section SourceCounters --section WarpStateStats --metrics "$metrics")
   "$NCU" "${set[@]}" -k "regex:$re" --launch-skip 6 --launch-count 1 -o "$OUT/$name" -f \
     "$H" gemm "$@" --bench --iters 2 --warmup 2 > "$OUT/$name.log" 2>&1
   "$NCU" -i "$OUT/$name.ncu-rep" --page raw --csv > "$OUT/$name.csv" 2>> "$OUT/$name.log"
@@ -67,6 +67,11 @@ for n in names:
         x = float(v[i].replace(",", "")) * unit.get(u[i], 1)
         cells.append(f"{x * scale:.1f}")
     print(f"{(n + ': ' + kname)[:44]:44s}" + "".join(f"{c:>11s}" for c in cells))
+    # the launch: grid, block, cluster, shared memory, registers (LaunchStats)
+    launch = [f"{m[8:]}={v[h.index(m)]}" for m in h if m.startswith("launch__") and
+              any(w in m for w in ("grid_size", "block_size", "cluster_dim", "cluster_size",
+                                   "shared_mem_per_block", "registers_per_thread"))]
+    print("      " + " ".join(launch))
     sass = os.path.join(out, n + "-sass.csv")
     if os.path.exists(sass):
         rows = list(csv.reader(open(sass)))

@@ -606,6 +606,10 @@ typedef struct hg_sched {
   hg_val_t tiles_m, tiles_n, per_batch, total, batch, band_tiles, bands, kblocks;
   hg_val_t tiles;  /* cluster tiles of all batches (total = tiles x splits) */
   hg_val_t splits; /* k ranges per tile at run time: min(spec.splits, kblocks); 1 unsplit */
+  /* split-K's unit order (PRED): split-major (a batch's tiles at split 0, then at split 1,
+   * ...) where the cluster tiles are 2 or more along both M and N, else tile-major (a tile's
+   * splits consecutive); false unsplit (sched.c says why) */
+  hg_val_t split_major;
   /* HG_SCHED_GROUPED: the groups (I32), the rows of A and D (I32), and the shared-memory
    * tables hg_sched_make_grouped fills: each group's end and (contiguous) start row (I32
    * shared::cta addresses of ends[0], starts[0]) and the inclusive prefix sums of units per

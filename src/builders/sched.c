@@ -9,9 +9,17 @@
  * columns in L2. The unit's coordinates come from layouts over the run-time extents
  * (dlayout.h: idx2crd and crd2idx with the counts as dynamic leaves), not from restated
  * div/mod formulas; tests/builders/test_sched.c checks them against a walk of the order.
- * Split-K (spec.splits > 1) makes each cluster tile min(splits, k-blocks) units, the splits
- * of a tile consecutive (unit = tile x splits + split), each with a contiguous range of
- * k-blocks: split s takes [s kb / S, (s + 1) kb / S), never empty since S <= kb. The
+ * Split-K (spec.splits > 1) makes each cluster tile min(splits, k-blocks) units, each with a
+ * contiguous range of k-blocks: split s takes [s kb / S, (s + 1) kb / S), never empty since
+ * S <= kb. The units come in one of two orders, chosen at run time (split_major):
+ * tile-major, the splits of a tile consecutive (unit = tile x S + split), or split-major, a
+ * batch's tiles in raster order at split 0, then at split 1, ... (unit = (batch x S + split)
+ * x per_batch + tile in batch). Split-major where the cluster tiles are 2 or more along both
+ * M and N: consecutive units, which the hardware starts together on neighbouring SMs, then
+ * read the same k-range of shared A rows and B columns, and the split-K shapes ran 6-18%
+ * faster on both cards (512x512x16384 bf16 +17-18%, 192x320x40000 +10%; bench/RESULTS.md,
+ * twelfth session); with one tile row (decode: M <= 64) it was 1-4% slower, and stays
+ * tile-major, where neighbours stream adjacent k-ranges of the same weight rows. The
  * grouped scheduler hands out per-group extents through the same hg_sched_work_t.
  * hg_sched_prepare turns the run-time divisions of that index math into multiplies and
  * shifts by divisors prepared once (hg_divisor_t), the same coordinates: the consumers call
@@ -228,10 +236,13 @@ hg_status_t hg_sched_make(hg_builder_t *b, const hg_sched_spec_t *spec,
   HG_TRY(count_val(b, total, &out->tiles));
   out->total = out->tiles;
   out->splits = i32(b, 1);
+  out->split_major = hg_b_pred(b, false);
   if (spec->splits > 1) {
     /* K of fewer k-blocks than splits: fewer ranges, none empty (kblocks >= 1) */
     out->splits = hg_b_bin(b, HG_MIN_S, i32(b, spec->splits), kblocks);
     out->total = hg_b_bin(b, HG_MUL, out->tiles, out->splits);
+    out->split_major = hg_b_bin(b, HG_AND, hg_b_cmp(b, HG_GT_S, out->tiles_m, i32(b, 1)),
+                                hg_b_cmp(b, HG_GT_S, out->tiles_n, i32(b, 1)));
   }
   if (spec->stream_k) HG_TRY(make_streamk(b, out));
   const bool along_m = spec->raster == HG_RASTER_M;
@@ -398,7 +409,6 @@ static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, boo
   hg_val_t inner = along_m ? s->tiles_m : s->tiles_n, outer = along_m ? s->tiles_n : s->tiles_m;
   const hg_dint_t grp = hg_dint(c->raster_group);
   hg_dint_t tile, batch, in_band, band, band_start, left, band_w, across, along, banded;
-  /* unit -> (split, cluster tile): the splits of a tile are consecutive units */
   hg_val_t ct = t, sp = i32(b, 0), k_first = i32(b, 0), k_count = s->kblocks;
   hg_val_t pw[16];
   hg_divisor_t dv_pb = {HG_NONE, HG_NONE, HG_NONE}, dv_bt = dv_pb, dv_lb = dv_pb, dv_sp = dv_pb;
@@ -410,10 +420,29 @@ static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, boo
     if (c->splits > 1) dv_sp = word_divisor(pw, PREP_SPLITS);
   }
   const hg_divisor_t *by_splits = fast ? &dv_sp : NULL;
-  if (c->splits > 1) divmod_by(b, by_splits, t, s->splits, &ct, &sp);
-  if (c->stream_k) streamk_unit(b, s, t, &ct, &k_first, &k_count);
-  HG_TRY(split_by(b, fast ? &dv_pb : NULL, hg_dint_val_nonneg(ct), extent(s->per_batch),
-                  extent(s->batch), &tile, &batch));
+  if (c->splits > 1) {
+    /* unit -> (split, tile in batch, batch) by two divisions in either order: tile-major
+     * t = (batch x P + tile) x S + split, split-major t = (batch x S + split) x P + tile (P
+     * the tiles per batch) */
+    const hg_val_t major = s->split_major;
+    hg_divisor_t d1, d2;
+    if (fast) {
+      d1 = hg_divisor_select(b, major, &dv_pb, &dv_sp);
+      d2 = hg_divisor_select(b, major, &dv_sp, &dv_pb);
+    }
+    hg_val_t q1, r1, q2, r2;
+    divmod_by(b, fast ? &d1 : NULL, t, hg_b_select(b, major, s->per_batch, s->splits), &q1, &r1);
+    divmod_by(b, fast ? &d2 : NULL, q1, hg_b_select(b, major, s->splits, s->per_batch), &q2, &r2);
+    sp = hg_b_select(b, major, r2, r1);
+    const hg_val_t in_batch = hg_b_select(b, major, r1, r2);
+    ct = hg_b_mad(b, q2, s->per_batch, in_batch);
+    tile = hg_dint_val_nonneg(in_batch);
+    batch = hg_dint_val_nonneg(q2);
+  } else {
+    if (c->stream_k) streamk_unit(b, s, t, &ct, &k_first, &k_count);
+    HG_TRY(split_by(b, fast ? &dv_pb : NULL, hg_dint_val_nonneg(ct), extent(s->per_batch),
+                    extent(s->batch), &tile, &batch));
+  }
   HG_TRY(split_by(b, fast ? &dv_bt : NULL, tile, extent(s->band_tiles), extent(s->bands), &in_band,
                   &band));
   HG_TRY(hg_dint_mul(b, band, grp, &band_start));

@@ -53,6 +53,26 @@ static unit_t host_unit(const hg_sched_spec_t *s, int64_t m, int64_t n, int64_t 
   return u;
 }
 
+/* Unit t's cluster tile (over all batches) and split in the order split-K promises: the
+ * splits of a tile consecutive, or (major: 2 or more cluster tiles along both M and N) a
+ * batch's tiles at split 0, then at split 1, ... walked by whole batches' splits. */
+static void host_split(int64_t t, int64_t per_batch, int64_t splits, bool major, int64_t *ct,
+                       int64_t *sp) {
+  if (!major) {
+    *ct = t / splits;
+    *sp = t % splits;
+    return;
+  }
+  int64_t l = 0, s = 0;
+  for (; t >= per_batch; t -= per_batch)
+    if (++s == splits) {
+      s = 0;
+      l++;
+    }
+  *ct = l * per_batch + t;
+  *sp = s;
+}
+
 /* Shared memory of one interpreted thread: the prepared divisors' slot (at 0). */
 static int64_t prep_smem[HG_SCHED_PREPARED_BYTES / 4];
 static int64_t prep_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
@@ -112,10 +132,15 @@ static void one_sched(int trial) {
   const int64_t total = tiles * splits;
   CHECK_EQ(hg_sched_units(&s, m, n, batch), tiles * (s.splits > 1 ? s.splits : 1));
   const int64_t step = total > 4096 ? total / 97 + 1 : 1;
+  const int64_t ctm = (m + (int64_t)s.tile_m * s.cluster_m - 1) / ((int64_t)s.tile_m * s.cluster_m);
+  const int64_t ctn = (n + (int64_t)s.tile_n * s.cluster_n - 1) / ((int64_t)s.tile_n * s.cluster_n);
+  const bool major = s.splits > 1 && ctm > 1 && ctn > 1;
   int64_t bad = 0;
   for (int64_t t = 0; t < total && bad < 3; t += step) {
-    const unit_t u = host_unit(&s, m, n, batch, t / splits, &tiles);
-    const int64_t sp = t % splits, kf = sp * kb / splits, kc = (sp + 1) * kb / splits - kf;
+    int64_t ct, sp;
+    host_split(t, tiles / batch, splits, major, &ct, &sp);
+    const unit_t u = host_unit(&s, m, n, batch, ct, &tiles);
+    const int64_t kf = sp * kb / splits, kc = (sp + 1) * kb / splits - kf;
     for (int rank = 0; rank < s.cluster_m * s.cluster_n; rank++) {
       int64_t sregs[HG_SMID + 1] = {0};
       sregs[HG_CLUSTER_CTARANK] = rank;
@@ -139,12 +164,12 @@ static void one_sched(int trial) {
       const int64_t gkf = ir_eval_get(&ev, w.k_first), gkc = ir_eval_get(&ev, w.k_count);
       const int64_t gsp = ir_eval_get(&ev, w.split), gtile = ir_eval_get(&ev, w.tile);
       hg_test_checks++;
-      if (gkf != kf || gkc != kc || kc < 1 || gsp != sp || gtile != t / splits) {
+      if (gkf != kf || gkc != kc || kc < 1 || gsp != sp || gtile != ct) {
         HG_FAIL("trial %d: unit %lld of %lld splits over %lld k-blocks: split %lld of tile %lld, "
                 "k-blocks [%lld, +%lld); expected split %lld of tile %lld, [%lld, +%lld)",
                 trial, (long long)t, (long long)splits, (long long)kb, (long long)gsp,
-                (long long)gtile, (long long)gkf, (long long)gkc, (long long)sp,
-                (long long)(t / splits), (long long)kf, (long long)kc);
+                (long long)gtile, (long long)gkf, (long long)gkc, (long long)sp, (long long)ct,
+                (long long)kf, (long long)kc);
         bad++;
       }
       if (gm0 != m0 || gn0 != n0 || gl != u.l || gt != total) {
