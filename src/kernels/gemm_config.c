@@ -1031,6 +1031,55 @@ static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_c
   return n + 1;
 }
 
+/* Past split-K's few tiles (below): outputs that the chosen tiles cover in one wave over a
+ * long K, where those tiles are 64-row ones (one consumer warpgroup streaming all of K:
+ * 200x2000x16384 took 128 tiles of 64 x 64) or, for 16-bit operands, leave a quarter of the
+ * SMs idle or more. Wide tiles (128 x 256, else 128 x 192, else 128 x 128) instead, at least
+ * two along both M and N (split-major units, sched.c), split to fill the wave with 1024 of K
+ * or more a split, where that cuts the operand bytes a CTA loads (tile_m + tile_n per k,
+ * times its K) to 0.6 of the chosen tiles' or less. H100, same call (bench/RESULTS.md,
+ * twelfth session), ms before -> after: bf16 200x2000x16384 (64x64 -> 128x256 k8) 0.0759
+ * -> 0.0431, e4m3 (128x192 k6) 0.0401 -> 0.0272, bf16 300x3000x8192 (128x96, 96 tiles ->
+ * k3) 0.0666 -> 0.0415, 768x768x12288 (128x64, 72 tiles -> k7) 0.0479 -> 0.0342, 384x1536x
+ * 8192 (72 tiles -> k7) 0.0306 -> 0.0284. Where it lost, it is not taken: a full wave of
+ * 128 x 64 tiles (1024x1024x8192 0.0352 -> 0.0368, 512x2048x8192 0.0350 -> 0.0388), fp8 on
+ * 128-row tiles (e4m3 384x1536x8192 0.0166 -> 0.0195, 768x768x12288 level: two accumulator
+ * sets on 128 x 192), one row of 128-row tiles (M = 128: tile-major units, 128x4096x8192
+ * 0.0301 -> 0.0412, 128x7168x16384 0.0865 -> 0.1011). M of 64 or less keeps its rules
+ * (decode, stream_w). */
+static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *c) {
+  if (p->m <= 64 || p->k < 4096) return;
+  const int64_t ctm = (p->m + c->tile_m * c->cluster_m - 1) / (c->tile_m * c->cluster_m);
+  const int64_t ctn = (p->n + c->tile_n * c->cluster_n - 1) / (c->tile_n * c->cluster_n);
+  const int64_t cs = c->cluster_m * c->cluster_n;
+  const int64_t ctas = ctm * ctn * p->batch * cs;
+  if (ctas > sm_count) return; /* more than one wave: the wave model's */
+  if (c->tile_m != 64 && (is8(p->a_type) || 4 * ctas > 3 * sm_count)) return;
+  const double load = (double)(c->tile_m + c->tile_n) * (double)p->k;
+  static const int tns[] = {256, 192, 128};
+  for (size_t i = 0; i < sizeof tns / sizeof tns[0]; i++) {
+    hg_gemm_config_t s = *c;
+    s.tile_m = 128;
+    s.tile_n = tns[i];
+    s.cluster_m = s.cluster_n = 1;
+    s.epi_n = 0;
+    s.stream_k = 0;
+    s.split_atomic = 0;
+    /* fp8's promotion: two accumulator sets, 192 columns at most (as the wave model) */
+    if (hg_gemm_promote(p) && s.tile_n > 192) continue;
+    const int64_t tm = (p->m + s.tile_m - 1) / s.tile_m, tn = (p->n + s.tile_n - 1) / s.tile_n;
+    if (tm < 2 || tn < 2) continue;
+    int64_t splits = sm_count / (tm * tn * p->batch);
+    if (splits > HG_SCHED_MAX_SPLITS) splits = HG_SCHED_MAX_SPLITS;
+    if (splits > p->k / 1024) splits = p->k / 1024;
+    if (splits < 2) continue;
+    s.splits = (int)splits;
+    const double split_load = (double)(s.tile_m + s.tile_n) * (double)(p->k / splits);
+    if (split_load > 0.6 * load) continue;
+    if (add_fitting(p, s, c, 1, 0) > 0) return;
+  }
+}
+
 /* Split-K when the output has too few tiles to fill a quarter of the GPU and K is long: tiles
  * of 64 x 128 (M up to 256) or 128 x 128, or 64 x 64 where those would make short splits or
  * waste area (below), no cluster, and the most splits that keep all units in one wave with at
@@ -1045,7 +1094,10 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   s.cluster_m = s.cluster_n = 1;
   s.epi_n = 0;
   int64_t tiles = (p->m + s.tile_m - 1) / s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
-  if (tiles * 4 > sm_count) return;
+  if (tiles * 4 > sm_count) {
+    split_k_wide(p, sm_count, c);
+    return;
+  }
   /* Past one 64-row tile, 128-row tiles (two consumer warpgroups) read less of A and B again
    * per MMA: H100, operands from memory, 192x320x40000 0.0287 ms at 128x128 k22 against
    * 0.0318 at 64x128 k14, 96x768x32768 0.0295 against 0.0362, 384x640x12288 0.0235 against
