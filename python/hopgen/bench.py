@@ -328,7 +328,7 @@ def host_overhead(m: int = 256, n: int = 256, k: int = 256, calls: int = 3000) -
 
 
 # The shape sets of `hopgen bench gemm --set`, read from the library (one list for both).
-SETS = ("llm", "decode", "splitk", "odd", "waves", "unaligned")
+SETS = ("llm", "decode", "splitk", "odd", "waves", "mid", "unaligned")
 
 
 def shape_set(name: str):

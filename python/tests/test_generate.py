@@ -233,6 +233,7 @@ def test_bench_shape_sets_are_the_cli_sets():
                                    (192, 320, 40000)]
     assert len(shape_set("decode")) == 20 and shape_set("decode")[0] == (1, 7168, 2048)
     assert shape_set("waves")[3] == (132 * 128, 256, 512)
+    assert shape_set("mid")[0] == (200, 2000, 16384) and "mid" in SETS
     assert all(len(shape_set(s)) > 0 for s in SETS)
     with pytest.raises(hopgen.InvalidError, match="not one of llm"):
         shape_set("nope")

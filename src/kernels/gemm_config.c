@@ -1047,7 +1047,8 @@ static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_c
  * sets on 128 x 192), one row of 128-row tiles (M = 128: tile-major units, 128x4096x8192
  * 0.0301 -> 0.0412, 128x7168x16384 0.0865 -> 0.1011). M of 64 or less keeps its rules
  * (decode, stream_w). */
-static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *c) {
+static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, const hg_gemm_rules_t *r,
+                         hg_gemm_config_t *c) {
   if (p->m <= 64 || p->k < 4096) return;
   const int64_t ctm = (p->m + c->tile_m * c->cluster_m - 1) / (c->tile_m * c->cluster_m);
   const int64_t ctn = (p->n + c->tile_n * c->cluster_n - 1) / (c->tile_n * c->cluster_n);
@@ -1056,8 +1057,19 @@ static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, hg_gemm_confi
   if (ctas > sm_count) return; /* more than one wave: the wave model's */
   if (c->tile_m != 64 && (is8(p->a_type) || 4 * ctas > 3 * sm_count)) return;
   const double load = (double)(c->tile_m + c->tile_n) * (double)p->k;
-  static const int tns[] = {256, 192, 128};
-  for (size_t i = 0; i < sizeof tns / sizeof tns[0]; i++) {
+  /* the rule kcol: one column of tiles too, the narrowest width that covers N first */
+  int tns[8] = {256, 192, 128}, widths = 3;
+  if (r->split_column && p->n <= 256) {
+    static const int cover[] = {128, 160, 176, 192, 224, 256};
+    for (size_t i = 0; i < sizeof cover / sizeof cover[0]; i++)
+      if (cover[i] >= p->n) {
+        memmove(tns + 1, tns, sizeof tns - sizeof tns[0]);
+        tns[0] = cover[i];
+        widths++;
+        break;
+      }
+  }
+  for (int i = 0; i < widths; i++) {
     hg_gemm_config_t s = *c;
     s.tile_m = 128;
     s.tile_n = tns[i];
@@ -1068,7 +1080,7 @@ static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, hg_gemm_confi
     /* fp8's promotion: two accumulator sets, 192 columns at most (as the wave model) */
     if (hg_gemm_promote(p) && s.tile_n > 192) continue;
     const int64_t tm = (p->m + s.tile_m - 1) / s.tile_m, tn = (p->n + s.tile_n - 1) / s.tile_n;
-    if (tm < 2 || tn < 2) continue;
+    if (tm < 2 || (tn < 2 && !r->split_column)) continue;
     int64_t splits = sm_count / (tm * tn * p->batch);
     if (splits > HG_SCHED_MAX_SPLITS) splits = HG_SCHED_MAX_SPLITS;
     if (splits > p->k / 1024) splits = p->k / 1024;
@@ -1087,7 +1099,8 @@ static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, hg_gemm_confi
  * (scripts/gemm-splitk.sh sweep and sweep2, bench/RESULTS.md): the best or within 5% of it on
  * the splitk set and on decode shapes; past one wave the units queue (512x512x16384 at 16
  * splits: 1.2x the time of 8). */
-static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *c) {
+static void split_k(const hg_gemm_problem_t *p, int sm_count, const hg_gemm_rules_t *r,
+                    hg_gemm_config_t *c) {
   hg_gemm_config_t s = *c;
   s.tile_m = p->m <= 256 ? 64 : 128;
   s.tile_n = 128;
@@ -1095,7 +1108,7 @@ static void split_k(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *
   s.epi_n = 0;
   int64_t tiles = (p->m + s.tile_m - 1) / s.tile_m * ((p->n + s.tile_n - 1) / s.tile_n) * p->batch;
   if (tiles * 4 > sm_count) {
-    split_k_wide(p, sm_count, c);
+    split_k_wide(p, sm_count, r, c);
     return;
   }
   /* Past one 64-row tile, 128-row tiles (two consumer warpgroups) read less of A and B again
@@ -1223,10 +1236,14 @@ hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out) {
       bit = 16, r.mma_turns = true;
     } else if (!strcmp(tok, "dv")) {
       bit = 32, r.decode = true;
+    } else if (!strcmp(tok, "cw")) {
+      bit = 64, r.cluster_wave = true;
+    } else if (!strcmp(tok, "kcol")) {
+      bit = 128, r.split_column = true;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "heuristic rules '%s': unknown rule '%s' (expected default, sk, pp, pp128, "
-                      "nobs, pt or dv, separated by single commas)",
+                      "nobs, pt, dv, cw or kcol, separated by single commas)",
                       text, tok);
     }
     if (seen & bit)
@@ -1245,6 +1262,8 @@ int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size) {
   if (r->global_scales) strcat(t, ",nobs");
   if (r->mma_turns) strcat(t, ",pt");
   if (r->decode) strcat(t, ",dv");
+  if (r->cluster_wave) strcat(t, ",cw");
+  if (r->split_column) strcat(t, ",kcol");
   return snprintf(buf, size, "%s", t[0] ? t + 1 : "default");
 }
 
@@ -1509,11 +1528,13 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * 256 tokens x 4096 x 7168 374-383 / 646-650, 32 x 512 694-702 / 768, 16 x 2048 706-776 /
        * 787; 8 x 4096, which had one already, 758 / 699-740, and x 2048 765-784 / 787-805) */
       const int64_t all_tiles = tiles_m * tiles_n * (p.group != HG_GROUP_NONE ? p.batch : 1);
+      /* the rule cw: a wave of tiles 0.9 of the SMs or more counts as full */
+      const int64_t full = r->cluster_wave ? (9 * (int64_t)sm_count + 9) / 10 : sm_count;
       if (no_cluster || (p.k <= 512 && p.scale != HG_SCALE_BLOCK))
         ;
-      else if (tiles_m >= 2 && all_tiles >= sm_count && share_a)
+      else if (tiles_m >= 2 && all_tiles >= full && share_a)
         c.cluster_n = 2;
-      else if (tiles_m >= 2 && all_tiles >= sm_count)
+      else if (tiles_m >= 2 && all_tiles >= full)
         c.cluster_m = 2;
       else if (tiles_m == 1 && tiles_n >= 2 && p.k >= 8192 && !(stream_w && c.tile_m == 64))
         c.cluster_n = 2;
@@ -1540,7 +1561,7 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
     return hg_is_ok(&why) ? hg_error(HG_ERR_INVALID, "no GEMM configuration fits this problem")
                           : hg_status_wrap(why, "no GEMM configuration fits this problem: ");
   /* a grouped GEMM's scheduler does not split K */
-  if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, &best);
+  if (!p.batch_invariant && p.group == HG_GROUP_NONE) split_k(&p, sm_count, r, &best);
   if (best.splits > 1) best.stream_k = 0; /* split-K's few tiles: its own rule */
   /* No promotion overlap by default: measured on the H100 (gemm-fp8.sh overlap, same call),
    * staggered promotions (ps) ran 2-30% slower than none on 128x176/192 tiles and within 3%
@@ -1706,6 +1727,25 @@ static const shape_set_t sets[] = {
     {"waves",
      4,
      {{2500, 3500, 1000}, {1536, 6000, 900}, {3300, 3300, 3300}, {132 * 128, 256, 512}}},
+    /* between split-K's few tiles and the waves: one wave or less of tiles over a long K,
+     * shapes off the other sets that ran at 0.52-0.91 of cuBLASLt when screened (H100,
+     * bench/RESULTS.md, twelfth session), and some the split_k_wide rule was cut on */
+    {"mid",
+     14,
+     {{200, 2000, 16384},
+      {400, 4000, 4096},
+      {3000, 200, 16384},
+      {1000, 2000, 6000},
+      {600, 2400, 12000},
+      {250, 5000, 8192},
+      {384, 1536, 8192},
+      {300, 3000, 8192},
+      {768, 768, 12288},
+      {1024, 1024, 8192},
+      {256, 512, 24576},
+      {640, 256, 30000},
+      {128, 4096, 8192},
+      {2304, 2304, 2304}}},
     {"unaligned",
      6,
      {{2048, 2048, 2049},
@@ -1736,8 +1776,8 @@ static const shape_set_t sets[] = {
       {8192, 28672, 8192}}},
 };
 
-static const char *const set_names[] = {"llm",       "decode",   "splitk", "odd", "waves",
-                                        "unaligned", "fp8block", "fp8row", NULL};
+static const char *const set_names[] = {"llm", "decode",    "splitk",   "odd",    "waves",
+                                        "mid", "unaligned", "fp8block", "fp8row", NULL};
 
 const char *const *hg_gemm_shape_set_names(void) {
   return set_names;
@@ -1751,7 +1791,7 @@ hg_status_t hg_gemm_shape_set(const char *name, int64_t (*shapes)[3], int *count
       return hg_ok();
     }
   return hg_error(HG_ERR_INVALID,
-                  "shape set '%s' is not one of llm, decode, splitk, odd, waves, unaligned, "
+                  "shape set '%s' is not one of llm, decode, splitk, odd, waves, mid, unaligned, "
                   "fp8block, fp8row (or all)",
                   name ? name : "(null)");
 }

@@ -519,6 +519,43 @@ static void test_split_heuristic(void) {
       hg_gemm_config_print(&first, y, sizeof y);
       if (strcmp(x, y) != 0) HG_FAIL("batch-invariant M = %" PRId64 ": %s, M = 1: %s", ms[i], x, y);
     }
+  /* split-K past few tiles (split_k_wide): where it takes wide split tiles, and where the
+   * measurements kept the wave model's choice (bench/RESULTS.md, twelfth session) */
+  static const struct {
+    int64_t m, n, k;
+    hg_dtype_t t;
+    int tile_n, splits; /* 0 splits: the rule leaves the problem alone */
+  } wide[] = {
+      {200, 2000, 16384, HG_BF16, 256, 8}, {200, 2000, 16384, HG_E4M3, 192, 6},
+      {300, 3000, 8192, HG_BF16, 256, 3},  {768, 768, 12288, HG_BF16, 256, 7},
+      {384, 1536, 8192, HG_BF16, 256, 7},  {384, 1536, 8192, HG_E4M3, 0, 0},
+      {1024, 1024, 8192, HG_BF16, 0, 0},   {512, 2048, 8192, HG_BF16, 0, 0},
+      {128, 4096, 8192, HG_BF16, 0, 0},    {128, 7168, 16384, HG_BF16, 0, 0},
+      {3000, 200, 16384, HG_BF16, 0, 0},   {2048, 2048, 8192, HG_BF16, 0, 0},
+      {200, 2000, 2048, HG_BF16, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+    p = problem(wide[i].m, wide[i].n, wide[i].k, wide[i].t);
+    CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+    const int got = c.splits > 1 ? c.splits : 0;
+    if (got != wide[i].splits ||
+        (wide[i].splits && (c.tile_m != 128 || c.tile_n != wide[i].tile_n)))
+      HG_FAIL("%" PRId64 "x%" PRId64 "x%" PRId64 " %s: %dx%d in %d splits, expected 128x%d in %d",
+              wide[i].m, wide[i].n, wide[i].k, hg_dtype_name(wide[i].t), c.tile_m, c.tile_n, got,
+              wide[i].tile_n, wide[i].splits);
+  }
+  /* the rules kept for measurement: cw clusters a wave of 0.9 of the SMs, kcol splits one
+   * column of tiles at the narrowest width that covers N */
+  hg_gemm_rules_t r = {.cluster_wave = true};
+  p = problem(400, 4000, 4096, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.cluster_m * c.cluster_n == 1);
+  CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &r, &c));
+  CHECK(c.tile_m == 128 && c.tile_n == 128 && c.cluster_m == 2 && c.cluster_n == 1);
+  r = (hg_gemm_rules_t){.split_column = true};
+  p = problem(3000, 200, 16384, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &r, &c));
+  CHECK(c.tile_m == 128 && c.tile_n == 224 && c.splits == 5);
 }
 
 static void test_split_k(void) {
@@ -1402,6 +1439,11 @@ static void test_pingpong_chains(void) {
   CHECK(r.stream_k && r.epi_pingpong == 128 && r.global_scales && r.mma_turns);
   hg_gemm_rules_print(&r, text, sizeof text);
   CHECK(!strcmp(text, "sk,pp128,nobs,pt"));
+  CHECK_OK(hg_gemm_rules_parse("kcol,dv,cw", &r));
+  CHECK(r.split_column && r.decode && r.cluster_wave && !r.stream_k);
+  hg_gemm_rules_print(&r, text, sizeof text);
+  CHECK(!strcmp(text, "dv,cw,kcol"));
+  CHECK_ERR(hg_gemm_rules_parse("cw,cw", &r), HG_ERR_PARSE, "twice");
   CHECK_OK(hg_gemm_rules_parse("default", &r));
   hg_gemm_rules_print(&r, text, sizeof text);
   CHECK(!strcmp(text, "default"));
