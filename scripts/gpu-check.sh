@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bs192|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bs192|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|midsets|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -265,6 +265,18 @@ case "$mode" in
         --iters ${ITERS:-20} --heuristic $v
     done
     for v in nobs default nobs,pt pt; do echo "== --heuristic $v"; grep -hE 'geometric|^ *[0-9]+x' "$LOG/fp8block-$v.log" | cut -c1-150; done ;;
+  # the mid set (one wave or less over a long K) under the heuristic's default and its rules
+  # cw (clusters for a wave of 0.9 of the SMs) and kcol (split-K for one column of tiles),
+  # default first and last (two rounds), cuBLASLt beside each; summaries last
+  midsets) for t in $(echo "${TYPES:-bf16,e4m3}" | tr , ' '); do
+      for v in default cw kcol default2; do
+        STEP_TIMEOUT=200 step "mid-$t-$v" "$H" bench gemm --set mid --types "$t" \
+          --iters "${ITERS:-20}" --heuristic "${v%2}"
+      done
+    done
+    for t in $(echo "${TYPES:-bf16,e4m3}" | tr , ' '); do
+      for v in default cw kcol default2; do echo "== $t --heuristic ${v%2}"; grep -hE 'geometric|^ *(bf16|e4m3) ' "$LOG/mid-$t-$v.log" | cut -c1-150; done
+    done ;;
   # fp8 row- and block-wise against torch._scaled_mm in the same mode (same process, same data)
   fp8torch) step fp8-torch env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \
       PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 scripts/fp8-torch.py
