@@ -421,23 +421,29 @@ static hg_status_t work_at(hg_builder_t *b, const hg_sched_t *s, hg_val_t t, boo
   }
   const hg_divisor_t *by_splits = fast ? &dv_sp : NULL;
   if (c->splits > 1) {
-    /* unit -> (split, tile in batch, batch) by two divisions in either order: tile-major
-     * t = (batch x P + tile) x S + split, split-major t = (batch x S + split) x P + tile (P
-     * the tiles per batch) */
+    /* unit -> (split, tile in batch, batch): idx2crd in the compact shape (S, P, batch),
+     * tile-major, or (P, S, batch), split-major (P the tiles per batch), the first two
+     * extents selected at run time */
     const hg_val_t major = s->split_major;
-    hg_divisor_t d1, d2;
+    const hg_val_t e0 = hg_b_select(b, major, s->per_batch, s->splits);
+    const hg_val_t e1 = hg_b_select(b, major, s->splits, s->per_batch);
+    hg_divisor_t d0, d1;
     if (fast) {
-      d1 = hg_divisor_select(b, major, &dv_pb, &dv_sp);
-      d2 = hg_divisor_select(b, major, &dv_sp, &dv_pb);
+      d0 = hg_divisor_select(b, major, &dv_pb, &dv_sp);
+      d1 = hg_divisor_select(b, major, &dv_sp, &dv_pb);
     }
-    hg_val_t q1, r1, q2, r2;
-    divmod_by(b, fast ? &d1 : NULL, t, hg_b_select(b, major, s->per_batch, s->splits), &q1, &r1);
-    divmod_by(b, fast ? &d2 : NULL, q1, hg_b_select(b, major, s->splits, s->per_batch), &q2, &r2);
-    sp = hg_b_select(b, major, r2, r1);
-    const hg_val_t in_batch = hg_b_select(b, major, r1, r2);
-    ct = hg_b_mad(b, q2, s->per_batch, in_batch);
+    hg_dint_t c0, c1, rest, rest_ext;
+    HG_TRY(hg_dint_mul(b, extent(e1), extent(s->batch), &rest_ext));
+    HG_TRY(split_by(b, fast ? &d0 : NULL, hg_dint_val_nonneg(t), extent(e0), rest_ext, &c0, &rest));
+    HG_TRY(split_by(b, fast ? &d1 : NULL, rest, extent(e1), extent(s->batch), &c1, &batch));
+    hg_val_t v0, v1, vb;
+    HG_TRY(hg_dint_emit(b, c0, HG_T_I32, &v0));
+    HG_TRY(hg_dint_emit(b, c1, HG_T_I32, &v1));
+    HG_TRY(hg_dint_emit(b, batch, HG_T_I32, &vb));
+    sp = hg_b_select(b, major, v1, v0);
+    const hg_val_t in_batch = hg_b_select(b, major, v0, v1);
     tile = hg_dint_val_nonneg(in_batch);
-    batch = hg_dint_val_nonneg(q2);
+    ct = hg_b_mad(b, vb, s->per_batch, in_batch);
   } else {
     if (c->stream_k) streamk_unit(b, s, t, &ct, &k_first, &k_count);
     HG_TRY(split_by(b, fast ? &dv_pb : NULL, hg_dint_val_nonneg(ct), extent(s->per_batch),
