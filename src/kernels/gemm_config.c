@@ -984,12 +984,17 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
  * tile, the MMA issues at an efficiency that falls for narrow N and 64-row tiles (one
  * consumer warpgroup), and the epilogue costs about as much as 256 more K. Only the
  * ranking matters; --tune measures the real thing. */
+/* The cluster tiles of c over p's output, every batch. */
+static int64_t cluster_tiles(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  const int64_t ctm = (p->m + c->tile_m * c->cluster_m - 1) / (c->tile_m * c->cluster_m);
+  const int64_t ctn = (p->n + c->tile_n * c->cluster_n - 1) / (c->tile_n * c->cluster_n);
+  return ctm * ctn * p->batch;
+}
+
 static double estimate(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, int sms) {
   const double tm = c->tile_m, tn = c->tile_n;
   const int cs = c->cluster_m * c->cluster_n;
-  const int64_t ctm = (p->m + c->tile_m * c->cluster_m - 1) / (c->tile_m * c->cluster_m);
-  const int64_t ctn = (p->n + c->tile_n * c->cluster_n - 1) / (c->tile_n * c->cluster_n);
-  const int64_t ctiles = ctm * ctn * p->batch;
+  const int64_t ctiles = cluster_tiles(p, c);
   const int64_t resident = sms / cs > 0 ? sms / cs : 1;
   const double waves = (double)((ctiles + resident - 1) / resident);
   double eff = tn / (tn + 16.0);
@@ -1050,25 +1055,22 @@ static int add_fitting(const hg_gemm_problem_t *p, hg_gemm_config_t c, hg_gemm_c
 static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, const hg_gemm_rules_t *r,
                          hg_gemm_config_t *c) {
   if (p->m <= 64 || p->k < 4096) return;
-  const int64_t ctm = (p->m + c->tile_m * c->cluster_m - 1) / (c->tile_m * c->cluster_m);
-  const int64_t ctn = (p->n + c->tile_n * c->cluster_n - 1) / (c->tile_n * c->cluster_n);
-  const int64_t cs = c->cluster_m * c->cluster_n;
-  const int64_t ctas = ctm * ctn * p->batch * cs;
+  const int64_t ctas = cluster_tiles(p, c) * c->cluster_m * c->cluster_n;
   if (ctas > sm_count) return; /* more than one wave: the wave model's */
   if (c->tile_m != 64 && (is8(p->a_type) || 4 * ctas > 3 * sm_count)) return;
   const double load = (double)(c->tile_m + c->tile_n) * (double)p->k;
-  /* the rule kcol: one column of tiles too, the narrowest width that covers N first */
-  int tns[8] = {256, 192, 128}, widths = 3;
+  /* the widths in order; the rule kcol: one column of tiles too, the narrowest width that
+   * covers N first */
+  int tns[4], widths = 0;
   if (r->split_column && p->n <= 256) {
     static const int cover[] = {128, 160, 176, 192, 224, 256};
-    for (size_t i = 0; i < sizeof cover / sizeof cover[0]; i++)
-      if (cover[i] >= p->n) {
-        memmove(tns + 1, tns, sizeof tns - sizeof tns[0]);
-        tns[0] = cover[i];
-        widths++;
-        break;
-      }
+    size_t i = 0;
+    while (cover[i] < p->n) i++;
+    tns[widths++] = cover[i];
   }
+  tns[widths++] = 256;
+  tns[widths++] = 192;
+  tns[widths++] = 128;
   for (int i = 0; i < widths; i++) {
     hg_gemm_config_t s = *c;
     s.tile_m = 128;

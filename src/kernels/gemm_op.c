@@ -276,12 +276,15 @@ static hg_status_t repack(hg_gemm_op_t *op, hg_devptr_t a, hg_devptr_t b, hg_dev
 
 /* Tensor map i for address at: the last one when the address repeats, the last one pointed at
  * the new address when it does not (every other field is the operation's), encoded only on
- * the first run. */
+ * the first run. A's and B's (i 0, 1) with the problem's L2 promotion
+ * (hg_gemm_operand_l2_promotion), not the plan's. */
 static hg_status_t encode(hg_gemm_op_t *op, int i, const hg_tensormap_params_t *params,
                           hg_devptr_t at, const char *what) {
   if (op->map_ok[i] && op->map_at[i] == at) return hg_ok();
+  hg_tensormap_params_t m = *params;
+  if (i < 2) m.l2_promotion = hg_gemm_operand_l2_promotion(&op->gk.problem, &op->gk.config, i);
   const hg_status_t s = op->map_ok[i] ? hg_rt_tensormap_replace_address(op->rt, &op->map[i], at)
-                                      : hg_rt_tensormap_encode(op->rt, params, at, &op->map[i]);
+                                      : hg_rt_tensormap_encode(op->rt, &m, at, &op->map[i]);
   op->map_ok[i] = hg_is_ok(&s);
   HG_TRY(hg_status_wrap(s, "%s", what));
   op->map_at[i] = at;
@@ -447,13 +450,8 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   if (gk->repack_a || gk->repack_b) HG_TRY(repack(op, a, b, workspace, stream));
   if (gk->repack_a) a = workspace + op->ws_at[0];
   if (gk->repack_b) b = workspace + op->ws_at[1];
-  /* A's and B's L2 promotion is the run's (hg_gemm_operand_l2_promotion), not the plan's */
-  for (int i = 0; i < 2; i++) {
-    if (!(i ? gk->b_tma : gk->a_tma)) continue;
-    hg_tensormap_params_t m = i ? gk->plan_b.map : gk->plan_a.map;
-    m.l2_promotion = hg_gemm_operand_l2_promotion(&gk->problem, &gk->config, i);
-    HG_TRY(encode(op, i, &m, i ? b : a, i ? "B: " : "A: "));
-  }
+  if (gk->a_tma) HG_TRY(encode(op, 0, &gk->plan_a.map, a, "A: "));
+  if (gk->b_tma) HG_TRY(encode(op, 1, &gk->plan_b.map, b, "B: "));
   if (gk->tma_store) HG_TRY(encode(op, 2, &gk->plan_d.map, d, "D: "));
   if (gk->aux_tma) HG_TRY(encode(op, 3, &gk->plan_aux.map, aux, "aux: "));
   if (gk->scales_tma) {

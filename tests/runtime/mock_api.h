@@ -16,6 +16,7 @@ typedef struct mock_cuda_state {
   int flags_not_legacy; /* lookups without CU_GET_PROC_ADDRESS_LEGACY_STREAM */
   int compiles, loads, occupancy_calls, launches;
   int encodes;               /* cuTensorMapEncodeTiled calls */
+  int encode_l2[32];         /* the L2 promotion of encode i, at i % 32 */
   int replaces;              /* cuTensorMapReplaceAddress calls */
   int link_size_without_nul; /* cuLinkAddData calls whose size did not cover the NUL */
   int link_logs_missing;     /* cuLinkCreate calls without both log buffers */

@@ -763,6 +763,7 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *tm, CUtensorMapDataType typ
                                         CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
                                         CUtensorMapFloatOOBfill oob) {
   NEED_CTX();
+  state.encode_l2[state.encodes % 32] = (int)l2;
   state.encodes++;
   if ((uintptr_t)tm % 64 != 0) return CUDA_ERROR_INVALID_VALUE;
   if (rank < 1 || rank > 5 || (uintptr_t)addr % 16 != 0) return CUDA_ERROR_INVALID_VALUE;

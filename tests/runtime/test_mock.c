@@ -556,6 +556,14 @@ static void test_gemm_op_host_path(void) {
   int enc = st->encodes;
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
   CHECK_EQ(st->encodes - enc, 3); /* A, B, D */
+  /* A's and B's maps with the problem's L2 promotion, not the plan's 256 B: 512 rows and
+   * columns pass one tile, K = 512 (hg_gemm_operand_l2_promotion) */
+  const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
+  for (int i = 0; i < 2; i++) {
+    const int l2 = st->encode_l2[(enc + i) % 32];
+    CHECK_EQ(l2, hg_gemm_operand_l2_promotion(&gk->problem, &gk->config, i));
+    CHECK_EQ(l2, 2);
+  }
   enc = st->encodes;
   int launches = st->launches;
   CHECK_OK(hg_gemm_op_run(op, a, b, 0, d, 0, 0, NULL));
