@@ -266,16 +266,17 @@ case "$mode" in
     done
     for v in nobs default nobs,pt pt; do echo "== --heuristic $v"; grep -hE 'geometric|^ *[0-9]+x' "$LOG/fp8block-$v.log" | cut -c1-150; done ;;
   # the mid set (one wave or less over a long K) under the heuristic's default and its rules
-  # cw (clusters for a wave of 0.9 of the SMs) and kcol (split-K for one column of tiles),
+  # nocw (no clusters for a wave of 0.9 of the SMs) and nokcol (no split-K for one column of
+  # tiles), the default since the thirteenth session,
   # default first and last (two rounds), cuBLASLt beside each; summaries last
   midsets) for t in $(echo "${TYPES:-bf16,e4m3}" | tr , ' '); do
-      for v in default cw kcol default2; do
+      for v in default nocw nokcol default2; do
         STEP_TIMEOUT=200 step "mid-$t-$v" "$H" bench gemm --set mid --types "$t" \
           --iters "${ITERS:-20}" --heuristic "${v%2}"
       done
     done
     for t in $(echo "${TYPES:-bf16,e4m3}" | tr , ' '); do
-      for v in default cw kcol default2; do echo "== $t --heuristic ${v%2}"; grep -hE 'geometric|^ *(bf16|e4m3) ' "$LOG/mid-$t-$v.log" | cut -c1-150; done
+      for v in default nocw nokcol default2; do echo "== $t --heuristic ${v%2}"; grep -hE 'geometric|^ *(bf16|e4m3) ' "$LOG/mid-$t-$v.log" | cut -c1-150; done
     done ;;
   # fp8 row- and block-wise against torch._scaled_mm in the same mode (same process, same data)
   fp8torch) step fp8-torch env HOPGEN_LIBRARY="$PWD/build-gpu/libhopgen.so" \

@@ -694,9 +694,10 @@ const char *const *hg_gemm_shape_set_names(void);
 int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
 /* A configuration chosen from the problem's shape and the device's SM count. */
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
-/* The heuristic's rules that are off by default, kept for A/B measurement (all zero: the
- * defaults, what hg_gemm_heuristic uses). Text form (hopgen gemm --heuristic RULES): "sk",
- * "pp" or "pp128", "nobs", "pt", "dv", "cw", "kcol", separated by commas; "default" changes
+/* The heuristic's A/B switches, kept for measurement: rules off by default turned on, and
+ * ("no...") rules on by default turned off (all zero: the defaults, what hg_gemm_heuristic
+ * uses). Text form (hopgen gemm --heuristic RULES): "sk",
+ * "pp" or "pp128", "nobs", "pt", "dv", "nocw", "nokcol", separated by commas; "default" changes
  * nothing.
  * docs/gemm-config.md. */
 typedef struct hg_gemm_rules {
@@ -712,14 +713,14 @@ typedef struct hg_gemm_rules {
   /* "dv": decode shapes (M <= 16, K-major operands of one 16-bit type or fp8, batch 1) with the
    * AUTO mainloop run ldg-mmasync on the operands in place (no repack); not measured yet */
   bool decode;
-  /* "cw": 2-CTA clusters (as for a full GPU) also for a wave of tiles covering 0.9 of the SMs
-   * or more (H100: 400x4000x4096 and 1000x2000x6000, 128 tiles of 128 x 128, 9-20% faster by
-   * hand; not measured on the sets) */
-  bool cluster_wave;
-  /* "kcol": split-K past few tiles (gemm_config.c, split_k_wide) for one column of tiles too,
-   * the narrowest width that covers N (H100: 3000x200x16384 128x224 k5 1.6x faster than the
-   * heuristic's 128x64 by hand; not measured on the sets) */
-  bool split_column;
+  /* "nocw": 2-CTA clusters only where the tiles fill every SM, not for a wave of 128 x 128
+   * tiles covering 0.9 of them (the default since the thirteenth session: 400x4000x4096 and
+   * 1000x2000x6000 11-28% faster on both cards) */
+  bool no_cluster_wave;
+  /* "nokcol": split-K past few tiles (gemm_config.c, split_k_wide) only with two or more
+   * columns of tiles, not for one column at the narrowest width that covers N (the default
+   * since the thirteenth session: bf16 3000x200x16384 1.8x faster on both cards) */
+  bool no_split_column;
 } hg_gemm_rules_t;
 hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out);
 int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size);

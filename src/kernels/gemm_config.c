@@ -1059,10 +1059,13 @@ static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, const hg_gemm
   if (ctas > sm_count) return; /* more than one wave: the wave model's */
   if (c->tile_m != 64 && (is8(p->a_type) || 4 * ctas > 3 * sm_count)) return;
   const double load = (double)(c->tile_m + c->tile_n) * (double)p->k;
-  /* the widths in order; the rule kcol: one column of tiles too, the narrowest width that
-   * covers N first */
+  /* the widths in order; one column of tiles too (unless the rule nokcol), the narrowest
+   * width that covers N first: bf16 3000x200x16384 ran 128x224 in 5 splits 1.78x (H100) and
+   * 1.82x (H200) faster than the wave model's 128x64 (same call, bench/RESULTS.md, thirteenth
+   * session); fp8 with its promotion has no width past 192 for N up to 256, and keeps its
+   * 128x64 (one wave of 128-row tiles, below) */
   int tns[4], widths = 0;
-  if (r->split_column && p->n <= 256) {
+  if (!r->no_split_column && p->n <= 256) {
     static const int cover[] = {128, 160, 176, 192, 224, 256};
     size_t i = 0;
     while (cover[i] < p->n) i++;
@@ -1082,7 +1085,7 @@ static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, const hg_gemm
     /* fp8's promotion: two accumulator sets, 192 columns at most (as the wave model) */
     if (hg_gemm_promote(p) && s.tile_n > 192) continue;
     const int64_t tm = (p->m + s.tile_m - 1) / s.tile_m, tn = (p->n + s.tile_n - 1) / s.tile_n;
-    if (tm < 2 || (tn < 2 && !r->split_column)) continue;
+    if (tm < 2 || (tn < 2 && r->no_split_column)) continue;
     int64_t splits = sm_count / (tm * tn * p->batch);
     if (splits > HG_SCHED_MAX_SPLITS) splits = HG_SCHED_MAX_SPLITS;
     if (splits > p->k / 1024) splits = p->k / 1024;
@@ -1238,14 +1241,14 @@ hg_status_t hg_gemm_rules_parse(const char *text, hg_gemm_rules_t *out) {
       bit = 16, r.mma_turns = true;
     } else if (!strcmp(tok, "dv")) {
       bit = 32, r.decode = true;
-    } else if (!strcmp(tok, "cw")) {
-      bit = 64, r.cluster_wave = true;
-    } else if (!strcmp(tok, "kcol")) {
-      bit = 128, r.split_column = true;
+    } else if (!strcmp(tok, "nocw")) {
+      bit = 64, r.no_cluster_wave = true;
+    } else if (!strcmp(tok, "nokcol")) {
+      bit = 128, r.no_split_column = true;
     } else {
       return hg_error(HG_ERR_PARSE,
                       "heuristic rules '%s': unknown rule '%s' (expected default, sk, pp, pp128, "
-                      "nobs, pt, dv, cw or kcol, separated by single commas)",
+                      "nobs, pt, dv, nocw or nokcol, separated by single commas)",
                       text, tok);
     }
     if (seen & bit)
@@ -1264,8 +1267,8 @@ int hg_gemm_rules_print(const hg_gemm_rules_t *r, char *buf, size_t size) {
   if (r->global_scales) strcat(t, ",nobs");
   if (r->mma_turns) strcat(t, ",pt");
   if (r->decode) strcat(t, ",dv");
-  if (r->cluster_wave) strcat(t, ",cw");
-  if (r->split_column) strcat(t, ",kcol");
+  if (r->no_cluster_wave) strcat(t, ",nocw");
+  if (r->no_split_column) strcat(t, ",nokcol");
   return snprintf(buf, size, "%s", t[0] ? t + 1 : "default");
 }
 
@@ -1530,8 +1533,19 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
        * 256 tokens x 4096 x 7168 374-383 / 646-650, 32 x 512 694-702 / 768, 16 x 2048 706-776 /
        * 787; 8 x 4096, which had one already, 758 / 699-740, and x 2048 765-784 / 787-805) */
       const int64_t all_tiles = tiles_m * tiles_n * (p.group != HG_GROUP_NONE ? p.batch : 1);
-      /* the rule cw: a wave of tiles 0.9 of the SMs or more counts as full */
-      const int64_t full = r->cluster_wave ? (9 * (int64_t)sm_count + 9) / 10 : sm_count;
+      /* A wave of 128 x 128 tiles covering 0.9 of the SMs or more counts as full where the
+       * cluster's pairs still fit one wave (unless the rule nocw). Same call, bench/RESULTS.md
+       * (thirteenth session), H100 / H200: 400x4000x4096 bf16 +17% / +13%, e4m3 +12% / +15%,
+       * 1000x2000x6000 bf16 +19% / +17%, e4m3 +29% / +27%, fp8 row-wise +21-27% and block-wise
+       * +11-24% (H200). Not wider tiles: 2048^3's 128 tiles of 128x256 ran 6% slower in 2x1
+       * clusters (H100), nor narrower: 1024x1024x8192's 128x64 5-13% slower, 128x4096x8192's
+       * 64x64 2-4% slower. */
+      int64_t full = sm_count;
+      if (!r->no_cluster_wave && c.tile_m == 128 && c.tile_n == 128 && all_tiles < sm_count) {
+        const int64_t pairs =
+            share_a ? tiles_m * ((tiles_n + 1) / 2 * 2) : (tiles_m + 1) / 2 * 2 * tiles_n;
+        if (pairs <= sm_count) full = (9 * (int64_t)sm_count + 9) / 10;
+      }
       if (no_cluster || (p.k <= 512 && p.scale != HG_SCALE_BLOCK))
         ;
       else if (tiles_m >= 2 && all_tiles >= full && share_a)

@@ -531,8 +531,8 @@ static void test_split_heuristic(void) {
       {384, 1536, 8192, HG_BF16, 256, 7},  {384, 1536, 8192, HG_E4M3, 0, 0},
       {1024, 1024, 8192, HG_BF16, 0, 0},   {512, 2048, 8192, HG_BF16, 0, 0},
       {128, 4096, 8192, HG_BF16, 0, 0},    {128, 7168, 16384, HG_BF16, 0, 0},
-      {3000, 200, 16384, HG_BF16, 0, 0},   {2048, 2048, 8192, HG_BF16, 0, 0},
-      {200, 2000, 2048, HG_BF16, 0, 0},
+      {3000, 200, 16384, HG_BF16, 224, 5}, {3000, 200, 16384, HG_E4M3, 0, 0},
+      {2048, 2048, 8192, HG_BF16, 0, 0},   {200, 2000, 2048, HG_BF16, 0, 0},
   };
   for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
     p = problem(wide[i].m, wide[i].n, wide[i].k, wide[i].t);
@@ -544,18 +544,35 @@ static void test_split_heuristic(void) {
               wide[i].m, wide[i].n, wide[i].k, hg_dtype_name(wide[i].t), c.tile_m, c.tile_n, got,
               wide[i].tile_n, wide[i].splits);
   }
-  /* the rules kept for measurement: cw clusters a wave of 0.9 of the SMs, kcol splits one
-   * column of tiles at the narrowest width that covers N */
-  hg_gemm_rules_t r = {.cluster_wave = true};
+  /* a wave of 128 x 128 tiles over 0.9 of the SMs takes 2-CTA clusters (nocw: not), not
+   * where the pairs would need a second wave (5 rows of 128 x 128 tiles: 6 x 25 > 132), nor
+   * for tiles of other widths (2048^3: 128 tiles of 128 x 256) */
+  hg_gemm_rules_t r = {.no_cluster_wave = true};
   p = problem(400, 4000, 4096, HG_BF16);
   CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
-  CHECK(c.cluster_m * c.cluster_n == 1);
-  CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &r, &c));
   CHECK(c.tile_m == 128 && c.tile_n == 128 && c.cluster_m == 2 && c.cluster_n == 1);
-  r = (hg_gemm_rules_t){.split_column = true};
+  CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &r, &c));
+  CHECK(c.tile_m == 128 && c.tile_n == 128 && c.cluster_m * c.cluster_n == 1);
+  p = problem(1000, 2000, 6000, HG_E4M3);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.tile_m == 128 && c.tile_n == 128 && c.cluster_m == 2 && c.cluster_n == 1);
+  p = problem(2048, 2048, 2048, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.tile_n == 256 && c.cluster_m * c.cluster_n == 1);
+  p = problem(1024, 1024, 8192, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.cluster_m * c.cluster_n == 1);
+  /* one column of tiles splits at the narrowest width that covers N (nokcol: not) */
+  p = problem(3000, 200, 16384, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.tile_m == 128 && c.tile_n == 224 && c.splits == 5);
+  p = problem(3000, 120, 16384, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
+  CHECK(c.tile_m == 128 && c.tile_n == 128 && c.splits > 1);
+  r = (hg_gemm_rules_t){.no_split_column = true};
   p = problem(3000, 200, 16384, HG_BF16);
   CHECK_OK(hg_gemm_heuristic_rules(&p, 132, &r, &c));
-  CHECK(c.tile_m == 128 && c.tile_n == 224 && c.splits == 5);
+  CHECK(c.tile_m == 128 && c.tile_n == 64 && c.splits <= 1);
 }
 
 static void test_split_k(void) {
@@ -1439,11 +1456,12 @@ static void test_pingpong_chains(void) {
   CHECK(r.stream_k && r.epi_pingpong == 128 && r.global_scales && r.mma_turns);
   hg_gemm_rules_print(&r, text, sizeof text);
   CHECK(!strcmp(text, "sk,pp128,nobs,pt"));
-  CHECK_OK(hg_gemm_rules_parse("kcol,dv,cw", &r));
-  CHECK(r.split_column && r.decode && r.cluster_wave && !r.stream_k);
+  CHECK_OK(hg_gemm_rules_parse("nokcol,dv,nocw", &r));
+  CHECK(r.no_split_column && r.decode && r.no_cluster_wave && !r.stream_k);
   hg_gemm_rules_print(&r, text, sizeof text);
-  CHECK(!strcmp(text, "dv,cw,kcol"));
-  CHECK_ERR(hg_gemm_rules_parse("cw,cw", &r), HG_ERR_PARSE, "twice");
+  CHECK(!strcmp(text, "dv,nocw,nokcol"));
+  CHECK_ERR(hg_gemm_rules_parse("nocw,nocw", &r), HG_ERR_PARSE, "twice");
+  CHECK_ERR(hg_gemm_rules_parse("cw", &r), HG_ERR_PARSE, "unknown rule 'cw'");
   CHECK_OK(hg_gemm_rules_parse("default", &r));
   hg_gemm_rules_print(&r, text, sizeof text);
   CHECK(!strcmp(text, "default"));
