@@ -692,7 +692,9 @@ const char *const *hg_gemm_shape_set_names(void);
  * generator can hold in registers), at most cap of them into out; returns how many. */
 #define HG_GEMM_TUNE_MAX 128
 int hg_gemm_tune_space(const hg_gemm_problem_t *p, hg_gemm_config_t *out, int cap);
-/* A configuration chosen from the problem's shape and the device's SM count. */
+/* A configuration chosen from the problem's shape and the device's SM count (0 or less: an
+ * H100's 132; over HG_GEMM_MAX_SMS refused). */
+#define HG_GEMM_MAX_SMS 4096
 hg_status_t hg_gemm_heuristic(const hg_gemm_problem_t *p, int sm_count, hg_gemm_config_t *out);
 /* The heuristic's A/B switches, kept for measurement: rules off by default turned on, and
  * ("no...") rules on by default turned off (all zero: the defaults, what hg_gemm_heuristic

@@ -1057,7 +1057,7 @@ static void split_k_wide(const hg_gemm_problem_t *p, int sm_count, const hg_gemm
   if (p->m <= 64 || p->k < 4096) return;
   const int64_t ctas = cluster_tiles(p, c) * c->cluster_m * c->cluster_n;
   if (ctas > sm_count) return; /* more than one wave: the wave model's */
-  if (c->tile_m != 64 && (is8(p->a_type) || 4 * ctas > 3 * sm_count)) return;
+  if (c->tile_m != 64 && (is8(p->a_type) || 4 * ctas > 3 * (int64_t)sm_count)) return;
   const double load = (double)(c->tile_m + c->tile_n) * (double)p->k;
   /* the widths in order; one column of tiles too (unless the rule nokcol), the narrowest
    * width that covers N first: bf16 3000x200x16384 ran 128x224 in 5 splits 1.78x (H100) and
@@ -1435,6 +1435,11 @@ hg_status_t hg_gemm_heuristic_for(const hg_gemm_problem_t *p_in, hg_gemm_mainloo
                       : ml == HG_MAINLOOP_TMA_LDMATRIX_WGMMA_RS ? 128
                                                                 : 240;
   if (sm_count <= 0) sm_count = 132;
+  /* the wave model's products (tiles x SMs, splits x SMs) are kept in 64 bits, but counts past
+   * any GPU's are refused rather than reasoned about */
+  if (sm_count > HG_GEMM_MAX_SMS)
+    return hg_error(HG_ERR_INVALID, "an SM count of %d: give 1..%d (0 or less: an H100's 132)",
+                    sm_count, HG_GEMM_MAX_SMS);
   const bool fp8 = is8(p.a_type);
   const int tile_k = fp8 ? 128 : 64;
   static const int tms[] = {128, 256, 64};

@@ -180,6 +180,9 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
   const bool fp8 = is8(p->b_type);
   hg_gemm_config_t c = dec_config(32, (window ? 1 : fp8 ? 2 : 3) * chunk);
   if (sm_count <= 0) sm_count = 132;
+  if (sm_count > HG_GEMM_MAX_SMS)
+    return hg_error(HG_ERR_INVALID, "an SM count of %d: give 1..%d (0 or less: an H100's 132)",
+                    sm_count, HG_GEMM_MAX_SMS);
   /* 16-bit operands: 16 rows a CTA (one row group a warp) instead of 32 where that fills 7/8
    * of the SMs or more without splitting K (aligned rows: 4 chunks a warp, the loads in
    * flight of 2 row groups x 2 chunks), and for window rows of a short K (the CTAs' one or
@@ -222,7 +225,7 @@ hg_status_t hg_gemm_decode_heuristic(const hg_gemm_problem_t *p, int sm_count,
    * of the CTA's warps (DEC_WARPS x tile_k of K); never for a deterministic problem. */
   const int64_t tiles = (p->n + c.tile_n - 1) / c.tile_n;
   const int64_t per_iter = (int64_t)DEC_WARPS * c.tile_k;
-  int64_t s = tiles < sm_count && !(c.tile_n == 16 && !window) ? 2 * sm_count / tiles : 1;
+  int64_t s = tiles < sm_count && !(c.tile_n == 16 && !window) ? 2 * (int64_t)sm_count / tiles : 1;
   if (s > p->k / per_iter) s = p->k / per_iter;
   if (s > HG_SCHED_MAX_SPLITS) s = HG_SCHED_MAX_SPLITS;
   if (s >= 2 && !p->deterministic && !p->batch_invariant) {

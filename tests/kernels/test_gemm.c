@@ -562,6 +562,15 @@ static void test_split_heuristic(void) {
   p = problem(1024, 1024, 8192, HG_BF16);
   CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
   CHECK(c.cluster_m * c.cluster_n == 1);
+  /* SM counts past any GPU's are refused (the fuzzer's 1819129269 overflowed the decode
+   * rule's 2 x SMs in int); the largest allowed runs the wave model and the decode rule */
+  p = problem(1, 7168, 2048, HG_BF16);
+  CHECK_ERR(hg_gemm_heuristic(&p, 1819129269, &c), HG_ERR_INVALID, "SM count");
+  CHECK_ERR(hg_gemm_decode_heuristic(&p, HG_GEMM_MAX_SMS + 1, &c), HG_ERR_INVALID, "SM count");
+  CHECK_OK(hg_gemm_heuristic(&p, HG_GEMM_MAX_SMS, &c));
+  CHECK_OK(hg_gemm_decode_heuristic(&p, HG_GEMM_MAX_SMS, &c));
+  p = problem(200, 2000, 16384, HG_BF16);
+  CHECK_OK(hg_gemm_heuristic(&p, HG_GEMM_MAX_SMS, &c));
   /* one column of tiles splits at the narrowest width that covers N (nokcol: not) */
   p = problem(3000, 200, 16384, HG_BF16);
   CHECK_OK(hg_gemm_heuristic(&p, 132, &c));
