@@ -74,10 +74,9 @@ static hg_status_t build(hg_builder_t *b, const void *plans, int *threads) {
   hg_pipe_t pipe;
   const hg_pipe_spec_t ps = {.stages = STAGES, .full_arrivals = 1, .empty_arrivals = 4 * CONSUMERS};
   HG_TRY(hg_pipe_make(b, &ps, &pipe));
-  hg_epilogue_t epi = {
-      .d_type = HG_BF16, .tma = true, .plan_d = &p->d, .buffers = 2, .epi_n = EPI_N};
-  epi.buf_bytes = (p->d.smem_bytes + 1023) / 1024 * 1024;
-  epi.buf_offset = hg_b_smem_reserve(b, epi.buf_bytes * 2 * CONSUMERS, 1024);
+  hg_epilogue_t epi = {.d_type = HG_BF16};
+  hg_epilogue_reserve_tma(b, &epi, &p->d, EPI_N, 2, (p->d.smem_bytes + 1023) / 1024 * 1024,
+                          CONSUMERS);
 
   /* Parameters: the three tensor maps and the extents. */
   hg_val_t tmap_a = hg_b_param_tmap(b, "tmap_a"), tmap_b = hg_b_param_tmap(b, "tmap_b");

@@ -633,6 +633,16 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
   if (!hg_val_is_none(e->amax_ptr) && hg_val_is_none(e->amax_var))
     return hg_error(HG_ERR_INVALID,
                     "an epilogue with an amax needs hg_epilogue_begin before its first tile");
+  /* stmatrix writes the buffers under e->sw and the TMA store reads them under the plan's:
+   * a mismatch scrambles every sub-tile (the builder example did, leaving sw zero) */
+  if (e->tma && e->plan_d &&
+      (e->sw.b != e->plan_d->smem.sw.b || e->sw.m != e->plan_d->smem.sw.m ||
+       e->sw.s != e->plan_d->smem.sw.s))
+    return hg_error(HG_ERR_INVALID,
+                    "a TMA epilogue writes its buffers under Sw<%d,%d,%d> and its plan stores them "
+                    "from Sw<%d,%d,%d>: take the plan's (hg_epilogue_reserve_tma sets it)",
+                    e->sw.b, e->sw.m, e->sw.s, e->plan_d->smem.sw.b, e->plan_d->smem.sw.m,
+                    e->plan_d->smem.sw.s);
   if (e->nsteps < 0 || e->nsteps > HG_EPI_MAX_STEPS)
     return hg_error(HG_ERR_INVALID, "an epilogue of %d steps (at most %d)", e->nsteps,
                     HG_EPI_MAX_STEPS);

@@ -167,6 +167,13 @@ static void test_refusals(void) {
   e.tma = true;
   CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_INVALID,
             "needs D's plan");
+  /* the buffers' swizzle is the plan's: one left zero scrambles every sub-tile */
+  hg_tma_plan_t plan;
+  memset(&plan, 0, sizeof plan);
+  plan.smem.sw = (hg_swizzle_t){3, 3, 3};
+  e.plan_d = &plan;
+  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_INVALID,
+            "under Sw<0,0,0> and its plan stores them from Sw<3,3,3>");
   hg_acc_map_free(&am);
   hg_builder_destroy(b);
 }
