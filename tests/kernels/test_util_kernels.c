@@ -74,9 +74,11 @@ static void test_repack(void) {
  * computes runs through the IR interpreter on a simulated memory: each operand's source
  * allocation (the tensor plus 64 bytes either side, all bytes marked by position, so A's and
  * B's bytes differ) and its destination. Checks: every destination byte written exactly once,
- * with its source byte or 0 in the padding; nothing written elsewhere; every load 16-byte
- * aligned (as ld.global.v4 needs) within an aligned 16-byte block that holds a byte of one of
- * its operand's rows. */
+ * with its source byte or 0 in the padding; nothing written elsewhere; every 16-byte load
+ * aligned (as ld.global.v4 needs), within an aligned 16-byte block that holds a byte of one
+ * of its operand's rows and ends at or before the tensor's end (its last element's last byte:
+ * compute-sanitizer memcheck reports a byte past the allocation); a byte load from the aligned
+ * block of the tensor's first byte up to its end. */
 #define RP_SRC 0x100000
 #define RP_DST 0x900000
 #define RP_APART 0x400000 /* B's source and destination this far past A's */
@@ -118,18 +120,32 @@ static bool rp_block_in_tensor(const rp_opnd_t *o, int e, int64_t blk) {
   return false;
 }
 
+/* Past the tensor's last byte: its element (rows - 1, cols - 1) of batch batch - 1, + 1. */
+static int64_t rp_tensor_end(const rp_opnd_t *o, int e) {
+  const hg_repack_args_t *x = &o->x;
+  return (int64_t)x->src + ((x->batch - 1) * x->bs_src + (x->rows - 1) * x->ld_src + x->cols) * e;
+}
+
 static int64_t rp_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
   rp_sim_t *s = ctx;
   s->loads++;
   const rp_opnd_t *o = NULL;
+  const int bytes = bits / 8;
   for (int i = 0; i < s->n_ops; i++)
-    if (addr >= s->op[i].src_lo && addr + 4 <= s->op[i].src_hi) o = &s->op[i];
-  if (space != HG_GLOBAL || bits != 32 || !o) {
+    if (addr >= s->op[i].src_lo && addr + bytes <= s->op[i].src_hi) o = &s->op[i];
+  if (space != HG_GLOBAL || (bits != 32 && bits != 8) || !o) {
     s->bad_loads++;
     return 0;
   }
+  if (bits == 8) {
+    /* from the aligned block that holds the tensor's first byte (its allocation starts no
+     * later: cudaMalloc's are 256-byte aligned) */
+    if (addr < ((int64_t)o->x.src & ~(int64_t)15) || addr >= rp_tensor_end(o, s->e)) s->bad_loads++;
+    return rp_src_byte(addr);
+  }
   /* the four words of one v4 load come in order: check the block once */
-  if (addr % 16 == 0 && !rp_block_in_tensor(o, s->e, addr)) s->bad_loads++;
+  if (addr % 16 == 0 && (!rp_block_in_tensor(o, s->e, addr) || addr + 16 > rp_tensor_end(o, s->e)))
+    s->bad_loads++;
   int64_t v = 0;
   for (int i = 0; i < 4; i++) v |= (int64_t)rp_src_byte(addr + i) << (8 * i);
   return v;
