@@ -290,6 +290,12 @@ typedef struct hg_cp_async_copy {
 void hg_window16_extract(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, hg_val_t out[4]);
 /* out[i] with the bytes at positions >= nbytes (I32; <= 0: every byte) zeroed. */
 void hg_window16_mask(hg_builder_t *b, hg_val_t nbytes, hg_val_t out[4]);
+/* The aligned 16-byte global block at blk (I64) into the I32 variables w[0..3]: one
+ * ld.global.v4, or where the block runs past end (I64: past the tensor's last byte) its bytes
+ * before end one by one and zeros after. A block holding a byte of the tensor lies in that
+ * byte's page, so the whole load could not fault, but its bytes past the allocation are
+ * outside it all the same (compute-sanitizer memcheck reports them). */
+void hg_window16_load(hg_builder_t *b, hg_val_t blk, hg_val_t end, const hg_val_t w[4]);
 
 /* Check that every chunk is contiguous and aligned in the stage layout and in global memory. */
 hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_copy_t *out);

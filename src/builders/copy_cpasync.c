@@ -57,6 +57,27 @@ void hg_window16_mask(hg_builder_t *b, hg_val_t nbytes, hg_val_t out[4]) {
   }
 }
 
+void hg_window16_load(hg_builder_t *b, hg_val_t blk, hg_val_t end, const hg_val_t w[4]) {
+  hg_b_if(b, hg_b_cmp(b, HG_LE_S, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), end));
+  {
+    hg_val_t x[4];
+    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, blk, x);
+    for (int i = 0; i < 4; i++) hg_b_assign(b, w[i], x[i]);
+  }
+  hg_b_else(b);
+  for (int i = 0; i < 16; i++) {
+    hg_val_t at = hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, i));
+    if (i % 4 == 0) hg_b_assign(b, w[i / 4], i32(b, 0));
+    hg_b_if(b, hg_b_cmp(b, HG_LT_S, at, end));
+    hg_val_t byte;
+    hg_b_load(b, HG_GLOBAL, HG_T_I32, 8, 1, at, &byte);
+    hg_b_assign(b, w[i / 4],
+                hg_b_bin(b, HG_OR, w[i / 4], hg_b_bin(b, HG_SHL, byte, i32(b, 8 * (i % 4)))));
+    hg_b_endif(b);
+  }
+  hg_b_endif(b);
+}
+
 /* The tile coordinate (mode 0, mode 1) of view element (r, c). */
 static void tile_coord(const hg_cp_async_spec_t *s, int64_t r, int64_t c, hg_tuple_t *crd) {
   const int64_t v[2] = {s->transposed ? c : r, s->transposed ? r : c};
@@ -229,8 +250,8 @@ hg_status_t hg_cp_async_copy_make(const hg_cp_async_spec_t *spec, hg_cp_async_co
 
 /* The window copy (see the top of the file): chunks thread, thread + threads, ... in rounds
  * of WINDOW_BATCH, each round's loads before its stores. The global block pair of a chunk is
- * read only where it holds bytes of the row: never a read outside the tensor but within an
- * aligned 16-byte block that holds one of its bytes; rows past the tensor read nothing. */
+ * read only where it holds bytes of the row, and no byte past the view's last
+ * (hg_window16_load); rows past the tensor read nothing. */
 static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t dst,
                          hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
                          hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
@@ -241,6 +262,8 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
   if (G > cp->per_thread) G = cp->per_thread;
   /* every round full when the chunks divide into whole rounds */
   const bool ragged = cp->chunks % (T * G) != 0;
+  /* past the view's last byte: its last row's end */
+  hg_val_t end = view_addr(b, gbase, ld, hg_b_bin(b, HG_SUB, rows_ext, i32(b, 1)), cols_ext, e);
   hg_val_t c0 = hg_b_for(b, thread, i32(b, cp->chunks), i32(b, T * G));
   hg_val_t w[WINDOW_BATCH_MAX][8], sh[WINDOW_BATCH_MAX], left[WINDOW_BATCH_MAX],
       saddr[WINDOW_BATCH_MAX], valid[WINDOW_BATCH_MAX];
@@ -259,15 +282,12 @@ static void issue_window(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t
     sh[g] = hg_b_bin(b, HG_AND, hg_b_trunc(b, gaddr), i32(b, 15));
     hg_val_t blk = hg_b_bin(b, HG_SUB, gaddr, hg_b_zext(b, sh[g]));
     for (int i = 0; i < 8; i++) w[g][i] = hg_b_var(b, HG_T_I32, i32(b, 0));
-    hg_val_t x[4];
     hg_b_if(b, in_row);
     {
-      hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, blk, x);
-      for (int i = 0; i < 4; i++) hg_b_assign(b, w[g][i], x[i]);
+      hg_window16_load(b, blk, end, w[g]);
       /* the second block holds row bytes when the chunk reaches past the first */
       hg_b_if(b, hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, left[g], sh[g]), i32(b, 16)));
-      hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), x);
-      for (int i = 0; i < 4; i++) hg_b_assign(b, w[g][4 + i], x[i]);
+      hg_window16_load(b, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), end, w[g] + 4);
       hg_b_endif(b);
     }
     hg_b_endif(b);
@@ -333,6 +353,8 @@ static stage_run_t stage_run(hg_builder_t *b, const hg_cp_async_copy_t *cp, int 
 void hg_cp_async_stage_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_val_t stg,
                              hg_val_t gbase, hg_val_t ld, hg_val_t row0, hg_val_t col0,
                              hg_val_t rows_ext, hg_val_t cols_ext, hg_val_t thread) {
+  const int e = hg_dtype_bytes(cp->spec.dtype);
+  hg_val_t end = view_addr(b, gbase, ld, hg_b_bin(b, HG_SUB, rows_ext, i32(b, 1)), cols_ext, e);
   for (int u = 0; u < cp->runs; u++) {
     const stage_run_t x =
         stage_run(b, cp, u, stg, gbase, ld, row0, col0, rows_ext, cols_ext, thread);
@@ -342,9 +364,12 @@ void hg_cp_async_stage_issue(hg_builder_t *b, const hg_cp_async_copy_t *cp, hg_v
     for (int q = 0; q <= cp->run; q++) {
       hg_val_t some = hg_b_cmp(b, HG_GT_S, reach, i32(b, 16 * q));
       hg_val_t src = q ? hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16 * q)) : blk;
-      /* a block past the row reads nothing but still names an aligned address */
+      /* a block past the row reads nothing but still names an aligned address; one past the
+       * view's last byte reads up to it (src-size; cp.async zero-fills the rest) */
+      hg_val_t avail =
+          hg_b_trunc(b, hg_b_bin(b, HG_MIN_S, hg_b_bin(b, HG_SUB, end, src), hg_b_i64(b, 16)));
       hg_b_cp_async(b, 16, hg_b_bin(b, HG_ADD, x.stg, i32(b, 16 * q)),
-                    hg_b_select(b, some, src, blk), hg_b_select(b, some, i32(b, 16), i32(b, 0)));
+                    hg_b_select(b, some, src, blk), hg_b_select(b, some, avail, i32(b, 0)));
     }
   }
 }

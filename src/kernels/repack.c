@@ -59,32 +59,6 @@ static void rp_declare(hg_builder_t *b, const char *suffix, rp_vals_t *v, hg_val
   v->lw = rp_param(b, HG_T_I32, "lanes_log2", suffix);
 }
 
-/* The aligned 16-byte block at blk into w[0..3] (I32 variables): one ld.global.v4, or where
- * the block runs past end (the source's last byte + 1) its bytes before end one by one and
- * zeros after. An aligned block holding a byte of the source lies in that byte's page, so the
- * whole load could not fault; but its bytes past the allocation are outside it all the same
- * (compute-sanitizer memcheck reports them: 100x65 bf16, 13,000 bytes, read to 13,008). */
-static void rp_load_block(hg_builder_t *b, hg_val_t blk, hg_val_t end, const hg_val_t *w) {
-  hg_b_if(b, hg_b_cmp(b, HG_LE_S, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), end));
-  {
-    hg_val_t x[4];
-    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, blk, x);
-    for (int i = 0; i < 4; i++) hg_b_assign(b, w[i], x[i]);
-  }
-  hg_b_else(b);
-  for (int i = 0; i < 16; i++) {
-    hg_val_t at = hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, i));
-    if (i % 4 == 0) hg_b_assign(b, w[i / 4], i32(b, 0));
-    hg_b_if(b, hg_b_cmp(b, HG_LT_S, at, end));
-    hg_val_t byte;
-    hg_b_load(b, HG_GLOBAL, HG_T_I32, 8, 1, at, &byte);
-    hg_b_assign(b, w[i / 4],
-                hg_b_bin(b, HG_OR, w[i / 4], hg_b_bin(b, HG_SHL, byte, i32(b, 8 * (i % 4)))));
-    hg_b_endif(b);
-  }
-  hg_b_endif(b);
-}
-
 /* dst(r, c, z) = src(r, c, z) for r < rows, c < cols (c contiguous), z < batch; dst's
  * columns cols..ld_dst-1 = 0. cta: this CTA's index among the operand's CTAs along x. */
 static void rp_body(hg_builder_t *b, int esize, const rp_vals_t *v, hg_val_t batch, hg_val_t cta) {
@@ -142,14 +116,14 @@ static void rp_body(hg_builder_t *b, int esize, const rp_vals_t *v, hg_val_t bat
         /* Only aligned 16-byte blocks that hold bytes of the row: the first holds the chunk's
          * first byte (nb > 0), the second is read only when the chunk reaches into it (nb >
          * 16 - sh) and that byte is in the row; and none of a block past the source's end
-         * (rp_load_block). A chunk wholly past the row (the packed row's padding) reads
+         * (hg_window16_load). A chunk wholly past the row (the packed row's padding) reads
          * nothing. */
         hg_b_if(b, hg_b_cmp(b, HG_GT_S, nb[u], i32(b, 0)));
-        rp_load_block(b, blk, end, w[u]);
+        hg_window16_load(b, blk, end, w[u]);
         hg_b_endif(b);
         hg_b_if(b, hg_b_bin(b, HG_AND, shifted,
                             hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, nb[u], sh), i32(b, 16))));
-        rp_load_block(b, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), end, w[u] + 4);
+        hg_window16_load(b, hg_b_bin(b, HG_ADD, blk, hg_b_i64(b, 16)), end, w[u] + 4);
         hg_b_endif(b);
       }
       hg_b_comment(b, "then the stores: each chunk's 16 bytes out of its 32");
