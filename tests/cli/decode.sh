@@ -16,7 +16,14 @@ ok "aligned blocks shifted into place" gemm 1 7168 2049 --mainloop ldg-mmasync
 ok "ptxas: ok" gemm 1 1 1 --mainloop ldg-mmasync --epilogue bias,gelu
 ok "_k3a" gemm 16 4097 127 --ldb 131 --config 16x32x32,k3a,ldg-mmasync --d e4m3 --amax
 ok "ptxas: ok" gemm 9 300 4097 --mainloop ldg-mmasync --epilogue residual --type f16
-ok "ptxas: ok" gemm 4 7168 2048 --mainloop ldg-mmasync --backend mlir
+# the MLIR backend, unless the machine has no MLIR tools and no cached lowering (a GPU
+# machine without mlir-22-tools; CI has them)
+if "$cli" gemm 4 7168 2048 --mainloop ldg-mmasync --backend mlir > /dev/null 2> "$tmp/err" ||
+  ! grep -q "no cached lowering" "$tmp/err"; then
+  ok "ptxas: ok" gemm 4 7168 2048 --mainloop ldg-mmasync --backend mlir
+else
+  echo "skip the MLIR case: $(head -c 300 "$tmp/err")"
+fi
 # s2: the full iterations pipelined in registers (s1, the heuristic's: the plain loop)
 ok ",s1," gemm 1 4096 28672 --mainloop ldg-mmasync
 ok "ptxas: ok" gemm 1 4096 28672 --config 16x32x96,s2,k2a,ldg-mmasync
