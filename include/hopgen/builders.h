@@ -1015,6 +1015,10 @@ typedef struct hg_epilogue {
    * memset precedes a launch, as state zeroed once serves every later launch in stream
    * order. amax_var: the thread's running max (hg_epilogue_begin). */
   hg_val_t amax_ptr, amax_state, amax_var;
+  /* D, C, the residual and aux are stored transposed: the tile's element (i, j) at i + j ld of
+   * its matrix (column-major), the kernel's rows being the matrices' columns (a GEMM run with
+   * A and B swapped). Direct stores only (not tma or staged). */
+  bool trans;
   /* TMA or staged: the chain from its activation on (when no residual follows it) runs inside
    * D's sub-tile write, 16 columns at a time after the barrier that frees the buffer, so that
    * one slice's temporaries live beside the accumulators instead of a whole sub-tile's (set

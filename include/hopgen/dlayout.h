@@ -224,6 +224,10 @@ hg_status_t hg_dt_slice(hg_builder_t *b, const hg_dtensor_t *t, const hg_dtuple_
 hg_status_t hg_dt_matrix(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
                          hg_dint_t batches, hg_dint_t ld, hg_dint_t batch_stride,
                          hg_dtensor_t *out);
+/* The same, column-major: (rows, cols, batches):(1, ld, batch_stride). */
+hg_status_t hg_dt_matrix_cm(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
+                            hg_dint_t batches, hg_dint_t ld, hg_dint_t batch_stride,
+                            hg_dtensor_t *out);
 /* One batch of a tensor whose last mode is the batch: the slice (_, ..., _, batch). */
 hg_status_t hg_dt_batch(hg_builder_t *b, const hg_dtensor_t *t, hg_dint_t batch, hg_dtensor_t *out);
 /* The byte address of element crd (hg_dl_crd2idx with flags), folded as far as it goes. */

@@ -28,17 +28,31 @@ hg_status_t hg_dt_slice(hg_builder_t *b, const hg_dtensor_t *t, const hg_dtuple_
   return hgd_builder_ok(b);
 }
 
-hg_status_t hg_dt_matrix(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
-                         hg_dint_t batches, hg_dint_t ld, hg_dint_t batch_stride,
-                         hg_dtensor_t *out) {
+static hg_status_t matrix(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
+                          hg_dint_t batches, hg_dint_t row_stride, hg_dint_t col_stride,
+                          hg_dint_t batch_stride, const char *api, hg_dtensor_t *out) {
   hg_dtensor_t t = {.base = base, .esize = esize};
   hg_dtuple_t shape, stride;
   HG_TRY(hg_dtuple_make(3, (hg_dint_t[3]){rows, cols, batches}, &shape));
-  HG_TRY(hg_dtuple_make(3, (hg_dint_t[3]){ld, hg_dint(1), batch_stride}, &stride));
+  HG_TRY(hg_dtuple_make(3, (hg_dint_t[3]){row_stride, col_stride, batch_stride}, &stride));
   HG_TRY(hg_dlayout_make(&shape, &stride, &t.layout));
-  HG_TRY(check(&t, "hg_dt_matrix"));
+  HG_TRY(check(&t, api));
   *out = t;
   return hg_ok();
+}
+
+hg_status_t hg_dt_matrix(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
+                         hg_dint_t batches, hg_dint_t ld, hg_dint_t batch_stride,
+                         hg_dtensor_t *out) {
+  return matrix(base, esize, rows, cols, batches, ld, hg_dint(1), batch_stride, "hg_dt_matrix",
+                out);
+}
+
+hg_status_t hg_dt_matrix_cm(hg_dint_t base, int esize, hg_dint_t rows, hg_dint_t cols,
+                            hg_dint_t batches, hg_dint_t ld, hg_dint_t batch_stride,
+                            hg_dtensor_t *out) {
+  return matrix(base, esize, rows, cols, batches, hg_dint(1), ld, batch_stride, "hg_dt_matrix_cm",
+                out);
 }
 
 hg_status_t hg_dt_batch(hg_builder_t *b, const hg_dtensor_t *t, hg_dint_t batch,

@@ -142,14 +142,16 @@ static gmatrix_t gmatrix(hg_val_t ptr, hg_val_t ld, hg_val_t batch_stride, hg_dt
       .ptr = ptr, .ld = ld, .batch_stride = batch_stride, .esize = hg_dtype_bytes(t), .dtype = t};
 }
 
-/* The matrix's batch `batch`: the slice (_, _, batch), (m, n):(ld, 1). */
+/* The matrix's batch `batch`: the slice (_, _, batch), (m, n):(ld, 1), or (m, n):(1, ld) when
+ * the epilogue stores transposed. */
 static hg_status_t batch_slice(hg_builder_t *b, const hg_epilogue_t *e, const gmatrix_t *g,
                                hg_val_t batch, hg_dtensor_t *out) {
   hg_dtensor_t t;
   /* batches HG_NONE: one batch (a kernel without a batch mode) */
   const hg_dint_t nb = hg_val_is_none(e->batches) ? hg_dint(1) : hg_dint_val(e->batches);
-  HG_TRY(hg_dt_matrix(hg_dint_val(g->ptr), g->esize, hg_dint_val(e->m), hg_dint_val(e->n), nb,
-                      hg_dint_val(g->ld), hg_dint_val(g->batch_stride), &t));
+  HG_TRY((e->trans ? hg_dt_matrix_cm : hg_dt_matrix)(
+      hg_dint_val(g->ptr), g->esize, hg_dint_val(e->m), hg_dint_val(e->n), nb, hg_dint_val(g->ld),
+      hg_dint_val(g->batch_stride), &t));
   return hg_dt_batch(b, &t, hg_dint_val(batch), out);
 }
 
@@ -633,6 +635,10 @@ static hg_status_t check_epilogue(const hg_epilogue_t *e) {
   if (!hg_val_is_none(e->amax_ptr) && hg_val_is_none(e->amax_var))
     return hg_error(HG_ERR_INVALID,
                     "an epilogue with an amax needs hg_epilogue_begin before its first tile");
+  if (e->trans && (e->tma || e->staged))
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "an epilogue storing transposed goes element by element: not through %s",
+                    e->tma ? "TMA" : "staged buffers");
   /* stmatrix writes the buffers under e->sw and the TMA store reads them under the plan's:
    * a mismatch scrambles every sub-tile (the builder example did, leaving sw zero) */
   if (e->tma && e->plan_d &&

@@ -571,7 +571,8 @@ static void sim_d_store(void *ctx, hg_space_t space, int bits, int64_t addr, int
  * ldd + col + batch * batch_stride) for the (dm, dn) the accumulator map gives it, when that
  * is inside M x N, and nothing else is stored - for random extents, pitches (some past 2^31
  * elements), batches and threads at the ragged edges. */
-static void test_direct_epilogue(void) {
+/* trans: D stored transposed (column-major), as a GEMM with A and B swapped does */
+static void direct_epilogue(bool trans) {
   hg_tiled_mma_spec_t ms = {.a = HG_BF16,
                             .b = HG_BF16,
                             .acc = HG_F32,
@@ -587,7 +588,7 @@ static void test_direct_epilogue(void) {
   CHECK_OK(hg_acc_map_make(&mb.tm, 64, &am));
   hg_builder_t *b;
   CHECK_OK(hg_builder_create("epi", &b));
-  hg_epilogue_t e = {.d_type = HG_F32};
+  hg_epilogue_t e = {.d_type = HG_F32, .trans = trans};
   e.d_ptr = hg_b_param(b, HG_T_I64, "d");
   e.ldd = hg_b_param(b, HG_T_I64, "ldd");
   e.batch_stride_d = hg_b_param(b, HG_T_I64, "bsd");
@@ -604,8 +605,9 @@ static void test_direct_epilogue(void) {
   const int64_t d = INT64_C(1) << 40;
   for (int trial = 0; trial < 300; trial++) {
     const int64_t m = 1 + rnd(300), n = 1 + rnd(200), batches = 1 + rnd(3);
-    const int64_t ld = n + rnd(5) + (rnd(5) == 0 ? INT64_C(1) << 31 : 0);
-    const int64_t bs = m * ld + rnd(7), l = rnd(batches);
+    /* the leading dimension spans a row (a column when transposed) */
+    const int64_t ld = (trans ? m : n) + rnd(5) + (rnd(5) == 0 ? INT64_C(1) << 31 : 0);
+    const int64_t bs = (trans ? n : m) * ld + rnd(7), l = rnd(batches);
     /* the thread's first element: in some tile of the grid, often past M or N */
     const int64_t r0 = rnd((m + 63) / 64) * 64 + rnd(8), c0 = rnd((n + 63) / 64) * 64 + 2 * rnd(4);
     store_sim_t x = {0};
@@ -624,7 +626,8 @@ static void test_direct_epilogue(void) {
         const int v = hg_acc_map_at(&am, dm, dn);
         if (v < 0 || r0 + dm >= m || c0 + dn >= n) continue;
         want++;
-        const int64_t at = d + 4 * ((r0 + dm) * ld + c0 + dn + l * bs);
+        const int64_t at =
+            d + 4 * (trans ? (c0 + dn) * ld + r0 + dm + l * bs : (r0 + dm) * ld + c0 + dn + l * bs);
         int hits = 0;
         for (int i = 0; i < x.n; i++) hits += x.addr[i] == at && x.value[i] == v + 1;
         found += hits == 1;
@@ -632,13 +635,29 @@ static void test_direct_epilogue(void) {
       }
     hg_test_checks++;
     if (bad || x.n != want || x.wrong_kind)
-      HG_FAIL("trial %d (M %lld N %lld ld %lld batch %lld of %lld, first element (%lld,%lld)): "
+      HG_FAIL("trial %d (%sM %lld N %lld ld %lld batch %lld of %lld, first element (%lld,%lld)): "
               "%d of %d elements stored once where they belong, %d stores, %d not 32-bit "
               "global stores",
-              trial, (long long)m, (long long)n, (long long)ld, (long long)l, (long long)batches,
-              (long long)r0, (long long)c0, found, want, x.n, x.wrong_kind);
+              trial, trans ? "transposed, " : "", (long long)m, (long long)n, (long long)ld,
+              (long long)l, (long long)batches, (long long)r0, (long long)c0, found, want, x.n,
+              x.wrong_kind);
   }
   hg_acc_map_free(&am);
+  hg_builder_destroy(b);
+}
+
+static void test_direct_epilogue(void) {
+  direct_epilogue(false);
+  direct_epilogue(true);
+  /* transposed stores go element by element */
+  hg_builder_t *b;
+  CHECK_OK(hg_builder_create("epi", &b));
+  hg_epilogue_t e = {.d_type = HG_BF16, .trans = true, .staged = true};
+  hg_val_t acc[1] = {hg_b_f32(b, 0)}, one = hg_b_i32(b, 1);
+  hg_acc_map_t am = {0};
+  hg_roles_t r = {0};
+  CHECK_ERR(hg_epilogue_emit(b, &e, acc, &am, one, one, one, one, one, &r), HG_ERR_UNSUPPORTED,
+            "transposed goes element by element: not through staged buffers");
   hg_builder_destroy(b);
 }
 
