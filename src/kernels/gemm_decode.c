@@ -286,8 +286,7 @@ typedef struct dec {
   hg_val_t arow[2], ash[2];
   hg_val_t acc[4][2][4]; /* [row group][n8 block][fragment] */
   hg_val_t kbytes;       /* K x element bytes (I32) */
-
-  bool pipe; /* config stages >= 2: the full iterations pipelined in registers */
+  bool pipe;             /* config stages >= 2: the full iterations pipelined in registers */
 } dec_t;
 
 void hg_gemm_decode_frag(int s, int reg, int *half, int *word) {
@@ -311,19 +310,15 @@ void hg_gemm_decode_lane_row(hg_builder_t *b, hg_val_t row_addr, hg_val_t q, boo
 
 /* A full chunk's words into w (4, or 8 for window rows: the two aligned blocks under the
  * window): the second block holds window bytes whenever sh > 0; with sh = 0 the extract
- * ignores it, so the first is read again rather than a block past the row. The first block
- * (and an aligned row's only one) ends within the row, as the chunk does; the second may run
- * past the row's end by up to 15 bytes, and for the operand's last row past end (I64: past its
- * last byte), so it goes through hg_window16_load. */
+ * ignores it, so the first is read again rather than a block past the row. */
 static void load_raw(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
-                     hg_val_t end, hg_val_t w[8]) {
+                     hg_val_t w[8]) {
   hg_val_t addr = hg_b_bin(b, HG_ADD, at, off);
   hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, w);
   if (!win) return;
   hg_val_t next =
       hg_b_select(b, hg_b_cmp(b, HG_EQ, sh, i32(b, 0)), hg_b_i64(b, 0), hg_b_i64(b, 16));
-  for (int i = 4; i < 8; i++) w[i] = hg_b_var(b, HG_T_I32, HG_NONE);
-  hg_window16_load(b, hg_b_bin(b, HG_ADD, addr, next), end, w + 4);
+  hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, addr, next), w + 4);
 }
 
 /* The window's 16 bytes out of the words load_raw read. */
@@ -336,26 +331,22 @@ static void finish_raw(hg_builder_t *b, const hg_val_t w[8], hg_val_t sh, bool w
 }
 
 void hg_gemm_decode_load(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
-                         hg_val_t left, hg_val_t end, hg_val_t out[4]) {
-  hg_val_t w[8];
-  if (hg_val_is_none(end) && (win || !hg_val_is_none(left))) {
-    hg_builder_fail(b, hg_error(HG_ERR_INVALID,
-                                "hg_gemm_decode_load: a window row or a chunk at the row's end "
-                                "needs the operand's end"));
-    return;
-  }
+                         hg_val_t left, hg_val_t out[4]) {
+  hg_val_t w[8], t[4];
   if (hg_val_is_none(left)) {
-    load_raw(b, at, sh, win, off, end, w);
+    load_raw(b, at, sh, win, off, w);
     finish_raw(b, w, sh, win, out);
     return;
   }
   hg_val_t addr = hg_b_bin(b, HG_ADD, at, off);
   for (int i = 0; i < 8; i++) w[i] = hg_b_var(b, HG_T_I32, i32(b, 0));
   hg_b_if(b, hg_b_cmp(b, HG_GT_S, left, i32(b, 0)));
-  hg_window16_load(b, addr, end, w);
+  hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, addr, t);
+  for (int i = 0; i < 4; i++) hg_b_assign(b, w[i], t[i]);
   if (win) {
     hg_b_if(b, hg_b_cmp(b, HG_GT_S, hg_b_bin(b, HG_ADD, left, sh), i32(b, 16)));
-    hg_window16_load(b, hg_b_bin(b, HG_ADD, addr, hg_b_i64(b, 16)), end, w + 4);
+    hg_b_load(b, HG_GLOBAL, HG_T_I32, 0, 4, hg_b_bin(b, HG_ADD, addr, hg_b_i64(b, 16)), t);
+    for (int i = 0; i < 4; i++) hg_b_assign(b, w[4 + i], t[i]);
     hg_b_endif(b);
   }
   hg_b_endif(b);
@@ -408,20 +399,6 @@ static hg_val_t chunk_of(dec_t *x, hg_val_t c0, int u) {
   return hg_b_bin(x->b, HG_ADD, c0, hg_b_mad(x->b, i32(x->b, u), i32(x->b, DEC_WARPS), x->warp));
 }
 
-/* Past A's (a) or B's last byte: its last row's K-th element (I64). Emitted where a load needs
- * it, not kept across the kernel: the full chunks' loads of aligned rows never reach past
- * their row, and the 128 registers of two CTAs an SM had no room for it (e4m3 8x7168x2048
- * spilled 48 bytes with both ends live). */
-static hg_val_t op_end(dec_t *x, bool a) {
-  hg_builder_t *b = x->b;
-  const gemm_params_t *pm = &x->prm;
-  const int e = hg_dtype_bytes(x->k->problem.b_type);
-  hg_val_t last = hg_b_sext(b, hg_b_bin(b, HG_SUB, a ? pm->M : pm->N, i32(b, 1)));
-  hg_val_t at = hg_b_mad(b, hg_b_bin(b, HG_MUL, last, a ? pm->lda : pm->ldb), hg_b_i64(b, e),
-                         hg_b_sext(b, x->kbytes));
-  return hg_b_bin(b, HG_ADD, a ? pm->a_ptr : pm->b_ptr, at);
-}
-
 /* One iteration's chunks c[0..n) of the warp: every load first, then the MMAs (two n8 blocks
  * when `two`). lim (I32, HG_NONE: none) masks the loads: only the bytes of each row before byte
  * lim (the unit's end: K's or its split's) are read, the rest are zeros. */
@@ -438,11 +415,9 @@ static void chunks(dec_t *x, const hg_val_t *c, int n, bool two, hg_val_t lim) {
                    hg_b_mad(b, c[u], i32(b, CHUNK_BYTES), hg_b_bin(b, HG_MUL, x->q, i32(b, 16))));
     for (int r = 0; r < x->R; r++)
       for (int h = 0; h < 2; h++)
-        hg_gemm_decode_load(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, left,
-                            x->win_b || tail ? op_end(x, false) : HG_NONE, wb[u][r][h]);
+        hg_gemm_decode_load(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, left, wb[u][r][h]);
     for (int h = 0; h < (two ? 2 : 1); h++)
-      hg_gemm_decode_load(b, x->arow[h], x->ash[h], x->win_a, off, left,
-                          x->win_a || tail ? op_end(x, true) : HG_NONE, wa[u][h]);
+      hg_gemm_decode_load(b, x->arow[h], x->ash[h], x->win_a, off, left, wa[u][h]);
   }
   mma_chunks(x, wb, wa, n, two);
 }
@@ -456,12 +431,11 @@ static void load_vars(dec_t *x, hg_val_t c0, int u, bool two, hg_val_t (*vb)[4][
   hg_val_t w[8];
   for (int r = 0; r < x->R; r++)
     for (int h = 0; h < 2; h++) {
-      load_raw(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, x->win_b ? op_end(x, false) : HG_NONE,
-               w);
+      load_raw(b, x->brow[r][h], x->bsh[r][h], x->win_b, off, w);
       for (int i = 0; i < (x->win_b ? 8 : 4); i++) hg_b_assign(b, vb[u][r][h][i], w[i]);
     }
   for (int h = 0; h < (two ? 2 : 1); h++) {
-    load_raw(b, x->arow[h], x->ash[h], x->win_a, off, x->win_a ? op_end(x, true) : HG_NONE, w);
+    load_raw(b, x->arow[h], x->ash[h], x->win_a, off, w);
     for (int i = 0; i < (x->win_a ? 8 : 4); i++) hg_b_assign(b, va[u][h][i], w[i]);
   }
 }

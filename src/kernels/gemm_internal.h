@@ -143,11 +143,9 @@ void hg_gemm_decode_lane_row(hg_builder_t *b, hg_val_t row_addr, hg_val_t q, boo
                              hg_val_t *sh);
 /* The window's 16 bytes at chunk offset off (I64): out[0..3]. left (I32, HG_NONE: a chunk
  * wholly within the row) the row's bytes from the window's start: only the aligned blocks
- * holding row bytes are read, the bytes past the row zeroed; and no byte at or past end (I64:
- * past the operand's last byte; HG_NONE only for a full chunk of aligned rows, which never
- * reads past its row). */
+ * holding row bytes are read, the bytes past the row zeroed. */
 void hg_gemm_decode_load(hg_builder_t *b, hg_val_t at, hg_val_t sh, bool win, hg_val_t off,
-                         hg_val_t left, hg_val_t end, hg_val_t out[4]);
+                         hg_val_t left, hg_val_t out[4]);
 
 /* The kernel cache by specification (gemm_cache.c): hg_gemm_build's whole output stored under
  * its inputs (the packed problem, the resolved configuration, the repack decision, the

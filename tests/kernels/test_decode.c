@@ -99,20 +99,10 @@ typedef struct mem {
 static int64_t mem_load(void *ctx, hg_space_t space, int bits, int64_t addr) {
   mem_t *m = ctx;
   m->loads++;
-  /* a byte load: from the aligned block of the row's first byte to the row's end */
-  if (bits == 8) {
-    if (space != HG_GLOBAL || addr < (m->lo & ~(int64_t)15) || addr >= m->hi) {
-      m->bad++;
-      return 0;
-    }
-    return m->bytes[addr];
-  }
-  /* 32-bit words of 16-byte loads: the word's block must hold a byte of the row and end by
-   * the row's end (the row is its operand's last: past it lies what the allocation does not
-   * hold) */
+  /* 32-bit words of 16-byte loads: the word's block must hold a byte of the row */
   const int64_t blk = addr & ~(int64_t)15;
-  if (space != HG_GLOBAL || bits != 32 || blk + 16 <= m->lo || blk >= m->hi || blk + 16 > m->hi ||
-      addr < 0 || addr + 4 > (int64_t)sizeof m->bytes) {
+  if (space != HG_GLOBAL || bits != 32 || blk + 16 <= m->lo || blk >= m->hi || addr < 0 ||
+      addr + 4 > (int64_t)sizeof m->bytes) {
     m->bad++;
     return 0;
   }
@@ -135,8 +125,7 @@ static void window_case(int base, int kbytes, int q, int c, bool win, bool tail)
       tail ? hg_b_bin(b, HG_SUB, kb,
                       hg_b_mad(b, cv, hg_b_i32(b, 64), hg_b_bin(b, HG_MUL, qv, hg_b_i32(b, 16))))
            : HG_NONE;
-  /* the row is its operand's last: nothing past its end is read */
-  hg_gemm_decode_load(b, at, sh, win, off, left, hg_b_bin(b, HG_ADD, row, hg_b_sext(b, kb)), out);
+  hg_gemm_decode_load(b, at, sh, win, off, left, out);
   mem_t m = {.lo = base, .hi = base + kbytes};
   for (size_t i = 0; i < sizeof m.bytes; i++) m.bytes[i] = (uint8_t)(i * 37 + 11);
   const int64_t params[4] = {base, q, c, kbytes};
