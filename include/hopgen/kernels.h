@@ -602,6 +602,14 @@ typedef struct hg_gemm_config {
    * would stage them through shared memory or store them by TMA, except D by TMA: the path
    * before staged stores, kept for A/B measurement. 0 or 1. */
   int epi_direct;
+  /* A and B swapped (text ",sw"): the kernel computes D^T = B A^T, its M the problem's N and
+   * its N the problem's M (the tile's sizes are the kernel's: 128 rows of N by tile_n columns of
+   * M), and stores D (C, the residual, aux) transposed back, element by element. A small or
+   * ragged M then takes wgmma's N, any multiple of 16, instead of 64-row steps. Row and column
+   * vectors (bias, scales, fp8 row-wise scales) trade places with the operands. Not with fp8
+   * block-wise scales, a grouped or batch-invariant problem, or the decode kernel. Opt-in:
+   * the heuristic does not take it yet (bench/RESULTS.md, thirteenth session). 0 or 1. */
+  int swap_ab;
 } hg_gemm_config_t;
 /* Cooperative tiles (two consumer warpgroups): the second promotes half a group after the
  * first (its first group is promote - promote / 2 k-blocks), so one warpgroup's MMAs keep the
@@ -789,6 +797,10 @@ typedef struct hg_gemm_kernel {
   char reduce_name[64];
   uint32_t reduce_threads, reduce_smem;
   int reduce_groups;
+  /* config.swap_ab: `problem` is the swapped one (hg_gemm_problem_swapped); hg_gemm_op passes
+   * the caller's B as the kernel's A (and scale_b, colscale as scale_a, rowscale), and the
+   * epilogue stores transposed */
+  bool swapped;
 } hg_gemm_kernel_t;
 
 /* How kernel k's epilogue stores D (and aux, when it has one), for reports: "TMA-store",

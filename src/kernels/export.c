@@ -582,6 +582,11 @@ hg_status_t hg_export_gemm(const hg_gemm_problem_t *p, const hg_gemm_config_t *c
                     "export: configuration with stream-K (sk) - the exported launcher takes no "
                     "workspace for the flags and partial tiles yet; export the configuration "
                     "without it");
+  if (c && c->swap_ab)
+    return hg_error(HG_ERR_UNSUPPORTED,
+                    "export: configuration with A and B swapped (sw) - the exported launcher "
+                    "passes A and B in the kernel's order, not yet swapped; export the "
+                    "configuration without it");
   /* The library's one step from problem to kernel; no device: the heuristic for 132 SMs. The
    * launcher cannot repack (it allocates nothing): operands TMA cannot address are read in
    * place (tma-wgmma's cp.async path) unless the configuration names a mainloop. */

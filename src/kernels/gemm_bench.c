@@ -1085,12 +1085,14 @@ hg_status_t hg_gemm_run(hg_rt_t *rt, const hg_gemm_problem_t *p_in, const hg_gem
     r->config = gk->config;
     r->tma_store = gk->tma_store;
     snprintf(r->store, sizeof r->store, "%s", hg_gemm_store_name(gk));
-    r->cp_async_a = !gk->a_tma;
-    r->cp_async_b = !gk->b_tma;
-    r->repacked_a = gk->repack_a;
-    r->repacked_b = gk->repack_b;
-    r->a_vec = gk->a_vec;
-    r->b_vec = gk->b_vec;
+    /* the caller's A and B (the kernel's B and A when it swapped them) */
+    const bool sw = gk->swapped;
+    r->cp_async_a = !(sw ? gk->b_tma : gk->a_tma);
+    r->cp_async_b = !(sw ? gk->a_tma : gk->b_tma);
+    r->repacked_a = sw ? gk->repack_b : gk->repack_a;
+    r->repacked_b = sw ? gk->repack_a : gk->repack_b;
+    r->a_vec = sw ? gk->b_vec : gk->a_vec;
+    r->b_vec = sw ? gk->a_vec : gk->b_vec;
     r->gen_ms = gk->k.gen_ms;
     r->jit = *hg_gemm_op_jit(op);
     r->grid = hg_gemm_op_grid(op);

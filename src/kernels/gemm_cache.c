@@ -99,7 +99,7 @@ bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, boo
       "repack=%d,%d | "
       "tile=%d,%d,%d "
       "cluster=%d,%d stages=%d schedule=%d raster=%d,%d epi=%d mainloop=%d splits=%d,%d,%d "
-      "overlap=%d sk=%d bscales=%d gelu=%d epi_direct=%d",
+      "overlap=%d sk=%d bscales=%d gelu=%d epi_direct=%d swap=%d",
       p->m, p->n, p->k, p->batch, (int)p->a_type, (int)p->b_type, (int)p->d_type, p->a_k_major,
       p->b_k_major, p->lda, p->ldb, p->ldc, p->ldd, p->batch_stride_a, p->batch_stride_b,
       p->batch_stride_c, p->batch_stride_d, (double)p->alpha, (double)p->beta, p->d_no_tma,
@@ -109,7 +109,7 @@ bool hg_gemm_spec_key(const hg_gemm_problem_t *p, const hg_gemm_config_t *c, boo
       p->fp8_promote, (int)p->scale, p->scale_lda, p->scale_ldb, repack_a, repack_b, c->tile_m,
       c->tile_n, c->tile_k, c->cluster_m, c->cluster_n, c->stages, (int)c->schedule, (int)c->raster,
       c->raster_group, c->epi_n, (int)c->mainloop, c->splits, c->split_atomic, c->split_scatter,
-      c->promote_overlap, c->stream_k, c->block_scales, c->gelu, c->epi_direct);
+      c->promote_overlap, c->stream_k, c->block_scales, c->gelu, c->epi_direct, c->swap_ab);
   if (n < 0 || (size_t)n >= sizeof out->text) return false;
   out->key =
       hg_cache_key_make(SEED_TEXT, SEED_KEY, out->text, (size_t)n,

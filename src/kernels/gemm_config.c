@@ -480,8 +480,10 @@ static uint64_t smem_base(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
   const uint32_t b = (uint32_t)((c->tile_n * c->tile_k * eb + 1023) / 1024 * 1024);
   const int consumers = c->schedule == HG_SCHED_PINGPONG ? 2 : (c->tile_m >= 128 ? 2 : 1);
   const int epi_n = hg_gemm_epi_n(p, c);
-  const uint32_t epi = (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
-                       (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
+  /* none with A and B swapped: D goes element by element */
+  const uint32_t epi = c->swap_ab ? 0
+                                  : (uint32_t)consumers * (uint32_t)hg_gemm_epi_buffers(p, c) *
+                                        (uint32_t)((64 * epi_n * ed + 1023) / 1024 * 1024);
   /* a grouped GEMM keeps its groups' tables too */
   const uint32_t tables = p->group != HG_GROUP_NONE ? hg_sched_grouped_smem_bytes(p->batch) : 0;
   /* the rings, their barriers (16 bytes a stage), then the epilogue buffers from the next
@@ -530,7 +532,10 @@ static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
 
 /* The most stages with the vectors staged (they hide the epilogue's vector loads), or without
  * when that leaves fewer than two. */
-int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+int hg_gemm_max_stages(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c) {
+  /* with A and B swapped, the stages of the problem the kernel runs */
+  const hg_gemm_problem_t sw = c->swap_ab ? hg_gemm_problem_swapped(p_in) : *p_in;
+  const hg_gemm_problem_t *p = &sw;
   const uint32_t v = vec_bytes(p, c);
   int s = 1;
   while (s < 16 && smem_base(p, c, s + 1) + v <= SMEM_LIMIT) s++;
@@ -539,7 +544,44 @@ int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   return s;
 }
 
+hg_gemm_problem_t hg_gemm_problem_swapped(const hg_gemm_problem_t *p) {
+  hg_gemm_problem_t s = *p;
+  s.m = p->n, s.n = p->m;
+  s.a_type = p->b_type, s.b_type = p->a_type;
+  s.a_k_major = p->b_k_major, s.b_k_major = p->a_k_major;
+  s.lda = p->ldb, s.ldb = p->lda;
+  s.batch_stride_a = p->batch_stride_b, s.batch_stride_b = p->batch_stride_a;
+  s.a_align = p->b_align, s.b_align = p->a_align;
+  s.rowscale = p->colscale, s.colscale = p->rowscale;
+  s.bias = p->bias == HG_BIAS_N ? HG_BIAS_M : p->bias == HG_BIAS_M ? HG_BIAS_N : p->bias;
+  return s;
+}
+
+static hg_status_t config_check_kernel(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
+
 hg_status_t hg_gemm_config_check(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  if (c->swap_ab != 0 && c->swap_ab != 1)
+    return hg_error(HG_ERR_INVALID, "swap_ab = %d: 0 (off) or 1 (A and B swapped, sw)", c->swap_ab);
+  if (!c->swap_ab) return config_check_kernel(p, c);
+  /* what a swap cannot carry over: block scales' tables are A's 1x128 and B's 128x128, not
+   * each other's; a grouped GEMM's groups are rows of A; batch invariance fixes M's tiles; the
+   * decode kernel streams the long operand as B */
+  if (p->scale == HG_SCALE_BLOCK || p->group != HG_GROUP_NONE || p->batch_invariant ||
+      hg_gemm_mainloop_resolve(p, c->mainloop) == HG_MAINLOOP_LDG_MMASYNC)
+    return hg_error(HG_ERR_UNSUPPORTED, "A and B swapped (,sw) with %s: not built",
+                    p->scale == HG_SCALE_BLOCK  ? "fp8 block-wise scales (A's 1x128 blocks and "
+                                                  "B's 128x128 ones do not trade places)"
+                    : p->group != HG_GROUP_NONE ? "a grouped GEMM"
+                    : p->batch_invariant        ? "a batch-invariant problem (its M tiles are "
+                                                  "fixed)"
+                                                : "the decode kernel (ldg-mmasync)");
+  const hg_gemm_problem_t s = hg_gemm_problem_swapped(p);
+  return hg_status_wrap(config_check_kernel(&s, c), "with A and B swapped (,sw; the tile's M is "
+                                                    "the problem's N): ");
+}
+
+/* c on the problem the kernel runs (p itself, or the swapped problem with swap_ab) */
+static hg_status_t config_check_kernel(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   /* 64-bit products: the fields may hold anything until they are checked. */
   const int64_t k_bytes = (int64_t)c->tile_k * hg_dtype_bytes(p->a_type);
   if ((int)c->mainloop < 0 || c->mainloop >= HG_MAINLOOP_COUNT)
@@ -814,7 +856,7 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
   /* both when both are set (a configuration the check refuses, printed as it is) */
   if (c->stream_k) snprintf(split + strlen(split), sizeof split - strlen(split), ",sk");
   const int ov = c->promote_overlap & ~HG_PROMOTE_AHEAD;
-  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s%s%s%s", c->tile_m,
+  return snprintf(buf, size, "%dx%dx%d,c%dx%d,s%d,%s,%c%d,e%d%s%s%s%s%s%s%s%s%s", c->tile_m,
                   c->tile_n, c->tile_k, c->cluster_m, c->cluster_n, c->stages,
                   c->schedule == HG_SCHED_PINGPONG ? "pp" : "coop",
                   c->raster == HG_RASTER_M ? 'm' : 'n', c->raster_group, c->epi_n, split,
@@ -832,7 +874,8 @@ int hg_gemm_config_print(const hg_gemm_config_t *c, char *buf, size_t size) {
                   : c->gelu == HG_GELU_TANH5 ? ",gt5"
                   : c->gelu                  ? ",g?"
                                              : "",
-                  c->epi_direct ? ",ds" : "", c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
+                  c->epi_direct ? ",ds" : "", c->swap_ab ? ",sw" : "",
+                  c->mainloop == HG_MAINLOOP_AUTO ? "" : ",",
                   c->mainloop == HG_MAINLOOP_AUTO ? "" : hg_gemm_mainloop_name(c->mainloop));
 }
 
@@ -888,12 +931,13 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     STREAMK,
     BSCALES,
     GELU,
-    DIRECT
+    DIRECT,
+    SWAP
   };
   static const char *const what[] = {
       "tile",           "cluster",          "stage count",   "schedule",          "raster",
       "epilogue width", "mainloop",         "split-K count", "promotion overlap", "k-block ahead",
-      "stream-K",       "block-scale path", "GELU formula",  "direct stores"};
+      "stream-K",       "block-scale path", "GELU formula",  "direct stores",     "operand swap"};
   unsigned seen = 0;
   char *tok = buf;
   for (int field = 0; tok; field++) {
@@ -926,6 +970,9 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
     } else if (!strcmp(tok, "ds")) {
       kind = DIRECT;
       c.epi_direct = 1;
+    } else if (!strcmp(tok, "sw")) {
+      kind = SWAP;
+      c.swap_ab = 1;
     } else if (tok[0] == 's') {
       kind = STAGES;
       if (!parse_ints(tok + 1, &c.stages, 1))
@@ -963,11 +1010,12 @@ hg_status_t hg_gemm_config_parse(const char *text, hg_gemm_config_t *out) {
       kind = AHEAD;
       c.promote_overlap |= HG_PROMOTE_AHEAD;
     } else {
-      return hg_error(HG_ERR_PARSE,
-                      "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
-                      "mG|nG, eN, kS, sk, bs, pt, ps|pd, pa, gp7|gas|gp5, ds or a mainloop such as "
-                      "tma-wgmma, separated by single commas)",
-                      text, tok);
+      return hg_error(
+          HG_ERR_PARSE,
+          "configuration '%s': unknown field '%s' (expected MxNxK, cMxN, sN, coop|pp, "
+          "mG|nG, eN, kS, sk, bs, pt, ps|pd, pa, gp7|gas|gp5, ds, sw or a mainloop such as "
+          "tma-wgmma, separated by single commas)",
+          text, tok);
     }
     if (seen & (1u << kind))
       return hg_error(HG_ERR_PARSE, "configuration '%s' gives the %s twice", text, what[kind]);

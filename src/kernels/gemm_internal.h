@@ -17,6 +17,12 @@ typedef struct gemm_plan {
   hg_swizzle_t epi_sw; /* the buffers' swizzle (TMA or staged D) */
 } gemm_plan_t;
 
+/* The problem a configuration with swap_ab runs: M and N, A and B (types, majorness, leading
+ * dimensions, batch strides, alignments), the bias's direction and the row and column scales
+ * exchanged; D, C, the residual and aux keep their layouts (the kernel stores them
+ * transposed). p normalised. */
+hg_gemm_problem_t hg_gemm_problem_swapped(const hg_gemm_problem_t *p);
+
 /* The GEMM kernel's run-time parameters (gemm_params.c); HG_NONE where the kernel has none. */
 typedef struct gemm_params {
   hg_val_t tmap_a, tmap_b;                /* operands through TMA */

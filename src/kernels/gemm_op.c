@@ -14,7 +14,9 @@
 
 struct hg_gemm_op {
   hg_rt_t *rt;
-  hg_gemm_problem_t user; /* the caller's problem, normalised (the kernel's may be packed) */
+  /* the caller's problem, normalised (the kernel's may be packed), A and B swapped as the
+   * kernel's are (config.swap_ab) */
+  hg_gemm_problem_t user;
   hg_gemm_kernel_t gk;
   /* operands repacked before each run (gk.repack_a/b): copy kernels, and where each packed
    * copy lies in a run's workspace (ws_at[i] bytes in; ws_bytes in all). scratch: the
@@ -135,6 +137,7 @@ hg_status_t hg_gemm_op_create_repack(hg_rt_t *rt, const hg_gemm_problem_t *p,
   if (hg_is_ok(&s))
     s = hg_gemm_build_repack(p, c, c ? c->mainloop : HG_MAINLOOP_AUTO, hg_rt_device(rt), be,
                              force_repack, &op->gk);
+  if (hg_is_ok(&s) && op->gk.swapped) op->user = hg_gemm_problem_swapped(&op->user);
   if (hg_is_ok(&s)) s = hg_kernels_load(rt, &op->gk.k, &op->mod, &op->fn, &op->jit);
   if (hg_is_ok(&s)) s = size_grid(op);
   op->amax_bytes = op->gk.problem.amax ? (HG_AMAX_STATE_BYTES + 255) & ~(size_t)255 : 0;
@@ -331,9 +334,14 @@ hg_status_t hg_gemm_op_run_grouped(hg_gemm_op_t *op, const hg_gemm_args_t *args,
  * allocated on the first run that needs one. */
 static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws,
                        hg_devptr_t groups, hg_stream_t stream) {
-  hg_devptr_t a = x->a, b = x->b, c = x->c, d = x->d, scale_a = x->scale_a, scale_b = x->scale_b;
-  hg_devptr_t workspace = x->workspace, bias = x->bias, rowscale = x->rowscale;
-  hg_devptr_t colscale = x->colscale, residual = x->residual;
+  /* A and B swapped (config.swap_ab): the kernel's A is the caller's B, its row scales the
+   * caller's column scales */
+  const bool sw = op->gk.swapped;
+  hg_devptr_t a = sw ? x->b : x->a, b = sw ? x->a : x->b, c = x->c, d = x->d;
+  hg_devptr_t scale_a = sw ? x->scale_b : x->scale_a, scale_b = sw ? x->scale_a : x->scale_b;
+  hg_devptr_t workspace = x->workspace, bias = x->bias;
+  hg_devptr_t rowscale = sw ? x->colscale : x->rowscale, colscale = sw ? x->rowscale : x->colscale;
+  hg_devptr_t residual = x->residual;
   hg_devptr_t scale_d = x->scale_d, amax = x->amax, aux = x->aux;
   size_t workspace_bytes = x->workspace_bytes;
   if (!caller_ws && op->ws_bytes) {
@@ -365,8 +373,8 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
   /* A repacked operand needs only its elements aligned (the copy kernel reads the aligned
    * 16-byte blocks around its rows); the others what their path needs. */
   const int ea = hg_dtype_bytes(k->a_type), eb = hg_dtype_bytes(k->b_type);
-  HG_TRY(check_base("A", a, gk->a_tma && !gk->repack_a, gk->repack_a ? ea : gk->a_vec));
-  HG_TRY(check_base("B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));
+  HG_TRY(check_base(sw ? "B" : "A", a, gk->a_tma && !gk->repack_a, gk->repack_a ? ea : gk->a_vec));
+  HG_TRY(check_base(sw ? "A" : "B", b, gk->b_tma && !gk->repack_b, gk->repack_b ? eb : gk->b_vec));
   if (k->group != HG_GROUP_NONE && (!groups || groups % 4 != 0))
     return hg_error(HG_ERR_INVALID,
                     "this grouped GEMM needs its groups' %s: a 4-byte aligned device array of %d "
@@ -381,7 +389,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     return hg_error(HG_ERR_INVALID,
                     "this operation adds a %s bias along %c but no bias was given: pass its "
                     "device pointer in hg_gemm_args_t.bias (hg_gemm_op_run_args)",
-                    hg_dtype_name(k->bias_type), k->bias == HG_BIAS_N ? 'N' : 'M');
+                    hg_dtype_name(k->bias_type), (k->bias == HG_BIAS_N) != sw ? 'N' : 'M');
   if (bias % (hg_devptr_t)(k->bias_type == HG_F32 ? 4 : 2) != 0)
     return hg_error(HG_ERR_INVALID, "the bias at 0x%" PRIx64 " is not aligned to its elements",
                     (uint64_t)bias);
@@ -390,12 +398,13 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
     hg_devptr_t ptr;
     const char *what, *field;
     int align;
-  } vec[6] = {{k->rowscale, rowscale, "a rowscale", "rowscale", 4},
-              {k->colscale, colscale, "a colscale", "colscale", 4},
-              {k->residual, residual, "a residual", "residual", hg_dtype_bytes(k->c_type)},
-              {k->amax, amax, "an amax", "amax", 4},
-              {k->aux, aux, "an aux output", "aux", hg_dtype_bytes(k->aux_type)},
-              {false, scale_d, "fp8 D's scale", "scale_d", 4}};
+  } vec[6] = {
+      {k->rowscale, rowscale, sw ? "a colscale" : "a rowscale", sw ? "colscale" : "rowscale", 4},
+      {k->colscale, colscale, sw ? "a rowscale" : "a colscale", sw ? "rowscale" : "colscale", 4},
+      {k->residual, residual, "a residual", "residual", hg_dtype_bytes(k->c_type)},
+      {k->amax, amax, "an amax", "amax", 4},
+      {k->aux, aux, "an aux output", "aux", hg_dtype_bytes(k->aux_type)},
+      {false, scale_d, "fp8 D's scale", "scale_d", 4}};
   for (int i = 0; i < 6; i++) {
     if (vec[i].on && !vec[i].ptr)
       return hg_error(HG_ERR_INVALID,
@@ -413,7 +422,7 @@ static hg_status_t run(hg_gemm_op_t *op, const hg_gemm_args_t *x, bool caller_ws
                     "this operation scales fp8 operands %s-wise: scale_a (0x%" PRIx64
                     ") and scale_b (0x%" PRIx64 ") must both be device pointers to f32 %s, "
                     "4-byte aligned",
-                    hg_gemm_scale_name(k->scale), (uint64_t)scale_a, (uint64_t)scale_b,
+                    hg_gemm_scale_name(k->scale), (uint64_t)x->scale_a, (uint64_t)x->scale_b,
                     k->scale == HG_SCALE_ROW ? "vectors of M and N values"
                                              : "tables of 1x128 and 128x128 block scales");
   if (gk->scales_tma && (scale_a % 16 || scale_b % 16))

@@ -66,6 +66,8 @@ hg_status_t hg_gemm_params_declare(hg_builder_t *b, const hg_gemm_kernel_t *k, g
   x->scale_a_pad =
       hg_block_scales_a_rows(k->config.tile_m, p->group == HG_GROUP_CONTIGUOUS) - k->config.tile_m;
   e->d_ptr = param64(b, "d");
+  /* A and B swapped: the kernel's rows are D's columns (and C's, the residual's, aux's) */
+  e->trans = k->swapped;
   hg_val_t c_ptr = param64(b, "c");
   x->M = e->m = hg_b_param(b, HG_T_I32, "m");
   x->N = e->n = hg_b_param(b, HG_T_I32, "n");

@@ -160,6 +160,8 @@ void hg_gemm_kernel_name(const hg_gemm_kernel_t *k, char *buf, size_t size) {
              hg_dtype_name(p->aux_type));
   if (p->amax) snprintf(split + strlen(split), sizeof split - strlen(split), "_amax");
   if (c->epi_direct) snprintf(split + strlen(split), sizeof split - strlen(split), "_ds");
+  /* A and B swapped: D stored transposed */
+  if (c->swap_ab) snprintf(split + strlen(split), sizeof split - strlen(split), "_sw");
   /* fp8: the accumulation, and the k-blocks per promotion */
   if (hg_dtype_bits(p->a_type) == 8) {
     if (p->scale != HG_SCALE_TENSOR)
@@ -363,10 +365,16 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   memset(g, 0, sizeof *g);
   hg_gemm_problem_t p = *p_in;
   HG_TRY(hg_gemm_problem_normalize(&p));
-  k->problem = p;
   k->config = *c;
   k->config.mainloop = hg_gemm_mainloop_resolve(&p, c->mainloop);
   HG_TRY(hg_gemm_config_check(&p, &k->config));
+  /* A and B swapped: from here on the problem is the kernel's (M the caller's N) */
+  if (c->swap_ab) {
+    p = hg_gemm_problem_swapped(&p);
+    k->swapped = true;
+    k->config.mainloop = hg_gemm_mainloop_resolve(&p, c->mainloop);
+  }
+  k->problem = p;
   const hg_gemm_mainloop_t ml = k->config.mainloop;
   const int va = hg_gemm_operand_align(&p, 0), vb = hg_gemm_operand_align(&p, 1);
   if (ml == HG_MAINLOOP_LDG_MMASYNC) {
@@ -419,7 +427,8 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   const int d_batch = p.group == HG_GROUP_CONTIGUOUS ? 1 : p.batch;
   const bool d_ok = !p.d_no_tma && (p.ldd * ed) % 16 == 0 && (p.n * ed) % 16 == 0 &&
                     (d_batch == 1 || (p.batch_stride_d * ed) % 16 == 0);
-  k->tma_store = d_ok && g->epi_n > 0;
+  /* transposed stores (A and B swapped) go element by element */
+  k->tma_store = d_ok && g->epi_n > 0 && !k->swapped;
   if (k->tma_store) {
     hg_tma_tensor_t td;
     memset(&td, 0, sizeof td);
@@ -460,7 +469,7 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
       HG_TRY(hg_status_wrap(hg_tma_plan_make(&td, &sa, &od, &k->plan_aux), "storing aux: "));
     }
   } else if (g->epi_n > 0 && p.group == HG_GROUP_NONE && (c->splits <= 1 || c->split_atomic) &&
-             !c->epi_direct) {
+             !c->epi_direct && !k->swapped) {
     /* rows TMA cannot store: staged through the same buffers (the shared memory counted for
      * them either way, gemm_config.c), then copied out row by row */
     hg_composed_t se;
@@ -670,8 +679,9 @@ hg_status_t hg_gemm_build_repack(const hg_gemm_problem_t *p_in, const hg_gemm_co
     return hg_ok();
   }
   HG_TRY(hg_gemm_generate(&p, &cfg, be, out));
-  out->repack_a = ra;
-  out->repack_b = rb;
+  /* the kernel's operands: the caller's B first when swapped */
+  out->repack_a = cfg.swap_ab ? rb : ra;
+  out->repack_b = cfg.swap_ab ? ra : rb;
   if (keyed) hg_gemm_spec_store(&key, out);
   return hg_ok();
 }

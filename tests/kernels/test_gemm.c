@@ -1237,6 +1237,102 @@ static bool gen_paths(const hg_gemm_problem_t *p_in, const char *cfg, hg_gemm_ke
   return true;
 }
 
+/* A and B swapped (",sw"): the text, what is refused, the problem the kernel runs, and kernels
+ * over the epilogue's chains, fp8 modes, split-K and stream-K that ptxas takes without spills,
+ * every one storing D element by element. */
+static void test_swap_ab(void) {
+  hg_gemm_config_t c;
+  char text[128];
+  CHECK_OK(hg_gemm_config_parse("128x112x64,c2x1,s6,sw", &c));
+  CHECK_EQ(c.swap_ab, 1);
+  hg_gemm_config_print(&c, text, sizeof text);
+  CHECK_STR(text, "128x112x64,c2x1,s6,coop,m8,e0,sw");
+  CHECK_ERR(hg_gemm_config_parse("128x112x64,sw,sw", &c), HG_ERR_PARSE, "operand swap twice");
+  /* the swapped problem: M and N, the operands and the vectors trade places */
+  hg_gemm_problem_t p = problem(400, 4000, 4096, HG_E4M3);
+  p.b_type = HG_E5M2;
+  p.b_k_major = true;
+  p.lda = 4100;
+  p.bias = HG_BIAS_N;
+  p.bias_type = HG_BF16;
+  p.rowscale = true;
+  p.b_align = 8;
+  CHECK_OK(hg_gemm_problem_normalize(&p));
+  const hg_gemm_problem_t s = hg_gemm_problem_swapped(&p);
+  CHECK(s.m == 4000 && s.n == 400 && s.k == 4096 && s.a_type == HG_E5M2 && s.b_type == HG_E4M3);
+  CHECK(s.lda == p.ldb && s.ldb == 4100 && s.batch_stride_a == p.batch_stride_b);
+  CHECK(s.a_align == 8 && s.b_align == p.a_align);
+  CHECK(s.bias == HG_BIAS_M && s.colscale && !s.rowscale && s.ldd == p.ldd);
+  /* refused: block-wise scales, grouped and batch-invariant problems, the decode kernel */
+  CHECK_OK(hg_gemm_config_parse("128x112x128,sw", &c));
+  hg_gemm_problem_t q = problem(400, 4000, 4096, HG_E4M3);
+  q.scale = HG_SCALE_BLOCK;
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "block-wise scales");
+  q = problem(400, 4000, 4096, HG_BF16);
+  q.batch_invariant = true;
+  CHECK_OK(hg_gemm_config_parse("128x112x64,sw", &c));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "batch-invariant");
+  q.batch_invariant = false;
+  CHECK_OK(hg_gemm_config_parse("16x32x64,s1,sw,ldg-mmasync", &c));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_UNSUPPORTED, "decode kernel");
+  /* the tile is the kernel's, and so are its checks' sentences */
+  CHECK_OK(hg_gemm_config_parse("128x100x64,sw", &c));
+  CHECK_ERR(hg_gemm_config_check(&q, &c), HG_ERR_INVALID, "with A and B swapped (,sw; the tile's");
+  static const struct {
+    hg_dtype_t t;
+    hg_gemm_scale_t scale;
+    const char *cfg;
+    int chain; /* 0 plain, 1 bias + GELU + beta C + amax, 2 residual + aux + fp8 D, 3 row/col
+                * scales */
+  } cases[] = {{HG_BF16, HG_SCALE_TENSOR, "128x112x64,c1x1,s6,sw", 0},
+               {HG_BF16, HG_SCALE_TENSOR, "128x112x64,c2x1,s6,sw", 1},
+               {HG_BF16, HG_SCALE_TENSOR, "128x160x64,c1x1,s4,sw", 2},
+               {HG_BF16, HG_SCALE_TENSOR, "64x112x64,c1x1,s6,sw", 3},
+               {HG_BF16, HG_SCALE_TENSOR, "128x112x64,c1x1,s6,k3,sw", 1},
+               {HG_BF16, HG_SCALE_TENSOR, "128x112x64,c1x1,s6,k3a,sw", 0},
+               {HG_BF16, HG_SCALE_TENSOR, "128x112x64,c1x1,s6,sk,sw", 1},
+               {HG_E4M3, HG_SCALE_TENSOR, "128x112x128,c1x1,s5,sw", 1},
+               {HG_E4M3, HG_SCALE_ROW, "128x112x128,c1x1,s5,sw", 0},
+               {HG_BF16, HG_SCALE_TENSOR, "128x112x64,c1x1,s4,pp,sw", 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hg_gemm_problem_t u = problem(400, 4000, 4096, cases[i].t);
+    u.scale = cases[i].scale;
+    if (cases[i].chain == 1) {
+      u.bias = HG_BIAS_N;
+      u.bias_type = HG_BF16;
+      u.act = HG_ACT_GELU;
+      u.beta = 0.5f;
+      u.amax = true;
+    } else if (cases[i].chain == 2) {
+      u.residual = true;
+      u.act = HG_ACT_RELU;
+      u.aux = true;
+      u.d_type = HG_E4M3;
+    } else if (cases[i].chain == 3) {
+      u.rowscale = u.colscale = true;
+      u.bias = HG_BIAS_M;
+      u.bias_type = HG_F32;
+    }
+    hg_gemm_kernel_t k;
+    hg_gemm_config_t cf;
+    CHECK_OK(hg_gemm_config_parse(cases[i].cfg, &cf));
+    hg_status_t st = hg_gemm_build(&u, &cf, HG_MAINLOOP_AUTO, NULL, HG_BACKEND_PTX, &k);
+    if (!hg_is_ok(&st)) {
+      HG_FAIL("%s: %s", cases[i].cfg, st.msg);
+      continue;
+    }
+    CHECK(k.swapped && k.problem.m == 4000 && k.problem.n == 400);
+    CHECK(!k.tma_store && !k.staged_store && !k.aux_tma && !k.aux_staged);
+    CHECK(strstr(k.k.name, "_sw") != NULL);
+    hg_ptxas_report_t r;
+    st = hg_ptxas_check(k.k.ptx.data, &r);
+    if (!hg_is_ok(&st) && st.code != HG_ERR_TOOL) HG_FAIL("%s: ptxas: %s", cases[i].cfg, st.msg);
+    if (hg_is_ok(&st) && (r.spill_store_bytes || r.spill_load_bytes))
+      HG_FAIL("%s: %d B spilled", cases[i].cfg, r.spill_store_bytes + r.spill_load_bytes);
+    hg_gemm_kernel_free(&k);
+  }
+}
+
 /* Where TMA cannot store D (rows of 4097 elements, d_no_tma), D is staged through the
  * epilogue's swizzled buffers and copied out row by row (ld.shared, then one coalesced
  * st.global per lane and row); aux of D's element size goes through the same buffers, with
@@ -1791,7 +1887,7 @@ static void test_fp8_stagger(void) {
   CHECK_ERR(hg_gemm_config_parse("128x128x128,ps,ps", &c), HG_ERR_PARSE,
             "gives the promotion overlap twice");
   CHECK_ERR(hg_gemm_config_parse("128x128x128,px", &c), HG_ERR_PARSE,
-            "ps|pd, pa, gp7|gas|gp5, ds or a mainloop");
+            "ps|pd, pa, gp7|gas|gp5, ds, sw or a mainloop");
   CHECK_OK(hg_gemm_config_parse("128x128x128,c2x1,s4", &c));
   hg_gemm_config_print(&c, text, sizeof text);
   CHECK(strstr(text, "ps") == NULL);
@@ -3275,6 +3371,7 @@ int main(void) {
   HG_RUN(test_bias);
   HG_RUN(test_output_conversions);
   HG_RUN(test_staged_store);
+  HG_RUN(test_swap_ab);
   HG_RUN(test_gelu_formulas);
   HG_RUN(test_pingpong_chains);
   HG_RUN(test_mainloops);

@@ -426,6 +426,65 @@ static long long logged_param(const char *log, const char *fname, const char *pn
               (long long)(want));                                                                  \
   } while (0)
 
+/* A and B swapped (config ",sw"): the kernel runs N x M with the caller's B as its A, its
+ * operands repacked in the kernel's roles (the pair kernel's A is the caller's B), the row and
+ * column scales traded, D stored transposed (no TMA map for it). */
+static void test_gemm_op_swapped(void) {
+  mock_cuda_state_t *st = suite_mock_state();
+  hg_gemm_problem_t p = {.m = 400,
+                         .n = 333,
+                         .k = 1001,
+                         .batch = 1,
+                         .a_type = HG_BF16,
+                         .b_type = HG_BF16,
+                         .d_type = HG_BF16,
+                         .a_k_major = true,
+                         .b_k_major = false,
+                         .alpha = 1.0f,
+                         .rowscale = true};
+  hg_gemm_config_t c;
+  CHECK_OK(hg_gemm_config_parse("128x112x64,c1x1,s4,coop,m8,e0,sw", &c));
+  hg_gemm_op_t *op = NULL;
+  CHECK_OK(hg_gemm_op_create(suite_rt, &p, &c, HG_BACKEND_PTX, &op));
+  if (!op) return;
+  const hg_gemm_kernel_t *gk = hg_gemm_op_kernel(op);
+  CHECK(gk->swapped && gk->problem.m == 333 && gk->problem.n == 400);
+  CHECK(!gk->problem.a_k_major && gk->problem.b_k_major);
+  CHECK(gk->problem.colscale && !gk->problem.rowscale);
+  CHECK(gk->repack_a && gk->repack_b && !gk->tma_store);
+  CHECK(strstr(gk->k.name, "_sw") != NULL);
+  hg_devptr_t a = 0, b = 0, d = 0, rs = 0;
+  CHECK_OK(hg_rt_alloc(suite_rt, 400 * 1001 * 2, &a));
+  CHECK_OK(hg_rt_alloc(suite_rt, 1001 * 333 * 2, &b));
+  CHECK_OK(hg_rt_alloc(suite_rt, 400 * 333 * 2, &d));
+  CHECK_OK(hg_rt_alloc(suite_rt, 400 * 4, &rs));
+  /* the caller's rowscale is the kernel's column scale: without it, the sentence names it */
+  hg_gemm_args_t x = {.a = a, .b = b, .d = d};
+  CHECK_ERR(hg_gemm_op_run_args(op, &x, NULL), HG_ERR_INVALID, "hg_gemm_args_t.rowscale");
+  x.rowscale = rs;
+  const int encodes = st->encodes;
+  st->launch_log[0] = st->param_log[0] = '\0';
+  CHECK_OK(hg_gemm_op_run_args(op, &x, NULL));
+  CHECK_EQ(st->encodes - encodes, 2); /* the packed A and B; D has no map */
+  const char *f = "hg_repack2_b16";
+  CHECK_PARAM(f, "src_a", b); /* the caller's B, N-major: K rows of N */
+  CHECK_PARAM(f, "rows_a", 1001);
+  CHECK_PARAM(f, "cols_a", 333);
+  CHECK_PARAM(f, "src_b", a); /* the caller's A, K-major: M rows of K */
+  CHECK_PARAM(f, "rows_b", 400);
+  CHECK_PARAM(f, "cols_b", 1001);
+  CHECK_PARAM(gk->k.name, "m", 333);
+  CHECK_PARAM(gk->k.name, "n", 400);
+  CHECK_PARAM(gk->k.name, "d", d);
+  CHECK_PARAM(gk->k.name, "ldd", 333);
+  CHECK_PARAM(gk->k.name, "colscale", rs);
+  hg_gemm_op_destroy(op);
+  hg_rt_free(suite_rt, a);
+  hg_rt_free(suite_rt, b);
+  hg_rt_free(suite_rt, d);
+  hg_rt_free(suite_rt, rs);
+}
+
 /* hopgen bench repack's driver on the mock, which runs the repack kernels on the host from
  * their parameters: one operand, then the pair (A and B of different rows in one launch,
  * the two one-operand launches timed beside it); every byte verified by the driver. */
@@ -957,6 +1016,7 @@ int main(void) {
   HG_RUN(test_gemm_op_block_scales_tma);
   HG_RUN(test_blas_fast_accum);
   HG_RUN(test_blas_scale_modes);
+  HG_RUN(test_gemm_op_swapped);
   HG_RUN(test_cluster_refused_when_unschedulable);
   HG_RUN(test_abi_audit);
   HG_RUN(suite_fault); /* last: the context is lost */
