@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one call on a GPU machine: build, run the GPU tests, the TMA --check matrix, the GEMM
 # checks and benchmarks; full logs go to $OUT/logs.tar.gz, a short table is printed last.
-#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bs192|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|midsets|oob|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
+#   scripts/gpu-check.sh [smoke|tests|tma|gemm|mlir|all|sets|torchsets|episets|twospans|bs192|bsprobe|rp2|rs|splitk|sk2|sk2check|sk2bench|epilogue|outputs|unaligned2|dedup|bs2|midsets|oob|swap|grouped|gb|ea|ea-check|ea-bench|options|dv|dvbench|...] [extra steps...]
 # Each mode is a list of steps; a step's log is logs/<step>.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -265,14 +265,18 @@ case "$mode" in
         --iters ${ITERS:-20} --heuristic $v
     done
     for v in nobs default nobs,pt pt; do echo "== --heuristic $v"; grep -hE 'geometric|^ *[0-9]+x' "$LOG/fp8block-$v.log" | cut -c1-150; done ;;
-  # operands read from unaligned rows under compute-sanitizer (repack, cp.async windows,
-  # decode windows and tails), then the decode and unaligned sets (their kernels changed in
-  # the thirteenth session: compare with the tree before it by scripts/gpu-compare.sh)
+  # operands read from unaligned rows under compute-sanitizer (repack, cp.async windows),
+  # then the decode and unaligned sets (compare with the tree before the thirteenth session
+  # by scripts/gpu-compare.sh); A and B swapped (,sw): checks, then timed against the default
   oob) STEP_TIMEOUT=400 step gemm-oob scripts/gemm-oob.sh "$H"
     step decode-bench "$H" bench gemm --set decode --types bf16,e4m3 --iters 20
     step unaligned-bench "$H" bench gemm --set unaligned --compare-repack
     grep -hE '^(ok|FAIL)|checks:|geometric' "$LOG/gemm-oob.log" "$LOG/decode-bench.log" \
       "$LOG/unaligned-bench.log" | cut -c1-200 ;;
+  swap) STEP_TIMEOUT=400 step gemm-swap-check scripts/gemm-swap.sh "$H" check
+    STEP_TIMEOUT=400 step gemm-swap-bench scripts/gemm-swap.sh "$H" bench
+    grep -hE '^(FAIL|==)|checks:|^ *[0-9]' "$LOG/gemm-swap-check.log" "$LOG/gemm-swap-bench.log" |
+      cut -c1-200 ;;
   # the mid set (one wave or less over a long K) under the heuristic's default and its rules
   # nocw (no clusters for a wave of 0.9 of the SMs) and nokcol (no split-K for one column of
   # tiles), the default since the thirteenth session,
