@@ -201,7 +201,7 @@ class GemmConfig(C.Structure):
                 ("epi_n", C.c_int), ("mainloop", C.c_int), ("splits", C.c_int),
                 ("promote_overlap", C.c_int), ("stream_k", C.c_int), ("block_scales", C.c_int),
                 ("split_atomic", C.c_int), ("split_scatter", C.c_int), ("gelu", C.c_int),
-                ("epi_direct", C.c_int)]
+                ("epi_direct", C.c_int), ("swap_ab", C.c_int)]
 
 
 class GemmKernel(C.Structure):
@@ -216,7 +216,7 @@ class GemmKernel(C.Structure):
                 ("from_cache", C.c_bool),
                 ("reduce_name", C.c_char * 64),
                 ("reduce_threads", C.c_uint32), ("reduce_smem", C.c_uint32),
-                ("reduce_groups", C.c_int)]
+                ("reduce_groups", C.c_int), ("swapped", C.c_bool)]
 
 
 class TmaSpec(C.Structure):

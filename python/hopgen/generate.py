@@ -275,6 +275,9 @@ class GemmConfig:
     # fp8 accurate accumulation: the next unit's first k-block issued before this unit's
     # epilogue ("pa"), so the tensor cores run it while the epilogue stores
     promote_ahead: bool = False
+    # A and B swapped ("sw"): the kernel computes D^T = B A^T (the tile's M is the problem's
+    # N) and stores D transposed, element by element
+    swap_ab: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "GemmConfig":
@@ -293,7 +296,7 @@ class GemmConfig:
                    bool(c.split_atomic),
                    GELU_FORMULAS[c.gelu] if 0 <= c.gelu < len(GELU_FORMULAS) else "?",
                    bool(c.epi_direct), bool(c.split_scatter),
-                   bool(c.promote_overlap & _PROMOTE_AHEAD))
+                   bool(c.promote_overlap & _PROMOTE_AHEAD), bool(c.swap_ab))
 
     def _c(self) -> _capi.GemmConfig:
         c = _capi.GemmConfig()
@@ -320,6 +323,7 @@ class GemmConfig:
             raise InvalidError(f"gelu = {self.gelu!r}: expected one of {', '.join(GELU_FORMULAS)}")
         c.gelu = GELU_FORMULAS.index(self.gelu)
         c.epi_direct = 1 if self.direct_stores else 0
+        c.swap_ab = 1 if self.swap_ab else 0
         return c
 
     def __str__(self) -> str:
