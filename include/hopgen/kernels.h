@@ -682,7 +682,8 @@ bool hg_gemm_epi_swizzled(const hg_gemm_problem_t *p, int epi_n);
 /* Epilogue buffers per consumer warpgroup: 2 (double-buffered), 1 for a full-width
  * unswizzled sub-tile. */
 int hg_gemm_epi_buffers(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
-/* The most pipeline stages that fit in shared memory for c's tile. */
+/* The most pipeline stages that fit in shared memory for c's tile (with swap_ab, on the
+ * swapped problem the kernel runs). */
 int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c);
 /* The GEMM shape sets of `hopgen bench gemm --set NAME` and `python -m hopgen.bench`, as
  * (M, N, K) triples: "llm" (13 LLM training and inference shapes), "decode" (M of 1-48 against

@@ -531,17 +531,21 @@ static uint64_t smem_need(const hg_gemm_problem_t *p, const hg_gemm_config_t *c,
 }
 
 /* The most stages with the vectors staged (they hide the epilogue's vector loads), or without
- * when that leaves fewer than two. */
-int hg_gemm_max_stages(const hg_gemm_problem_t *p_in, const hg_gemm_config_t *c) {
-  /* with A and B swapped, the stages of the problem the kernel runs */
-  const hg_gemm_problem_t sw = c->swap_ab ? hg_gemm_problem_swapped(p_in) : *p_in;
-  const hg_gemm_problem_t *p = &sw;
+ * when that leaves fewer than two, on the problem the kernel runs (the swapped one with
+ * swap_ab). */
+static int max_stages_kernel(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
   const uint32_t v = vec_bytes(p, c);
   int s = 1;
   while (s < 16 && smem_base(p, c, s + 1) + v <= SMEM_LIMIT) s++;
   if (s < 2)
     while (s < 16 && smem_base(p, c, s + 1) <= SMEM_LIMIT) s++;
   return s;
+}
+
+int hg_gemm_max_stages(const hg_gemm_problem_t *p, const hg_gemm_config_t *c) {
+  if (!c->swap_ab) return max_stages_kernel(p, c);
+  const hg_gemm_problem_t s = hg_gemm_problem_swapped(p);
+  return max_stages_kernel(&s, c);
 }
 
 hg_gemm_problem_t hg_gemm_problem_swapped(const hg_gemm_problem_t *p) {
@@ -779,7 +783,7 @@ static hg_status_t config_check_kernel(const hg_gemm_problem_t *p, const hg_gemm
                     "%d stages of a %dx%dx%d tile need %" PRIu64 " B of shared memory, over the %u "
                     "B a CTA may use; at most %d stages fit",
                     c->stages, c->tile_m, c->tile_n, c->tile_k, need, SMEM_LIMIT,
-                    hg_gemm_max_stages(p, c));
+                    max_stages_kernel(p, c));
   if (c->raster_group < 1)
     return hg_error(HG_ERR_INVALID, "raster group = %d is not positive", c->raster_group);
   if (p->group != HG_GROUP_NONE && c->splits > 1)

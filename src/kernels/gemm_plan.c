@@ -368,11 +368,11 @@ hg_status_t hg_gemm_plan_make(const hg_gemm_problem_t *p_in, const hg_gemm_confi
   k->config = *c;
   k->config.mainloop = hg_gemm_mainloop_resolve(&p, c->mainloop);
   HG_TRY(hg_gemm_config_check(&p, &k->config));
-  /* A and B swapped: from here on the problem is the kernel's (M the caller's N) */
+  /* A and B swapped: from here on the problem is the kernel's (M the caller's N; the
+   * mainloop's resolution reads both operands' alignments alike, so it stands) */
   if (c->swap_ab) {
     p = hg_gemm_problem_swapped(&p);
     k->swapped = true;
-    k->config.mainloop = hg_gemm_mainloop_resolve(&p, c->mainloop);
   }
   k->problem = p;
   const hg_gemm_mainloop_t ml = k->config.mainloop;
